@@ -1,0 +1,164 @@
+//! The one error type of the core.
+//!
+//! Every variant that a caller can cause by handing us a table names the file (or the table)
+//! and says what is wrong with it. The Python binding maps each variant to one exception class
+//! (`deltalog.DeltaError` and its subclasses), so the variants are the public error taxonomy.
+
+use std::fmt;
+
+/// `Result` with the core [`Error`] as its default error type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while reading or writing a Delta table.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The location holds no Delta table (no `_delta_log`, or an empty one).
+    #[error("no Delta table at {location}: {reason}")]
+    TableNotFound { location: String, reason: String },
+
+    /// The requested version does not exist, or its log files were cleaned up.
+    #[error("version {version} of {table} cannot be read: {reason}")]
+    VersionNotFound {
+        table: String,
+        version: u64,
+        reason: String,
+    },
+
+    /// No version of the table was committed at or before the requested time.
+    #[error("no version of {table} was committed at or before {timestamp_ms} ms since the epoch: {reason}")]
+    TimestampNotFound {
+        table: String,
+        timestamp_ms: i64,
+        reason: String,
+    },
+
+    /// The log has a gap: a version is missing between two that exist.
+    #[error("the log of {table} is not contiguous: {reason}")]
+    NonContiguousLog { table: String, reason: String },
+
+    /// A log file (commit, checkpoint, sidecar, `_last_checkpoint`, checksum) could not be decoded.
+    #[error("corrupt log file {path}: {reason}")]
+    CorruptLogFile { path: String, reason: String },
+
+    /// A deletion vector could not be read or failed its size, magic or checksum check.
+    #[error("corrupt deletion vector {path}: {reason}")]
+    CorruptDeletionVector { path: String, reason: String },
+
+    /// A data file could not be decoded.
+    #[error("corrupt data file {path}: {reason}")]
+    CorruptDataFile { path: String, reason: String },
+
+    /// The table's state breaks the protocol (no protocol or metadata, a bad schema, ...).
+    #[error("invalid table state in {table}: {reason}")]
+    InvalidTable { table: String, reason: String },
+
+    /// The protocol asks for a reader or writer version this library does not implement.
+    #[error("{table} needs {kind} protocol version {version}, which deltalog does not support")]
+    UnsupportedProtocolVersion {
+        table: String,
+        kind: ProtocolKind,
+        version: i32,
+    },
+
+    /// The table uses a feature this library does not implement.
+    #[error("{table} uses the {kind} feature '{feature}', which deltalog does not support")]
+    UnsupportedFeature {
+        table: String,
+        kind: ProtocolKind,
+        feature: String,
+    },
+
+    /// A path leaves the table root, or cannot be understood as a location.
+    #[error("invalid path {path}: {reason}")]
+    InvalidPath { path: String, reason: String },
+
+    /// An argument given by the caller is wrong (a bad URI, option, column or filter).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// The object store failed (network, permissions, ...).
+    #[error("storage error on {path}: {source}")]
+    Storage {
+        path: String,
+        #[source]
+        source: object_store::Error,
+    },
+
+    /// Arrow or Parquet failed while processing a file.
+    #[error("{context}: {source}")]
+    Arrow {
+        context: String,
+        #[source]
+        source: arrow_schema::ArrowError,
+    },
+
+    /// Another writer committed first and its changes conflict with ours.
+    #[error("commit conflict at version {version}: {reason}")]
+    CommitConflict { version: u64, reason: String },
+
+    /// The operation is not allowed on this table (for example a write to a read-only table).
+    #[error("{0}")]
+    NotAllowed(String),
+}
+
+/// Whether a protocol requirement concerns readers or writers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtocolKind {
+    Reader,
+    Writer,
+}
+
+impl fmt::Display for ProtocolKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ProtocolKind::Reader => "reader",
+            ProtocolKind::Writer => "writer",
+        })
+    }
+}
+
+impl Error {
+    /// A [`Error::CorruptLogFile`] for `path`.
+    pub fn corrupt(path: impl Into<String>, reason: impl fmt::Display) -> Self {
+        Error::CorruptLogFile {
+            path: path.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// A [`Error::Storage`] for `path`, or [`Error::CorruptLogFile`]-free mapping of "not found".
+    pub fn storage(path: impl Into<String>, source: object_store::Error) -> Self {
+        Error::Storage {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// A [`Error::Arrow`] with a sentence of context (which should name the file).
+    pub fn arrow(context: impl Into<String>, source: arrow_schema::ArrowError) -> Self {
+        Error::Arrow {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// A [`Error::InvalidTable`] for `table`.
+    pub fn invalid_table(table: impl Into<String>, reason: impl fmt::Display) -> Self {
+        Error::InvalidTable {
+            table: table.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// True when the error is the store's "this object does not exist".
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self,
+            Error::Storage {
+                source: object_store::Error::NotFound { .. },
+                ..
+            }
+        )
+    }
+}
