@@ -1,1 +1,175 @@
-//! (being written)
+//! The Arrow layout of file actions, shared by JSON commits and Parquet checkpoints.
+//!
+//! A decoded log file becomes [`FileActionBatch`]es: nullable `add` and `remove` struct
+//! columns laid out as in a checkpoint (spec "Checkpoint Schema"), one row per action. JSON
+//! commits decode straight into this layout; checkpoint parts are read with a projection and
+//! normalised to it, so replay sees one representation.
+
+use std::sync::{Arc, LazyLock};
+
+use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
+
+use crate::error::{Error, Result};
+
+/// Field names of the `add` struct.
+pub mod add {
+    pub const PATH: &str = "path";
+    pub const PARTITION_VALUES: &str = "partitionValues";
+    pub const SIZE: &str = "size";
+    pub const MODIFICATION_TIME: &str = "modificationTime";
+    pub const DATA_CHANGE: &str = "dataChange";
+    pub const STATS: &str = "stats";
+    pub const TAGS: &str = "tags";
+    pub const DELETION_VECTOR: &str = "deletionVector";
+    pub const BASE_ROW_ID: &str = "baseRowId";
+    pub const DEFAULT_ROW_COMMIT_VERSION: &str = "defaultRowCommitVersion";
+    pub const CLUSTERING_PROVIDER: &str = "clusteringProvider";
+}
+
+/// Field names of the `remove` struct that differ from `add`.
+pub mod remove {
+    pub const DELETION_TIMESTAMP: &str = "deletionTimestamp";
+    pub const EXTENDED_FILE_METADATA: &str = "extendedFileMetadata";
+}
+
+/// `map<string, string>` as Delta's checkpoints lay it out (`key_value` entries).
+pub fn string_map() -> DataType {
+    let entries = Fields::from(vec![
+        Field::new("key", DataType::Utf8, false),
+        Field::new("value", DataType::Utf8, true),
+    ]);
+    DataType::Map(
+        Arc::new(Field::new("key_value", DataType::Struct(entries), false)),
+        false,
+    )
+}
+
+/// The deletion vector descriptor struct (catalogue B-V).
+pub fn deletion_vector_type() -> DataType {
+    DataType::Struct(Fields::from(vec![
+        Field::new("storageType", DataType::Utf8, true),
+        Field::new("pathOrInlineDv", DataType::Utf8, true),
+        Field::new("offset", DataType::Int32, true),
+        Field::new("sizeInBytes", DataType::Int32, true),
+        Field::new("cardinality", DataType::Int64, true),
+    ]))
+}
+
+/// The fields of `add` (catalogue B-A), all nullable so that absent JSON fields decode.
+pub fn add_fields() -> Fields {
+    Fields::from(vec![
+        Field::new(add::PATH, DataType::Utf8, true),
+        Field::new(add::PARTITION_VALUES, string_map(), true),
+        Field::new(add::SIZE, DataType::Int64, true),
+        Field::new(add::MODIFICATION_TIME, DataType::Int64, true),
+        Field::new(add::DATA_CHANGE, DataType::Boolean, true),
+        Field::new(add::STATS, DataType::Utf8, true),
+        Field::new(add::TAGS, string_map(), true),
+        Field::new(add::DELETION_VECTOR, deletion_vector_type(), true),
+        Field::new(add::BASE_ROW_ID, DataType::Int64, true),
+        Field::new(add::DEFAULT_ROW_COMMIT_VERSION, DataType::Int64, true),
+        Field::new(add::CLUSTERING_PROVIDER, DataType::Utf8, true),
+    ])
+}
+
+/// The fields of `remove` (catalogue B-R).
+pub fn remove_fields() -> Fields {
+    Fields::from(vec![
+        Field::new(add::PATH, DataType::Utf8, true),
+        Field::new(remove::DELETION_TIMESTAMP, DataType::Int64, true),
+        Field::new(add::DATA_CHANGE, DataType::Boolean, true),
+        Field::new(remove::EXTENDED_FILE_METADATA, DataType::Boolean, true),
+        Field::new(add::PARTITION_VALUES, string_map(), true),
+        Field::new(add::SIZE, DataType::Int64, true),
+        Field::new(add::STATS, DataType::Utf8, true),
+        Field::new(add::TAGS, string_map(), true),
+        Field::new(add::DELETION_VECTOR, deletion_vector_type(), true),
+        Field::new(add::BASE_ROW_ID, DataType::Int64, true),
+        Field::new(add::DEFAULT_ROW_COMMIT_VERSION, DataType::Int64, true),
+    ])
+}
+
+/// The fields of `cdc` (catalogue B-C).
+pub fn cdc_fields() -> Fields {
+    Fields::from(vec![
+        Field::new(add::PATH, DataType::Utf8, true),
+        Field::new(add::PARTITION_VALUES, string_map(), true),
+        Field::new(add::SIZE, DataType::Int64, true),
+        Field::new(add::DATA_CHANGE, DataType::Boolean, true),
+        Field::new(add::TAGS, string_map(), true),
+    ])
+}
+
+/// `{add, remove}`: the schema of a [`FileActionBatch`].
+pub fn file_action_schema() -> SchemaRef {
+    static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
+        Arc::new(Schema::new(vec![
+            Field::new("add", DataType::Struct(add_fields()), true),
+            Field::new("remove", DataType::Struct(remove_fields()), true),
+        ]))
+    });
+    SCHEMA.clone()
+}
+
+/// Decoded `add` and `remove` actions of one log file (or one piece of it), in the layout of
+/// [`file_action_schema`]. A row holds an add, a remove, or neither.
+#[derive(Debug, Clone)]
+pub struct FileActionBatch {
+    /// The version of the commit (or checkpoint) the rows come from.
+    pub version: u64,
+    /// True for checkpoint parts and sidecars: their rows are already reconciled.
+    pub from_checkpoint: bool,
+    /// The log file the rows come from, for error messages.
+    pub file: Arc<str>,
+    pub adds: StructArray,
+    pub removes: StructArray,
+}
+
+impl FileActionBatch {
+    /// Splits a batch of [`file_action_schema`] into its two struct columns.
+    pub fn from_record_batch(
+        batch: &RecordBatch,
+        version: u64,
+        from_checkpoint: bool,
+        file: &str,
+    ) -> Result<Self> {
+        Ok(FileActionBatch {
+            version,
+            from_checkpoint,
+            file: Arc::from(file),
+            adds: struct_column(batch, "add", file)?,
+            removes: struct_column(batch, "remove", file)?,
+        })
+    }
+
+    pub fn num_rows(&self) -> usize {
+        self.adds.len()
+    }
+}
+
+/// The struct column `name` of `batch`, or a corrupt-file error naming `file`.
+pub fn struct_column(batch: &RecordBatch, name: &str, file: &str) -> Result<StructArray> {
+    batch
+        .column_by_name(name)
+        .and_then(|column| column.as_any().downcast_ref::<StructArray>())
+        .cloned()
+        .ok_or_else(|| Error::corrupt(file, format!("no struct column '{name}'")))
+}
+
+/// The child `name` of a struct array, if present.
+pub fn child<'a>(array: &'a StructArray, name: &str) -> Option<&'a ArrayRef> {
+    array.column_by_name(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_action_schema_has_add_and_remove() {
+        let schema = file_action_schema();
+        assert_eq!(schema.fields().len(), 2);
+        assert!(matches!(schema.field(0).data_type(), DataType::Struct(f) if f.len() == 11));
+    }
+}

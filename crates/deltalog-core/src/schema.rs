@@ -1,1 +1,1729 @@
-//! (being written)
+//! The table schema: Delta's JSON schema format, column mapping and the conversion to Arrow
+//! (spec "Schema Serialization Format", "Column Mapping", "Timestamp without timezone";
+//! catalogue H-SC, E1, E5).
+//!
+//! [`StructType`] and friends (de)serialise exactly as Delta on Spark writes `schemaString`:
+//! `{"type":"struct","fields":[{"name":..,"type":..,"nullable":..,"metadata":{..}}]}`, with
+//! primitive types as strings (`"integer"`, `"decimal(10,2)"`, `"timestamp_ntz"`, ...) and
+//! arrays and maps as objects. Column metadata values are arbitrary JSON and are kept as they
+//! are (catalogue H-SC07).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use arrow_schema::extension::EXTENSION_TYPE_NAME_KEY;
+use arrow_schema::{
+    DataType as ArrowDataType, Field as ArrowField, Fields as ArrowFields,
+    Metadata as ArrowMetadata, Schema as ArrowSchema, TimeUnit,
+};
+use serde::de::Error as _;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+
+pub use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
+
+/// Table property that selects the column mapping mode (catalogue E1-01).
+pub const COLUMN_MAPPING_MODE_KEY: &str = "delta.columnMapping.mode";
+/// Column metadata key holding a column's physical name (catalogue E1-03).
+pub const COLUMN_MAPPING_PHYSICAL_NAME_KEY: &str = "delta.columnMapping.physicalName";
+/// Column metadata key holding a column's 32-bit field id (catalogue E1-03).
+pub const COLUMN_MAPPING_ID_KEY: &str = "delta.columnMapping.id";
+/// Column metadata key holding the field ids of array elements and map keys/values, keyed by
+/// `<physical name>.element`, `<physical name>.key`, `<physical name>.value` (nested further
+/// as `<physical name>.element.key`, ...).
+pub const PARQUET_FIELD_NESTED_IDS_KEY: &str = "parquet.field.nested.ids";
+/// Column metadata key holding the type-widening history of a column.
+pub const TYPE_CHANGES_KEY: &str = "delta.typeChanges";
+/// Arrow extension name put on the struct field that holds a `variant` column.
+pub const VARIANT_EXTENSION_NAME: &str = "arrow.parquet.variant";
+
+/// Largest decimal precision Delta allows (catalogue H-SC02).
+pub const MAX_DECIMAL_PRECISION: u8 = 38;
+
+/// A primitive (non-nested) Delta type (catalogue H-SC02).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PrimitiveType {
+    String,
+    Long,
+    Integer,
+    Short,
+    Byte,
+    Float,
+    Double,
+    Boolean,
+    Binary,
+    Date,
+    /// Microseconds since the epoch, UTC.
+    Timestamp,
+    /// Microseconds of a local date-time with no zone (`timestamp_ntz`, catalogue E5).
+    TimestampNtz,
+    Decimal {
+        precision: u8,
+        scale: i8,
+    },
+    /// The `void` type of old tables (also spelled `null`).
+    Void,
+    /// Semi-structured `variant` values.
+    Variant,
+}
+
+/// A Delta data type: a primitive, or a struct, array or map of further types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DataType {
+    Primitive(PrimitiveType),
+    Struct(Box<StructType>),
+    Array(Box<ArrayType>),
+    Map(Box<MapType>),
+}
+
+/// A struct: the table schema itself or a nested struct column (catalogue H-SC03).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StructType {
+    pub fields: Vec<StructField>,
+}
+
+/// One (possibly nested) column (catalogue H-SC04).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StructField {
+    pub name: String,
+    pub data_type: DataType,
+    pub nullable: bool,
+    /// Column metadata, kept exactly as written (values are arbitrary JSON).
+    pub metadata: Map<String, Value>,
+}
+
+/// An array type (catalogue H-SC05).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrayType {
+    pub element_type: DataType,
+    pub contains_null: bool,
+}
+
+/// A map type (catalogue H-SC06).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapType {
+    pub key_type: DataType,
+    pub value_type: DataType,
+    pub value_contains_null: bool,
+}
+
+/// How logical columns map to the columns of the data files (spec "Column Mapping",
+/// catalogue E1-01).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ColumnMappingMode {
+    /// Data files use the logical (display) names.
+    #[default]
+    None,
+    /// Data files use the physical names.
+    Name,
+    /// Data files are matched by parquet field id; they use the physical names too.
+    Id,
+}
+
+/// A leaf column of a schema: a non-struct field and the names leading to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeafColumn<'a> {
+    /// Logical names from the top-level column down to this field.
+    pub path: Vec<&'a str>,
+    pub field: &'a StructField,
+}
+
+/// Parses a `schemaString` into the table schema (catalogue H-SC01).
+///
+/// The top level must be a struct. Errors are [`Error::InvalidTable`] naming
+/// `metaData.schemaString` and the offending column and problem; callers that know the table
+/// may re-wrap them. An absent `schemaString` is the caller's business (Delta on Spark reads it
+/// as [`StructType::default`]).
+pub fn parse_schema(schema_string: &str) -> Result<StructType> {
+    let value: Value = serde_json::from_str(schema_string).map_err(|e| {
+        Error::invalid_table(
+            "metaData.schemaString",
+            format!("the schema is not valid JSON: {e}"),
+        )
+    })?;
+    struct_from_json(&value, "").map_err(|reason| {
+        Error::invalid_table(
+            "metaData.schemaString",
+            format!("cannot parse the schema: {reason}"),
+        )
+    })
+}
+
+/// Converts the schema to Arrow with the logical column names.
+///
+/// Type mapping: string→Utf8, long→Int64, integer→Int32, short→Int16, byte→Int8,
+/// float→Float32, double→Float64, boolean→Boolean, binary→Binary, date→Date32,
+/// timestamp→Timestamp(µs, "UTC"), timestamp_ntz→Timestamp(µs, none), decimal→Decimal128,
+/// void→Null, variant→Struct{metadata: Binary, value: Binary} marked with the extension name
+/// [`VARIANT_EXTENSION_NAME`], array→List (item field `element`), map→Map (entries
+/// `key_value` with a non-null `key` and a `value`), struct→Struct.
+///
+/// Delta column metadata is kept on each Arrow field as string key/values; non-string values
+/// are JSON-encoded (so `delta.columnMapping.id` becomes `"5"` and `delta.typeChanges` a JSON
+/// array).
+pub fn to_arrow_schema(schema: &StructType) -> Result<ArrowSchema> {
+    let fields = arrow_fields(schema, Naming::Logical)?;
+    Ok(ArrowSchema::new(fields))
+}
+
+/// Converts the schema to Arrow as the data files see it (catalogue E1-06, E1-07).
+///
+/// Field names are the physical names of `mode`, and every field whose column carries a
+/// `delta.columnMapping.id` (in `name` and `id` mode) has it under
+/// [`PARQUET_FIELD_ID_META_KEY`]; array elements and map keys/values take their ids from
+/// [`PARQUET_FIELD_NESTED_IDS_KEY`] when present. No other Delta metadata is kept. In `id`
+/// mode a column without an id is an error; in `name` and `id` mode a column without a
+/// physical name is an error. In `none` mode this is [`to_arrow_schema`] without metadata.
+pub fn to_arrow_physical_schema(
+    schema: &StructType,
+    mode: ColumnMappingMode,
+) -> Result<ArrowSchema> {
+    let fields = arrow_fields(schema, Naming::Physical(mode))?;
+    Ok(ArrowSchema::new(fields))
+}
+
+/// Converts one Delta type to Arrow, as [`to_arrow_schema`] does for a column of that type.
+pub fn to_arrow_data_type(data_type: &DataType) -> Result<ArrowDataType> {
+    arrow_type(data_type, Naming::Logical, None)
+}
+
+impl PrimitiveType {
+    /// The type's name in the schema JSON (`"integer"`, `"decimal(10,2)"`, ...).
+    pub fn type_name(&self) -> String {
+        match self {
+            PrimitiveType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+            other => other.simple_name().to_string(),
+        }
+    }
+
+    /// True for the types whose values order meaningfully for data skipping min/max
+    /// statistics: numbers, decimals, dates, timestamps and strings (not boolean, binary,
+    /// void or variant).
+    pub fn has_min_max_stats(&self) -> bool {
+        !matches!(
+            self,
+            PrimitiveType::Boolean
+                | PrimitiveType::Binary
+                | PrimitiveType::Void
+                | PrimitiveType::Variant
+        )
+    }
+
+    fn simple_name(&self) -> &'static str {
+        match self {
+            PrimitiveType::String => "string",
+            PrimitiveType::Long => "long",
+            PrimitiveType::Integer => "integer",
+            PrimitiveType::Short => "short",
+            PrimitiveType::Byte => "byte",
+            PrimitiveType::Float => "float",
+            PrimitiveType::Double => "double",
+            PrimitiveType::Boolean => "boolean",
+            PrimitiveType::Binary => "binary",
+            PrimitiveType::Date => "date",
+            PrimitiveType::Timestamp => "timestamp",
+            PrimitiveType::TimestampNtz => "timestamp_ntz",
+            PrimitiveType::Decimal { .. } => "decimal",
+            PrimitiveType::Void => "void",
+            PrimitiveType::Variant => "variant",
+        }
+    }
+}
+
+impl FromStr for PrimitiveType {
+    type Err = String;
+
+    /// Parses a primitive type name of the schema JSON. `decimal` alone is `decimal(10,0)`, as
+    /// in Spark; `null` is accepted for `void`.
+    fn from_str(name: &str) -> std::result::Result<Self, String> {
+        let simple = match name {
+            "string" => PrimitiveType::String,
+            "long" => PrimitiveType::Long,
+            "integer" => PrimitiveType::Integer,
+            "short" => PrimitiveType::Short,
+            "byte" => PrimitiveType::Byte,
+            "float" => PrimitiveType::Float,
+            "double" => PrimitiveType::Double,
+            "boolean" => PrimitiveType::Boolean,
+            "binary" => PrimitiveType::Binary,
+            "date" => PrimitiveType::Date,
+            "timestamp" => PrimitiveType::Timestamp,
+            "timestamp_ntz" => PrimitiveType::TimestampNtz,
+            "void" | "null" => PrimitiveType::Void,
+            "variant" => PrimitiveType::Variant,
+            "decimal" => PrimitiveType::Decimal {
+                precision: 10,
+                scale: 0,
+            },
+            _ => return parse_decimal_type(name),
+        };
+        Ok(simple)
+    }
+}
+
+impl fmt::Display for PrimitiveType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrimitiveType::Decimal { precision, scale } => {
+                write!(f, "decimal({precision},{scale})")
+            }
+            other => f.write_str(other.simple_name()),
+        }
+    }
+}
+
+impl DataType {
+    /// Shorthand for a primitive type.
+    pub const fn primitive(primitive: PrimitiveType) -> Self {
+        DataType::Primitive(primitive)
+    }
+
+    /// The primitive type, if this is one.
+    pub fn as_primitive(&self) -> Option<&PrimitiveType> {
+        match self {
+            DataType::Primitive(primitive) => Some(primitive),
+            _ => None,
+        }
+    }
+
+    /// The struct type, if this is one.
+    pub fn as_struct(&self) -> Option<&StructType> {
+        match self {
+            DataType::Struct(st) => Some(st),
+            _ => None,
+        }
+    }
+}
+
+impl From<PrimitiveType> for DataType {
+    fn from(primitive: PrimitiveType) -> Self {
+        DataType::Primitive(primitive)
+    }
+}
+
+impl From<StructType> for DataType {
+    fn from(st: StructType) -> Self {
+        DataType::Struct(Box::new(st))
+    }
+}
+
+impl From<ArrayType> for DataType {
+    fn from(array: ArrayType) -> Self {
+        DataType::Array(Box::new(array))
+    }
+}
+
+impl From<MapType> for DataType {
+    fn from(map: MapType) -> Self {
+        DataType::Map(Box::new(map))
+    }
+}
+
+impl fmt::Display for DataType {
+    /// A compact form for messages: `integer`, `array<string>`, `map<string,long>`,
+    /// `struct<a:integer,b:string>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataType::Primitive(primitive) => write!(f, "{primitive}"),
+            DataType::Array(array) => write!(f, "array<{}>", array.element_type),
+            DataType::Map(map) => write!(f, "map<{},{}>", map.key_type, map.value_type),
+            DataType::Struct(st) => {
+                f.write_str("struct<")?;
+                for (i, field) in st.fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{}:{}", field.name, field.data_type)?;
+                }
+                f.write_str(">")
+            }
+        }
+    }
+}
+
+impl StructType {
+    /// A struct of these fields.
+    pub fn new(fields: Vec<StructField>) -> Self {
+        StructType { fields }
+    }
+
+    /// The top-level field called exactly `name`.
+    pub fn field(&self, name: &str) -> Option<&StructField> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// The field at a path of logical names, descending through structs.
+    pub fn field_at_path(&self, path: &[&str]) -> Option<&StructField> {
+        let (first, rest) = path.split_first()?;
+        let field = self.field(first)?;
+        if rest.is_empty() {
+            return Some(field);
+        }
+        field.data_type.as_struct()?.field_at_path(rest)
+    }
+
+    /// The schema as `schemaString` JSON.
+    pub fn to_json(&self) -> Result<String> {
+        serde_json::to_string(self).map_err(|e| {
+            Error::invalid_table("metaData.schemaString", format!("cannot write schema: {e}"))
+        })
+    }
+
+    /// The partition columns, in `partition_columns` order (catalogue B-M06).
+    ///
+    /// Names are logical names (catalogue X-27), matched exactly or else case-insensitively
+    /// when that is unambiguous. A name missing from the schema, or a column whose type is a
+    /// struct, array, map or variant, is an [`Error::InvalidTable`].
+    pub fn partition_schema(&self, partition_columns: &[String]) -> Result<StructType> {
+        let mut fields = Vec::with_capacity(partition_columns.len());
+        for column in partition_columns {
+            let field = self.find_column(column).ok_or_else(|| {
+                Error::invalid_table(
+                    "metaData.partitionColumns",
+                    format!(
+                        "partition column `{column}` is not in the table schema (columns: {})",
+                        self.column_names()
+                    ),
+                )
+            })?;
+            if !is_partitionable(&field.data_type) {
+                return Err(Error::invalid_table(
+                    "metaData.partitionColumns",
+                    format!(
+                        "partition column `{column}` has type {}, which cannot be a partition \
+                         column",
+                        field.data_type
+                    ),
+                ));
+            }
+            fields.push(field.clone());
+        }
+        Ok(StructType::new(fields))
+    }
+
+    /// The columns stored in the data files: every top-level column that is not a partition
+    /// column (matched as in [`StructType::partition_schema`]), in schema order.
+    pub fn data_schema(&self, partition_columns: &[String]) -> StructType {
+        let partition_names: Vec<&str> = partition_columns
+            .iter()
+            .filter_map(|column| self.find_column(column))
+            .map(|field| field.name.as_str())
+            .collect();
+        let fields = self
+            .fields
+            .iter()
+            .filter(|field| !partition_names.contains(&field.name.as_str()))
+            .cloned()
+            .collect();
+        StructType::new(fields)
+    }
+
+    /// The schema with every field (at any depth, inside arrays and maps too) renamed to its
+    /// physical name for `mode` (catalogue E1-06). Metadata, including the column ids, is kept.
+    /// In `none` mode the schema is returned unchanged.
+    pub fn physical_schema(&self, mode: ColumnMappingMode) -> Result<StructType> {
+        if mode == ColumnMappingMode::None {
+            return Ok(self.clone());
+        }
+        let fields = self
+            .fields
+            .iter()
+            .map(|field| {
+                Ok(StructField {
+                    name: field.physical_name(mode)?.to_string(),
+                    data_type: physical_data_type(&field.data_type, mode)?,
+                    nullable: field.nullable,
+                    metadata: field.metadata.clone(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(StructType::new(fields))
+    }
+
+    /// The leaf columns in schema order: descends into structs; every other field (primitive,
+    /// array, map) is a leaf.
+    pub fn leaf_columns(&self) -> Vec<LeafColumn<'_>> {
+        let mut leaves = Vec::new();
+        collect_leaves(self, &mut Vec::new(), &mut leaves);
+        leaves
+    }
+
+    /// The field called `name`: exact match first, else the only case-insensitive match.
+    fn find_column(&self, name: &str) -> Option<&StructField> {
+        if let Some(field) = self.field(name) {
+            return Some(field);
+        }
+        let mut matches = self
+            .fields
+            .iter()
+            .filter(|f| f.name.eq_ignore_ascii_case(name));
+        let first = matches.next()?;
+        matches.next().is_none().then_some(first)
+    }
+
+    fn column_names(&self) -> String {
+        self.fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl StructField {
+    /// A field with no metadata.
+    pub fn new(name: impl Into<String>, data_type: impl Into<DataType>, nullable: bool) -> Self {
+        StructField {
+            name: name.into(),
+            data_type: data_type.into(),
+            nullable,
+            metadata: Map::new(),
+        }
+    }
+
+    /// The field with `metadata` added to (or replacing) its metadata entries.
+    pub fn with_metadata(
+        mut self,
+        metadata: impl IntoIterator<Item = (impl Into<String>, impl Into<Value>)>,
+    ) -> Self {
+        for (key, value) in metadata {
+            self.metadata.insert(key.into(), value.into());
+        }
+        self
+    }
+
+    /// The name this column has in the data files (catalogue E1-06, E1-10..E1-12).
+    ///
+    /// In `none` mode the logical name. In `name` and `id` mode the
+    /// `delta.columnMapping.physicalName` metadata, whose absence is an
+    /// [`Error::InvalidTable`] (catalogue E1-03).
+    pub fn physical_name(&self, mode: ColumnMappingMode) -> Result<&str> {
+        if mode == ColumnMappingMode::None {
+            return Ok(&self.name);
+        }
+        match self.metadata.get(COLUMN_MAPPING_PHYSICAL_NAME_KEY) {
+            Some(Value::String(physical)) => Ok(physical),
+            _ => Err(Error::invalid_table(
+                "metaData.schemaString",
+                format!(
+                    "column `{}` has no string {COLUMN_MAPPING_PHYSICAL_NAME_KEY} although the \
+                     column mapping mode is {mode}",
+                    self.name
+                ),
+            )),
+        }
+    }
+
+    /// The column id (`delta.columnMapping.id`), when present as a 32-bit integer (a JSON
+    /// number or a numeric string).
+    pub fn field_id(&self) -> Option<i32> {
+        json_as_i32(self.metadata.get(COLUMN_MAPPING_ID_KEY)?)
+    }
+}
+
+impl ColumnMappingMode {
+    /// The mode set by `delta.columnMapping.mode` in a table configuration; `none` when absent
+    /// (catalogue E1-01). Whether the protocol lets the property count (catalogue E1-02) is
+    /// the caller's business. An unknown value is an [`Error::InvalidTable`].
+    pub fn from_configuration(configuration: &HashMap<String, String>) -> Result<Self> {
+        match configuration.get(COLUMN_MAPPING_MODE_KEY) {
+            None => Ok(ColumnMappingMode::None),
+            Some(value) => value
+                .parse()
+                .map_err(|reason: String| Error::invalid_table("metaData.configuration", reason)),
+        }
+    }
+}
+
+impl FromStr for ColumnMappingMode {
+    type Err = String;
+
+    /// Parses `none`, `name` or `id` (any case).
+    fn from_str(value: &str) -> std::result::Result<Self, String> {
+        match value.to_ascii_lowercase().as_str() {
+            "none" => Ok(ColumnMappingMode::None),
+            "name" => Ok(ColumnMappingMode::Name),
+            "id" => Ok(ColumnMappingMode::Id),
+            _ => Err(format!(
+                "unknown {COLUMN_MAPPING_MODE_KEY} `{value}` (expected none, name or id)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for ColumnMappingMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ColumnMappingMode::None => "none",
+            ColumnMappingMode::Name => "name",
+            ColumnMappingMode::Id => "id",
+        })
+    }
+}
+
+impl Serialize for PrimitiveType {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.type_name())
+    }
+}
+
+impl Serialize for DataType {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            DataType::Primitive(primitive) => primitive.serialize(serializer),
+            DataType::Struct(st) => st.serialize(serializer),
+            DataType::Array(array) => array.serialize(serializer),
+            DataType::Map(map) => map.serialize(serializer),
+        }
+    }
+}
+
+impl Serialize for StructType {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("type", "struct")?;
+        map.serialize_entry("fields", &self.fields)?;
+        map.end()
+    }
+}
+
+impl Serialize for StructField {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("type", &self.data_type)?;
+        map.serialize_entry("nullable", &self.nullable)?;
+        map.serialize_entry("metadata", &self.metadata)?;
+        map.end()
+    }
+}
+
+impl Serialize for ArrayType {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("type", "array")?;
+        map.serialize_entry("elementType", &self.element_type)?;
+        map.serialize_entry("containsNull", &self.contains_null)?;
+        map.end()
+    }
+}
+
+impl Serialize for MapType {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("type", "map")?;
+        map.serialize_entry("keyType", &self.key_type)?;
+        map.serialize_entry("valueType", &self.value_type)?;
+        map.serialize_entry("valueContainsNull", &self.value_contains_null)?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for PrimitiveType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(D::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for DataType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        data_type_from_json(&value, "").map_err(D::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for StructType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        struct_from_json(&value, "").map_err(D::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for StructField {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        field_from_json(&value, "").map_err(D::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for ArrayType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        match data_type_from_json(&value, "").map_err(D::Error::custom)? {
+            DataType::Array(array) => Ok(*array),
+            other => Err(D::Error::custom(format!(
+                "expected an array type, got {other}"
+            ))),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MapType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        match data_type_from_json(&value, "").map_err(D::Error::custom)? {
+            DataType::Map(map) => Ok(*map),
+            other => Err(D::Error::custom(format!(
+                "expected a map type, got {other}"
+            ))),
+        }
+    }
+}
+
+/// Parses `decimal(p,s)` (spaces allowed around the numbers, as in Spark).
+fn parse_decimal_type(name: &str) -> std::result::Result<PrimitiveType, String> {
+    let unknown = || format!("unknown type `{name}`");
+    let inner = name
+        .strip_prefix("decimal(")
+        .and_then(|rest| rest.strip_suffix(')'))
+        .ok_or_else(unknown)?;
+    let (precision, scale) = inner.split_once(',').ok_or_else(unknown)?;
+    let precision: u8 = precision.trim().parse().map_err(|_| unknown())?;
+    let scale: i8 = scale.trim().parse().map_err(|_| unknown())?;
+    check_decimal(precision, scale)?;
+    Ok(PrimitiveType::Decimal { precision, scale })
+}
+
+fn check_decimal(precision: u8, scale: i8) -> std::result::Result<(), String> {
+    let max = MAX_DECIMAL_PRECISION;
+    if precision == 0 || precision > max {
+        return Err(format!(
+            "decimal({precision},{scale}): the precision must be between 1 and {max}"
+        ));
+    }
+    if i16::from(scale) > i16::from(precision) || i16::from(scale) < -i16::from(max) {
+        return Err(format!(
+            "decimal({precision},{scale}): the scale must not exceed the precision"
+        ));
+    }
+    Ok(())
+}
+
+fn describe(path: &str) -> String {
+    if path.is_empty() {
+        "the schema".to_string()
+    } else {
+        format!("column `{path}`")
+    }
+}
+
+fn join_path(parent: &str, name: &str) -> String {
+    if parent.is_empty() {
+        name.to_string()
+    } else {
+        format!("{parent}.{name}")
+    }
+}
+
+fn json_object<'v>(
+    value: &'v Value,
+    path: &str,
+) -> std::result::Result<&'v Map<String, Value>, String> {
+    value
+        .as_object()
+        .ok_or_else(|| format!("{}: expected a JSON object, got {value}", describe(path)))
+}
+
+fn struct_from_json(value: &Value, path: &str) -> std::result::Result<StructType, String> {
+    match data_type_from_json(value, path)? {
+        DataType::Struct(st) => Ok(*st),
+        other => Err(format!(
+            "{}: expected a struct type, got {other}",
+            describe(path)
+        )),
+    }
+}
+
+fn data_type_from_json(value: &Value, path: &str) -> std::result::Result<DataType, String> {
+    if let Value::String(name) = value {
+        return name
+            .parse::<PrimitiveType>()
+            .map(DataType::Primitive)
+            .map_err(|reason| format!("{}: {reason}", describe(path)));
+    }
+    let object = json_object(value, path)?;
+    let kind = match object.get("type") {
+        Some(Value::String(kind)) => kind.as_str(),
+        Some(other) => {
+            return Err(format!(
+                "{}: `type` must be a string, got {other}",
+                describe(path)
+            ))
+        }
+        None => return Err(format!("{}: the type object has no `type`", describe(path))),
+    };
+    match kind {
+        "struct" => {
+            let fields = match object.get("fields") {
+                Some(Value::Array(fields)) => fields,
+                Some(Value::Null) | None => &Vec::new(),
+                Some(other) => {
+                    return Err(format!(
+                        "{}: `fields` must be an array, got {other}",
+                        describe(path)
+                    ))
+                }
+            };
+            let fields = fields
+                .iter()
+                .map(|field| field_from_json(field, path))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            Ok(StructType::new(fields).into())
+        }
+        "array" => {
+            let element_path = join_path(path, "element");
+            let element = required(object, "elementType", path)?;
+            Ok(ArrayType {
+                element_type: data_type_from_json(element, &element_path)?,
+                contains_null: optional_bool(object, "containsNull", path)?,
+            }
+            .into())
+        }
+        "map" => {
+            let key = required(object, "keyType", path)?;
+            let value = required(object, "valueType", path)?;
+            Ok(MapType {
+                key_type: data_type_from_json(key, &join_path(path, "key"))?,
+                value_type: data_type_from_json(value, &join_path(path, "value"))?,
+                value_contains_null: optional_bool(object, "valueContainsNull", path)?,
+            }
+            .into())
+        }
+        other => Err(format!("{}: unknown type `{other}`", describe(path))),
+    }
+}
+
+fn field_from_json(value: &Value, parent: &str) -> std::result::Result<StructField, String> {
+    let object = json_object(value, parent)?;
+    let name = match object.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        _ => {
+            return Err(format!(
+                "{}: a field has no string `name`: {value}",
+                describe(parent)
+            ))
+        }
+    };
+    let path = join_path(parent, &name);
+    let data_type = data_type_from_json(required(object, "type", &path)?, &path)?;
+    let nullable = optional_bool(object, "nullable", &path)?;
+    let metadata = match object.get("metadata") {
+        Some(Value::Object(metadata)) => metadata.clone(),
+        Some(Value::Null) | None => Map::new(),
+        Some(other) => {
+            return Err(format!(
+                "{}: `metadata` must be an object, got {other}",
+                describe(&path)
+            ))
+        }
+    };
+    Ok(StructField {
+        name,
+        data_type,
+        nullable,
+        metadata,
+    })
+}
+
+fn required<'v>(
+    object: &'v Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> std::result::Result<&'v Value, String> {
+    object
+        .get(key)
+        .ok_or_else(|| format!("{}: missing `{key}`", describe(path)))
+}
+
+/// A boolean that defaults to true when absent (Spark's leniency for `nullable`,
+/// `containsNull` and `valueContainsNull`).
+fn optional_bool(
+    object: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> std::result::Result<bool, String> {
+    match object.get(key) {
+        Some(Value::Bool(b)) => Ok(*b),
+        None | Some(Value::Null) => Ok(true),
+        Some(other) => Err(format!(
+            "{}: `{key}` must be a boolean, got {other}",
+            describe(path)
+        )),
+    }
+}
+
+fn json_as_i32(value: &Value) -> Option<i32> {
+    match value {
+        Value::Number(n) => n.as_i64().and_then(|n| i32::try_from(n).ok()),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn is_partitionable(data_type: &DataType) -> bool {
+    matches!(data_type, DataType::Primitive(p) if *p != PrimitiveType::Variant)
+}
+
+fn physical_data_type(data_type: &DataType, mode: ColumnMappingMode) -> Result<DataType> {
+    Ok(match data_type {
+        DataType::Primitive(_) => data_type.clone(),
+        DataType::Struct(st) => st.physical_schema(mode)?.into(),
+        DataType::Array(array) => ArrayType {
+            element_type: physical_data_type(&array.element_type, mode)?,
+            contains_null: array.contains_null,
+        }
+        .into(),
+        DataType::Map(map) => MapType {
+            key_type: physical_data_type(&map.key_type, mode)?,
+            value_type: physical_data_type(&map.value_type, mode)?,
+            value_contains_null: map.value_contains_null,
+        }
+        .into(),
+    })
+}
+
+fn collect_leaves<'a>(
+    schema: &'a StructType,
+    prefix: &mut Vec<&'a str>,
+    leaves: &mut Vec<LeafColumn<'a>>,
+) {
+    for field in &schema.fields {
+        prefix.push(&field.name);
+        match &field.data_type {
+            DataType::Struct(st) => collect_leaves(st, prefix, leaves),
+            _ => leaves.push(LeafColumn {
+                path: prefix.clone(),
+                field,
+            }),
+        }
+        prefix.pop();
+    }
+}
+
+/// Which names and metadata the Arrow conversion produces.
+#[derive(Clone, Copy)]
+enum Naming {
+    /// Logical names; Delta metadata as string key/values.
+    Logical,
+    /// Physical names of the mode; only parquet field ids.
+    Physical(ColumnMappingMode),
+}
+
+/// Field ids of array elements and map keys/values, from `parquet.field.nested.ids` of the
+/// enclosing column, with the key prefix of the current position (`<physical>.element...`).
+struct NestedIds<'a> {
+    ids: &'a Map<String, Value>,
+    prefix: String,
+}
+
+impl NestedIds<'_> {
+    fn child(&self, suffix: &str) -> Self {
+        NestedIds {
+            ids: self.ids,
+            prefix: format!("{}.{suffix}", self.prefix),
+        }
+    }
+
+    fn id(&self) -> Option<i32> {
+        json_as_i32(self.ids.get(&self.prefix)?)
+    }
+}
+
+fn arrow_fields(schema: &StructType, naming: Naming) -> Result<Vec<ArrowField>> {
+    schema
+        .fields
+        .iter()
+        .map(|field| arrow_field(field, naming))
+        .collect()
+}
+
+fn arrow_field(field: &StructField, naming: Naming) -> Result<ArrowField> {
+    let (name, metadata, nested_ids) = match naming {
+        Naming::Logical => (field.name.clone(), logical_metadata(&field.metadata), None),
+        Naming::Physical(mode) => {
+            let name = field.physical_name(mode)?.to_string();
+            let metadata = physical_metadata(field, mode)?;
+            let nested_ids = match field.metadata.get(PARQUET_FIELD_NESTED_IDS_KEY) {
+                Some(Value::Object(ids)) if mode != ColumnMappingMode::None => Some(NestedIds {
+                    ids,
+                    prefix: name.clone(),
+                }),
+                _ => None,
+            };
+            (name, metadata, nested_ids)
+        }
+    };
+    let data_type = arrow_type(&field.data_type, naming, nested_ids.as_ref())?;
+    let metadata = with_variant_marker(metadata, &field.data_type);
+    Ok(ArrowField::new(name, data_type, field.nullable).with_metadata(metadata))
+}
+
+fn logical_metadata(metadata: &Map<String, Value>) -> ArrowMetadata {
+    metadata
+        .iter()
+        .map(|(key, value)| {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (key.clone(), text)
+        })
+        .collect()
+}
+
+fn physical_metadata(field: &StructField, mode: ColumnMappingMode) -> Result<ArrowMetadata> {
+    let mut metadata = ArrowMetadata::new();
+    if mode == ColumnMappingMode::None {
+        return Ok(metadata);
+    }
+    match field.field_id() {
+        Some(id) => {
+            metadata.insert(PARQUET_FIELD_ID_META_KEY, id.to_string());
+        }
+        None if mode == ColumnMappingMode::Id => {
+            return Err(Error::invalid_table(
+                "metaData.schemaString",
+                format!(
+                    "column `{}` has no 32-bit {COLUMN_MAPPING_ID_KEY} although the column \
+                     mapping mode is id",
+                    field.name
+                ),
+            ))
+        }
+        None => {}
+    }
+    Ok(metadata)
+}
+
+fn with_variant_marker(mut metadata: ArrowMetadata, data_type: &DataType) -> ArrowMetadata {
+    if data_type == &DataType::Primitive(PrimitiveType::Variant) {
+        metadata.insert(EXTENSION_TYPE_NAME_KEY, VARIANT_EXTENSION_NAME);
+    }
+    metadata
+}
+
+fn nested_field_metadata(ids: Option<&NestedIds<'_>>, data_type: &DataType) -> ArrowMetadata {
+    let mut metadata = ArrowMetadata::new();
+    if let Some(id) = ids.and_then(NestedIds::id) {
+        metadata.insert(PARQUET_FIELD_ID_META_KEY, id.to_string());
+    }
+    with_variant_marker(metadata, data_type)
+}
+
+fn arrow_type(
+    data_type: &DataType,
+    naming: Naming,
+    nested_ids: Option<&NestedIds<'_>>,
+) -> Result<ArrowDataType> {
+    match data_type {
+        DataType::Primitive(primitive) => arrow_primitive(primitive),
+        DataType::Struct(st) => Ok(ArrowDataType::Struct(ArrowFields::from(arrow_fields(
+            st, naming,
+        )?))),
+        DataType::Array(array) => {
+            let element_ids = nested_ids.map(|ids| ids.child("element"));
+            let element_type = arrow_type(&array.element_type, naming, element_ids.as_ref())?;
+            let element =
+                ArrowField::new("element", element_type, array.contains_null).with_metadata(
+                    nested_field_metadata(element_ids.as_ref(), &array.element_type),
+                );
+            Ok(ArrowDataType::List(Arc::new(element)))
+        }
+        DataType::Map(map) => {
+            let key_ids = nested_ids.map(|ids| ids.child("key"));
+            let value_ids = nested_ids.map(|ids| ids.child("value"));
+            let key_type = arrow_type(&map.key_type, naming, key_ids.as_ref())?;
+            let value_type = arrow_type(&map.value_type, naming, value_ids.as_ref())?;
+            let key = ArrowField::new("key", key_type, false)
+                .with_metadata(nested_field_metadata(key_ids.as_ref(), &map.key_type));
+            let value = ArrowField::new("value", value_type, map.value_contains_null)
+                .with_metadata(nested_field_metadata(value_ids.as_ref(), &map.value_type));
+            let entries = ArrowField::new(
+                "key_value",
+                ArrowDataType::Struct(ArrowFields::from(vec![key, value])),
+                false,
+            );
+            Ok(ArrowDataType::Map(Arc::new(entries), false))
+        }
+    }
+}
+
+fn arrow_primitive(primitive: &PrimitiveType) -> Result<ArrowDataType> {
+    Ok(match primitive {
+        PrimitiveType::String => ArrowDataType::Utf8,
+        PrimitiveType::Long => ArrowDataType::Int64,
+        PrimitiveType::Integer => ArrowDataType::Int32,
+        PrimitiveType::Short => ArrowDataType::Int16,
+        PrimitiveType::Byte => ArrowDataType::Int8,
+        PrimitiveType::Float => ArrowDataType::Float32,
+        PrimitiveType::Double => ArrowDataType::Float64,
+        PrimitiveType::Boolean => ArrowDataType::Boolean,
+        PrimitiveType::Binary => ArrowDataType::Binary,
+        PrimitiveType::Date => ArrowDataType::Date32,
+        PrimitiveType::Timestamp => {
+            ArrowDataType::Timestamp(TimeUnit::Microsecond, Some(Arc::from("UTC")))
+        }
+        PrimitiveType::TimestampNtz => ArrowDataType::Timestamp(TimeUnit::Microsecond, None),
+        PrimitiveType::Decimal { precision, scale } => {
+            check_decimal(*precision, *scale)
+                .map_err(|reason| Error::invalid_table("metaData.schemaString", reason))?;
+            ArrowDataType::Decimal128(*precision, *scale)
+        }
+        PrimitiveType::Void => ArrowDataType::Null,
+        PrimitiveType::Variant => ArrowDataType::Struct(ArrowFields::from(vec![
+            ArrowField::new("metadata", ArrowDataType::Binary, false),
+            ArrowField::new("value", ArrowDataType::Binary, false),
+        ])),
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// The unpacked `NAME/` directory of a golden table (holding `delta/` and `expected/`),
+    /// unpacked once per machine under the temp directory. `None` (and the test does nothing)
+    /// when the archives are not available.
+    pub(crate) fn golden_table(name: &str) -> Option<PathBuf> {
+        static UNPACK: Mutex<()> = Mutex::new(());
+        let archives = std::env::var("DELTALOG_GOLDEN_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| PathBuf::from("/work/shared/conformance/golden"));
+        let archive = archives.join(format!("{name}.tar.zst"));
+        if !archive.exists() {
+            eprintln!(
+                "golden table {name} not found at {}: skipped",
+                archive.display()
+            );
+            return None;
+        }
+        let root = std::env::temp_dir().join("deltalog-core-golden");
+        let table = root.join(name);
+        let _guard = UNPACK.lock().unwrap_or_else(|e| e.into_inner());
+        if !table.join("delta").exists() {
+            std::fs::create_dir_all(&root).unwrap();
+            let staging = tempfile::tempdir_in(&root).unwrap();
+            let status = std::process::Command::new("tar")
+                .arg("--zstd")
+                .arg("-xf")
+                .arg(&archive)
+                .arg("-C")
+                .arg(staging.path())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success(), "cannot unpack {}", archive.display());
+            let _ = std::fs::rename(staging.path().join(name), &table);
+        }
+        Some(table)
+    }
+
+    /// Every action line of the JSON commits of the Delta table at `table_root` (the folder
+    /// holding `_delta_log`), in version order.
+    pub(crate) fn commit_actions(table_root: &Path) -> Vec<Value> {
+        let log = table_root.join("_delta_log");
+        let mut commits: Vec<PathBuf> = std::fs::read_dir(&log)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        commits.sort();
+        commits
+            .iter()
+            .flat_map(|path| {
+                std::fs::read_to_string(path)
+                    .unwrap()
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    fn field(name: &str, data_type: impl Into<DataType>) -> StructField {
+        StructField::new(name, data_type, true)
+    }
+
+    fn mapped(name: &str, id: i64, physical: &str, data_type: impl Into<DataType>) -> StructField {
+        field(name, data_type).with_metadata([
+            (COLUMN_MAPPING_ID_KEY, json!(id)),
+            (COLUMN_MAPPING_PHYSICAL_NAME_KEY, json!(physical)),
+        ])
+    }
+
+    fn round_trip(json_text: &str) -> StructType {
+        let schema = parse_schema(json_text).unwrap();
+        let written = schema.to_json().unwrap();
+        let expected: Value = serde_json::from_str(json_text).unwrap();
+        let actual: Value = serde_json::from_str(&written).unwrap();
+        assert_eq!(actual, expected, "round trip changed the schema");
+        assert_eq!(parse_schema(&written).unwrap(), schema);
+        schema
+    }
+
+    #[test]
+    fn all_primitive_types_round_trip() {
+        let names = [
+            ("string", PrimitiveType::String),
+            ("long", PrimitiveType::Long),
+            ("integer", PrimitiveType::Integer),
+            ("short", PrimitiveType::Short),
+            ("byte", PrimitiveType::Byte),
+            ("float", PrimitiveType::Float),
+            ("double", PrimitiveType::Double),
+            ("boolean", PrimitiveType::Boolean),
+            ("binary", PrimitiveType::Binary),
+            ("date", PrimitiveType::Date),
+            ("timestamp", PrimitiveType::Timestamp),
+            ("timestamp_ntz", PrimitiveType::TimestampNtz),
+            (
+                "decimal(38,18)",
+                PrimitiveType::Decimal {
+                    precision: 38,
+                    scale: 18,
+                },
+            ),
+            ("void", PrimitiveType::Void),
+            ("variant", PrimitiveType::Variant),
+        ];
+        let fields: Vec<Value> = names
+            .iter()
+            .map(|(name, _)| json!({"name": format!("c_{name}"), "type": name, "nullable": true, "metadata": {}}))
+            .collect();
+        let text = json!({"type": "struct", "fields": fields}).to_string();
+        let schema = round_trip(&text);
+        for (field, (name, primitive)) in schema.fields.iter().zip(names) {
+            assert_eq!(field.data_type, DataType::Primitive(primitive), "{name}");
+            assert_eq!(primitive.type_name(), name);
+        }
+    }
+
+    #[test]
+    fn decimal_names_parse() {
+        let parse = |s: &str| s.parse::<PrimitiveType>();
+        assert_eq!(
+            parse("decimal(10,2)"),
+            Ok(PrimitiveType::Decimal {
+                precision: 10,
+                scale: 2
+            })
+        );
+        assert_eq!(
+            parse("decimal( 5 , 0 )"),
+            Ok(PrimitiveType::Decimal {
+                precision: 5,
+                scale: 0
+            })
+        );
+        assert_eq!(
+            parse("decimal"),
+            Ok(PrimitiveType::Decimal {
+                precision: 10,
+                scale: 0
+            })
+        );
+        assert_eq!(parse("null"), Ok(PrimitiveType::Void));
+        assert!(parse("decimal(39,2)").unwrap_err().contains("precision"));
+        assert!(parse("decimal(0,0)").unwrap_err().contains("precision"));
+        assert!(parse("decimal(5,6)").unwrap_err().contains("scale"));
+        assert!(parse("decimal(5)").unwrap_err().contains("unknown type"));
+        assert!(parse("decimal(a,b)").unwrap_err().contains("unknown type"));
+        assert!(parse("int").unwrap_err().contains("unknown type `int`"));
+    }
+
+    /// The worked example of the spec (catalogue H-SC10), with metadata of every JSON kind.
+    #[test]
+    fn nested_types_round_trip() {
+        let text = r#"{"type":"struct","fields":[
+            {"name":"a","type":"integer","nullable":false,"metadata":{"comment":"x","n":1.5,"o":{"k":[1,null,true]}}},
+            {"name":"b","type":{"type":"struct","fields":[{"name":"d","type":"integer","nullable":false,"metadata":{}}]},"nullable":true,"metadata":{}},
+            {"name":"c","type":{"type":"array","elementType":"integer","containsNull":false},"nullable":true,"metadata":{}},
+            {"name":"e","type":{"type":"array","elementType":{"type":"struct","fields":[{"name":"d","type":"integer","nullable":false,"metadata":{}}]},"containsNull":true},"nullable":true,"metadata":{}},
+            {"name":"f","type":{"type":"map","keyType":"string","valueType":"string","valueContainsNull":true},"nullable":true,"metadata":{}},
+            {"name":"g","type":{"type":"map","keyType":{"type":"array","elementType":"long","containsNull":true},"valueType":{"type":"map","keyType":"date","valueType":"decimal(5,1)","valueContainsNull":false},"valueContainsNull":true},"nullable":true,"metadata":{}}
+        ]}"#;
+        let schema = round_trip(text);
+        assert!(!schema.fields[0].nullable);
+        assert_eq!(
+            schema.fields[0].metadata["o"],
+            json!({"k": [1, null, true]})
+        );
+        let DataType::Array(e) = &schema.fields[3].data_type else {
+            panic!("e is an array")
+        };
+        assert!(e.contains_null);
+        assert_eq!(
+            e.element_type.as_struct().unwrap().fields[0].data_type,
+            DataType::Primitive(PrimitiveType::Integer)
+        );
+        assert_eq!(
+            schema.fields[5].data_type.to_string(),
+            "map<array<long>,map<date,decimal(5,1)>>"
+        );
+        assert_eq!(
+            schema.field_at_path(&["b", "d"]).unwrap().name,
+            "d".to_string()
+        );
+        // The serialised form has the key order Spark writes.
+        let written = schema.to_json().unwrap();
+        assert!(written.starts_with(
+            r#"{"type":"struct","fields":[{"name":"a","type":"integer","nullable":false,"metadata":{"#
+        ));
+        assert!(
+            written.contains(r#"{"type":"array","elementType":"integer","containsNull":false}"#)
+        );
+        assert!(written.contains(
+            r#"{"type":"map","keyType":"string","valueType":"string","valueContainsNull":true}"#
+        ));
+    }
+
+    #[test]
+    fn missing_optional_keys_take_spark_defaults() {
+        let schema = parse_schema(
+            r#"{"type":"struct","fields":[{"name":"a","type":{"type":"array","elementType":"string"}}]}"#,
+        )
+        .unwrap();
+        assert!(schema.fields[0].nullable);
+        assert!(schema.fields[0].metadata.is_empty());
+        assert_eq!(
+            parse_schema(r#"{"type":"struct"}"#).unwrap(),
+            StructType::default()
+        );
+    }
+
+    #[test]
+    fn parse_errors_name_the_problem() {
+        let err = |s: &str| parse_schema(s).unwrap_err().to_string();
+        assert!(err("{").contains("not valid JSON"));
+        assert!(err(r#""integer""#).contains("expected a struct type, got integer"));
+        let e = err(
+            r#"{"type":"struct","fields":[{"name":"a","type":{"type":"struct","fields":[{"name":"b","type":"int","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}]}"#,
+        );
+        assert!(e.contains("column `a.b`: unknown type `int`"), "{e}");
+        let e = err(
+            r#"{"type":"struct","fields":[{"name":"m","type":{"type":"map","keyType":"string"},"nullable":true,"metadata":{}}]}"#,
+        );
+        assert!(e.contains("column `m`: missing `valueType`"), "{e}");
+        let e = err(r#"{"type":"struct","fields":[{"type":"string"}]}"#);
+        assert!(e.contains("no string `name`"), "{e}");
+        let e = err(
+            r#"{"type":"struct","fields":[{"name":"a","type":"string","nullable":"yes","metadata":{}}]}"#,
+        );
+        assert!(
+            e.contains("column `a`: `nullable` must be a boolean"),
+            "{e}"
+        );
+        assert!(err(r#"{"type":"udt"}"#).contains("unknown type `udt`"));
+    }
+
+    fn mapped_schema() -> StructType {
+        let inner = StructType::new(vec![mapped("x", 3, "col-x", PrimitiveType::Long)]);
+        let array_of_structs = ArrayType {
+            element_type: StructType::new(vec![mapped("y", 5, "col-y", PrimitiveType::String)])
+                .into(),
+            contains_null: true,
+        };
+        let map = MapType {
+            key_type: PrimitiveType::String.into(),
+            value_type: StructType::new(vec![mapped("z", 7, "col-z", PrimitiveType::Date)]).into(),
+            value_contains_null: true,
+        };
+        StructType::new(vec![
+            mapped("a", 1, "col-a", PrimitiveType::Integer),
+            mapped("s", 2, "col-s", inner),
+            mapped("arr", 4, "col-arr", array_of_structs)
+                .with_metadata([(PARQUET_FIELD_NESTED_IDS_KEY, json!({"col-arr.element": 10}))]),
+            mapped("m", 6, "col-m", map).with_metadata([(
+                PARQUET_FIELD_NESTED_IDS_KEY,
+                json!({"col-m.key": 11, "col-m.value": 12}),
+            )]),
+        ])
+    }
+
+    #[test]
+    fn column_mapping_physical_names_and_ids() {
+        let schema = mapped_schema();
+        let a = &schema.fields[0];
+        assert_eq!(a.physical_name(ColumnMappingMode::None).unwrap(), "a");
+        assert_eq!(a.physical_name(ColumnMappingMode::Name).unwrap(), "col-a");
+        assert_eq!(a.physical_name(ColumnMappingMode::Id).unwrap(), "col-a");
+        assert_eq!(a.field_id(), Some(1));
+        assert_eq!(field("q", PrimitiveType::Long).field_id(), None);
+        let string_id =
+            field("q", PrimitiveType::Long).with_metadata([(COLUMN_MAPPING_ID_KEY, "9")]);
+        assert_eq!(string_id.field_id(), Some(9));
+
+        let physical = schema.physical_schema(ColumnMappingMode::Name).unwrap();
+        let names: Vec<Vec<&str>> = physical
+            .leaf_columns()
+            .into_iter()
+            .map(|leaf| leaf.path)
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                vec!["col-a"],
+                vec!["col-s", "col-x"],
+                vec!["col-arr"],
+                vec!["col-m"]
+            ]
+        );
+        let DataType::Array(arr) = &physical.fields[2].data_type else {
+            panic!("arr is an array")
+        };
+        assert_eq!(
+            arr.element_type.as_struct().unwrap().fields[0].name,
+            "col-y"
+        );
+        let DataType::Map(m) = &physical.fields[3].data_type else {
+            panic!("m is a map")
+        };
+        assert_eq!(m.value_type.as_struct().unwrap().fields[0].name, "col-z");
+        assert_eq!(physical.fields[0].field_id(), Some(1));
+        assert_eq!(
+            schema.physical_schema(ColumnMappingMode::None).unwrap(),
+            schema
+        );
+
+        let unmapped = StructType::new(vec![field("plain", PrimitiveType::Long)]);
+        let e = unmapped
+            .physical_schema(ColumnMappingMode::Name)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("column `plain` has no string delta.columnMapping.physicalName"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn column_mapping_mode_from_configuration() {
+        let config =
+            |v: &str| HashMap::from([(COLUMN_MAPPING_MODE_KEY.to_string(), v.to_string())]);
+        let mode = ColumnMappingMode::from_configuration;
+        assert_eq!(mode(&HashMap::new()).unwrap(), ColumnMappingMode::None);
+        assert_eq!(mode(&config("name")).unwrap(), ColumnMappingMode::Name);
+        assert_eq!(mode(&config("ID")).unwrap(), ColumnMappingMode::Id);
+        assert_eq!(mode(&config("none")).unwrap(), ColumnMappingMode::None);
+        let e = mode(&config("bogus")).unwrap_err().to_string();
+        assert!(
+            e.contains("unknown delta.columnMapping.mode `bogus`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn arrow_conversion_of_every_type() {
+        let text = r#"{"type":"struct","fields":[
+            {"name":"s","type":"string","nullable":true,"metadata":{}},
+            {"name":"l","type":"long","nullable":false,"metadata":{}},
+            {"name":"i","type":"integer","nullable":true,"metadata":{}},
+            {"name":"sh","type":"short","nullable":true,"metadata":{}},
+            {"name":"by","type":"byte","nullable":true,"metadata":{}},
+            {"name":"f","type":"float","nullable":true,"metadata":{}},
+            {"name":"d","type":"double","nullable":true,"metadata":{}},
+            {"name":"bo","type":"boolean","nullable":true,"metadata":{}},
+            {"name":"bi","type":"binary","nullable":true,"metadata":{}},
+            {"name":"da","type":"date","nullable":true,"metadata":{}},
+            {"name":"ts","type":"timestamp","nullable":true,"metadata":{}},
+            {"name":"ntz","type":"timestamp_ntz","nullable":true,"metadata":{}},
+            {"name":"dec","type":"decimal(10,2)","nullable":true,"metadata":{}},
+            {"name":"v","type":"void","nullable":true,"metadata":{}},
+            {"name":"var","type":"variant","nullable":true,"metadata":{}},
+            {"name":"arr","type":{"type":"array","elementType":"integer","containsNull":false},"nullable":true,"metadata":{}},
+            {"name":"m","type":{"type":"map","keyType":"string","valueType":"long","valueContainsNull":true},"nullable":true,"metadata":{}},
+            {"name":"st","type":{"type":"struct","fields":[{"name":"x","type":"integer","nullable":false,"metadata":{}}]},"nullable":true,"metadata":{}}
+        ]}"#;
+        let arrow = to_arrow_schema(&parse_schema(text).unwrap()).unwrap();
+        let ty = |name: &str| arrow.field_with_name(name).unwrap().data_type().clone();
+        assert_eq!(ty("s"), ArrowDataType::Utf8);
+        assert_eq!(ty("l"), ArrowDataType::Int64);
+        assert!(!arrow.field_with_name("l").unwrap().is_nullable());
+        assert_eq!(ty("i"), ArrowDataType::Int32);
+        assert_eq!(ty("sh"), ArrowDataType::Int16);
+        assert_eq!(ty("by"), ArrowDataType::Int8);
+        assert_eq!(ty("f"), ArrowDataType::Float32);
+        assert_eq!(ty("d"), ArrowDataType::Float64);
+        assert_eq!(ty("bo"), ArrowDataType::Boolean);
+        assert_eq!(ty("bi"), ArrowDataType::Binary);
+        assert_eq!(ty("da"), ArrowDataType::Date32);
+        assert_eq!(
+            ty("ts"),
+            ArrowDataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+        );
+        assert_eq!(
+            ty("ntz"),
+            ArrowDataType::Timestamp(TimeUnit::Microsecond, None)
+        );
+        assert_eq!(ty("dec"), ArrowDataType::Decimal128(10, 2));
+        assert_eq!(ty("v"), ArrowDataType::Null);
+        let variant = arrow.field_with_name("var").unwrap();
+        assert_eq!(
+            variant
+                .metadata()
+                .get(EXTENSION_TYPE_NAME_KEY)
+                .map(String::as_str),
+            Some(VARIANT_EXTENSION_NAME)
+        );
+        assert_eq!(
+            ty("var"),
+            ArrowDataType::Struct(ArrowFields::from(vec![
+                ArrowField::new("metadata", ArrowDataType::Binary, false),
+                ArrowField::new("value", ArrowDataType::Binary, false),
+            ]))
+        );
+        assert_eq!(
+            ty("arr"),
+            ArrowDataType::List(Arc::new(ArrowField::new(
+                "element",
+                ArrowDataType::Int32,
+                false
+            )))
+        );
+        let ArrowDataType::Map(entries, sorted) = ty("m") else {
+            panic!("m is a map")
+        };
+        assert!(!sorted);
+        assert_eq!(entries.name(), "key_value");
+        assert!(!entries.is_nullable());
+        assert_eq!(
+            entries.data_type(),
+            &ArrowDataType::Struct(ArrowFields::from(vec![
+                ArrowField::new("key", ArrowDataType::Utf8, false),
+                ArrowField::new("value", ArrowDataType::Int64, true),
+            ]))
+        );
+        assert_eq!(
+            ty("st"),
+            ArrowDataType::Struct(ArrowFields::from(vec![ArrowField::new(
+                "x",
+                ArrowDataType::Int32,
+                false
+            )]))
+        );
+        assert_eq!(
+            to_arrow_data_type(&PrimitiveType::Date.into()).unwrap(),
+            ArrowDataType::Date32
+        );
+        let bad = PrimitiveType::Decimal {
+            precision: 40,
+            scale: 0,
+        };
+        assert!(to_arrow_data_type(&bad.into()).is_err());
+    }
+
+    #[test]
+    fn arrow_fields_keep_delta_metadata() {
+        let type_changes = json!([{"fromType": "integer", "toType": "long"}]);
+        let schema = StructType::new(vec![mapped("a", 1, "col-a", PrimitiveType::Long)
+            .with_metadata([(TYPE_CHANGES_KEY, type_changes.clone())])
+            .with_metadata([("comment", "hello")])]);
+        let arrow = to_arrow_schema(&schema).unwrap();
+        let metadata = arrow.field(0).metadata();
+        assert_eq!(arrow.field(0).name(), "a");
+        assert_eq!(metadata.get(COLUMN_MAPPING_ID_KEY).unwrap(), "1");
+        assert_eq!(
+            metadata.get(COLUMN_MAPPING_PHYSICAL_NAME_KEY).unwrap(),
+            "col-a"
+        );
+        assert_eq!(metadata.get("comment").unwrap(), "hello");
+        let kept: Value = serde_json::from_str(metadata.get(TYPE_CHANGES_KEY).unwrap()).unwrap();
+        assert_eq!(kept, type_changes);
+    }
+
+    #[test]
+    fn arrow_physical_schema_has_physical_names_and_field_ids() {
+        let schema = mapped_schema();
+        let id = |field: &ArrowField| field.metadata().get(PARQUET_FIELD_ID_META_KEY).cloned();
+        for mode in [ColumnMappingMode::Name, ColumnMappingMode::Id] {
+            let arrow = to_arrow_physical_schema(&schema, mode).unwrap();
+            let names: Vec<&str> = arrow.fields().iter().map(|f| f.name().as_str()).collect();
+            assert_eq!(names, ["col-a", "col-s", "col-arr", "col-m"]);
+            assert_eq!(id(arrow.field(0)).as_deref(), Some("1"));
+            assert_eq!(
+                arrow.field(0).metadata().len(),
+                1,
+                "only the field id is kept"
+            );
+            let ArrowDataType::Struct(s) = arrow.field(1).data_type() else {
+                panic!("struct")
+            };
+            assert_eq!(s[0].name(), "col-x");
+            assert_eq!(id(&s[0]).as_deref(), Some("3"));
+            let ArrowDataType::List(element) = arrow.field(2).data_type() else {
+                panic!("list")
+            };
+            assert_eq!(id(element).as_deref(), Some("10"));
+            let ArrowDataType::Struct(y) = element.data_type() else {
+                panic!("struct element")
+            };
+            assert_eq!(y[0].name(), "col-y");
+            assert_eq!(id(&y[0]).as_deref(), Some("5"));
+            let ArrowDataType::Map(entries, _) = arrow.field(3).data_type() else {
+                panic!("map")
+            };
+            let ArrowDataType::Struct(kv) = entries.data_type() else {
+                panic!("entries")
+            };
+            assert_eq!(id(&kv[0]).as_deref(), Some("11"));
+            assert_eq!(id(&kv[1]).as_deref(), Some("12"));
+            let ArrowDataType::Struct(z) = kv[1].data_type() else {
+                panic!("value struct")
+            };
+            assert_eq!(z[0].name(), "col-z");
+        }
+        let plain = to_arrow_physical_schema(&schema, ColumnMappingMode::None).unwrap();
+        assert_eq!(plain.field(0).name(), "a");
+        assert!(plain.field(0).metadata().is_empty());
+
+        let no_id = StructType::new(vec![field("a", PrimitiveType::Long)
+            .with_metadata([(COLUMN_MAPPING_PHYSICAL_NAME_KEY, "col-a")])]);
+        assert!(to_arrow_physical_schema(&no_id, ColumnMappingMode::Name).is_ok());
+        let e = to_arrow_physical_schema(&no_id, ColumnMappingMode::Id)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("column `a` has no 32-bit delta.columnMapping.id"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn partition_and_data_schemas() {
+        let schema = StructType::new(vec![
+            field("id", PrimitiveType::Long),
+            field("Day", PrimitiveType::Date),
+            field("region", PrimitiveType::String),
+            field(
+                "s",
+                StructType::new(vec![field("x", PrimitiveType::Integer)]),
+            ),
+        ]);
+        let cols = vec!["region".to_string(), "day".to_string()];
+        let partitions = schema.partition_schema(&cols).unwrap();
+        let names: Vec<&str> = partitions.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["region", "Day"]);
+        let data = schema.data_schema(&cols);
+        let names: Vec<&str> = data.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["id", "s"]);
+        assert_eq!(schema.field("id").unwrap().name, "id");
+        assert!(schema.field("ID").is_none());
+
+        let e = schema
+            .partition_schema(&["nope".to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("partition column `nope` is not in the table schema"),
+            "{e}"
+        );
+        assert!(e.contains("id, Day, region, s"), "{e}");
+        let e = schema
+            .partition_schema(&["s".to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("has type struct<x:integer>"), "{e}");
+    }
+
+    #[test]
+    fn leaf_columns_descend_into_structs_only() {
+        let schema = StructType::new(vec![
+            field("a", PrimitiveType::Long),
+            field(
+                "b",
+                StructType::new(vec![
+                    field(
+                        "c",
+                        StructType::new(vec![field("d", PrimitiveType::String)]),
+                    ),
+                    field(
+                        "e",
+                        ArrayType {
+                            element_type: PrimitiveType::Long.into(),
+                            contains_null: true,
+                        },
+                    ),
+                ]),
+            ),
+            field("f", StructType::default()),
+        ]);
+        let leaves: Vec<(Vec<&str>, &str)> = schema
+            .leaf_columns()
+            .into_iter()
+            .map(|leaf| (leaf.path, leaf.field.name.as_str()))
+            .collect();
+        assert_eq!(
+            leaves,
+            vec![
+                (vec!["a"], "a"),
+                (vec!["b", "c", "d"], "d"),
+                (vec!["b", "e"], "e"),
+            ]
+        );
+    }
+
+    /// The schema strings of every metaData action in every golden table's JSON commits parse,
+    /// and re-serialise to the same JSON value.
+    #[test]
+    fn golden_table_schemas_parse() {
+        let archives = PathBuf::from("/work/shared/conformance/golden");
+        let Ok(entries) = std::fs::read_dir(&archives) else {
+            eprintln!("no golden tables: skipped");
+            return;
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().to_string_lossy().to_string();
+                name.strip_suffix(".tar.zst").map(str::to_string)
+            })
+            .collect();
+        names.sort();
+        let mut parsed = 0;
+        for name in names {
+            let Some(table) = golden_table(&name) else {
+                continue;
+            };
+            let delta = table.join("delta");
+            let roots: Vec<PathBuf> = if delta.join("_delta_log").exists() {
+                vec![delta]
+            } else {
+                // `hive` holds several tables, one per folder.
+                std::fs::read_dir(&delta)
+                    .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+                    .unwrap_or_default()
+            };
+            for root in roots {
+                if !root.join("_delta_log").exists() {
+                    continue;
+                }
+                for action in commit_actions(&root) {
+                    let Some(text) = action["metaData"]["schemaString"].as_str() else {
+                        continue;
+                    };
+                    let schema = parse_schema(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+                    let again: Value = serde_json::from_str(&schema.to_json().unwrap()).unwrap();
+                    assert_eq!(
+                        again,
+                        serde_json::from_str::<Value>(text).unwrap(),
+                        "{name}"
+                    );
+                    to_arrow_schema(&schema).unwrap_or_else(|e| panic!("{name}: {e}"));
+                    parsed += 1;
+                }
+            }
+        }
+        assert!(parsed > 80, "only {parsed} schemas found");
+    }
+}

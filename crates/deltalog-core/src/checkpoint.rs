@@ -1,0 +1,226 @@
+//! Reading checkpoint parts and sidecars (spec "Checkpoints", "Checkpoint Schema", "V2
+//! Checkpoint", catalogue F/H-CK).
+//!
+//! Parquet files are read with a column projection: only the action columns replay needs.
+//! `add` and `remove` come out as [`FileActionBatch`]es normalised to the layout of
+//! [`crate::action_schema`], whatever optional fields the writer included; the other actions
+//! (protocol, metaData, txn, domainMetadata, checkpointMetadata, sidecar) are turned into JSON
+//! lines and decoded like a commit, so both formats share one decoder.
+
+use std::sync::Arc;
+
+use arrow::compute::{cast, filter_record_batch, is_not_null};
+use arrow_array::{new_null_array, Array, ArrayRef, RecordBatch, StructArray};
+use arrow_schema::{DataType, Field, Fields, Schema};
+use futures::TryStreamExt;
+use object_store::path::Path;
+#[allow(deprecated)]
+use parquet::arrow::async_reader::ParquetObjectReader;
+use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
+
+use crate::action_schema::{add_fields, remove_fields, FileActionBatch};
+use crate::commit::{decode_actions, DecodedActions};
+use crate::error::{Error, Result};
+use crate::storage::Storage;
+
+/// Rows per decoded batch.
+const BATCH_SIZE: usize = 32 * 1024;
+
+/// Top-level checkpoint columns that hold non-file actions.
+const OTHER_ACTIONS: &[&str] = &[
+    "protocol",
+    "metaData",
+    "txn",
+    "domainMetadata",
+    "checkpointMetadata",
+    "sidecar",
+];
+
+/// What of a checkpoint part to read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CheckpointProjection {
+    /// Read the non-file actions too (not needed for sidecars).
+    pub other_actions: bool,
+    /// Read `add.stats` (the JSON statistics string).
+    pub stats: bool,
+}
+
+/// Reads the Parquet checkpoint part (or sidecar) at `path` of `size` bytes, for `version`.
+pub async fn read_parquet_actions(
+    storage: &Storage,
+    path: &Path,
+    size: u64,
+    version: u64,
+    projection: CheckpointProjection,
+) -> Result<DecodedActions> {
+    let file = storage.url_of(path);
+    let parquet_error = |error: parquet::errors::ParquetError| Error::corrupt(&file, error);
+    #[allow(deprecated)]
+    let reader =
+        ParquetObjectReader::new(storage.store().clone(), path.clone()).with_file_size(size);
+    let builder = ParquetRecordBatchStreamBuilder::new(reader)
+        .await
+        .map_err(parquet_error)?;
+    let mask = projection_mask(builder.parquet_schema(), projection);
+    let stream = builder
+        .with_projection(mask)
+        .with_batch_size(BATCH_SIZE)
+        .build()
+        .map_err(parquet_error)?;
+    let batches: Vec<RecordBatch> = stream.try_collect().await.map_err(parquet_error)?;
+    let mut decoded = DecodedActions::default();
+    for batch in &batches {
+        if let Some(file_actions) = file_action_batch(batch, version, &file)? {
+            decoded.file_actions.push(file_actions);
+        }
+        if projection.other_actions {
+            merge_other_actions(&mut decoded, batch, version, &file)?;
+        }
+    }
+    Ok(decoded)
+}
+
+/// The leaves of the action columns replay needs.
+fn projection_mask(
+    schema: &parquet::schema::types::SchemaDescriptor,
+    projection: CheckpointProjection,
+) -> ProjectionMask {
+    let wanted = schema.columns().iter().enumerate().filter_map(|(index, column)| {
+        let parts = column.path().parts();
+        let top = parts.first().map(String::as_str)?;
+        let second = parts.get(1).map(String::as_str);
+        let keep = match (top, second) {
+            ("add" | "remove", Some("stats_parsed" | "partitionValues_parsed")) => false,
+            ("add", Some("stats")) => projection.stats,
+            ("remove", Some("stats" | "tags")) => false,
+            ("add" | "remove", _) => true,
+            (other, _) => projection.other_actions && OTHER_ACTIONS.contains(&other),
+        };
+        keep.then_some(index)
+    });
+    ProjectionMask::leaves(schema, wanted)
+}
+
+/// The `add`/`remove` columns of `batch` in the normalised layout; `None` when it has neither.
+fn file_action_batch(batch: &RecordBatch, version: u64, file: &str) -> Result<Option<FileActionBatch>> {
+    let adds = batch.column_by_name("add");
+    let removes = batch.column_by_name("remove");
+    if adds.is_none() && removes.is_none() {
+        return Ok(None);
+    }
+    let rows = batch.num_rows();
+    Ok(Some(FileActionBatch {
+        version,
+        from_checkpoint: true,
+        file: Arc::from(file),
+        adds: normalize_struct(adds, &add_fields(), rows, file)?,
+        removes: normalize_struct(removes, &remove_fields(), rows, file)?,
+    }))
+}
+
+/// `column` (a struct, or absent) reshaped to exactly `fields`: missing children become nulls,
+/// children of another but compatible type are cast, extra children are dropped.
+pub fn normalize_struct(
+    column: Option<&ArrayRef>,
+    fields: &Fields,
+    rows: usize,
+    file: &str,
+) -> Result<StructArray> {
+    let Some(column) = column else {
+        return Ok(StructArray::new_null(fields.clone(), rows));
+    };
+    let array = column
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .ok_or_else(|| Error::corrupt(file, "an action column is not a struct"))?;
+    let children = fields
+        .iter()
+        .map(|field| normalize_child(array.column_by_name(field.name()), field, rows, file))
+        .collect::<Result<Vec<_>>>()?;
+    StructArray::try_new(fields.clone(), children, array.nulls().cloned())
+        .map_err(|error| Error::corrupt(file, error))
+}
+
+fn normalize_child(
+    child: Option<&ArrayRef>,
+    field: &Field,
+    rows: usize,
+    file: &str,
+) -> Result<ArrayRef> {
+    let Some(child) = child else {
+        return Ok(new_null_array(field.data_type(), rows));
+    };
+    if child.data_type() == field.data_type() {
+        return Ok(child.clone());
+    }
+    match field.data_type() {
+        DataType::Struct(fields) => Ok(Arc::new(normalize_struct(Some(child), fields, rows, file)?)),
+        target => cast(child, target).map_err(|error| {
+            Error::corrupt(file, format!("column '{}': {error}", field.name()))
+        }),
+    }
+}
+
+/// Decodes the non-file actions of `batch` by writing them as JSON lines.
+fn merge_other_actions(
+    decoded: &mut DecodedActions,
+    batch: &RecordBatch,
+    version: u64,
+    file: &str,
+) -> Result<()> {
+    let mut lines = Vec::new();
+    for name in OTHER_ACTIONS {
+        let Some(column) = batch.column_by_name(name) else {
+            continue;
+        };
+        if column.null_count() == column.len() {
+            continue;
+        }
+        let single = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new(
+                *name,
+                column.data_type().clone(),
+                true,
+            )])),
+            vec![column.clone()],
+        )
+        .and_then(|single| filter_record_batch(&single, &is_not_null(column)?))
+        .map_err(|error| Error::corrupt(file, error))?;
+        let mut writer = arrow_json::LineDelimitedWriter::new(&mut lines);
+        writer
+            .write(&single)
+            .and_then(|()| writer.finish())
+            .map_err(|error| Error::corrupt(file, error))?;
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let other = decode_actions(&lines, version, file, true)?;
+    merge(decoded, other, file)
+}
+
+/// Adds the non-file actions of `other` to `into`; a checkpoint holds one protocol and one
+/// metaData at most.
+pub fn merge(into: &mut DecodedActions, other: DecodedActions, file: &str) -> Result<()> {
+    let twice = |what: &str| Error::corrupt(file, format!("more than one {what} action"));
+    if other.protocol.is_some() {
+        if into.protocol.is_some() {
+            return Err(twice("protocol"));
+        }
+        into.protocol = other.protocol;
+    }
+    if other.metadata.is_some() {
+        if into.metadata.is_some() {
+            return Err(twice("metaData"));
+        }
+        into.metadata = other.metadata;
+    }
+    if other.checkpoint_metadata.is_some() {
+        into.checkpoint_metadata = other.checkpoint_metadata;
+    }
+    into.txns.extend(other.txns);
+    into.domains.extend(other.domains);
+    into.sidecars.extend(other.sidecars);
+    into.file_actions.extend(other.file_actions);
+    Ok(())
+}

@@ -1,0 +1,245 @@
+//! Decoding one JSON commit (spec "Delta Log Entries", catalogue A-04, B).
+//!
+//! A commit is newline-delimited JSON, one action per line, keyed by the action name. Lines
+//! holding `add` or `remove` go, as they are, through arrow-json's decoder into a
+//! [`FileActionBatch`]; the few other actions become structs. Unknown actions are skipped after
+//! checking they are valid JSON (catalogue B-02).
+
+use std::collections::HashMap;
+
+use arrow_json::ReaderBuilder;
+use serde::de::DeserializeOwned;
+
+use crate::action_schema::{file_action_schema, FileActionBatch};
+use crate::actions::{
+    CheckpointMetadata, CommitInfo, DomainMetadata, Metadata, Protocol, Sidecar, Txn,
+};
+use crate::error::{Error, Result};
+
+/// The actions of one commit (or of a JSON V2 checkpoint or a compaction file).
+#[derive(Debug, Clone, Default)]
+pub struct DecodedActions {
+    /// `add` and `remove` rows, in batches; empty when there are none.
+    pub file_actions: Vec<FileActionBatch>,
+    pub protocol: Option<Protocol>,
+    pub metadata: Option<Metadata>,
+    pub txns: Vec<Txn>,
+    pub domains: Vec<DomainMetadata>,
+    pub commit_info: Option<CommitInfo>,
+    pub checkpoint_metadata: Option<CheckpointMetadata>,
+    pub sidecars: Vec<Sidecar>,
+    /// How many `cdc` actions the file holds.
+    pub cdc_count: usize,
+}
+
+/// One line of a commit: the action name and the line's bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct ActionLine<'a> {
+    pub name: &'a str,
+    pub json: &'a [u8],
+}
+
+/// Decodes the actions in `bytes`, the content of the log file `file` at `version`.
+///
+/// `from_checkpoint` marks the file actions as already reconciled (JSON V2 checkpoints and
+/// compaction files are). Errors name the file and the line.
+pub fn decode_actions(
+    bytes: &[u8],
+    version: u64,
+    file: &str,
+    from_checkpoint: bool,
+) -> Result<DecodedActions> {
+    let mut decoded = DecodedActions::default();
+    let mut file_lines: Vec<&[u8]> = Vec::new();
+    for (index, line) in action_lines(bytes, file) {
+        let line = line?;
+        let at_line = |error: &dyn std::fmt::Display| {
+            Error::corrupt(file, format!("line {}: {error}", index + 1))
+        };
+        match line.name {
+            "add" | "remove" => file_lines.push(line.json),
+            "cdc" => {
+                validate_json(line.json).map_err(|e| at_line(&e))?;
+                decoded.cdc_count += 1;
+            }
+            "protocol" => {
+                replace_once(&mut decoded.protocol, action(line).map_err(|e| at_line(&e))?)
+                    .map_err(|e| at_line(&e))?
+            }
+            "metaData" => {
+                replace_once(&mut decoded.metadata, action(line).map_err(|e| at_line(&e))?)
+                    .map_err(|e| at_line(&e))?
+            }
+            "txn" => decoded.txns.push(action(line).map_err(|e| at_line(&e))?),
+            "domainMetadata" => decoded.domains.push(action(line).map_err(|e| at_line(&e))?),
+            "commitInfo" => {
+                decoded.commit_info = Some(CommitInfo {
+                    raw: action(line).map_err(|e| at_line(&e))?,
+                })
+            }
+            "checkpointMetadata" => {
+                decoded.checkpoint_metadata = Some(action(line).map_err(|e| at_line(&e))?)
+            }
+            "sidecar" => decoded.sidecars.push(action(line).map_err(|e| at_line(&e))?),
+            _ => validate_json(line.json).map_err(|e| at_line(&e))?,
+        }
+    }
+    if !file_lines.is_empty() {
+        decoded.file_actions.push(decode_file_actions(
+            &file_lines,
+            version,
+            file,
+            from_checkpoint,
+        )?);
+    }
+    Ok(decoded)
+}
+
+/// The non-empty lines of a log file with their action names, numbered from 0.
+pub fn action_lines<'a>(
+    bytes: &'a [u8],
+    file: &'a str,
+) -> impl Iterator<Item = (usize, Result<ActionLine<'a>>)> + 'a {
+    bytes
+        .split(|byte| *byte == b'\n')
+        .enumerate()
+        .filter(|(_, line)| !line.trim_ascii().is_empty())
+        .map(move |(index, line)| {
+            let line = line.trim_ascii();
+            let name = action_name(line).ok_or_else(|| {
+                Error::corrupt(
+                    file,
+                    format!(
+                        "line {}: not a JSON object keyed by an action name: {}",
+                        index + 1,
+                        preview(line)
+                    ),
+                )
+            });
+            (index, name.map(|name| ActionLine { name, json: line }))
+        })
+}
+
+/// Decodes `add`/`remove` lines into one batch of [`file_action_schema`].
+fn decode_file_actions(
+    lines: &[&[u8]],
+    version: u64,
+    file: &str,
+    from_checkpoint: bool,
+) -> Result<FileActionBatch> {
+    let context = |error| Error::corrupt(file, error);
+    let mut decoder = ReaderBuilder::new(file_action_schema())
+        .with_batch_size(lines.len().max(1))
+        .build_decoder()
+        .map_err(context)?;
+    let mut buffer = Vec::with_capacity(lines.iter().map(|line| line.len() + 1).sum());
+    for line in lines {
+        buffer.extend_from_slice(line);
+        buffer.push(b'\n');
+    }
+    let mut rest = buffer.as_slice();
+    while !rest.is_empty() {
+        let consumed = decoder.decode(rest).map_err(context)?;
+        if consumed == 0 {
+            break;
+        }
+        rest = &rest[consumed..];
+    }
+    let batch = decoder
+        .flush()
+        .map_err(context)?
+        .ok_or_else(|| Error::corrupt(file, "its add and remove lines decoded to nothing"))?;
+    FileActionBatch::from_record_batch(&batch, version, from_checkpoint, file)
+}
+
+/// The first key of a JSON object line, read without parsing the rest.
+fn action_name(line: &[u8]) -> Option<&str> {
+    let rest = line.strip_prefix(b"{")?.trim_ascii_start();
+    let rest = rest.strip_prefix(b"\"")?;
+    let end = rest.iter().position(|byte| *byte == b'"')?;
+    std::str::from_utf8(&rest[..end]).ok()
+}
+
+/// The value of the single action in `line`.
+fn action<T: DeserializeOwned>(line: ActionLine<'_>) -> serde_json::Result<T> {
+    let mut object: HashMap<String, T> = serde_json::from_slice(line.json)?;
+    object
+        .remove(line.name)
+        .ok_or_else(|| serde::de::Error::custom(format!("no '{}' key", line.name)))
+}
+
+fn validate_json(line: &[u8]) -> serde_json::Result<()> {
+    serde_json::from_slice::<serde::de::IgnoredAny>(line).map(|_| ())
+}
+
+/// Stores `value` in `slot`, refusing a second one (catalogue C-15: one protocol and one
+/// metaData per commit).
+fn replace_once<T>(slot: &mut Option<T>, value: T) -> std::result::Result<(), String> {
+    if slot.is_some() {
+        return Err("a second action of a kind that may appear once per commit".to_string());
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+fn preview(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&line[..line.len().min(80)]);
+    if line.len() > 80 {
+        format!("{text}...")
+    } else {
+        text.into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Array, StringArray};
+
+    const COMMIT: &str = r#"{"commitInfo":{"timestamp":1700000000000,"operation":"WRITE","operationParameters":{"mode":"Append"}}}
+{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}
+{"metaData":{"id":"abc","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[]}","partitionColumns":[],"configuration":{},"createdTime":1}}
+{"add":{"path":"a%20b.parquet","partitionValues":{},"size":10,"modificationTime":5,"dataChange":true,"stats":"{\"numRecords\":3}"}}
+{"remove":{"path":"old.parquet","deletionTimestamp":7,"dataChange":true}}
+{"txn":{"appId":"app","version":3}}
+{"futureAction":{"x":[1,2]}}
+"#;
+
+    #[test]
+    fn decodes_every_action_kind() {
+        let decoded = decode_actions(COMMIT.as_bytes(), 4, "c.json", false).unwrap();
+        assert_eq!(decoded.protocol.unwrap().min_writer_version, 2);
+        assert_eq!(decoded.metadata.unwrap().id, "abc");
+        assert_eq!(decoded.txns[0].app_id, "app");
+        assert_eq!(decoded.commit_info.unwrap().timestamp(), Some(1700000000000));
+        let files = &decoded.file_actions[0];
+        assert_eq!(files.num_rows(), 2);
+        let paths = files.adds.column_by_name("path").unwrap();
+        let paths = paths.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(paths.value(0), "a%20b.parquet");
+        assert!(files.adds.is_null(1));
+        assert!(files.removes.is_valid(1));
+    }
+
+    #[test]
+    fn truncated_line_names_file_and_line() {
+        let text = "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n{\"metaData\":{\"id\":";
+        let error = decode_actions(text.as_bytes(), 0, "00.json", false).unwrap_err();
+        assert!(error.to_string().contains("00.json"), "{error}");
+        assert!(error.to_string().contains("line 2"), "{error}");
+    }
+
+    #[test]
+    fn truncated_add_is_an_error() {
+        let text = "{\"add\":{\"path\":\"a\",\"size\":1";
+        let error = decode_actions(text.as_bytes(), 0, "00.json", false).unwrap_err();
+        assert!(matches!(error, Error::CorruptLogFile { .. }), "{error}");
+    }
+
+    #[test]
+    fn two_protocols_in_one_commit_are_refused() {
+        let line = "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n";
+        let text = format!("{line}{line}");
+        assert!(decode_actions(text.as_bytes(), 0, "x", false).is_err());
+    }
+}

@@ -1,0 +1,363 @@
+//! The live files of a snapshot as Arrow, one row per file (what `Snapshot::files` returns).
+//!
+//! Columns: `path` (URL-decoded, as the log names the file), `size`, `modification_time`
+//! (timestamp[ms, UTC]), `partition_values` (a struct typed per the schema, logical names;
+//! catalogue H-PV), `deletion_vector` (the descriptor, or null), `num_records`, `base_row_id`,
+//! `default_row_commit_version`, `tags`; with statistics also `min_values`, `max_values`,
+//! `null_count` (structs with logical names) and `tight_bounds` (catalogue H-ST).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use arrow::compute::cast;
+use arrow_array::{
+    Array, ArrayRef, Int64Array, MapArray, RecordBatch, StringArray, StructArray,
+};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+
+use crate::action_schema::add;
+use crate::error::{Error, Result};
+use crate::partition::{partition_values_to_arrow, SessionTimeZone};
+use crate::schema::{to_arrow_data_type, ColumnMappingMode, DataType as DeltaType, StructType};
+use crate::snapshot::Snapshot;
+use crate::stats::{parse_stats, stats_schema};
+
+/// What to put in the file list.
+#[derive(Debug, Clone, Default)]
+pub struct FileListOptions {
+    /// Add `min_values`, `max_values`, `null_count` and `tight_bounds`.
+    pub with_stats: bool,
+    /// The zone partition timestamps are read in (default UTC).
+    pub timezone: SessionTimeZone,
+}
+
+/// The live files of `snapshot`, one batch per replayed batch.
+pub fn active_files(
+    snapshot: &Snapshot,
+    options: &FileListOptions,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let builder = FileListBuilder::new(snapshot, options)?;
+    let batches = snapshot
+        .add_actions()
+        .iter()
+        .map(|adds| builder.build(adds))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((builder.schema.clone(), batches))
+}
+
+/// The sum of `size` over the given add structs.
+pub fn total_size(adds: &[StructArray]) -> i64 {
+    adds.iter()
+        .filter_map(|adds| adds.column_by_name(add::SIZE))
+        .filter_map(|sizes| sizes.as_any().downcast_ref::<Int64Array>())
+        .map(|sizes| sizes.iter().flatten().sum::<i64>())
+        .sum()
+}
+
+struct FileListBuilder<'a> {
+    snapshot: &'a Snapshot,
+    options: &'a FileListOptions,
+    partition_schema: StructType,
+    partition_fields: Fields,
+    /// The physical (stats-key) schema of the data columns and its stats type.
+    stats_type: DataType,
+    schema: SchemaRef,
+    table: String,
+}
+
+impl<'a> FileListBuilder<'a> {
+    fn new(snapshot: &'a Snapshot, options: &'a FileListOptions) -> Result<Self> {
+        let table = snapshot.table().uri().to_string();
+        let metadata = snapshot.metadata();
+        let partition_schema = snapshot
+            .schema()
+            .partition_schema(&metadata.partition_columns)
+            .map_err(|error| Error::invalid_table(&table, error))?;
+        let partition_fields = partition_schema
+            .fields
+            .iter()
+            .map(|field| {
+                Ok(Field::new(&field.name, to_arrow_data_type(&field.data_type)?, true))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let data_schema = snapshot.schema().data_schema(&metadata.partition_columns);
+        let physical = data_schema.physical_schema(snapshot.column_mapping())?;
+        let stats_type = stats_schema(&physical, &metadata.configuration)?;
+        let mut fields = vec![
+            Field::new("path", DataType::Utf8, false),
+            Field::new("size", DataType::Int64, true),
+            Field::new(
+                "modification_time",
+                DataType::Timestamp(TimeUnit::Millisecond, Some(Arc::from("UTC"))),
+                true,
+            ),
+            Field::new(
+                "partition_values",
+                DataType::Struct(Fields::from(partition_fields.clone())),
+                true,
+            ),
+            Field::new("deletion_vector", deletion_vector_type(), true),
+            Field::new("num_records", DataType::Int64, true),
+            Field::new("base_row_id", DataType::Int64, true),
+            Field::new("default_row_commit_version", DataType::Int64, true),
+            Field::new("tags", crate::action_schema::string_map(), true),
+        ];
+        if options.with_stats {
+            let logical = logical_stats_type(&stats_type, &data_schema, snapshot.column_mapping())?;
+            if let DataType::Struct(stats_fields) = &logical {
+                for (name, output) in [
+                    ("minValues", "min_values"),
+                    ("maxValues", "max_values"),
+                    ("nullCount", "null_count"),
+                    ("tightBounds", "tight_bounds"),
+                ] {
+                    if let Some(field) = stats_fields.iter().find(|f| f.name() == name) {
+                        fields.push(Field::new(output, field.data_type().clone(), true));
+                    }
+                }
+            }
+        }
+        Ok(FileListBuilder {
+            snapshot,
+            options,
+            partition_schema,
+            partition_fields: Fields::from(partition_fields),
+            stats_type,
+            schema: Arc::new(Schema::new(fields)),
+            table,
+        })
+    }
+
+    fn build(&self, adds: &StructArray) -> Result<RecordBatch> {
+        let column = |name: &str| -> Result<ArrayRef> {
+            adds.column_by_name(name).cloned().ok_or_else(|| {
+                Error::invalid_table(&self.table, format!("add actions lack '{name}'"))
+            })
+        };
+        let paths = decoded_paths(column(add::PATH)?.as_ref());
+        let modification_time = cast(
+            &column(add::MODIFICATION_TIME)?,
+            &DataType::Timestamp(TimeUnit::Millisecond, Some(Arc::from("UTC"))),
+        )
+        .map_err(|error| Error::arrow("modification times", error))?;
+        let stats = self.parse_stats(adds)?;
+        let num_records = stats
+            .column_by_name("numRecords")
+            .cloned()
+            .unwrap_or_else(|| Arc::new(Int64Array::new_null(adds.len())));
+        let mut columns: Vec<ArrayRef> = vec![
+            paths,
+            column(add::SIZE)?,
+            modification_time,
+            self.partition_values(adds)?,
+            rename_struct_fields(&column(add::DELETION_VECTOR)?, &deletion_vector_type())?,
+            num_records,
+            column(add::BASE_ROW_ID)?,
+            column(add::DEFAULT_ROW_COMMIT_VERSION)?,
+            column(add::TAGS)?,
+        ];
+        if self.options.with_stats {
+            let logical = logical_stats(&stats, &self.snapshot.schema().data_schema(
+                &self.snapshot.metadata().partition_columns,
+            ), self.snapshot.column_mapping())?;
+            for name in ["minValues", "maxValues", "nullCount", "tightBounds"] {
+                if let Some(array) = logical.column_by_name(name) {
+                    columns.push(array.clone());
+                }
+            }
+        }
+        RecordBatch::try_new(self.schema.clone(), columns)
+            .map_err(|error| Error::arrow("building the file list", error))
+    }
+
+    fn parse_stats(&self, adds: &StructArray) -> Result<StructArray> {
+        let strings = adds
+            .column_by_name(add::STATS)
+            .and_then(|column| column.as_any().downcast_ref::<StringArray>());
+        match strings {
+            Some(strings) => parse_stats(strings, &self.stats_type),
+            None => Ok(StructArray::new_null(
+                match &self.stats_type {
+                    DataType::Struct(fields) => fields.clone(),
+                    _ => Fields::empty(),
+                },
+                adds.len(),
+            )),
+        }
+    }
+
+    /// The typed partition values: one child per partition column, read from the
+    /// `partitionValues` map under the column's physical name.
+    fn partition_values(&self, adds: &StructArray) -> Result<ArrayRef> {
+        let rows = adds.len();
+        let maps = adds
+            .column_by_name(add::PARTITION_VALUES)
+            .and_then(|c| c.as_any().downcast_ref::<MapArray>());
+        let mode = self.snapshot.column_mapping();
+        let mut children = Vec::with_capacity(self.partition_schema.fields.len());
+        for field in &self.partition_schema.fields {
+            let key = field.physical_name(mode)?;
+            let values = map_values(maps, key, rows);
+            let DeltaType::Primitive(primitive) = &field.data_type else {
+                return Err(Error::invalid_table(
+                    &self.table,
+                    format!("partition column '{}' is not of a primitive type", field.name),
+                ));
+            };
+            children.push(partition_values_to_arrow(
+                &values,
+                primitive,
+                &field.name,
+                &self.options.timezone,
+            )?);
+        }
+        let array = if children.is_empty() {
+            StructArray::new_empty_fields(rows, None)
+        } else {
+            StructArray::try_new(self.partition_fields.clone(), children, None)
+                .map_err(|error| Error::arrow("building partition values", error))?
+        };
+        Ok(Arc::new(array))
+    }
+}
+
+/// The value of `key` in each row's map (None when the map or the key is absent or null).
+fn map_values<'m>(maps: Option<&'m MapArray>, key: &str, rows: usize) -> Vec<Option<&'m str>> {
+    let Some(maps) = maps else {
+        return vec![None; rows];
+    };
+    let keys = maps.keys().as_any().downcast_ref::<StringArray>();
+    let values = maps.values().as_any().downcast_ref::<StringArray>();
+    let (Some(keys), Some(values)) = (keys, values) else {
+        return vec![None; rows];
+    };
+    let offsets = maps.value_offsets();
+    (0..rows)
+        .map(|row| {
+            if maps.is_null(row) {
+                return None;
+            }
+            let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+            (start..end)
+                .find(|&entry| keys.value(entry) == key)
+                .filter(|&entry| values.is_valid(entry))
+                .map(|entry| values.value(entry))
+        })
+        .collect()
+}
+
+/// Paths with their URL escapes decoded.
+fn decoded_paths(paths: &dyn Array) -> ArrayRef {
+    let Some(strings) = paths.as_any().downcast_ref::<StringArray>() else {
+        return Arc::new(StringArray::new_null(paths.len()));
+    };
+    if !strings.iter().flatten().any(|path| path.contains('%')) {
+        return Arc::new(strings.clone());
+    }
+    Arc::new(
+        strings
+            .iter()
+            .map(|path| path.map(decode_path))
+            .collect::<StringArray>(),
+    )
+}
+
+fn decode_path(path: &str) -> Cow<'_, str> {
+    percent_encoding::percent_decode_str(path).decode_utf8_lossy()
+}
+
+/// The deletion vector struct with snake_case field names.
+fn deletion_vector_type() -> DataType {
+    DataType::Struct(Fields::from(vec![
+        Field::new("storage_type", DataType::Utf8, true),
+        Field::new("path_or_inline_dv", DataType::Utf8, true),
+        Field::new("offset", DataType::Int32, true),
+        Field::new("size_in_bytes", DataType::Int32, true),
+        Field::new("cardinality", DataType::Int64, true),
+    ]))
+}
+
+/// `array` (a struct) with its children renamed, by position, to the fields of `target`.
+fn rename_struct_fields(array: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
+    let (Some(array), DataType::Struct(fields)) =
+        (array.as_any().downcast_ref::<StructArray>(), target)
+    else {
+        return Ok(array.clone());
+    };
+    let renamed = StructArray::try_new(fields.clone(), array.columns().to_vec(), array.nulls().cloned())
+        .map_err(|error| Error::arrow("renaming struct fields", error))?;
+    Ok(Arc::new(renamed))
+}
+
+/// The stats struct type with physical column names replaced by logical ones.
+fn logical_stats_type(
+    stats_type: &DataType,
+    data_schema: &StructType,
+    mode: ColumnMappingMode,
+) -> Result<DataType> {
+    let empty = StructArray::new_null(
+        match stats_type {
+            DataType::Struct(fields) => fields.clone(),
+            _ => Fields::empty(),
+        },
+        0,
+    );
+    Ok(logical_stats(&empty, data_schema, mode)?.data_type().clone())
+}
+
+/// `stats` with the physical column names inside `minValues`, `maxValues` and `nullCount`
+/// replaced by the logical names of `data_schema`.
+fn logical_stats(
+    stats: &StructArray,
+    data_schema: &StructType,
+    mode: ColumnMappingMode,
+) -> Result<StructArray> {
+    if mode == ColumnMappingMode::None {
+        return Ok(stats.clone());
+    }
+    let (fields, columns, nulls) = stats.clone().into_parts();
+    let mut new_fields = Vec::with_capacity(fields.len());
+    let mut new_columns = Vec::with_capacity(columns.len());
+    for (field, column) in fields.iter().zip(columns) {
+        let renamed = match column.as_any().downcast_ref::<StructArray>() {
+            Some(values) => Arc::new(logical_names(values, data_schema, mode)?) as ArrayRef,
+            None => column,
+        };
+        new_fields.push(Field::new(field.name(), renamed.data_type().clone(), true));
+        new_columns.push(renamed);
+    }
+    StructArray::try_new(Fields::from(new_fields), new_columns, nulls)
+        .map_err(|error| Error::arrow("renaming statistics", error))
+}
+
+fn logical_names(
+    values: &StructArray,
+    schema: &StructType,
+    mode: ColumnMappingMode,
+) -> Result<StructArray> {
+    let (fields, columns, nulls) = values.clone().into_parts();
+    let mut new_fields = Vec::with_capacity(fields.len());
+    let mut new_columns = Vec::with_capacity(columns.len());
+    for (field, column) in fields.iter().zip(columns) {
+        let logical = schema
+            .fields
+            .iter()
+            .find(|f| f.physical_name(mode).ok() == Some(field.name().as_str()));
+        let (name, column) = match logical {
+            Some(logical) => {
+                let column = match (&logical.data_type, column.as_any().downcast_ref::<StructArray>()) {
+                    (DeltaType::Struct(inner), Some(nested)) => {
+                        Arc::new(logical_names(nested, inner, mode)?) as ArrayRef
+                    }
+                    _ => column,
+                };
+                (logical.name.clone(), column)
+            }
+            None => (field.name().clone(), column),
+        };
+        new_fields.push(Field::new(name, column.data_type().clone(), true));
+        new_columns.push(column);
+    }
+    StructArray::try_new(Fields::from(new_fields), new_columns, nulls)
+        .map_err(|error| Error::arrow("renaming statistics", error))
+}

@@ -1,0 +1,271 @@
+//! Reading the files of a [`LogSegment`] and folding them into snapshot state
+//! (spec "Action Reconciliation", "Checkpoints"; catalogue C, G).
+//!
+//! IO is concurrent: commit files, checkpoint parts and sidecars are fetched together; JSON is
+//! decoded on the rayon pool and Parquet parts on the async runtime, in parallel.
+
+use std::collections::HashMap;
+
+use arrow_array::Array;
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use rayon::prelude::*;
+
+use crate::action_schema::FileActionBatch;
+use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
+use crate::checkpoint::{merge, read_parquet_actions, CheckpointProjection};
+use crate::commit::{decode_actions, DecodedActions};
+use crate::error::{Error, Result};
+use crate::log_path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
+use crate::log_segment::{CheckpointFiles, LogSegment};
+use crate::replay::{replay_files, FileKeys, ReplayedFiles};
+use crate::storage::Storage;
+
+/// How many files are fetched at once.
+pub const IO_CONCURRENCY: usize = 16;
+
+/// The state of one version before it becomes a [`crate::Snapshot`].
+#[derive(Debug, Clone)]
+pub struct TableState {
+    pub version: u64,
+    pub protocol: Protocol,
+    pub metadata: Metadata,
+    pub files: ReplayedFiles,
+    /// Newest `txn` per app id.
+    pub txns: HashMap<String, Txn>,
+    /// Newest `domainMetadata` per domain, tombstones included.
+    pub domains: HashMap<String, DomainMetadata>,
+    /// The `commitInfo` of the last commit, when its file was read.
+    pub commit_info: Option<CommitInfo>,
+}
+
+/// Decoded commits, newest first, with their versions.
+pub type Deltas = Vec<(u64, DecodedActions)>;
+
+/// Reads and decodes the commits and compaction files of `segment`, newest first.
+pub async fn read_deltas(storage: &Storage, files: &[&LogPath]) -> Result<Deltas> {
+    let contents = fetch_all(storage, files.iter().map(|f| f.location.clone())).await?;
+    files
+        .par_iter()
+        .zip(contents.par_iter())
+        .rev()
+        .map(|(file, bytes)| {
+            let is_compaction = matches!(file.kind, LogFileKind::Compaction { .. });
+            let name = storage.url_of(&file.location);
+            decode_actions(bytes, file.version, &name, is_compaction).map(|d| (file.version, d))
+        })
+        .collect()
+}
+
+/// Reads every part of `checkpoint`, and its sidecars when it is a V2 checkpoint.
+pub async fn read_checkpoint(
+    storage: &Storage,
+    checkpoint: &CheckpointFiles,
+    with_stats: bool,
+) -> Result<DecodedActions> {
+    let projection = CheckpointProjection {
+        other_actions: true,
+        stats: with_stats,
+    };
+    let parts = futures::stream::iter(checkpoint.parts.iter())
+        .map(|part| read_checkpoint_part(storage, part, checkpoint.version, projection))
+        .buffered(IO_CONCURRENCY)
+        .try_collect::<Vec<_>>()
+        .await?;
+    let mut all = DecodedActions::default();
+    for (part, decoded) in checkpoint.parts.iter().zip(parts) {
+        merge(&mut all, decoded, part.location.as_ref())?;
+    }
+    let sidecars = std::mem::take(&mut all.sidecars);
+    let sidecar_projection = CheckpointProjection {
+        other_actions: false,
+        stats: with_stats,
+    };
+    let sidecar_files = futures::stream::iter(sidecars.iter())
+        .map(|sidecar| async move {
+            let path = sidecar_path(storage, &sidecar.path)?;
+            let size = u64::try_from(sidecar.size_in_bytes).unwrap_or_default();
+            let size = match size {
+                0 => head_size(storage, &path).await?,
+                size => size,
+            };
+            read_parquet_actions(storage, &path, size, checkpoint.version, sidecar_projection)
+                .await
+        })
+        .buffered(IO_CONCURRENCY)
+        .try_collect::<Vec<_>>()
+        .await?;
+    for sidecar in sidecar_files {
+        all.file_actions.extend(sidecar.file_actions);
+    }
+    Ok(all)
+}
+
+/// Folds decoded deltas (newest first) and an optional checkpoint into the state of
+/// `version`. `base` is an earlier state to build on instead of a checkpoint (refresh).
+pub fn fold_state(
+    table: &str,
+    version: u64,
+    deltas: Deltas,
+    checkpoint: Option<DecodedActions>,
+    base: Option<&TableState>,
+    keys: &FileKeys,
+) -> Result<TableState> {
+    let mut protocol = None;
+    let mut metadata = None;
+    let mut txns = HashMap::new();
+    let mut domains = HashMap::new();
+    let mut commit_batches: Vec<FileActionBatch> = Vec::new();
+    let commit_info = deltas
+        .first()
+        .filter(|(v, _)| *v == version)
+        .and_then(|(_, d)| d.commit_info.clone());
+    for (_, delta) in deltas {
+        take_newest(&mut protocol, delta.protocol);
+        take_newest(&mut metadata, delta.metadata);
+        for txn in delta.txns {
+            txns.entry(txn.app_id.clone()).or_insert(txn);
+        }
+        for domain in delta.domains {
+            domains.entry(domain.domain.clone()).or_insert(domain);
+        }
+        commit_batches.extend(delta.file_actions);
+    }
+    let mut reconciled = Vec::new();
+    if let Some(checkpoint) = checkpoint {
+        take_newest(&mut protocol, checkpoint.protocol);
+        take_newest(&mut metadata, checkpoint.metadata);
+        for txn in checkpoint.txns {
+            txns.entry(txn.app_id.clone()).or_insert(txn);
+        }
+        for domain in checkpoint.domains {
+            domains.entry(domain.domain.clone()).or_insert(domain);
+        }
+        reconciled = checkpoint.file_actions;
+    }
+    if let Some(base) = base {
+        take_newest(&mut protocol, Some(base.protocol.clone()));
+        take_newest(&mut metadata, Some(base.metadata.clone()));
+        for (app, txn) in &base.txns {
+            txns.entry(app.clone()).or_insert_with(|| txn.clone());
+        }
+        for (name, domain) in &base.domains {
+            domains.entry(name.clone()).or_insert_with(|| domain.clone());
+        }
+        reconciled.extend(base_batches(base, version));
+    }
+    let protocol = protocol.ok_or_else(|| {
+        Error::invalid_table(table, format!("version {version} has no protocol action"))
+    })?;
+    let metadata = metadata.ok_or_else(|| {
+        Error::invalid_table(table, format!("version {version} has no metaData action"))
+    })?;
+    let files = replay_files(&commit_batches, &reconciled, keys)?;
+    Ok(TableState {
+        version,
+        protocol,
+        metadata,
+        files,
+        txns,
+        domains,
+        commit_info,
+    })
+}
+
+/// The live files and tombstones of `base` as already reconciled batches.
+fn base_batches(base: &TableState, version: u64) -> Vec<FileActionBatch> {
+    let adds = base.files.adds.iter().map(|adds| FileActionBatch {
+        version,
+        from_checkpoint: true,
+        file: "the previous snapshot".into(),
+        removes: arrow_array::StructArray::new_null(
+            crate::action_schema::remove_fields(),
+            adds.len(),
+        ),
+        adds: adds.clone(),
+    });
+    let removes = base.files.removes.iter().map(|removes| FileActionBatch {
+        version,
+        from_checkpoint: true,
+        file: "the previous snapshot".into(),
+        adds: arrow_array::StructArray::new_null(crate::action_schema::add_fields(), removes.len()),
+        removes: removes.clone(),
+    });
+    adds.chain(removes).collect()
+}
+
+fn take_newest<T>(slot: &mut Option<T>, candidate: Option<T>) {
+    if slot.is_none() {
+        *slot = candidate;
+    }
+}
+
+/// Loads the state of `segment.end_version`.
+pub async fn load_segment(
+    storage: &Storage,
+    table: &str,
+    segment: &LogSegment,
+    with_stats: bool,
+) -> Result<TableState> {
+    let deltas = segment.deltas_ascending();
+    let (deltas, checkpoint) = futures::try_join!(read_deltas(storage, &deltas), async {
+        match &segment.checkpoint {
+            Some(checkpoint) => read_checkpoint(storage, checkpoint, with_stats).await.map(Some),
+            None => Ok(None),
+        }
+    })?;
+    let keys = FileKeys::new(storage.root_url());
+    fold_state(table, segment.end_version, deltas, checkpoint, None, &keys)
+}
+
+async fn read_checkpoint_part(
+    storage: &Storage,
+    part: &LogPath,
+    version: u64,
+    projection: CheckpointProjection,
+) -> Result<DecodedActions> {
+    match &part.kind {
+        LogFileKind::Checkpoint(CheckpointKind::Uuid {
+            format: CheckpointFormat::Json,
+            ..
+        }) => {
+            let bytes = storage.read(&part.location).await?;
+            let name = storage.url_of(&part.location);
+            decode_actions(&bytes, version, &name, true)
+        }
+        _ => read_parquet_actions(storage, &part.location, part.size, version, projection).await,
+    }
+}
+
+/// Where a sidecar named in a V2 checkpoint lives: a file name (or relative path) inside
+/// `_delta_log/_sidecars/`, or an absolute URI in the table's store.
+fn sidecar_path(storage: &Storage, path: &str) -> Result<Path> {
+    if path.contains(':') {
+        return storage.resolve(path);
+    }
+    let relative = format!("_delta_log/{SIDECARS_DIR}/{path}");
+    storage.resolve(&relative)
+}
+
+async fn head_size(storage: &Storage, path: &Path) -> Result<u64> {
+    use object_store::ObjectStoreExt;
+    storage
+        .store()
+        .head(path)
+        .await
+        .map(|meta| meta.size)
+        .map_err(|source| Error::storage(path.as_ref(), source))
+}
+
+/// Fetches several objects concurrently, in order.
+pub async fn fetch_all(
+    storage: &Storage,
+    paths: impl Iterator<Item = Path>,
+) -> Result<Vec<Bytes>> {
+    futures::stream::iter(paths)
+        .map(|path| async move { storage.read(&path).await })
+        .buffered(IO_CONCURRENCY)
+        .try_collect()
+        .await
+}

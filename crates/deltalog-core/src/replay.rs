@@ -1,0 +1,252 @@
+//! Action reconciliation (spec "Action Reconciliation", catalogue C).
+//!
+//! File actions are keyed by `(path, deletion vector unique id)` (C-07), with paths brought to
+//! one spelling first (C-21): URL escapes decoded, and absolute URIs under the table root made
+//! relative, so `/t/a`, `file:/t/a`, `file:///t/a` and `a` name one file. Commits are replayed
+//! newest first; for every key only the newest action counts (C-08). Commits fill the set of
+//! seen keys; checkpoint rows are already reconciled, so they only probe it, and their batches
+//! are probed in parallel.
+
+use std::borrow::Cow;
+
+use arrow::compute::filter;
+use arrow_array::{Array, BooleanArray, Int32Array, StringArray, StructArray};
+use hashbrown::HashSet;
+use rayon::prelude::*;
+use url::Url;
+
+use crate::action_schema::{add, FileActionBatch};
+use crate::actions::unique_dv_id;
+use crate::error::{Error, Result};
+
+/// The live files and tombstones of a snapshot, as filtered `add` / `remove` structs.
+#[derive(Debug, Default, Clone)]
+pub struct ReplayedFiles {
+    pub adds: Vec<StructArray>,
+    pub removes: Vec<StructArray>,
+}
+
+/// Reconciles `commits` (newest first, one or more batches per version) and then the already
+/// reconciled `checkpoint` batches.
+pub fn replay_files(
+    commits: &[FileActionBatch],
+    checkpoint: &[FileActionBatch],
+    keys: &FileKeys,
+) -> Result<ReplayedFiles> {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut replayed = ReplayedFiles::default();
+    for batch in commits {
+        let (live, dead) = select_in_commit(batch, keys, &mut seen)?;
+        push_selected(&mut replayed, batch, live, dead)?;
+    }
+    let selections = checkpoint
+        .par_iter()
+        .map(|batch| select_in_checkpoint(batch, keys, &seen))
+        .collect::<Result<Vec<_>>>()?;
+    for (batch, (live, dead)) in checkpoint.iter().zip(selections) {
+        push_selected(&mut replayed, batch, live, dead)?;
+    }
+    Ok(replayed)
+}
+
+/// Brings log paths to one spelling for keying (catalogue C-21).
+#[derive(Debug, Clone)]
+pub struct FileKeys {
+    /// `scheme://authority` of the table root, for absolute paths without a scheme.
+    origin: String,
+    /// The decoded table root URL ending in `/`, stripped from absolute paths inside it.
+    root: String,
+}
+
+impl FileKeys {
+    pub fn new(root: &Url) -> Self {
+        let origin = root[..url::Position::BeforePath].to_string();
+        let root = format!("{origin}{}", decode(root.path()));
+        FileKeys { origin, root }
+    }
+
+    /// The canonical spelling of `path`: decoded, relative to the root when inside it.
+    /// Plain relative paths (the common case) are returned without copying.
+    pub fn canonical<'a>(&self, path: &'a str) -> Cow<'a, str> {
+        let has_scheme = path.contains(':');
+        if !has_scheme && !path.starts_with('/') && !path.contains('%') {
+            return Cow::Borrowed(path);
+        }
+        let absolute = if path.starts_with('/') {
+            format!("{}{}", self.origin, decode(path))
+        } else if has_scheme {
+            match Url::parse(path) {
+                Ok(url) => format!("{}{}", &url[..url::Position::BeforePath], decode(url.path())),
+                Err(_) => decode(path).into_owned(),
+            }
+        } else {
+            return Cow::Owned(decode(path).into_owned());
+        };
+        match absolute.strip_prefix(&self.root) {
+            Some(relative) => Cow::Owned(relative.to_string()),
+            None => Cow::Owned(absolute),
+        }
+    }
+}
+
+fn decode(text: &str) -> Cow<'_, str> {
+    percent_encoding::percent_decode_str(text).decode_utf8_lossy()
+}
+
+/// The columns of an add or remove struct that make up its key.
+struct KeyColumns<'a> {
+    path: &'a StringArray,
+    dv: Option<DvColumns<'a>>,
+}
+
+struct DvColumns<'a> {
+    valid: &'a StructArray,
+    storage_type: &'a StringArray,
+    path_or_inline: &'a StringArray,
+    offset: &'a Int32Array,
+}
+
+impl<'a> KeyColumns<'a> {
+    fn new(actions: &'a StructArray, file: &str) -> Result<Self> {
+        let path = string_child(actions, add::PATH, file)?;
+        let dv = match actions.column_by_name(add::DELETION_VECTOR) {
+            Some(column) if column.null_count() < column.len() => {
+                let valid = column
+                    .as_any()
+                    .downcast_ref::<StructArray>()
+                    .ok_or_else(|| Error::corrupt(file, "deletionVector is not a struct"))?;
+                Some(DvColumns {
+                    valid,
+                    storage_type: string_child(valid, "storageType", file)?,
+                    path_or_inline: string_child(valid, "pathOrInlineDv", file)?,
+                    offset: valid
+                        .column_by_name("offset")
+                        .and_then(|c| c.as_any().downcast_ref::<Int32Array>())
+                        .ok_or_else(|| Error::corrupt(file, "deletionVector.offset is not an int"))?,
+                })
+            }
+            _ => None,
+        };
+        Ok(KeyColumns { path, dv })
+    }
+
+    /// The key of row `row`, borrowed when the row has no deletion vector.
+    fn key<'k>(&'k self, row: usize, keys: &FileKeys, file: &str) -> Result<Cow<'k, str>> {
+        if self.path.is_null(row) {
+            return Err(Error::corrupt(file, format!("a file action without a path (row {row})")));
+        }
+        let path = keys.canonical(self.path.value(row));
+        match &self.dv {
+            Some(dv) if dv.valid.is_valid(row) => {
+                let offset = dv.offset.is_valid(row).then(|| dv.offset.value(row));
+                let id = unique_dv_id(
+                    dv.storage_type.value(row),
+                    dv.path_or_inline.value(row),
+                    offset,
+                );
+                Ok(Cow::Owned(format!("{path}\u{0}{id}")))
+            }
+            _ => Ok(path),
+        }
+    }
+}
+
+fn string_child<'a>(array: &'a StructArray, name: &str, file: &str) -> Result<&'a StringArray> {
+    array
+        .column_by_name(name)
+        .and_then(|column| column.as_any().downcast_ref::<StringArray>())
+        .ok_or_else(|| Error::corrupt(file, format!("'{name}' is missing or not a string")))
+}
+
+/// Selects the adds and removes of one commit whose keys no newer commit touched, and marks
+/// all of its keys seen.
+fn select_in_commit(
+    batch: &FileActionBatch,
+    keys: &FileKeys,
+    seen: &mut HashSet<String>,
+) -> Result<(BooleanArray, BooleanArray)> {
+    let file = &*batch.file;
+    let add_keys = KeyColumns::new(&batch.adds, file)?;
+    let remove_keys = KeyColumns::new(&batch.removes, file)?;
+    let rows = batch.num_rows();
+    let mut live = Vec::with_capacity(rows);
+    let mut dead = Vec::with_capacity(rows);
+    for row in 0..rows {
+        let is_add = batch.adds.is_valid(row);
+        let is_remove = batch.removes.is_valid(row);
+        let mut newest = |columns: &KeyColumns<'_>| -> Result<bool> {
+            let key = columns.key(row, keys, file)?;
+            if seen.contains(key.as_ref()) {
+                return Ok(false);
+            }
+            seen.insert(key.into_owned());
+            Ok(true)
+        };
+        live.push(is_add && newest(&add_keys)?);
+        dead.push(is_remove && newest(&remove_keys)?);
+    }
+    Ok((BooleanArray::from(live), BooleanArray::from(dead)))
+}
+
+/// Selects the checkpoint rows whose keys no commit after the checkpoint touched.
+fn select_in_checkpoint(
+    batch: &FileActionBatch,
+    keys: &FileKeys,
+    seen: &HashSet<String>,
+) -> Result<(BooleanArray, BooleanArray)> {
+    let file = &*batch.file;
+    let select = |actions: &StructArray| -> Result<BooleanArray> {
+        if actions.null_count() == actions.len() {
+            return Ok(BooleanArray::from(vec![false; actions.len()]));
+        }
+        let columns = KeyColumns::new(actions, file)?;
+        (0..actions.len())
+            .map(|row| {
+                Ok(actions.is_valid(row)
+                    && (seen.is_empty() || !seen.contains(columns.key(row, keys, file)?.as_ref())))
+            })
+            .collect::<Result<Vec<bool>>>()
+            .map(BooleanArray::from)
+    };
+    Ok((select(&batch.adds)?, select(&batch.removes)?))
+}
+
+fn push_selected(
+    replayed: &mut ReplayedFiles,
+    batch: &FileActionBatch,
+    live: BooleanArray,
+    dead: BooleanArray,
+) -> Result<()> {
+    let keep = |actions: &StructArray, mask: &BooleanArray| -> Result<Option<StructArray>> {
+        if mask.true_count() == 0 {
+            return Ok(None);
+        }
+        let filtered = filter(actions, mask).map_err(|error| Error::arrow(&*batch.file, error))?;
+        filtered
+            .as_any()
+            .downcast_ref::<StructArray>()
+            .cloned()
+            .map(Some)
+            .ok_or_else(|| Error::corrupt(&*batch.file, "file actions are not a struct"))
+    };
+    replayed.adds.extend(keep(&batch.adds, &live)?);
+    replayed.removes.extend(keep(&batch.removes, &dead)?);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_spellings_share_one_key() {
+        let keys = FileKeys::new(&Url::parse("file:///tmp/t%201/").unwrap());
+        assert_eq!(keys.canonical("a.parquet"), "a.parquet");
+        assert_eq!(keys.canonical("a%20b.parquet"), "a b.parquet");
+        assert_eq!(keys.canonical("/tmp/t 1/a.parquet"), "a.parquet");
+        assert_eq!(keys.canonical("file:/tmp/t%201/a.parquet"), "a.parquet");
+        assert_eq!(keys.canonical("file:///tmp/t%201/a.parquet"), "a.parquet");
+        assert_eq!(keys.canonical("file:///elsewhere/a.parquet"), "file:///elsewhere/a.parquet");
+        assert_eq!(keys.canonical("/elsewhere/a%25.parquet"), "file:///elsewhere/a%.parquet");
+    }
+}

@@ -1,0 +1,214 @@
+//! An immutable snapshot of one table version (spec "Action Reconciliation").
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::SchemaRef;
+
+use crate::actions::{CommitInfo, Metadata, Protocol};
+use crate::error::{Error, Result};
+use crate::features::ensure_readable;
+use crate::file_list::{active_files, FileListOptions};
+use crate::load::{fold_state, read_deltas, TableState};
+use crate::log_path::{LogFileKind, LogPath};
+use crate::log_segment::LogSegment;
+use crate::replay::FileKeys;
+use crate::schema::{parse_schema, to_arrow_schema, ColumnMappingMode, StructType};
+use crate::table::{SnapshotAt, Table};
+use arrow_array::{Array, RecordBatch};
+
+/// The state of a table at one version. Cheap to clone; never changes.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    inner: Arc<SnapshotInner>,
+}
+
+#[derive(Debug)]
+struct SnapshotInner {
+    table: Table,
+    state: TableState,
+    timestamp_ms: i64,
+    schema: StructType,
+    arrow_schema: SchemaRef,
+    column_mapping: ColumnMappingMode,
+}
+
+impl Snapshot {
+    /// Builds a snapshot from replayed state, checking that this library can read it.
+    pub(crate) fn new(table: Table, state: TableState, segment: &LogSegment) -> Result<Self> {
+        let file_time = segment
+            .latest_commit
+            .as_ref()
+            .or_else(|| segment.checkpoint.as_ref().and_then(|c| c.parts.first()))
+            .map_or(0, |file| file.last_modified_ms);
+        Snapshot::from_state(table, state, file_time)
+    }
+
+    fn from_state(table: Table, state: TableState, commit_file_time: i64) -> Result<Self> {
+        ensure_readable(&state.protocol, table.uri())?;
+        let schema = match &state.metadata.schema_string {
+            Some(text) => parse_schema(text).map_err(|error| {
+                Error::invalid_table(table.uri(), format!("version {}: {error}", state.version))
+            })?,
+            None => StructType::new(Vec::new()),
+        };
+        let arrow_schema = Arc::new(to_arrow_schema(&schema)?);
+        let column_mapping = ColumnMappingMode::from_configuration(&state.metadata.configuration)?;
+        let timestamp_ms = state
+            .commit_info
+            .as_ref()
+            .and_then(CommitInfo::in_commit_timestamp)
+            .unwrap_or(commit_file_time);
+        Ok(Snapshot {
+            inner: Arc::new(SnapshotInner {
+                table,
+                state,
+                timestamp_ms,
+                schema,
+                arrow_schema,
+                column_mapping,
+            }),
+        })
+    }
+
+    /// The table this snapshot belongs to.
+    pub fn table(&self) -> &Table {
+        &self.inner.table
+    }
+
+    /// The version of the snapshot.
+    pub fn version(&self) -> u64 {
+        self.inner.state.version
+    }
+
+    /// When the version was committed, in ms since the epoch: the in-commit timestamp when the
+    /// writer recorded one, else the modification time of the commit file.
+    pub fn timestamp_ms(&self) -> i64 {
+        self.inner.timestamp_ms
+    }
+
+    /// The table's protocol at this version.
+    pub fn protocol(&self) -> &Protocol {
+        &self.inner.state.protocol
+    }
+
+    /// The table's metadata at this version.
+    pub fn metadata(&self) -> &Metadata {
+        &self.inner.state.metadata
+    }
+
+    /// The logical schema (empty when `metaData` has no `schemaString`).
+    pub fn schema(&self) -> &StructType {
+        &self.inner.schema
+    }
+
+    /// The logical schema as Arrow.
+    pub fn arrow_schema(&self) -> SchemaRef {
+        self.inner.arrow_schema.clone()
+    }
+
+    /// The column mapping mode (`delta.columnMapping.mode`).
+    pub fn column_mapping(&self) -> ColumnMappingMode {
+        self.inner.column_mapping
+    }
+
+    /// The partition columns, in order.
+    pub fn partition_columns(&self) -> &[String] {
+        &self.inner.state.metadata.partition_columns
+    }
+
+    /// The commit information of this version, when its commit file was read.
+    pub fn commit_info(&self) -> Option<&CommitInfo> {
+        self.inner.state.commit_info.as_ref()
+    }
+
+    /// The number of live files.
+    pub fn num_files(&self) -> usize {
+        self.inner.state.files.adds.iter().map(|a| a.len()).sum()
+    }
+
+    /// The live `add` actions, as filtered struct arrays (the internal layout of
+    /// [`crate::action_schema::add_fields`]).
+    pub fn add_actions(&self) -> &[arrow_array::StructArray] {
+        &self.inner.state.files.adds
+    }
+
+    /// The tombstones (`remove` actions still in the state, for vacuum).
+    pub fn remove_actions(&self) -> &[arrow_array::StructArray] {
+        &self.inner.state.files.removes
+    }
+
+    /// The sum of the sizes of the live files, in bytes.
+    pub fn total_size(&self) -> i64 {
+        crate::file_list::total_size(self.add_actions())
+    }
+
+    /// The live files, one row per file (see [`crate::file_list`] for the columns).
+    pub fn files(&self, with_stats: bool) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+        let options = FileListOptions {
+            with_stats,
+            ..FileListOptions::default()
+        };
+        active_files(self, &options)
+    }
+
+    /// The newest version recorded for `app_id` by a `txn` action.
+    pub fn transaction_version(&self, app_id: &str) -> Option<i64> {
+        self.inner.state.txns.get(app_id).map(|txn| txn.version)
+    }
+
+    /// All `txn` app ids with their versions.
+    pub fn transactions(&self) -> HashMap<String, i64> {
+        let txns = &self.inner.state.txns;
+        txns.iter().map(|(app, txn)| (app.clone(), txn.version)).collect()
+    }
+
+    /// The configuration of `domain`, or `None` when it is absent or removed.
+    pub fn domain_metadata(&self, domain: &str) -> Option<&str> {
+        self.inner
+            .state
+            .domains
+            .get(domain)
+            .filter(|d| !d.removed)
+            .map(|d| d.configuration.as_str())
+    }
+
+    /// The live domains and their configurations.
+    pub fn domains(&self) -> HashMap<String, String> {
+        let domains = self.inner.state.domains.values();
+        domains
+            .filter(|d| !d.removed)
+            .map(|d| (d.domain.clone(), d.configuration.clone()))
+            .collect()
+    }
+
+    /// The snapshot of the newest version, reading only the commits added since this one.
+    /// Falls back to a full load when those commits cannot all be read (a gap, or a cleanup).
+    pub async fn refresh(&self) -> Result<Snapshot> {
+        let table = self.table();
+        let start = self.version() + 1;
+        let mut commits: Vec<LogPath> = table
+            .list_from(start)
+            .await?
+            .into_iter()
+            .filter(|path| path.kind == LogFileKind::Commit)
+            .collect();
+        commits.sort_by_key(|path| path.version);
+        let contiguous = commits
+            .iter()
+            .zip(start..)
+            .all(|(commit, version)| commit.version == version);
+        let Some(last) = commits.last() else {
+            return Ok(self.clone());
+        };
+        if !contiguous {
+            return table.snapshot(SnapshotAt::Latest).await;
+        }
+        let (version, file_time) = (last.version, last.last_modified_ms);
+        let refs: Vec<&LogPath> = commits.iter().collect();
+        let deltas = read_deltas(table.storage(), &refs).await?;
+        let keys = FileKeys::new(table.storage().root_url());
+        let state = fold_state(table.uri(), version, deltas, None, Some(&self.inner.state), &keys)?;
+        Snapshot::from_state(table.clone(), state, file_time)
+    }
+}

@@ -1,0 +1,276 @@
+//! The only IO module: a table root on an object store, and the few operations the log needs.
+//!
+//! Locations in the log are table-relative, URL-encoded paths or absolute URIs (spec "Add File
+//! and Remove File", catalogue A-21/A-22); [`Storage::resolve`] turns either into a path of the
+//! table's store and refuses anything that leaves it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use object_store::path::Path;
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use url::Url;
+
+use crate::error::{Error, Result};
+use crate::log_path::LogPath;
+
+/// A table root on an object store. Cheap to clone.
+#[derive(Clone)]
+pub struct Storage {
+    store: Arc<dyn ObjectStore>,
+    root_url: Url,
+    root: Path,
+    log: Path,
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Storage")
+            .field("root_url", &self.root_url.as_str())
+            .finish()
+    }
+}
+
+impl Storage {
+    /// Opens the table root at `uri`: a local path (relative or absolute) or a URL with a scheme
+    /// object_store knows (`file`, `s3`/`s3a`, `gs`, `az`/`abfss`, `memory`). `options` go to the
+    /// store's builder (`aws_endpoint`, `aws_access_key_id`, ...). Nothing is read yet.
+    pub fn open(uri: &str, options: &HashMap<String, String>) -> Result<Storage> {
+        let root_url = table_root_url(uri)?;
+        let (store, root) = object_store::parse_url_opts(&root_url, options.iter())
+            .map_err(|source| Error::storage(uri, source))?;
+        Ok(Storage::with_store(Arc::from(store), root_url, root))
+    }
+
+    /// A table at `root` (a path in `store`), known to callers as `root_url`.
+    pub fn with_store(store: Arc<dyn ObjectStore>, root_url: Url, root: Path) -> Storage {
+        let log = root.clone().join("_delta_log");
+        Storage {
+            store,
+            root_url,
+            root,
+            log,
+        }
+    }
+
+    /// The table root as a URL ending in `/`.
+    pub fn root_url(&self) -> &Url {
+        &self.root_url
+    }
+
+    /// The object store holding the table.
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The path of `_delta_log` in the store.
+    pub fn log_dir(&self) -> &Path {
+        &self.log
+    }
+
+    /// The path of a file directly inside `_delta_log`.
+    pub fn log_file(&self, name: &str) -> Path {
+        self.log.clone().join(name)
+    }
+
+    /// Every log file of version `from_version` or later, parsed, in no particular order.
+    /// Files that are not log files (`_last_checkpoint`, temporary files, sidecars) are skipped.
+    pub async fn list_log_from(&self, from_version: u64) -> Result<Vec<LogPath>> {
+        let offset = self.log.clone().join(format!("{from_version:020}"));
+        let listing: Vec<ObjectMeta> = self
+            .store
+            .list_with_offset(Some(&self.log), &offset)
+            .try_collect()
+            .await
+            .map_err(|source| Error::storage(self.log.as_ref(), source))?;
+        Ok(listing
+            .iter()
+            .filter(|meta| meta.location.prefix_matches(&self.log))
+            .filter_map(LogPath::parse)
+            .filter(|log_path| log_path.version >= from_version)
+            .collect())
+    }
+
+    /// Reads a whole object.
+    pub async fn read(&self, path: &Path) -> Result<Bytes> {
+        let get = self.store.get(path).await;
+        let result = get.map_err(|source| Error::storage(path.as_ref(), source))?;
+        result
+            .bytes()
+            .await
+            .map_err(|source| Error::storage(path.as_ref(), source))
+    }
+
+    /// Reads a whole object, or `None` when it does not exist.
+    pub async fn read_if_exists(&self, path: &Path) -> Result<Option<Bytes>> {
+        match self.read(path).await {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(error) if error.is_not_found() => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Reads `len` bytes at `offset`.
+    pub async fn read_range(&self, path: &Path, offset: u64, len: u64) -> Result<Bytes> {
+        self.store
+            .get_range(path, offset..offset + len)
+            .await
+            .map_err(|source| Error::storage(path.as_ref(), source))
+    }
+
+    /// Writes `bytes` to `path` only if nothing is there yet. Returns `Ok(false)` when another
+    /// writer got there first; the existing object is never overwritten (spec: writers must
+    /// never overwrite an existing log entry).
+    pub async fn put_if_absent(&self, path: &Path, bytes: Bytes) -> Result<bool> {
+        let options = PutOptions {
+            mode: PutMode::Create,
+            ..PutOptions::default()
+        };
+        match self
+            .store
+            .put_opts(path, PutPayload::from_bytes(bytes), options)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(source) => Err(Error::storage(path.as_ref(), source)),
+        }
+    }
+
+    /// Writes `bytes` to `path`, replacing what is there (for `_last_checkpoint` only).
+    pub async fn put(&self, path: &Path, bytes: Bytes) -> Result<()> {
+        self.store
+            .put(path, PutPayload::from_bytes(bytes))
+            .await
+            .map(|_| ())
+            .map_err(|source| Error::storage(path.as_ref(), source))
+    }
+
+    /// The store path of a file named in the log: a URL-encoded path relative to the table root,
+    /// or an absolute URI in the same store. Paths that leave the table's store, or relative
+    /// paths with `.`/`..` segments, are an [`Error::InvalidPath`].
+    pub fn resolve(&self, log_path: &str) -> Result<Path> {
+        let invalid = |reason: &str| Error::InvalidPath {
+            path: log_path.to_string(),
+            reason: reason.to_string(),
+        };
+        if let Some(absolute) = parse_absolute(log_path) {
+            let url = absolute.map_err(|_| invalid("not a valid URI"))?;
+            if url.scheme() != self.root_url.scheme() || url.host() != self.root_url.host() {
+                return Err(invalid(&format!(
+                    "it is not in the table's store {}",
+                    self.root_url
+                )));
+            }
+            return Path::from_url_path(url.path())
+                .map_err(|error| invalid(&format!("not a valid store path: {error}")));
+        }
+        let decoded = percent_encoding::percent_decode_str(log_path)
+            .decode_utf8()
+            .map_err(|_| invalid("its URL escapes are not UTF-8"))?;
+        let mut path = self.root.clone();
+        for segment in decoded.split('/') {
+            match segment {
+                "" => return Err(invalid("it has an empty segment")),
+                "." | ".." => return Err(invalid("it leaves the table root")),
+                segment => path = path.join(segment),
+            }
+        }
+        Ok(path)
+    }
+
+    /// The URL of a store path, for messages and for callers outside the store.
+    pub fn url_of(&self, path: &Path) -> String {
+        let mut url = self.root_url.clone();
+        url.set_path(&format!("/{path}"));
+        url.to_string()
+    }
+}
+
+/// The table root URL for `uri`, with a trailing slash. Local paths become absolute `file://`
+/// URLs; `s3a` is read as `s3`.
+pub fn table_root_url(uri: &str) -> Result<Url> {
+    let invalid = |reason: String| Error::InvalidArgument(format!("table URI {uri:?}: {reason}"));
+    let mut url = match parse_absolute(uri) {
+        Some(parsed) => parsed.map_err(|error| invalid(error.to_string()))?,
+        None => {
+            let absolute = std::path::absolute(uri).map_err(|error| invalid(error.to_string()))?;
+            Url::from_directory_path(&absolute)
+                .map_err(|()| invalid("not an absolute local path".to_string()))?
+        }
+    };
+    if url.scheme() == "s3a" {
+        let rest = url.as_str().trim_start_matches("s3a:");
+        url = Url::parse(&format!("s3:{rest}")).map_err(|error| invalid(error.to_string()))?;
+    }
+    if !url.path().ends_with('/') {
+        let path = format!("{}/", url.path());
+        url.set_path(&path);
+    }
+    Ok(url)
+}
+
+/// `Some(parse result)` when `text` carries a URL scheme (`file:/a`, `s3://b/k`), `None` for
+/// plain paths (Windows drive letters are not schemes).
+fn parse_absolute(text: &str) -> Option<Result<Url, url::ParseError>> {
+    let scheme_end = text.find(':')?;
+    let scheme = &text[..scheme_end];
+    let is_scheme = scheme.len() > 1
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    is_scheme.then(|| Url::parse(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn local(dir: &str) -> Storage {
+        Storage::open(dir, &HashMap::new()).unwrap()
+    }
+
+    #[test]
+    fn local_paths_become_directory_urls() {
+        let url = table_root_url("/tmp/some table").unwrap();
+        assert_eq!(url.as_str(), "file:///tmp/some%20table/");
+        assert_eq!(table_root_url("s3a://b/t").unwrap().as_str(), "s3://b/t/");
+    }
+
+    #[test]
+    fn relative_log_paths_are_decoded_and_confined() {
+        let storage = local("/tmp/t");
+        assert_eq!(
+            storage.resolve("p=a%20b/x.parquet").unwrap().as_ref(),
+            "tmp/t/p=a b/x.parquet"
+        );
+        assert!(matches!(
+            storage.resolve("../other/x.parquet"),
+            Err(Error::InvalidPath { .. })
+        ));
+        assert!(matches!(
+            storage.resolve("a/%2E%2E/%2E%2E/x"),
+            Err(Error::InvalidPath { .. })
+        ));
+    }
+
+    #[test]
+    fn absolute_log_paths_must_be_in_the_same_store() {
+        let storage = local("/tmp/t");
+        assert_eq!(
+            storage.resolve("file:///tmp/t/x.parquet").unwrap().as_ref(),
+            "tmp/t/x.parquet"
+        );
+        assert_eq!(
+            storage.resolve("file:/tmp/t/x.parquet").unwrap().as_ref(),
+            "tmp/t/x.parquet"
+        );
+        assert!(matches!(
+            storage.resolve("s3://bucket/x.parquet"),
+            Err(Error::InvalidPath { .. })
+        ));
+    }
+}

@@ -1,0 +1,279 @@
+//! A Delta table: where it is, its versions, and snapshots of them (spec "Delta Log Entries",
+//! "Last Checkpoint File", "Checkpoints"; catalogue A, G).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray};
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+
+use crate::actions::CommitInfo;
+use crate::commit::action_lines;
+use crate::error::{Error, Result};
+use crate::last_checkpoint::parse_last_checkpoint;
+use crate::load::{fetch_all, load_segment};
+use crate::log_path::{LogFileKind, LogPath};
+use crate::log_segment::{build_log_segment, latest_version, LogSegment};
+use crate::snapshot::Snapshot;
+use crate::storage::Storage;
+use crate::timestamps::{commit_timestamps, version_at_timestamp};
+
+/// Which version of a table to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotAt {
+    /// The newest version.
+    Latest,
+    /// A version number.
+    Version(u64),
+    /// The newest version committed at or before this time (ms since the epoch, UTC).
+    Timestamp(i64),
+}
+
+/// A Delta table at a location. Cheap to clone; holds no snapshot state.
+#[derive(Clone, Debug)]
+pub struct Table {
+    storage: Storage,
+    name: Arc<str>,
+}
+
+impl Table {
+    /// Opens the table at `uri` (see [`Storage::open`] for the forms accepted).
+    ///
+    /// Fails with [`Error::TableNotFound`] unless `_delta_log` holds at least one log file.
+    pub async fn open(uri: &str, storage_options: &HashMap<String, String>) -> Result<Table> {
+        let storage = Storage::open(uri, storage_options)?;
+        let table = Table::from_storage(storage);
+        if table.list_from(0).await?.is_empty() {
+            return Err(Error::TableNotFound {
+                location: table.name.to_string(),
+                reason: "it has no _delta_log folder, or no commit or checkpoint in it".into(),
+            });
+        }
+        Ok(table)
+    }
+
+    /// A table on an already configured store.
+    pub fn from_storage(storage: Storage) -> Table {
+        let name = Arc::from(storage.root_url().as_str());
+        Table { storage, name }
+    }
+
+    /// The table root as a URL ending in `/`.
+    pub fn uri(&self) -> &str {
+        &self.name
+    }
+
+    /// The store access of this table.
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    /// The newest version: the highest commit (or complete checkpoint) in the log.
+    pub async fn latest_version(&self) -> Result<u64> {
+        let start = self.hint_version().await.unwrap_or(0);
+        let mut listing = self.list_from(start).await?;
+        if listing.is_empty() && start > 0 {
+            listing = self.list_from(0).await?;
+        }
+        latest_version(&listing).ok_or_else(|| Error::TableNotFound {
+            location: self.name.to_string(),
+            reason: "the log holds no commit or checkpoint".into(),
+        })
+    }
+
+    /// Loads the snapshot of the version `at` names.
+    pub async fn snapshot(&self, at: SnapshotAt) -> Result<Snapshot> {
+        let target = match at {
+            SnapshotAt::Latest => None,
+            SnapshotAt::Version(version) => Some(version),
+            SnapshotAt::Timestamp(timestamp_ms) => Some(self.version_at(timestamp_ms).await?),
+        };
+        let segment = self.log_segment(target).await?;
+        let state = load_segment(&self.storage, &self.name, &segment, true).await?;
+        Snapshot::new(self.clone(), state, &segment)
+    }
+
+    /// The files that make up version `target` (`None`: the latest). Listing starts at the
+    /// `_last_checkpoint` hint when it is usable, and falls back to a full listing when the hint
+    /// is missing, corrupt, stale or points at files that are gone.
+    pub async fn log_segment(&self, target: Option<u64>) -> Result<LogSegment> {
+        let hint = self.hint_version().await;
+        if let Some(start) = hint.filter(|start| target.is_none_or(|t| *start <= t)) {
+            let listing = self.list_from(start).await?;
+            if let Ok(segment) = build_log_segment(&self.name, listing, target) {
+                if segment.checkpoint.is_some() || start == 0 {
+                    return Ok(segment);
+                }
+            }
+        }
+        build_log_segment(&self.name, self.list_from(0).await?, target)
+    }
+
+    /// The newest version committed at or before `timestamp_ms`.
+    pub async fn version_at(&self, timestamp_ms: i64) -> Result<u64> {
+        let listing = self.list_from(0).await?;
+        version_at_timestamp(self, &listing, timestamp_ms).await
+    }
+
+    /// Commit information, newest first: one row per version still in the log (up to `limit`).
+    pub async fn history(&self, limit: Option<usize>) -> Result<RecordBatch> {
+        let listing = self.list_from(0).await?;
+        let mut commits: Vec<LogPath> = listing
+            .into_iter()
+            .filter(|path| path.kind == LogFileKind::Commit)
+            .collect();
+        commits.sort_by(|a, b| b.version.cmp(&a.version));
+        commits.truncate(limit.unwrap_or(usize::MAX));
+        let contents = fetch_all(&self.storage, commits.iter().map(|c| c.location.clone())).await?;
+        let infos = commits
+            .iter()
+            .zip(&contents)
+            .map(|(commit, bytes)| first_commit_info(&self.storage.url_of(&commit.location), bytes))
+            .collect::<Result<Vec<_>>>()?;
+        let timestamps = commit_timestamps(&commits, &infos);
+        history_batch(&commits, &infos, &timestamps)
+    }
+
+    /// The actions of the commits `start..=end` (`end` `None`: the latest), one batch per
+    /// commit with columns `version`, `action` (the action name) and `json` (the action object
+    /// as written).
+    pub async fn commits(&self, start: u64, end: Option<u64>) -> Result<Vec<RecordBatch>> {
+        let latest = self.latest_version().await?;
+        let end = end.unwrap_or(latest);
+        if start > end || end > latest {
+            return Err(Error::VersionNotFound {
+                table: self.name.to_string(),
+                version: end.max(start),
+                reason: format!("the requested range {start}..={end} is outside 0..={latest}"),
+            });
+        }
+        let listing = self.list_from(start).await?;
+        let mut commits: Vec<LogPath> = listing
+            .into_iter()
+            .filter(|path| path.kind == LogFileKind::Commit && path.version <= end)
+            .collect();
+        commits.sort_by_key(|path| path.version);
+        if let Some(missing) = (start..=end).zip(&commits).find(|(v, c)| *v != c.version) {
+            return Err(self.missing_commit(missing.0));
+        }
+        if commits.len() as u64 != end - start + 1 {
+            return Err(self.missing_commit(start + commits.len() as u64));
+        }
+        let contents = fetch_all(&self.storage, commits.iter().map(|c| c.location.clone())).await?;
+        commits
+            .iter()
+            .zip(&contents)
+            .map(|(commit, bytes)| actions_batch(&self.storage.url_of(&commit.location), commit.version, bytes))
+            .collect()
+    }
+
+    /// Every log file of version `start` or later.
+    pub async fn list_from(&self, start: u64) -> Result<Vec<LogPath>> {
+        self.storage.list_log_from(start).await
+    }
+
+    /// The version in `_last_checkpoint`, when the file exists and is valid.
+    async fn hint_version(&self) -> Option<u64> {
+        let path = self.storage.log_file("_last_checkpoint");
+        let bytes = self.storage.read_if_exists(&path).await.ok()??;
+        parse_last_checkpoint(&bytes, path.as_ref()).ok().map(|hint| hint.version)
+    }
+
+    fn missing_commit(&self, version: u64) -> Error {
+        Error::VersionNotFound {
+            table: self.name.to_string(),
+            version,
+            reason: "its commit file is not in the log (cleaned up or never written)".into(),
+        }
+    }
+}
+
+/// The `commitInfo` of a commit file (the first one found), if any.
+pub fn first_commit_info(file: &str, bytes: &[u8]) -> Result<Option<CommitInfo>> {
+    for (index, line) in action_lines(bytes, file) {
+        let line = line?;
+        if line.name == "commitInfo" {
+            let mut object: HashMap<String, serde_json::Map<String, serde_json::Value>> =
+                serde_json::from_slice(line.json).map_err(|error| {
+                    Error::corrupt(file, format!("line {}: {error}", index + 1))
+                })?;
+            return Ok(object.remove("commitInfo").map(|raw| CommitInfo { raw }));
+        }
+    }
+    Ok(None)
+}
+
+fn history_batch(
+    commits: &[LogPath],
+    infos: &[Option<CommitInfo>],
+    timestamps: &[i64],
+) -> Result<RecordBatch> {
+    let text = |f: &dyn Fn(&CommitInfo) -> Option<String>| -> ArrayRef {
+        Arc::new(StringArray::from(
+            infos.iter().map(|info| info.as_ref().and_then(f)).collect::<Vec<_>>(),
+        ))
+    };
+    let field_text = |name: &'static str| {
+        move |info: &CommitInfo| info.raw.get(name).and_then(|v| v.as_str()).map(str::to_string)
+    };
+    let utc = Some(Arc::from("UTC"));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(commits.iter().map(|c| c.version as i64))),
+        Arc::new(TimestampMillisecondArray::from(timestamps.to_vec()).with_timezone_opt(utc.clone())),
+        Arc::new(
+            TimestampMillisecondArray::from(
+                infos
+                    .iter()
+                    .map(|i| i.as_ref().and_then(CommitInfo::in_commit_timestamp))
+                    .collect::<Vec<_>>(),
+            )
+            .with_timezone_opt(utc.clone()),
+        ),
+        text(&|i| i.operation().map(str::to_string)),
+        text(&|i| i.raw.get("operationParameters").map(|v| v.to_string())),
+        text(&field_text("userName")),
+        text(&field_text("engineInfo")),
+        text(&|i| serde_json::to_string(&i.raw).ok()),
+    ];
+    let timestamp = DataType::Timestamp(TimeUnit::Millisecond, utc);
+    let schema = Schema::new(vec![
+        Field::new("version", DataType::Int64, false),
+        Field::new("timestamp", timestamp.clone(), false),
+        Field::new("in_commit_timestamp", timestamp, true),
+        Field::new("operation", DataType::Utf8, true),
+        Field::new("operation_parameters", DataType::Utf8, true),
+        Field::new("user_name", DataType::Utf8, true),
+        Field::new("engine_info", DataType::Utf8, true),
+        Field::new("commit_info", DataType::Utf8, true),
+    ]);
+    RecordBatch::try_new(Arc::new(schema), columns)
+        .map_err(|error| Error::arrow("building the history", error))
+}
+
+fn actions_batch(file: &str, version: u64, bytes: &[u8]) -> Result<RecordBatch> {
+    let mut names = Vec::new();
+    let mut texts = Vec::new();
+    for (index, line) in action_lines(bytes, file) {
+        let line = line?;
+        let object: HashMap<String, serde_json::Value> = serde_json::from_slice(line.json)
+            .map_err(|error| Error::corrupt(file, format!("line {}: {error}", index + 1)))?;
+        let value = object.get(line.name).cloned().unwrap_or_default();
+        names.push(line.name.to_string());
+        texts.push(value.to_string());
+    }
+    let schema = Schema::new(vec![
+        Field::new("version", DataType::Int64, false),
+        Field::new("action", DataType::Utf8, false),
+        Field::new("json", DataType::Utf8, false),
+    ]);
+    let rows = names.len();
+    RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(Int64Array::from(vec![version as i64; rows])),
+            Arc::new(StringArray::from(names)),
+            Arc::new(StringArray::from(texts)),
+        ],
+    )
+    .map_err(|error| Error::arrow(file, error))
+}

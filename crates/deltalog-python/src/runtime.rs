@@ -1,0 +1,112 @@
+//! The one place where Rust work meets the Python interpreter.
+//!
+//! Every call into the core runs here: the GIL is released while it works, async work runs on
+//! one tokio runtime shared by the process, Ctrl-C is noticed within
+//! [`SIGNAL_CHECK_INTERVAL`], and a panic (which the core never means to raise) comes back as
+//! `deltalog.InternalError` instead of crossing into Python.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use tokio::runtime::Runtime;
+
+use crate::errors::{internal_error, to_py_err};
+
+/// How long a blocked call waits before it looks at Python's signal handlers again.
+const SIGNAL_CHECK_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The shared runtime and the id of the process that created it.
+static RUNTIME: Mutex<Option<(u32, Arc<Runtime>)>> = Mutex::new(None);
+
+/// Runs `future` to completion on the shared runtime with the GIL released.
+///
+/// Signals are checked every [`SIGNAL_CHECK_INTERVAL`]: when a handler raises (Ctrl-C gives
+/// `KeyboardInterrupt`) the task is aborted and that exception is returned. Core errors are
+/// mapped by [`to_py_err`].
+pub fn wait_for_future<F, T>(py: Python<'_>, future: F) -> PyResult<T>
+where
+    F: Future<Output = deltalog_core::Result<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    let runtime = shared_runtime()?;
+    let mut task = runtime.spawn(future);
+    loop {
+        let waited = py.detach(|| {
+            runtime.block_on(async { tokio::time::timeout(SIGNAL_CHECK_INTERVAL, &mut task).await })
+        });
+        match waited {
+            Ok(Ok(result)) => return result.map_err(|error| to_py_err(py, error)),
+            Ok(Err(join_error)) => {
+                return Err(internal_error(py, &join_error_message(join_error)));
+            }
+            Err(_still_running) => {
+                if let Err(interrupt) = py.check_signals() {
+                    task.abort();
+                    return Err(interrupt);
+                }
+            }
+        }
+    }
+}
+
+/// Runs the synchronous core call `work` with the GIL released, mapping its error and turning
+/// a panic into `deltalog.InternalError`.
+pub fn run_detached<F, T>(py: Python<'_>, work: F) -> PyResult<T>
+where
+    F: FnOnce() -> deltalog_core::Result<T> + Send,
+    T: Send,
+{
+    match py.detach(|| catch_unwind(AssertUnwindSafe(work))) {
+        Ok(result) => result.map_err(|error| to_py_err(py, error)),
+        Err(payload) => Err(internal_error(py, &panic_message(payload.as_ref()))),
+    }
+}
+
+/// The process's runtime, created on first use. A child created by `fork` inherits the
+/// parent's runtime without its worker threads, so it gets a runtime of its own; the
+/// inherited one is leaked, because shutting it down would wait for threads that do not exist.
+fn shared_runtime() -> PyResult<Arc<Runtime>> {
+    let pid = std::process::id();
+    let mut slot = RUNTIME.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((owner, runtime)) = slot.as_ref() {
+        if *owner == pid {
+            return Ok(Arc::clone(runtime));
+        }
+    }
+    if let Some((_, inherited)) = slot.take() {
+        std::mem::forget(inherited);
+    }
+    let runtime = Arc::new(
+        tokio::runtime::Builder::new_multi_thread()
+            .thread_name("deltalog-io")
+            .enable_all()
+            .build()
+            .map_err(|error| {
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "deltalog cannot start its async runtime: {error}"
+                ))
+            })?,
+    );
+    *slot = Some((pid, Arc::clone(&runtime)));
+    Ok(runtime)
+}
+
+fn join_error_message(join_error: tokio::task::JoinError) -> String {
+    match join_error.try_into_panic() {
+        Ok(payload) => panic_message(payload.as_ref()),
+        Err(join_error) => format!("the task was cancelled: {join_error}"),
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    let detail = payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string());
+    format!("deltalog hit an internal error (a bug, please report it): {detail}")
+}

@@ -1,0 +1,6 @@
+"""``python -m deltalog``: the ``deltalog`` command."""
+
+from .cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,453 @@
+"""The ``deltalog`` command: look at a Delta table from a shell.
+
+    deltalog info URI      version, protocol and features, schema, partitioning, files
+    deltalog files URI     the active data files
+    deltalog history URI   the commits, newest first
+
+``--version N`` or ``--timestamp ISO-8601`` pick the snapshot, ``--json`` prints JSON instead of
+a table, ``--storage-option KEY=VALUE`` (repeatable) configures the object store. An error
+about the table prints one line on stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import datetime, timezone
+from typing import IO, Any
+
+from . import __version__
+from ._arrow import type_name
+from ._table import DeltaTable, Snapshot
+from .exceptions import DeltaError
+
+__all__ = ["main", "render_table"]
+
+EXIT_OK = 0
+EXIT_DELTA_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+#: How long a load runs before a progress line appears on a terminal's stderr.
+PROGRESS_DELAY_SECONDS = 0.5
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line ``argv`` (default ``sys.argv[1:]``) and returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args)
+    except DeltaError as error:
+        message = " ".join(str(error).split())
+        print(f"deltalog: error: {message}", file=sys.stderr)
+        return EXIT_DELTA_ERROR
+    except KeyboardInterrupt:
+        print("deltalog: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of our output went away (`deltalog files ... | head`): not an error.
+        sys.stderr.close()
+        return EXIT_OK
+
+
+# --- subcommands ---------------------------------------------------------------------------
+
+
+def _info(args: argparse.Namespace) -> int:
+    snapshot = _load_snapshot(args)
+    protocol = snapshot.protocol
+    metadata = snapshot.metadata
+    if args.json:
+        _print_json(
+            {
+                "uri": snapshot.table.uri,
+                "version": snapshot.version,
+                "timestamp": snapshot.timestamp.isoformat(timespec="milliseconds"),
+                "protocol": {
+                    "min_reader_version": protocol.min_reader_version,
+                    "min_writer_version": protocol.min_writer_version,
+                    "reader_features": _list_or_none(protocol.reader_features),
+                    "writer_features": _list_or_none(protocol.writer_features),
+                },
+                "metadata": {
+                    "id": metadata.id,
+                    "name": metadata.name,
+                    "description": metadata.description,
+                    "created_time": _iso_or_none(metadata.created_time),
+                    "configuration": dict(metadata.configuration),
+                },
+                "partition_columns": list(snapshot.partition_columns),
+                "num_files": snapshot.num_files,
+                "total_size": snapshot.total_size,
+                "schema": json.loads(snapshot.schema.json()),
+            }
+        )
+        return EXIT_OK
+    properties = [f"{key}={value}" for key, value in sorted(metadata.configuration.items())]
+    pairs = [
+        ("table", snapshot.table.uri),
+        ("version", f"{snapshot.version} (committed {_display_time(snapshot.timestamp)})"),
+        ("protocol", f"reader {protocol.min_reader_version}, writer {protocol.min_writer_version}"),
+        ("reader features", _joined(protocol.reader_features)),
+        ("writer features", _joined(protocol.writer_features)),
+        ("partitioned by", ", ".join(snapshot.partition_columns) or "(not partitioned)"),
+        ("files", f"{snapshot.num_files} ({human_size(snapshot.total_size)})"),
+        ("id", metadata.id),
+        ("name", metadata.name or "-"),
+        ("description", metadata.description or "-"),
+        ("created", _display_time(metadata.created_time) if metadata.created_time else "-"),
+        ("properties", "\n".join(properties) or "-"),
+    ]
+    _print(_render_pairs(pairs))
+    _print("")
+    _print("schema:")
+    rows = [
+        [field["name"], type_name(field["type"]), "yes" if field.get("nullable", True) else "no"]
+        for field in snapshot.schema.fields()
+    ]
+    _print(_indent(render_table(["column", "type", "nullable"], rows, max_width=_width())))
+    return EXIT_OK
+
+
+def _files(args: argparse.Namespace) -> int:
+    snapshot = _load_snapshot(args)
+    with _progress("reading the file list"):
+        rows = snapshot.files(with_stats=args.stats).to_json_rows()
+    shown = rows if args.limit is None else rows[: args.limit]
+    if args.json:
+        _print_json(shown)
+        return EXIT_OK
+    headers = ["path", "size", "records", "deleted", "modified"]
+    partitioned = bool(snapshot.partition_columns)
+    if partitioned:
+        headers.insert(1, "partition")
+    if args.stats:
+        headers += ["min", "max", "nulls"]
+    table_rows = [_file_row(row, partitioned=partitioned, stats=args.stats) for row in shown]
+    align = ["<", ">", ">", ">", "<"]
+    if partitioned:
+        align.insert(1, "<")
+    _print(render_table(headers, table_rows, align=align, max_width=_width()))
+    _print(_summary(len(shown), len(rows), "file", sum(int(row.get("size") or 0) for row in rows)))
+    return EXIT_OK
+
+
+def _history(args: argparse.Namespace) -> int:
+    table = _open(args)
+    with _progress("reading the history"):
+        rows = table.history(limit=args.limit).to_json_rows()
+    if args.json:
+        _print_json([_decoded_history_row(row) for row in rows])
+        return EXIT_OK
+    headers = ["version", "timestamp", "operation", "user", "engine", "parameters"]
+    table_rows = [
+        [
+            str(row.get("version")),
+            _display_time_text(row.get("timestamp")),
+            row.get("operation") or "",
+            row.get("user_name") or "",
+            row.get("engine_info") or "",
+            _compact_json_text(row.get("operation_parameters")),
+        ]
+        for row in rows
+    ]
+    align = [">", "<", "<", "<", "<", "<"]
+    _print(render_table(headers, table_rows, align=align, max_width=_width()))
+    return EXIT_OK
+
+
+# --- argument parsing ----------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="deltalog",
+        description="Look at a Delta Lake table: its state, its files, its history.",
+    )
+    parser.add_argument("--version", action="version", version=f"deltalog {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    info = commands.add_parser(
+        "info",
+        help="version, protocol and features, schema, partitioning, file count and size",
+        description="Show a snapshot of the table: version, protocol, schema, partitioning, "
+        "file count and size.",
+    )
+    _add_table_arguments(info, snapshot=True)
+    info.set_defaults(handler=_info)
+
+    files = commands.add_parser(
+        "files", help="the active data files", description="List the active data files."
+    )
+    _add_table_arguments(files, snapshot=True)
+    files.add_argument("--stats", action="store_true", help="add the min, max and null counts")
+    files.add_argument("--limit", type=_non_negative, metavar="N", help="show at most N files")
+    files.set_defaults(handler=_files)
+
+    history = commands.add_parser(
+        "history",
+        help="the commits, newest first",
+        description="List the commits of the table, newest first.",
+    )
+    _add_table_arguments(history, snapshot=False)
+    history.add_argument("--limit", type=_non_negative, metavar="N", help="show at most N commits")
+    history.set_defaults(handler=_history)
+    return parser
+
+
+def _add_table_arguments(parser: argparse.ArgumentParser, *, snapshot: bool) -> None:
+    parser.add_argument("uri", metavar="URI", help="the table: a path or a URI (s3://, gs://, ...)")
+    if snapshot:
+        at = parser.add_mutually_exclusive_group()
+        at.add_argument("--version", type=_non_negative, metavar="N", help="read version N")
+        at.add_argument(
+            "--timestamp",
+            metavar="TIME",
+            help="read the newest version committed at or before TIME (ISO-8601; UTC if no zone)",
+        )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--storage-option",
+        dest="storage_options",
+        action="append",
+        type=_key_value,
+        default=[],
+        metavar="KEY=VALUE",
+        help="an object store option such as aws_region=eu-west-1 (repeatable)",
+    )
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative")
+    return value
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, separator, value = text.partition("=")
+    if not separator or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key, value
+
+
+# --- loading -------------------------------------------------------------------------------
+
+
+def _open(args: argparse.Namespace) -> DeltaTable:
+    with _progress(f"opening {args.uri}"):
+        return DeltaTable(args.uri, storage_options=dict(args.storage_options) or None)
+
+
+def _load_snapshot(args: argparse.Namespace) -> Snapshot:
+    table = _open(args)
+    with _progress("loading the snapshot"):
+        return table.snapshot(args.version, timestamp=args.timestamp)
+
+
+@contextmanager
+def _progress(message: str, stream: IO[str] | None = None) -> Iterator[None]:
+    """Shows ``message`` and the time spent on ``stream`` (stderr) while the block runs, once
+    it has run for :data:`PROGRESS_DELAY_SECONDS`, when the stream is a terminal."""
+    out = sys.stderr if stream is None else stream
+    if not out.isatty():
+        yield
+        return
+    done = threading.Event()
+    started = time.monotonic()
+
+    def report() -> None:
+        if done.wait(PROGRESS_DELAY_SECONDS):
+            return
+        while not done.wait(0.1):
+            out.write(f"\r{message} … {time.monotonic() - started:.1f}s")
+            out.flush()
+        out.write("\r\x1b[K")
+        out.flush()
+
+    reporter = threading.Thread(target=report, name="deltalog-progress", daemon=True)
+    reporter.start()
+    try:
+        yield
+    finally:
+        done.set()
+        reporter.join()
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+
+def render_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    align: Sequence[str] | None = None,
+    max_width: int | None = None,
+) -> str:
+    """Plain-text columns: a header line, a rule, one line per row.
+
+    ``align`` gives ``"<"`` (left) or ``">"`` (right) per column. When the lines would be wider
+    than ``max_width``, the widest column is cut down, its cells keeping their ends (the file
+    name of a path) behind a ``…``.
+    """
+    alignment = list(align) if align is not None else ["<"] * len(headers)
+    cells = [[str(cell) for cell in row] for row in rows]
+    widths = [len(header) for header in headers]
+    for row in cells:
+        for index, cell in enumerate(row):
+            widths[index] = max(widths[index], len(cell))
+    if max_width is not None:
+        overflow = sum(widths) + 2 * (len(widths) - 1) - max_width
+        if overflow > 0:
+            widest = max(range(len(widths)), key=lambda index: widths[index])
+            widths[widest] = max(len(headers[widest]), 12, widths[widest] - overflow)
+            cells = [
+                [
+                    _shorten(cell, widths[widest]) if i == widest else cell
+                    for i, cell in enumerate(row)
+                ]
+                for row in cells
+            ]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [f"{value:{alignment[i]}{widths[i]}}" for i, value in enumerate(values)]
+        return "  ".join(parts).rstrip()
+
+    lines = [line([header.upper() for header in headers])]
+    lines += [line(row) for row in cells]
+    return "\n".join(lines)
+
+
+def human_size(size: int) -> str:
+    """``size`` bytes in binary units: ``512 B``, ``1.5 KiB``, ``3.0 GiB``."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+def _render_pairs(pairs: Sequence[tuple[str, str]]) -> str:
+    width = max(len(key) for key, _ in pairs)
+    lines = []
+    for key, value in pairs:
+        first, *rest = value.split("\n")
+        lines.append(f"{key + ':':<{width + 1}}  {first}")
+        lines += [f"{'':<{width + 1}}  {more}" for more in rest]
+    return "\n".join(lines)
+
+
+def _file_row(row: dict[str, Any], *, partitioned: bool, stats: bool) -> list[str]:
+    deletion_vector = row.get("deletion_vector") or {}
+    cells = [
+        str(row.get("path", "")),
+        human_size(int(row.get("size") or 0)),
+        _or_dash(row.get("num_records")),
+        _or_dash(deletion_vector.get("cardinality")),
+        _display_time_text(row.get("modification_time")),
+    ]
+    if partitioned:
+        values = row.get("partition_values") or {}
+        cells.insert(1, ", ".join(f"{key}={_or_null(value)}" for key, value in values.items()))
+    if stats:
+        cells += [_compact(row.get(name)) for name in ("min_values", "max_values", "null_count")]
+    return cells
+
+
+def _decoded_history_row(row: dict[str, Any]) -> dict[str, Any]:
+    decoded = dict(row)
+    for name in ("operation_parameters", "commit_info"):
+        text = decoded.get(name)
+        if isinstance(text, str):
+            with suppress(ValueError):
+                decoded[name] = json.loads(text)
+    return decoded
+
+
+def _summary(shown: int, total: int, noun: str, size: int) -> str:
+    plural = "" if total == 1 else "s"
+    counted = f"{total} {noun}{plural}" if shown == total else f"{shown} of {total} {noun}s"
+    return f"{counted}, {human_size(size)}"
+
+
+def _display_time(moment: datetime) -> str:
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%d %H:%M:%S.") + f"{utc.microsecond // 1000:03d} UTC"
+
+
+def _display_time_text(text: object) -> str:
+    if not isinstance(text, str):
+        return "" if text is None else str(text)
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return _display_time(moment)
+
+
+def _compact_json_text(text: object) -> str:
+    if not isinstance(text, str):
+        return ""
+    try:
+        return _compact(json.loads(text))
+    except ValueError:
+        return text
+
+
+def _compact(value: object) -> str:
+    if value is None:
+        return ""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  {line}" if line else line for line in text.split("\n"))
+
+
+def _joined(values: Sequence[str] | None) -> str:
+    return ", ".join(values) if values else "-"
+
+
+def _list_or_none(values: Sequence[str] | None) -> list[str] | None:
+    return None if values is None else list(values)
+
+
+def _iso_or_none(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat(timespec="milliseconds")
+
+
+def _or_dash(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+def _or_null(value: object) -> str:
+    return "null" if value is None else str(value)
+
+
+def _width() -> int | None:
+    """The terminal's width when stdout is a terminal; output to a pipe is never cut."""
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+
+
+def _print(text: str) -> None:
+    print(text)
+
+
+def _print_json(document: object) -> None:
+    print(json.dumps(document, indent=2, ensure_ascii=False))

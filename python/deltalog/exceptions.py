@@ -1,0 +1,167 @@
+"""The exceptions deltalog raises.
+
+Every error that a table, a path or an argument can cause is a :class:`DeltaError`. The
+subclasses say what went wrong, and their attributes name what it went wrong with (the file,
+the version, the feature); attributes that do not apply are ``None``::
+
+    DeltaError
+    ├── TableNotFoundError                 location
+    ├── VersionNotFoundError               table, version
+    │   └── TimestampNotFoundError         table, timestamp_ms
+    ├── CorruptLogError                    path
+    │   └── NonContiguousLogError          table
+    ├── CorruptDataError                   path
+    │   ├── CorruptDataFileError
+    │   └── CorruptDeletionVectorError
+    ├── InvalidTableError                  table
+    ├── ProtocolError                      table, kind ("reader" or "writer")
+    │   ├── UnsupportedProtocolVersionError  version
+    │   └── UnsupportedFeatureError          feature
+    ├── InvalidPathError                   path
+    ├── InvalidArgumentError               (also a ValueError)
+    ├── StorageError                       path (also an OSError)
+    │   └── ObjectNotFoundError            (also a FileNotFoundError)
+    ├── ArrowError
+    ├── CommitConflictError                version
+    ├── OperationNotAllowedError
+    └── InternalError                      a bug in deltalog; please report it
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ArrowError",
+    "CommitConflictError",
+    "CorruptDataError",
+    "CorruptDataFileError",
+    "CorruptDeletionVectorError",
+    "CorruptLogError",
+    "DeltaError",
+    "InternalError",
+    "InvalidArgumentError",
+    "InvalidPathError",
+    "InvalidTableError",
+    "NonContiguousLogError",
+    "ObjectNotFoundError",
+    "OperationNotAllowedError",
+    "ProtocolError",
+    "StorageError",
+    "TableNotFoundError",
+    "TimestampNotFoundError",
+    "UnsupportedFeatureError",
+    "UnsupportedProtocolVersionError",
+    "VersionNotFoundError",
+]
+
+
+class DeltaError(Exception):
+    """Base class of every error deltalog raises about a table, a path or an argument."""
+
+    table: str | None = None
+    """The table the error concerns, when known."""
+
+
+class TableNotFoundError(DeltaError):
+    """The location holds no Delta table (no ``_delta_log``, or an empty one)."""
+
+    location: str | None = None
+
+
+class VersionNotFoundError(DeltaError):
+    """The requested version does not exist, or its log files were cleaned up."""
+
+    version: int | None = None
+
+
+class TimestampNotFoundError(VersionNotFoundError):
+    """No version of the table was committed at or before the requested time."""
+
+    timestamp_ms: int | None = None
+
+
+class CorruptLogError(DeltaError):
+    """A log file (commit, checkpoint, ``_last_checkpoint``, ...) cannot be decoded.
+
+    ``path`` names the file.
+    """
+
+    path: str | None = None
+
+
+class NonContiguousLogError(CorruptLogError):
+    """The log has a gap: a version is missing between two that exist."""
+
+
+class CorruptDataError(DeltaError):
+    """A data file or deletion vector cannot be read; ``path`` names it."""
+
+    path: str | None = None
+
+
+class CorruptDataFileError(CorruptDataError):
+    """A data file cannot be decoded."""
+
+
+class CorruptDeletionVectorError(CorruptDataError):
+    """A deletion vector failed its size, magic number or checksum check."""
+
+
+class InvalidTableError(DeltaError):
+    """The table's state breaks the protocol (no protocol or metadata, a bad schema, ...)."""
+
+
+class ProtocolError(DeltaError):
+    """The table's protocol asks for something deltalog does not implement."""
+
+    kind: str | None = None
+    """``"reader"`` or ``"writer"``: whose requirement it is."""
+
+
+class UnsupportedProtocolVersionError(ProtocolError):
+    """The table needs a reader or writer protocol version deltalog does not support."""
+
+    version: int | None = None
+
+
+class UnsupportedFeatureError(ProtocolError):
+    """The table uses a table feature deltalog does not support; ``feature`` names it."""
+
+    feature: str | None = None
+
+
+class InvalidPathError(DeltaError):
+    """A path leaves the table root, or cannot be understood as a location."""
+
+    path: str | None = None
+
+
+class InvalidArgumentError(DeltaError, ValueError):
+    """An argument is wrong (a bad URI, option, version, timestamp, ...)."""
+
+
+class StorageError(DeltaError, OSError):
+    """The object store failed (network, permissions, ...); ``path`` names the object."""
+
+    path: str | None = None
+
+
+class ObjectNotFoundError(StorageError, FileNotFoundError):
+    """An object the log refers to does not exist in the store."""
+
+
+class ArrowError(DeltaError):
+    """Arrow or Parquet failed while processing data."""
+
+
+class CommitConflictError(DeltaError):
+    """Another writer committed first, and its changes conflict with ours."""
+
+    version: int | None = None
+
+
+class OperationNotAllowedError(DeltaError):
+    """The operation is not allowed on this table (for example a write to a read-only one)."""
+
+
+class InternalError(DeltaError):
+    """A bug in deltalog rather than a problem with the table; please report it."""

@@ -1,0 +1,209 @@
+"""Shared fixtures: the sample table, hand-made tables, the golden tables."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_TABLE = REPO_ROOT / "tests" / "data" / "sample-table"
+GOLDEN_DIR = REPO_ROOT.parent / "shared" / "conformance" / "golden"
+
+#: The schema of the hand-made tables: an int partition column and two data columns.
+DEFAULT_SCHEMA: dict[str, Any] = {
+    "type": "struct",
+    "fields": [
+        {"name": "id", "type": "long", "nullable": True, "metadata": {}},
+        {"name": "value", "type": "string", "nullable": True, "metadata": {}},
+        {"name": "part", "type": "integer", "nullable": True, "metadata": {}},
+    ],
+}
+
+
+@pytest.fixture(scope="session")
+def sample_table() -> Path:
+    """The small real table shipped in tests/data: 16 commits (0 to 15), a checkpoint at 10,
+    partitioned by `part`, deletion vectors, removes."""
+    return SAMPLE_TABLE
+
+
+class TableWriter:
+    """Writes a Delta log by hand, one JSON commit file per call of :meth:`commit`.
+
+    Commit file modification times are set to ``timestamps`` (so time travel is testable);
+    the helpers build the usual actions.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.log = root / "_delta_log"
+        self.log.mkdir(parents=True, exist_ok=True)
+
+    def commit(
+        self,
+        version: int,
+        actions: Sequence[Mapping[str, Any]],
+        *,
+        timestamp: datetime | None = None,
+    ) -> Path:
+        path = self.commit_path(version)
+        path.write_text("".join(json.dumps(action) + "\n" for action in actions))
+        if timestamp is not None:
+            seconds = timestamp.timestamp()
+            os.utime(path, (seconds, seconds))
+        return path
+
+    def commit_path(self, version: int) -> Path:
+        return self.log / f"{version:020d}.json"
+
+    def create(
+        self,
+        *,
+        partition_columns: Sequence[str] = ("part",),
+        protocol: Mapping[str, Any] | None = None,
+        configuration: Mapping[str, str] | None = None,
+        timestamp: datetime | None = None,
+        extra: Sequence[Mapping[str, Any]] = (),
+    ) -> Path:
+        """Version 0: protocol, metadata and ``extra`` actions."""
+        return self.commit(
+            0,
+            [
+                commit_info("CREATE TABLE"),
+                {"protocol": dict(protocol or {"minReaderVersion": 1, "minWriterVersion": 2})},
+                metadata_action(partition_columns=partition_columns, configuration=configuration),
+                *extra,
+            ],
+            timestamp=timestamp,
+        )
+
+
+def commit_info(operation: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "commitInfo": {
+            "timestamp": 1_700_000_000_000,
+            "operation": operation,
+            "operationParameters": {},
+            **fields,
+        }
+    }
+
+
+def metadata_action(
+    *,
+    partition_columns: Sequence[str] = ("part",),
+    configuration: Mapping[str, str] | None = None,
+    schema: Mapping[str, Any] | None = None,
+    name: str | None = None,
+) -> dict[str, Any]:
+    action: dict[str, Any] = {
+        "id": "5fba94ed-9794-4965-ba6e-6ee3c0d22af9",
+        "format": {"provider": "parquet", "options": {}},
+        "schemaString": json.dumps(schema or DEFAULT_SCHEMA),
+        "partitionColumns": list(partition_columns),
+        "configuration": dict(configuration or {}),
+        "createdTime": 1_700_000_000_000,
+    }
+    if name is not None:
+        action["name"] = name
+    return {"metaData": action}
+
+
+def add_action(
+    path: str,
+    *,
+    size: int = 100,
+    partition_values: Mapping[str, str | None] | None = None,
+    num_records: int | None = 10,
+) -> dict[str, Any]:
+    action: dict[str, Any] = {
+        "path": path,
+        "partitionValues": dict(
+            partition_values if partition_values is not None else {"part": "1"}
+        ),
+        "size": size,
+        "modificationTime": 1_700_000_000_000,
+        "dataChange": True,
+    }
+    if num_records is not None:
+        stats = {"numRecords": num_records, "minValues": {"id": 0}, "maxValues": {"id": 9}}
+        stats["nullCount"] = {"id": 0}
+        action["stats"] = json.dumps(stats)
+    return {"add": action}
+
+
+def remove_action(path: str) -> dict[str, Any]:
+    return {"remove": {"path": path, "deletionTimestamp": 1_700_000_000_000, "dataChange": True}}
+
+
+def utc(*fields: int) -> datetime:
+    return datetime(*fields, tzinfo=timezone.utc)  # type: ignore[misc]
+
+
+@pytest.fixture
+def table_writer(tmp_path: Path) -> TableWriter:
+    """A writer for a fresh table directory under tmp_path."""
+    return TableWriter(tmp_path / "table")
+
+
+@pytest.fixture
+def simple_table(table_writer: TableWriter) -> TableWriter:
+    """A table with three versions, committed on 2024-01-01, -02 and -03 at 00:00 UTC:
+    0 creates it with a.parquet, 1 adds b.parquet, 2 removes a.parquet and adds c.parquet."""
+    table_writer.create(extra=[add_action("part=1/a.parquet")], timestamp=utc(2024, 1, 1))
+    table_writer.commit(
+        1,
+        [commit_info("WRITE"), add_action("part=2/b.parquet", partition_values={"part": "2"})],
+        timestamp=utc(2024, 1, 2),
+    )
+    table_writer.commit(
+        2,
+        [
+            commit_info("DELETE"),
+            remove_action("part=1/a.parquet"),
+            add_action("part=1/c.parquet", size=300, num_records=5),
+        ],
+        timestamp=utc(2024, 1, 3),
+    )
+    return table_writer
+
+
+# --- golden tables -------------------------------------------------------------------------
+
+
+class GoldenTables:
+    """Unpacks golden tables (NAME.tar.zst) into one session directory, each on first use."""
+
+    def __init__(self, archive_dir: Path, target: Path) -> None:
+        self.archive_dir = archive_dir
+        self.target = target
+
+    def names(self) -> list[str]:
+        return sorted(path.name[: -len(".tar.zst")] for path in self.archive_dir.glob("*.tar.zst"))
+
+    def root(self, name: str) -> Path:
+        """The unpacked NAME/ folder (holding delta/ and, for most, expected/)."""
+        unpacked = self.target / name
+        if not unpacked.exists():
+            import zstandard
+
+            archive = self.archive_dir / f"{name}.tar.zst"
+            data = zstandard.ZstdDecompressor().decompressobj().decompress(archive.read_bytes())
+            with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+                tar.extractall(self.target, filter="data")
+        return unpacked
+
+
+@pytest.fixture(scope="session")
+def golden_tables(tmp_path_factory: pytest.TempPathFactory) -> GoldenTables:
+    if not GOLDEN_DIR.is_dir():
+        pytest.skip(f"the golden tables are not at {GOLDEN_DIR}")
+    return GoldenTables(GOLDEN_DIR, tmp_path_factory.mktemp("golden"))
