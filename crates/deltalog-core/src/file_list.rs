@@ -81,8 +81,7 @@ impl<'a> FileListBuilder<'a> {
             })
             .collect::<Result<Vec<_>>>()?;
         let data_schema = snapshot.schema().data_schema(&metadata.partition_columns);
-        let physical = data_schema.physical_schema(snapshot.column_mapping())?;
-        let stats_type = stats_schema(&physical, &metadata.configuration)?;
+        let stats_type = stats_schema(&data_schema, &metadata.configuration)?;
         let mut fields = vec![
             Field::new("path", DataType::Utf8, false),
             Field::new("size", DataType::Int64, true),

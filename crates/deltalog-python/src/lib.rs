@@ -1,3 +1,26 @@
+//! `deltalog._core`: the extension module behind the `deltalog` Python package.
+//!
+//! This crate only registers things. Every decision about Delta tables lives in
+//! `deltalog-core`; here core values are wrapped in frozen Python classes, futures are run on
+//! one shared runtime ([`runtime`]), core errors become the `deltalog.exceptions` hierarchy
+//! ([`errors`]) and Arrow data leaves through the PyCapsule interface ([`arrow_export`]).
+
+mod arrow_export;
+mod errors;
+mod runtime;
+mod snapshot;
+mod table;
+
 use pyo3::prelude::*;
+
+/// The module `deltalog._core`. Importing it starts no threads: the runtime is created on the
+/// first call that needs it.
 #[pymodule]
-fn _core(_m: &Bound<'_, PyModule>) -> PyResult<()> { Ok(()) }
+fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    module.add_class::<table::RawDeltaTable>()?;
+    module.add_class::<snapshot::RawSnapshot>()?;
+    module.add_class::<arrow_export::RawSchema>()?;
+    module.add_class::<arrow_export::RawArrowStream>()?;
+    Ok(())
+}

@@ -8,6 +8,7 @@
 use std::any::Any;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -22,34 +23,31 @@ const SIGNAL_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 /// The shared runtime and the id of the process that created it.
 static RUNTIME: Mutex<Option<(u32, Arc<Runtime>)>> = Mutex::new(None);
 
-/// Runs `future` to completion on the shared runtime with the GIL released.
+/// Runs the future that `make_future` creates to completion on the shared runtime, with the
+/// GIL released.
 ///
-/// Signals are checked every [`SIGNAL_CHECK_INTERVAL`]: when a handler raises (Ctrl-C gives
-/// `KeyboardInterrupt`) the task is aborted and that exception is returned. Core errors are
-/// mapped by [`to_py_err`].
-pub fn wait_for_future<F, T>(py: Python<'_>, future: F) -> PyResult<T>
+/// The future is created and driven on the calling thread (so it need not be `Send`; the
+/// tasks it spawns run on the runtime's workers). Every [`SIGNAL_CHECK_INTERVAL`] the thread
+/// re-attaches to run Python's signal handlers: when one raises (Ctrl-C gives
+/// `KeyboardInterrupt`) the future is dropped, which cancels it, and that exception is
+/// returned. Core errors are mapped by [`to_py_err`]; a panic becomes `InternalError`.
+pub fn wait_for_future<M, F, T>(py: Python<'_>, make_future: M) -> PyResult<T>
 where
-    F: Future<Output = deltalog_core::Result<T>> + Send + 'static,
-    T: Send + 'static,
+    M: FnOnce() -> F + Send,
+    F: Future<Output = deltalog_core::Result<T>>,
+    T: Send,
 {
     let runtime = shared_runtime()?;
-    let mut task = runtime.spawn(future);
-    loop {
-        let waited = py.detach(|| {
-            runtime.block_on(async { tokio::time::timeout(SIGNAL_CHECK_INTERVAL, &mut task).await })
-        });
-        match waited {
-            Ok(Ok(result)) => return result.map_err(|error| to_py_err(py, error)),
-            Ok(Err(join_error)) => {
-                return Err(internal_error(py, &join_error_message(join_error)));
-            }
-            Err(_still_running) => {
-                if let Err(interrupt) = py.check_signals() {
-                    task.abort();
-                    return Err(interrupt);
-                }
-            }
-        }
+    let outcome = py.detach(move || {
+        catch_unwind(AssertUnwindSafe(|| {
+            runtime.block_on(drive_checking_signals(make_future()))
+        }))
+    });
+    match outcome {
+        Ok(Ok(Ok(value))) => Ok(value),
+        Ok(Ok(Err(error))) => Err(to_py_err(py, error)),
+        Ok(Err(interrupt)) => Err(interrupt),
+        Err(payload) => Err(internal_error(py, &panic_message(payload.as_ref()))),
     }
 }
 
@@ -95,10 +93,15 @@ fn shared_runtime() -> PyResult<Arc<Runtime>> {
     Ok(runtime)
 }
 
-fn join_error_message(join_error: tokio::task::JoinError) -> String {
-    match join_error.try_into_panic() {
-        Ok(payload) => panic_message(payload.as_ref()),
-        Err(join_error) => format!("the task was cancelled: {join_error}"),
+/// Polls `future` to completion, running Python's signal handlers between slices of at most
+/// [`SIGNAL_CHECK_INTERVAL`]; the outer `Err` is the exception a handler raised.
+async fn drive_checking_signals<F: Future>(future: F) -> PyResult<F::Output> {
+    let mut future = pin!(future);
+    loop {
+        if let Ok(output) = tokio::time::timeout(SIGNAL_CHECK_INTERVAL, future.as_mut()).await {
+            return Ok(output);
+        }
+        Python::attach(|py| py.check_signals())?;
     }
 }
 

@@ -90,7 +90,7 @@ impl RawSnapshot {
     /// A snapshot at the table's newest version, reading only the commits added since.
     fn refresh(&self, py: Python<'_>) -> PyResult<RawSnapshot> {
         let snapshot = self.inner.clone();
-        wait_for_future(py, async move { snapshot.refresh().await }).map(RawSnapshot::new)
+        wait_for_future(py, move || async move { snapshot.refresh().await }).map(RawSnapshot::new)
     }
 }
 

@@ -35,7 +35,7 @@ impl RawDeltaTable {
         storage_options: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
         let options = storage_options.unwrap_or_default();
-        wait_for_future(py, async move { Table::open(&uri, &options).await }).map(Self::new)
+        wait_for_future(py, move || async move { Table::open(&uri, &options).await }).map(Self::new)
     }
 
     /// The table root as a URL ending in '/'.
@@ -47,7 +47,7 @@ impl RawDeltaTable {
     /// The newest version in the log.
     fn latest_version(&self, py: Python<'_>) -> PyResult<u64> {
         let table = self.inner.clone();
-        wait_for_future(py, async move { table.latest_version().await })
+        wait_for_future(py, move || async move { table.latest_version().await })
     }
 
     /// The snapshot at `version`, or the newest committed at or before `timestamp_ms`, or the
@@ -61,14 +61,14 @@ impl RawDeltaTable {
     ) -> PyResult<RawSnapshot> {
         let at = snapshot_at(version, timestamp_ms).map_err(|error| to_py_err(py, error))?;
         let table = self.inner.clone();
-        wait_for_future(py, async move { table.snapshot(at).await }).map(RawSnapshot::new)
+        wait_for_future(py, move || async move { table.snapshot(at).await }).map(RawSnapshot::new)
     }
 
     /// Commit information per version, newest first (see [`Table::history`]).
     #[pyo3(signature = (limit=None))]
     fn history(&self, py: Python<'_>, limit: Option<usize>) -> PyResult<RawArrowStream> {
         let table = self.inner.clone();
-        let batch = wait_for_future(py, async move { table.history(limit).await })?;
+        let batch = wait_for_future(py, move || async move { table.history(limit).await })?;
         Ok(RawArrowStream::new(batch.schema(), vec![batch]))
     }
 
@@ -76,7 +76,7 @@ impl RawDeltaTable {
     #[pyo3(signature = (start, end=None))]
     fn commits(&self, py: Python<'_>, start: u64, end: Option<u64>) -> PyResult<RawArrowStream> {
         let table = self.inner.clone();
-        let batches = wait_for_future(py, async move { table.commits(start, end).await })?;
+        let batches = wait_for_future(py, move || async move { table.commits(start, end).await })?;
         let schema = batches
             .first()
             .map_or_else(commits_schema, |batch| batch.schema());
