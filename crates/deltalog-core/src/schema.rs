@@ -195,10 +195,7 @@ pub fn to_arrow_data_type(data_type: &DataType) -> Result<ArrowDataType> {
 impl PrimitiveType {
     /// The type's name in the schema JSON (`"integer"`, `"decimal(10,2)"`, ...).
     pub fn type_name(&self) -> String {
-        match self {
-            PrimitiveType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
-            other => other.simple_name().to_string(),
-        }
+        self.to_string()
     }
 
     /// True for the types whose values order meaningfully for data skipping min/max

@@ -504,7 +504,11 @@ mod tests {
     fn golden_stats(name: &str) -> Option<GoldenStats> {
         let table = golden_table(name)?;
         let actions = commit_actions(&table.join("delta"));
-        let metadata = actions.iter().rev().find_map(|a| a.get("metaData")).unwrap();
+        let metadata = actions
+            .iter()
+            .rev()
+            .find_map(|a| a.get("metaData"))
+            .unwrap();
         let schema = parse_schema(metadata["schemaString"].as_str().unwrap()).unwrap();
         let partition_columns: Vec<String> =
             serde_json::from_value(metadata["partitionColumns"].clone()).unwrap();

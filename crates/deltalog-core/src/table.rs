@@ -122,7 +122,7 @@ impl Table {
             .into_iter()
             .filter(|path| path.kind == LogFileKind::Commit)
             .collect();
-        commits.sort_by(|a, b| b.version.cmp(&a.version));
+        commits.sort_by_key(|commit| std::cmp::Reverse(commit.version));
         commits.truncate(limit.unwrap_or(usize::MAX));
         let contents = fetch_all(&self.storage, commits.iter().map(|c| c.location.clone())).await?;
         let infos = commits

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Golden conformance: every table of `shared/conformance/golden` (written by Delta on Spark)
 //! loads as its README says. One line per table; the test names say what each pins down.
 
@@ -140,4 +141,67 @@ fn every_other_table_loads_and_lists_files() {
         }
     }
     assert!(failures.is_empty(), "{} tables failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Rows in the `.parquet` files under `dir` (recursively), from their footers.
+fn parquet_rows(dir: &Path) -> u64 {
+    let mut rows = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            rows += parquet_rows(&path);
+        } else if name.ends_with(".parquet") && !name.starts_with('.') {
+            let file = std::fs::File::open(&path).unwrap();
+            let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
+            use parquet::file::reader::FileReader;
+            rows += reader.metadata().file_metadata().num_rows() as u64;
+        }
+    }
+    rows
+}
+
+/// Where every live file has statistics, the live row count (records minus deleted rows)
+/// equals the number of expected rows.
+#[test]
+fn live_row_counts_match_expected_rows() {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::Int64Type;
+    let Some(dir) = unpacked() else { return };
+    let runtime = runtime();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let table = entry.unwrap().path();
+        let expected_dir = table.join("expected");
+        if !expected_dir.is_dir() {
+            continue;
+        }
+        let name = table.file_name().unwrap().to_string_lossy().into_owned();
+        let snapshot = runtime.block_on(open(&name)).unwrap();
+        let (_, batches) = snapshot.files(false).unwrap();
+        let mut live = 0i64;
+        let mut complete = true;
+        for batch in &batches {
+            let records = batch.column_by_name("num_records").unwrap().as_primitive::<Int64Type>();
+            complete &= records.null_count() == 0;
+            live += records.iter().flatten().sum::<i64>();
+            let dv = batch.column_by_name("deletion_vector").unwrap().as_struct();
+            let cardinality = dv.column_by_name("cardinality").unwrap().as_primitive::<Int64Type>();
+            live -= (0..dv.len())
+                .filter(|&row| dv.is_valid(row))
+                .map(|row| cardinality.value(row))
+                .sum::<i64>();
+        }
+        if !complete {
+            continue;
+        }
+        checked += 1;
+        let expected = parquet_rows(&expected_dir) as i64;
+        if live != expected {
+            failures.push(format!("{name}: {live} live rows, {expected} expected"));
+        }
+    }
+    assert!(checked > 20, "only {checked} tables had statistics on every file");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
