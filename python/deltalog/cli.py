@@ -158,6 +158,7 @@ def _history(args: argparse.Namespace) -> int:
         for row in rows
     ]
     align = [">", "<", "<", "<", "<", "<"]
+    headers, table_rows, align = _without_empty_columns(headers, table_rows, align)
     _print(render_table(headers, table_rows, align=align, max_width=_width()))
     return EXIT_OK
 
@@ -299,7 +300,8 @@ def render_table(
     than ``max_width``, the widest column is cut down, its cells keeping their ends (the file
     name of a path) behind a ``…``.
     """
-    alignment = list(align) if align is not None else ["<"] * len(headers)
+    alignment = list(align or ())
+    alignment += ["<"] * (len(headers) - len(alignment))
     cells = [[str(cell) for cell in row] for row in rows]
     widths = [len(header) for header in headers]
     for row in cells:
@@ -364,6 +366,18 @@ def _file_row(row: dict[str, Any], *, partitioned: bool, stats: bool) -> list[st
     return cells
 
 
+def _without_empty_columns(
+    headers: list[str], rows: list[list[str]], align: list[str]
+) -> tuple[list[str], list[list[str]], list[str]]:
+    """The columns that have a value in some row (all of them when there are no rows)."""
+    keep = [index for index in range(len(headers)) if not rows or any(row[index] for row in rows)]
+    return (
+        [headers[index] for index in keep],
+        [[row[index] for index in keep] for row in rows],
+        [align[index] for index in keep],
+    )
+
+
 def _decoded_history_row(row: dict[str, Any]) -> dict[str, Any]:
     decoded = dict(row)
     for name in ("operation_parameters", "commit_info"):
@@ -375,9 +389,10 @@ def _decoded_history_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _summary(shown: int, total: int, noun: str, size: int) -> str:
-    plural = "" if total == 1 else "s"
-    counted = f"{total} {noun}{plural}" if shown == total else f"{shown} of {total} {noun}s"
-    return f"{counted}, {human_size(size)}"
+    if shown == total:
+        plural = "" if total == 1 else "s"
+        return f"{total} {noun}{plural}, {human_size(size)}"
+    return f"{shown} of {total} {noun}s shown; {human_size(size)} in all"
 
 
 def _display_time(moment: datetime) -> str:

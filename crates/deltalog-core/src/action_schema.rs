@@ -7,7 +7,9 @@
 
 use std::sync::{Arc, LazyLock};
 
-use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
+use arrow_array::{
+    new_null_array, Array, ArrayRef, Int64Array, RecordBatch, StringArray, StructArray,
+};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
@@ -25,6 +27,9 @@ pub mod add {
     pub const BASE_ROW_ID: &str = "baseRowId";
     pub const DEFAULT_ROW_COMMIT_VERSION: &str = "defaultRowCommitVersion";
     pub const CLUSTERING_PROVIDER: &str = "clusteringProvider";
+    /// Not a protocol field: the record count taken from the statistics while decoding, so
+    /// that the statistics themselves need not be kept.
+    pub const NUM_RECORDS: &str = "numRecords";
 }
 
 /// Field names of the `remove` struct that differ from `add`.
@@ -70,6 +75,7 @@ pub fn add_fields() -> Fields {
         Field::new(add::BASE_ROW_ID, DataType::Int64, true),
         Field::new(add::DEFAULT_ROW_COMMIT_VERSION, DataType::Int64, true),
         Field::new(add::CLUSTERING_PROVIDER, DataType::Utf8, true),
+        Field::new(add::NUM_RECORDS, DataType::Int64, true),
     ])
 }
 
@@ -148,6 +154,63 @@ impl FileActionBatch {
     }
 }
 
+/// Fills the `numRecords` child of `adds` from `stats_parsed_records` (the checkpoint's
+/// `stats_parsed.numRecords`) or else from the `stats` JSON, and drops the `stats` strings
+/// unless `keep_stats` (spec "Per-file Statistics": `numRecords` is a top-level key).
+pub fn finish_adds(
+    adds: StructArray,
+    stats_parsed_records: Option<&Int64Array>,
+    keep_stats: bool,
+) -> Result<StructArray> {
+    let (fields, mut columns, nulls) = adds.into_parts();
+    let position = |name: &str| fields.iter().position(|f| f.name() == name);
+    let (Some(stats_at), Some(records_at)) = (position(add::STATS), position(add::NUM_RECORDS))
+    else {
+        return StructArray::try_new(fields, columns, nulls)
+            .map_err(|error| Error::arrow("file actions", error));
+    };
+    let stats = columns[stats_at].as_any().downcast_ref::<StringArray>();
+    let records: Int64Array = (0..columns[records_at].len())
+        .map(|row| {
+            stats_parsed_records
+                .filter(|parsed| parsed.is_valid(row))
+                .map(|parsed| parsed.value(row))
+                .or_else(|| {
+                    let stats = stats.filter(|s| s.is_valid(row))?;
+                    num_records(stats.value(row))
+                })
+        })
+        .collect();
+    columns[records_at] = Arc::new(records);
+    if !keep_stats {
+        columns[stats_at] = new_null_array(&DataType::Utf8, columns[stats_at].len());
+    }
+    StructArray::try_new(fields, columns, nulls)
+        .map_err(|error| Error::arrow("file actions", error))
+}
+
+/// `numRecords` of a statistics JSON object, read without parsing the rest. Spark writes it
+/// first; when it is not found before any nested object, the whole object is parsed.
+pub fn num_records(stats: &str) -> Option<i64> {
+    const KEY: &str = "\"numRecords\"";
+    if let Some(at) = stats.find(KEY) {
+        if !stats[..at].contains('{') || stats[..at].trim_end() == "{" {
+            let rest = stats[at + KEY.len()..]
+                .trim_start()
+                .strip_prefix(':')?
+                .trim_start();
+            let end = rest
+                .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+                .unwrap_or(rest.len());
+            if let Ok(value) = rest[..end].parse() {
+                return Some(value);
+            }
+        }
+    }
+    let value: serde_json::Value = serde_json::from_str(stats).ok()?;
+    value.get("numRecords")?.as_i64()
+}
+
 /// The struct column `name` of `batch`, or a corrupt-file error naming `file`.
 pub fn struct_column(batch: &RecordBatch, name: &str, file: &str) -> Result<StructArray> {
     batch
@@ -167,9 +230,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn num_records_is_read_without_parsing() {
+        assert_eq!(
+            num_records(r#"{"numRecords":42,"minValues":{"a":1}}"#),
+            Some(42)
+        );
+        assert_eq!(num_records(r#"{ "numRecords" : 7 }"#), Some(7));
+        assert_eq!(
+            num_records(r#"{"minValues":{"numRecords":1},"numRecords":3}"#),
+            Some(3)
+        );
+        assert_eq!(num_records(r#"{"minValues":{}}"#), None);
+        assert_eq!(num_records("not json"), None);
+    }
+
+    #[test]
     fn file_action_schema_has_add_and_remove() {
         let schema = file_action_schema();
         assert_eq!(schema.fields().len(), 2);
-        assert!(matches!(schema.field(0).data_type(), DataType::Struct(f) if f.len() == 11));
+        assert!(matches!(schema.field(0).data_type(), DataType::Struct(f) if f.len() == 12));
     }
 }

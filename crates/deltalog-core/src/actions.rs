@@ -121,7 +121,9 @@ pub struct CommitInfo {
 impl CommitInfo {
     /// `commitInfo.timestamp`: the writer's wall clock, in ms since the epoch.
     pub fn timestamp(&self) -> Option<i64> {
-        self.raw.get("timestamp").and_then(serde_json::Value::as_i64)
+        self.raw
+            .get("timestamp")
+            .and_then(serde_json::Value::as_i64)
     }
 
     /// `commitInfo.inCommitTimestamp` (in-commit timestamps feature).
@@ -133,7 +135,9 @@ impl CommitInfo {
 
     /// `commitInfo.operation`, such as `WRITE` or `DELETE`.
     pub fn operation(&self) -> Option<&str> {
-        self.raw.get("operation").and_then(serde_json::Value::as_str)
+        self.raw
+            .get("operation")
+            .and_then(serde_json::Value::as_str)
     }
 
     /// `commitInfo.txnId`: the writer's unique id for the transaction.

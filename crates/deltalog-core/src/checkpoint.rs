@@ -10,7 +10,9 @@
 use std::sync::Arc;
 
 use arrow::compute::{cast, filter_record_batch, is_not_null};
-use arrow_array::{new_null_array, Array, ArrayRef, RecordBatch, StructArray};
+use arrow_array::{
+    new_null_array, Array, ArrayRef, Int64Array, RecordBatch, StringArray, StructArray,
+};
 use arrow_schema::{DataType, Field, Fields, Schema};
 use futures::TryStreamExt;
 use object_store::path::Path;
@@ -18,8 +20,8 @@ use object_store::path::Path;
 use parquet::arrow::async_reader::ParquetObjectReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
-use crate::action_schema::{add_fields, remove_fields, FileActionBatch};
-use crate::commit::{decode_actions, DecodedActions};
+use crate::action_schema::{add, add_fields, finish_adds, remove_fields, FileActionBatch};
+use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::error::{Error, Result};
 use crate::storage::Storage;
 
@@ -41,7 +43,7 @@ const OTHER_ACTIONS: &[&str] = &[
 pub struct CheckpointProjection {
     /// Read the non-file actions too (not needed for sidecars).
     pub other_actions: bool,
-    /// Read `add.stats` (the JSON statistics string).
+    /// Keep `add.stats` (the JSON statistics); without it only `numRecords` is kept.
     pub stats: bool,
 }
 
@@ -70,7 +72,7 @@ pub async fn read_parquet_actions(
     let batches: Vec<RecordBatch> = stream.try_collect().await.map_err(parquet_error)?;
     let mut decoded = DecodedActions::default();
     for batch in &batches {
-        if let Some(file_actions) = file_action_batch(batch, version, &file)? {
+        if let Some(file_actions) = file_action_batch(batch, version, &file, projection)? {
             decoded.file_actions.push(file_actions);
         }
         if projection.other_actions {
@@ -85,37 +87,115 @@ fn projection_mask(
     schema: &parquet::schema::types::SchemaDescriptor,
     projection: CheckpointProjection,
 ) -> ProjectionMask {
-    let wanted = schema.columns().iter().enumerate().filter_map(|(index, column)| {
-        let parts = column.path().parts();
-        let top = parts.first().map(String::as_str)?;
-        let second = parts.get(1).map(String::as_str);
-        let keep = match (top, second) {
-            ("add" | "remove", Some("stats_parsed" | "partitionValues_parsed")) => false,
-            ("add", Some("stats")) => projection.stats,
-            ("remove", Some("stats" | "tags")) => false,
-            ("add" | "remove", _) => true,
-            (other, _) => projection.other_actions && OTHER_ACTIONS.contains(&other),
-        };
-        keep.then_some(index)
-    });
+    let has_parsed_records = schema
+        .columns()
+        .iter()
+        .any(|column| column.path().parts() == ["add", "stats_parsed", "numRecords"]);
+    let wanted = schema
+        .columns()
+        .iter()
+        .enumerate()
+        .filter_map(|(index, column)| {
+            let parts = column.path().parts();
+            let top = parts.first().map(String::as_str)?;
+            let second = parts.get(1).map(String::as_str);
+            let third = parts.get(2).map(String::as_str);
+            let keep = match (top, second) {
+                ("add", Some("stats_parsed")) => projection.stats || third == Some("numRecords"),
+                ("add", Some("stats")) => projection.stats || !has_parsed_records,
+                ("add" | "remove", Some("stats_parsed" | "partitionValues_parsed")) => false,
+                ("remove", Some("stats" | "tags")) => false,
+                ("add" | "remove", _) => true,
+                (other, _) => projection.other_actions && OTHER_ACTIONS.contains(&other),
+            };
+            keep.then_some(index)
+        });
     ProjectionMask::leaves(schema, wanted)
 }
 
 /// The `add`/`remove` columns of `batch` in the normalised layout; `None` when it has neither.
-fn file_action_batch(batch: &RecordBatch, version: u64, file: &str) -> Result<Option<FileActionBatch>> {
+fn file_action_batch(
+    batch: &RecordBatch,
+    version: u64,
+    file: &str,
+    projection: CheckpointProjection,
+) -> Result<Option<FileActionBatch>> {
     let adds = batch.column_by_name("add");
     let removes = batch.column_by_name("remove");
     if adds.is_none() && removes.is_none() {
         return Ok(None);
     }
     let rows = batch.num_rows();
+    let adds_struct = adds.and_then(|a| a.as_any().downcast_ref::<StructArray>());
+    let stats_parsed = adds_struct.and_then(|a| a.column_by_name("stats_parsed"));
+    let parsed_records = stats_parsed
+        .and_then(|s| s.as_any().downcast_ref::<StructArray>())
+        .and_then(|s| s.column_by_name("numRecords"))
+        .and_then(|n| n.as_any().downcast_ref::<Int64Array>());
+    let mut normalized = normalize_struct(adds, &add_fields(), rows, file)?;
+    if projection.stats {
+        if let Some(parsed) = stats_parsed {
+            normalized = fill_missing_stats(normalized, parsed, file)?;
+        }
+    }
     Ok(Some(FileActionBatch {
         version,
         from_checkpoint: true,
         file: Arc::from(file),
-        adds: normalize_struct(adds, &add_fields(), rows, file)?,
+        adds: finish_adds(normalized, parsed_records, projection.stats)?,
         removes: normalize_struct(removes, &remove_fields(), rows, file)?,
     }))
+}
+
+/// Where a row has `stats_parsed` but no `stats` string (spec "Checkpoint Schema": writers
+/// may write either), the JSON statistics are rebuilt from the struct, so that one decoder
+/// serves both layouts.
+fn fill_missing_stats(
+    adds: StructArray,
+    stats_parsed: &ArrayRef,
+    file: &str,
+) -> Result<StructArray> {
+    let Some(parsed) = stats_parsed.as_any().downcast_ref::<StructArray>() else {
+        return Ok(adds);
+    };
+    let Some(stats) = adds
+        .column_by_name(add::STATS)
+        .and_then(|s| s.as_any().downcast_ref::<StringArray>())
+    else {
+        return Ok(adds);
+    };
+    let missing = (0..adds.len()).any(|row| stats.is_null(row) && parsed.is_valid(row));
+    if !missing {
+        return Ok(adds);
+    }
+    let batch = RecordBatch::from(parsed.clone());
+    let mut json = Vec::new();
+    {
+        let mut writer = arrow_json::LineDelimitedWriter::new(&mut json);
+        writer
+            .write(&batch)
+            .and_then(|()| writer.finish())
+            .map_err(|error| Error::corrupt(file, format!("stats_parsed: {error}")))?;
+    }
+    let text = String::from_utf8_lossy(&json);
+    let mut lines = text.lines();
+    let rebuilt: StringArray = (0..adds.len())
+        .map(|row| {
+            let line = lines.next();
+            if stats.is_valid(row) {
+                Some(stats.value(row).to_string())
+            } else if parsed.is_valid(row) {
+                line.map(str::to_string)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let (fields, mut columns, nulls) = adds.into_parts();
+    if let Some(at) = fields.iter().position(|f| f.name() == add::STATS) {
+        columns[at] = Arc::new(rebuilt);
+    }
+    StructArray::try_new(fields, columns, nulls).map_err(|error| Error::corrupt(file, error))
 }
 
 /// `column` (a struct, or absent) reshaped to exactly `fields`: missing children become nulls,
@@ -154,10 +234,11 @@ fn normalize_child(
         return Ok(child.clone());
     }
     match field.data_type() {
-        DataType::Struct(fields) => Ok(Arc::new(normalize_struct(Some(child), fields, rows, file)?)),
-        target => cast(child, target).map_err(|error| {
-            Error::corrupt(file, format!("column '{}': {error}", field.name()))
-        }),
+        DataType::Struct(fields) => {
+            Ok(Arc::new(normalize_struct(Some(child), fields, rows, file)?))
+        }
+        target => cast(child, target)
+            .map_err(|error| Error::corrupt(file, format!("column '{}': {error}", field.name()))),
     }
 }
 
@@ -195,7 +276,11 @@ fn merge_other_actions(
     if lines.is_empty() {
         return Ok(());
     }
-    let other = decode_actions(&lines, version, file, true)?;
+    let options = DecodeOptions {
+        from_checkpoint: true,
+        keep_stats: false,
+    };
+    let other = decode_actions(&lines, version, file, options)?;
     merge(decoded, other, file)
 }
 

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use arrow_json::ReaderBuilder;
 use serde::de::DeserializeOwned;
 
-use crate::action_schema::{file_action_schema, FileActionBatch};
+use crate::action_schema::{file_action_schema, finish_adds, FileActionBatch};
 use crate::actions::{
     CheckpointMetadata, CommitInfo, DomainMetadata, Metadata, Protocol, Sidecar, Txn,
 };
@@ -39,15 +39,22 @@ pub struct ActionLine<'a> {
     pub json: &'a [u8],
 }
 
+/// How to decode a JSON log file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DecodeOptions {
+    /// The file actions are already reconciled (JSON V2 checkpoints, compaction files).
+    pub from_checkpoint: bool,
+    /// Keep the `stats` strings of `add` actions (their `numRecords` is always kept).
+    pub keep_stats: bool,
+}
+
 /// Decodes the actions in `bytes`, the content of the log file `file` at `version`.
-///
-/// `from_checkpoint` marks the file actions as already reconciled (JSON V2 checkpoints and
-/// compaction files are). Errors name the file and the line.
+/// Errors name the file and the line.
 pub fn decode_actions(
     bytes: &[u8],
     version: u64,
     file: &str,
-    from_checkpoint: bool,
+    options: DecodeOptions,
 ) -> Result<DecodedActions> {
     let mut decoded = DecodedActions::default();
     let mut file_lines: Vec<&[u8]> = Vec::new();
@@ -62,14 +69,16 @@ pub fn decode_actions(
                 validate_json(line.json).map_err(|e| at_line(&e))?;
                 decoded.cdc_count += 1;
             }
-            "protocol" => {
-                replace_once(&mut decoded.protocol, action(line).map_err(|e| at_line(&e))?)
-                    .map_err(|e| at_line(&e))?
-            }
-            "metaData" => {
-                replace_once(&mut decoded.metadata, action(line).map_err(|e| at_line(&e))?)
-                    .map_err(|e| at_line(&e))?
-            }
+            "protocol" => replace_once(
+                &mut decoded.protocol,
+                action(line).map_err(|e| at_line(&e))?,
+            )
+            .map_err(|e| at_line(&e))?,
+            "metaData" => replace_once(
+                &mut decoded.metadata,
+                action(line).map_err(|e| at_line(&e))?,
+            )
+            .map_err(|e| at_line(&e))?,
             "txn" => decoded.txns.push(action(line).map_err(|e| at_line(&e))?),
             "domainMetadata" => decoded.domains.push(action(line).map_err(|e| at_line(&e))?),
             "commitInfo" => {
@@ -80,17 +89,16 @@ pub fn decode_actions(
             "checkpointMetadata" => {
                 decoded.checkpoint_metadata = Some(action(line).map_err(|e| at_line(&e))?)
             }
-            "sidecar" => decoded.sidecars.push(action(line).map_err(|e| at_line(&e))?),
+            "sidecar" => decoded
+                .sidecars
+                .push(action(line).map_err(|e| at_line(&e))?),
             _ => validate_json(line.json).map_err(|e| at_line(&e))?,
         }
     }
     if !file_lines.is_empty() {
-        decoded.file_actions.push(decode_file_actions(
-            &file_lines,
-            version,
-            file,
-            from_checkpoint,
-        )?);
+        decoded
+            .file_actions
+            .push(decode_file_actions(&file_lines, version, file, options)?);
     }
     Ok(decoded)
 }
@@ -125,7 +133,7 @@ fn decode_file_actions(
     lines: &[&[u8]],
     version: u64,
     file: &str,
-    from_checkpoint: bool,
+    options: DecodeOptions,
 ) -> Result<FileActionBatch> {
     let context = |error| Error::corrupt(file, error);
     let mut decoder = ReaderBuilder::new(file_action_schema())
@@ -149,7 +157,10 @@ fn decode_file_actions(
         .flush()
         .map_err(context)?
         .ok_or_else(|| Error::corrupt(file, "its add and remove lines decoded to nothing"))?;
-    FileActionBatch::from_record_batch(&batch, version, from_checkpoint, file)
+    let mut actions =
+        FileActionBatch::from_record_batch(&batch, version, options.from_checkpoint, file)?;
+    actions.adds = finish_adds(actions.adds, None, options.keep_stats)?;
+    Ok(actions)
 }
 
 /// The first key of a JSON object line, read without parsing the rest.
@@ -207,11 +218,15 @@ mod tests {
 
     #[test]
     fn decodes_every_action_kind() {
-        let decoded = decode_actions(COMMIT.as_bytes(), 4, "c.json", false).unwrap();
+        let decoded =
+            decode_actions(COMMIT.as_bytes(), 4, "c.json", DecodeOptions::default()).unwrap();
         assert_eq!(decoded.protocol.unwrap().min_writer_version, 2);
         assert_eq!(decoded.metadata.unwrap().id, "abc");
         assert_eq!(decoded.txns[0].app_id, "app");
-        assert_eq!(decoded.commit_info.unwrap().timestamp(), Some(1700000000000));
+        assert_eq!(
+            decoded.commit_info.unwrap().timestamp(),
+            Some(1700000000000)
+        );
         let files = &decoded.file_actions[0];
         assert_eq!(files.num_rows(), 2);
         let paths = files.adds.column_by_name("path").unwrap();
@@ -224,7 +239,8 @@ mod tests {
     #[test]
     fn truncated_line_names_file_and_line() {
         let text = "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n{\"metaData\":{\"id\":";
-        let error = decode_actions(text.as_bytes(), 0, "00.json", false).unwrap_err();
+        let error =
+            decode_actions(text.as_bytes(), 0, "00.json", DecodeOptions::default()).unwrap_err();
         assert!(error.to_string().contains("00.json"), "{error}");
         assert!(error.to_string().contains("line 2"), "{error}");
     }
@@ -232,7 +248,8 @@ mod tests {
     #[test]
     fn truncated_add_is_an_error() {
         let text = "{\"add\":{\"path\":\"a\",\"size\":1";
-        let error = decode_actions(text.as_bytes(), 0, "00.json", false).unwrap_err();
+        let error =
+            decode_actions(text.as_bytes(), 0, "00.json", DecodeOptions::default()).unwrap_err();
         assert!(matches!(error, Error::CorruptLogFile { .. }), "{error}");
     }
 
@@ -240,6 +257,6 @@ mod tests {
     fn two_protocols_in_one_commit_are_refused() {
         let line = "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n";
         let text = format!("{line}{line}");
-        assert!(decode_actions(text.as_bytes(), 0, "x", false).is_err());
+        assert!(decode_actions(text.as_bytes(), 0, "x", DecodeOptions::default()).is_err());
     }
 }

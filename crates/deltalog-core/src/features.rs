@@ -134,8 +134,8 @@ mod tests {
 
     #[test]
     fn unknown_reader_feature_is_named() {
-        let error = ensure_readable(&protocol(3, 7, &["deletionVectors", "futureThing"]), "t")
-            .unwrap_err();
+        let error =
+            ensure_readable(&protocol(3, 7, &["deletionVectors", "futureThing"]), "t").unwrap_err();
         assert!(error.to_string().contains("futureThing"), "{error}");
     }
 
@@ -152,6 +152,9 @@ mod tests {
         assert_eq!(reader_features(&protocol(2, 5, &[])), vec!["columnMapping"]);
         assert!(supports(&protocol(1, 4, &[]), "changeDataFeed"));
         assert!(!supports(&protocol(1, 3, &[]), "changeDataFeed"));
-        assert!(supports(&protocol(3, 7, &["deletionVectors"]), "deletionVectors"));
+        assert!(supports(
+            &protocol(3, 7, &["deletionVectors"]),
+            "deletionVectors"
+        ));
     }
 }

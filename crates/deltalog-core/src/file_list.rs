@@ -10,9 +10,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow::compute::cast;
-use arrow_array::{
-    Array, ArrayRef, Int64Array, MapArray, RecordBatch, StringArray, StructArray,
-};
+use arrow_array::{Array, ArrayRef, Int64Array, MapArray, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
 use crate::action_schema::add;
@@ -31,14 +29,15 @@ pub struct FileListOptions {
     pub timezone: SessionTimeZone,
 }
 
-/// The live files of `snapshot`, one batch per replayed batch.
+/// The live files of `snapshot` (its `adds`, with or without statistics), one batch per
+/// replayed batch.
 pub fn active_files(
     snapshot: &Snapshot,
+    adds: &[StructArray],
     options: &FileListOptions,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let builder = FileListBuilder::new(snapshot, options)?;
-    let batches = snapshot
-        .add_actions()
+    let batches = adds
         .iter()
         .map(|adds| builder.build(adds))
         .collect::<Result<Vec<_>>>()?;
@@ -77,7 +76,11 @@ impl<'a> FileListBuilder<'a> {
             .fields
             .iter()
             .map(|field| {
-                Ok(Field::new(&field.name, to_arrow_data_type(&field.data_type)?, true))
+                Ok(Field::new(
+                    &field.name,
+                    to_arrow_data_type(&field.data_type)?,
+                    true,
+                ))
             })
             .collect::<Result<Vec<_>>>()?;
         let data_schema = snapshot.schema().data_schema(&metadata.partition_columns);
@@ -139,11 +142,7 @@ impl<'a> FileListBuilder<'a> {
             &DataType::Timestamp(TimeUnit::Millisecond, Some(Arc::from("UTC"))),
         )
         .map_err(|error| Error::arrow("modification times", error))?;
-        let stats = self.parse_stats(adds)?;
-        let num_records = stats
-            .column_by_name("numRecords")
-            .cloned()
-            .unwrap_or_else(|| Arc::new(Int64Array::new_null(adds.len())));
+        let num_records = column(add::NUM_RECORDS)?;
         let mut columns: Vec<ArrayRef> = vec![
             paths,
             column(add::SIZE)?,
@@ -156,9 +155,15 @@ impl<'a> FileListBuilder<'a> {
             column(add::TAGS)?,
         ];
         if self.options.with_stats {
-            let logical = logical_stats(&stats, &self.snapshot.schema().data_schema(
-                &self.snapshot.metadata().partition_columns,
-            ), self.snapshot.column_mapping())?;
+            let stats = self.parse_stats(adds)?;
+            let logical = logical_stats(
+                &stats,
+                &self
+                    .snapshot
+                    .schema()
+                    .data_schema(&self.snapshot.metadata().partition_columns),
+                self.snapshot.column_mapping(),
+            )?;
             for name in ["minValues", "maxValues", "nullCount", "tightBounds"] {
                 if let Some(array) = logical.column_by_name(name) {
                     columns.push(array.clone());
@@ -200,7 +205,10 @@ impl<'a> FileListBuilder<'a> {
             let DeltaType::Primitive(primitive) = &field.data_type else {
                 return Err(Error::invalid_table(
                     &self.table,
-                    format!("partition column '{}' is not of a primitive type", field.name),
+                    format!(
+                        "partition column '{}' is not of a primitive type",
+                        field.name
+                    ),
                 ));
             };
             children.push(partition_values_to_arrow(
@@ -283,8 +291,12 @@ fn rename_struct_fields(array: &ArrayRef, target: &DataType) -> Result<ArrayRef>
     else {
         return Ok(array.clone());
     };
-    let renamed = StructArray::try_new(fields.clone(), array.columns().to_vec(), array.nulls().cloned())
-        .map_err(|error| Error::arrow("renaming struct fields", error))?;
+    let renamed = StructArray::try_new(
+        fields.clone(),
+        array.columns().to_vec(),
+        array.nulls().cloned(),
+    )
+    .map_err(|error| Error::arrow("renaming struct fields", error))?;
     Ok(Arc::new(renamed))
 }
 
@@ -301,7 +313,9 @@ fn logical_stats_type(
         },
         0,
     );
-    Ok(logical_stats(&empty, data_schema, mode)?.data_type().clone())
+    Ok(logical_stats(&empty, data_schema, mode)?
+        .data_type()
+        .clone())
 }
 
 /// `stats` with the physical column names inside `minValues`, `maxValues` and `nullCount`
@@ -344,7 +358,10 @@ fn logical_names(
             .find(|f| f.physical_name(mode).ok() == Some(field.name().as_str()));
         let (name, column) = match logical {
             Some(logical) => {
-                let column = match (&logical.data_type, column.as_any().downcast_ref::<StructArray>()) {
+                let column = match (
+                    &logical.data_type,
+                    column.as_any().downcast_ref::<StructArray>(),
+                ) {
                     (DeltaType::Struct(inner), Some(nested)) => {
                         Arc::new(logical_names(nested, inner, mode)?) as ArrayRef
                     }

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::action_schema::FileActionBatch;
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
 use crate::checkpoint::{merge, read_parquet_actions, CheckpointProjection};
-use crate::commit::{decode_actions, DecodedActions};
+use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::error::{Error, Result};
 use crate::log_path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
 use crate::log_segment::{CheckpointFiles, LogSegment};
@@ -38,13 +38,19 @@ pub struct TableState {
     pub domains: HashMap<String, DomainMetadata>,
     /// The `commitInfo` of the last commit, when its file was read.
     pub commit_info: Option<CommitInfo>,
+    /// True when the `add` actions kept their `stats` strings.
+    pub has_stats: bool,
 }
 
 /// Decoded commits, newest first, with their versions.
 pub type Deltas = Vec<(u64, DecodedActions)>;
 
 /// Reads and decodes the commits and compaction files of `segment`, newest first.
-pub async fn read_deltas(storage: &Storage, files: &[&LogPath]) -> Result<Deltas> {
+pub async fn read_deltas(
+    storage: &Storage,
+    files: &[&LogPath],
+    keep_stats: bool,
+) -> Result<Deltas> {
     let contents = fetch_all(storage, files.iter().map(|f| f.location.clone())).await?;
     files
         .par_iter()
@@ -53,7 +59,11 @@ pub async fn read_deltas(storage: &Storage, files: &[&LogPath]) -> Result<Deltas
         .map(|(file, bytes)| {
             let is_compaction = matches!(file.kind, LogFileKind::Compaction { .. });
             let name = storage.url_of(&file.location);
-            decode_actions(bytes, file.version, &name, is_compaction).map(|d| (file.version, d))
+            let options = DecodeOptions {
+                from_checkpoint: is_compaction,
+                keep_stats,
+            };
+            decode_actions(bytes, file.version, &name, options).map(|d| (file.version, d))
         })
         .collect()
 }
@@ -90,8 +100,7 @@ pub async fn read_checkpoint(
                 0 => head_size(storage, &path).await?,
                 size => size,
             };
-            read_parquet_actions(storage, &path, size, checkpoint.version, sidecar_projection)
-                .await
+            read_parquet_actions(storage, &path, size, checkpoint.version, sidecar_projection).await
         })
         .buffered(IO_CONCURRENCY)
         .try_collect::<Vec<_>>()
@@ -151,7 +160,9 @@ pub fn fold_state(
             txns.entry(app.clone()).or_insert_with(|| txn.clone());
         }
         for (name, domain) in &base.domains {
-            domains.entry(name.clone()).or_insert_with(|| domain.clone());
+            domains
+                .entry(name.clone())
+                .or_insert_with(|| domain.clone());
         }
         reconciled.extend(base_batches(base, version));
     }
@@ -170,6 +181,7 @@ pub fn fold_state(
         txns,
         domains,
         commit_info,
+        has_stats: base.is_some_and(|base| base.has_stats),
     })
 }
 
@@ -209,14 +221,19 @@ pub async fn load_segment(
     with_stats: bool,
 ) -> Result<TableState> {
     let deltas = segment.deltas_ascending();
-    let (deltas, checkpoint) = futures::try_join!(read_deltas(storage, &deltas), async {
-        match &segment.checkpoint {
-            Some(checkpoint) => read_checkpoint(storage, checkpoint, with_stats).await.map(Some),
-            None => Ok(None),
-        }
-    })?;
+    let (deltas, checkpoint) =
+        futures::try_join!(read_deltas(storage, &deltas, with_stats), async {
+            match &segment.checkpoint {
+                Some(checkpoint) => read_checkpoint(storage, checkpoint, with_stats)
+                    .await
+                    .map(Some),
+                None => Ok(None),
+            }
+        })?;
     let keys = FileKeys::new(storage.root_url());
-    fold_state(table, segment.end_version, deltas, checkpoint, None, &keys)
+    let mut state = fold_state(table, segment.end_version, deltas, checkpoint, None, &keys)?;
+    state.has_stats = with_stats;
+    Ok(state)
 }
 
 async fn read_checkpoint_part(
@@ -232,7 +249,11 @@ async fn read_checkpoint_part(
         }) => {
             let bytes = storage.read(&part.location).await?;
             let name = storage.url_of(&part.location);
-            decode_actions(&bytes, version, &name, true)
+            let options = DecodeOptions {
+                from_checkpoint: true,
+                keep_stats: projection.stats,
+            };
+            decode_actions(&bytes, version, &name, options)
         }
         _ => read_parquet_actions(storage, &part.location, part.size, version, projection).await,
     }
@@ -259,10 +280,7 @@ async fn head_size(storage: &Storage, path: &Path) -> Result<u64> {
 }
 
 /// Fetches several objects concurrently, in order.
-pub async fn fetch_all(
-    storage: &Storage,
-    paths: impl Iterator<Item = Path>,
-) -> Result<Vec<Bytes>> {
+pub async fn fetch_all(storage: &Storage, paths: impl Iterator<Item = Path>) -> Result<Vec<Bytes>> {
     futures::stream::iter(paths)
         .map(|path| async move { storage.read(&path).await })
         .buffered(IO_CONCURRENCY)

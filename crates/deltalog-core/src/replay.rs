@@ -76,7 +76,11 @@ impl FileKeys {
             format!("{}{}", self.origin, decode(path))
         } else if has_scheme {
             match Url::parse(path) {
-                Ok(url) => format!("{}{}", &url[..url::Position::BeforePath], decode(url.path())),
+                Ok(url) => format!(
+                    "{}{}",
+                    &url[..url::Position::BeforePath],
+                    decode(url.path())
+                ),
                 Err(_) => decode(path).into_owned(),
             }
         } else {
@@ -122,7 +126,9 @@ impl<'a> KeyColumns<'a> {
                     offset: valid
                         .column_by_name("offset")
                         .and_then(|c| c.as_any().downcast_ref::<Int32Array>())
-                        .ok_or_else(|| Error::corrupt(file, "deletionVector.offset is not an int"))?,
+                        .ok_or_else(|| {
+                            Error::corrupt(file, "deletionVector.offset is not an int")
+                        })?,
                 })
             }
             _ => None,
@@ -133,7 +139,10 @@ impl<'a> KeyColumns<'a> {
     /// The key of row `row`, borrowed when the row has no deletion vector.
     fn key<'k>(&'k self, row: usize, keys: &FileKeys, file: &str) -> Result<Cow<'k, str>> {
         if self.path.is_null(row) {
-            return Err(Error::corrupt(file, format!("a file action without a path (row {row})")));
+            return Err(Error::corrupt(
+                file,
+                format!("a file action without a path (row {row})"),
+            ));
         }
         let path = keys.canonical(self.path.value(row));
         match &self.dv {
@@ -246,7 +255,13 @@ mod tests {
         assert_eq!(keys.canonical("/tmp/t 1/a.parquet"), "a.parquet");
         assert_eq!(keys.canonical("file:/tmp/t%201/a.parquet"), "a.parquet");
         assert_eq!(keys.canonical("file:///tmp/t%201/a.parquet"), "a.parquet");
-        assert_eq!(keys.canonical("file:///elsewhere/a.parquet"), "file:///elsewhere/a.parquet");
-        assert_eq!(keys.canonical("/elsewhere/a%25.parquet"), "file:///elsewhere/a%.parquet");
+        assert_eq!(
+            keys.canonical("file:///elsewhere/a.parquet"),
+            "file:///elsewhere/a.parquet"
+        );
+        assert_eq!(
+            keys.canonical("/elsewhere/a%25.parquet"),
+            "file:///elsewhere/a%.parquet"
+        );
     }
 }

@@ -9,7 +9,7 @@ use crate::actions::{CommitInfo, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::features::ensure_readable;
 use crate::file_list::{active_files, FileListOptions};
-use crate::load::{fold_state, read_deltas, TableState};
+use crate::load::{fold_state, load_segment, read_deltas, TableState};
 use crate::log_path::{LogFileKind, LogPath};
 use crate::log_segment::LogSegment;
 use crate::replay::FileKeys;
@@ -27,6 +27,8 @@ pub struct Snapshot {
 struct SnapshotInner {
     table: Table,
     state: TableState,
+    /// The same version loaded with statistics, when they were asked for and `state` lacks them.
+    with_stats: tokio::sync::OnceCell<TableState>,
     timestamp_ms: i64,
     schema: StructType,
     arrow_schema: SchemaRef,
@@ -63,6 +65,7 @@ impl Snapshot {
             inner: Arc::new(SnapshotInner {
                 table,
                 state,
+                with_stats: tokio::sync::OnceCell::new(),
                 timestamp_ms,
                 schema,
                 arrow_schema,
@@ -144,12 +147,43 @@ impl Snapshot {
     }
 
     /// The live files, one row per file (see [`crate::file_list`] for the columns).
-    pub fn files(&self, with_stats: bool) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    ///
+    /// Snapshots are loaded without the JSON statistics of their files (only `numRecords` is
+    /// kept); asking for statistics reads them once and keeps them with the snapshot.
+    pub async fn files(&self, with_stats: bool) -> Result<(SchemaRef, Vec<RecordBatch>)> {
         let options = FileListOptions {
             with_stats,
             ..FileListOptions::default()
         };
-        active_files(self, &options)
+        self.file_list(&options).await
+    }
+
+    /// The live files, as [`Snapshot::files`] with every option.
+    pub async fn file_list(
+        &self,
+        options: &FileListOptions,
+    ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+        let adds = match options.with_stats {
+            true => &self.state_with_stats().await?.files.adds,
+            false => self.add_actions(),
+        };
+        active_files(self, adds, options)
+    }
+
+    /// The state of this version with the `stats` strings of its files.
+    async fn state_with_stats(&self) -> Result<&TableState> {
+        let state = &self.inner.state;
+        if state.has_stats {
+            return Ok(state);
+        }
+        self.inner
+            .with_stats
+            .get_or_try_init(|| async {
+                let table = self.table();
+                let segment = table.log_segment(Some(state.version)).await?;
+                load_segment(table.storage(), table.uri(), &segment, true).await
+            })
+            .await
     }
 
     /// The newest version recorded for `app_id` by a `txn` action.
@@ -160,7 +194,9 @@ impl Snapshot {
     /// All `txn` app ids with their versions.
     pub fn transactions(&self) -> HashMap<String, i64> {
         let txns = &self.inner.state.txns;
-        txns.iter().map(|(app, txn)| (app.clone(), txn.version)).collect()
+        txns.iter()
+            .map(|(app, txn)| (app.clone(), txn.version))
+            .collect()
     }
 
     /// The configuration of `domain`, or `None` when it is absent or removed.
@@ -206,9 +242,16 @@ impl Snapshot {
         }
         let (version, file_time) = (last.version, last.last_modified_ms);
         let refs: Vec<&LogPath> = commits.iter().collect();
-        let deltas = read_deltas(table.storage(), &refs).await?;
+        let deltas = read_deltas(table.storage(), &refs, self.inner.state.has_stats).await?;
         let keys = FileKeys::new(table.storage().root_url());
-        let state = fold_state(table.uri(), version, deltas, None, Some(&self.inner.state), &keys)?;
+        let state = fold_state(
+            table.uri(),
+            version,
+            deltas,
+            None,
+            Some(&self.inner.state),
+            &keys,
+        )?;
         Snapshot::from_state(table.clone(), state, file_time)
     }
 }

@@ -89,7 +89,7 @@ impl Table {
             SnapshotAt::Timestamp(timestamp_ms) => Some(self.version_at(timestamp_ms).await?),
         };
         let segment = self.log_segment(target).await?;
-        let state = load_segment(&self.storage, &self.name, &segment, true).await?;
+        let state = load_segment(&self.storage, &self.name, &segment, false).await?;
         Snapshot::new(self.clone(), state, &segment)
     }
 
@@ -163,7 +163,13 @@ impl Table {
         commits
             .iter()
             .zip(&contents)
-            .map(|(commit, bytes)| actions_batch(&self.storage.url_of(&commit.location), commit.version, bytes))
+            .map(|(commit, bytes)| {
+                actions_batch(
+                    &self.storage.url_of(&commit.location),
+                    commit.version,
+                    bytes,
+                )
+            })
             .collect()
     }
 
@@ -176,7 +182,9 @@ impl Table {
     async fn hint_version(&self) -> Option<u64> {
         let path = self.storage.log_file("_last_checkpoint");
         let bytes = self.storage.read_if_exists(&path).await.ok()??;
-        parse_last_checkpoint(&bytes, path.as_ref()).ok().map(|hint| hint.version)
+        parse_last_checkpoint(&bytes, path.as_ref())
+            .ok()
+            .map(|hint| hint.version)
     }
 
     fn missing_commit(&self, version: u64) -> Error {
@@ -210,16 +218,28 @@ fn history_batch(
 ) -> Result<RecordBatch> {
     let text = |f: &dyn Fn(&CommitInfo) -> Option<String>| -> ArrayRef {
         Arc::new(StringArray::from(
-            infos.iter().map(|info| info.as_ref().and_then(f)).collect::<Vec<_>>(),
+            infos
+                .iter()
+                .map(|info| info.as_ref().and_then(f))
+                .collect::<Vec<_>>(),
         ))
     };
     let field_text = |name: &'static str| {
-        move |info: &CommitInfo| info.raw.get(name).and_then(|v| v.as_str()).map(str::to_string)
+        move |info: &CommitInfo| {
+            info.raw
+                .get(name)
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        }
     };
     let utc = Some(Arc::from("UTC"));
     let columns: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from_iter_values(commits.iter().map(|c| c.version as i64))),
-        Arc::new(TimestampMillisecondArray::from(timestamps.to_vec()).with_timezone_opt(utc.clone())),
+        Arc::new(Int64Array::from_iter_values(
+            commits.iter().map(|c| c.version as i64),
+        )),
+        Arc::new(
+            TimestampMillisecondArray::from(timestamps.to_vec()).with_timezone_opt(utc.clone()),
+        ),
         Arc::new(
             TimestampMillisecondArray::from(
                 infos

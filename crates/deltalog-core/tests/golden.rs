@@ -85,25 +85,93 @@ macro_rules! files {
     };
 }
 
-refused!(reader_version_above_three_is_refused, "deltalog-invalid-protocol-version", Error::UnsupportedProtocolVersion { .. });
-refused!(checkpoint_without_metadata_is_refused, "deltalog-state-reconstruction-from-checkpoint-missing-metadata", Error::InvalidTable { .. });
-refused!(checkpoint_without_protocol_is_refused, "deltalog-state-reconstruction-from-checkpoint-missing-protocol", Error::InvalidTable { .. });
-refused!(log_without_metadata_is_refused, "deltalog-state-reconstruction-without-metadata", Error::InvalidTable { .. });
-refused!(log_without_protocol_is_refused, "deltalog-state-reconstruction-without-protocol", Error::InvalidTable { .. });
-refused!(log_without_any_metadata_action_is_refused, "data-reader-absolute-paths-escaped-chars", Error::InvalidTable { .. });
-refused!(folder_without_log_is_not_a_table, "no-delta-log-folder", Error::TableNotFound { .. });
-refused!(missing_version_is_refused, "versions-not-contiguous", Error::NonContiguousLog { .. });
-refused!(folder_of_tables_is_not_a_table, "hive", Error::TableNotFound { .. });
+refused!(
+    reader_version_above_three_is_refused,
+    "deltalog-invalid-protocol-version",
+    Error::UnsupportedProtocolVersion { .. }
+);
+refused!(
+    checkpoint_without_metadata_is_refused,
+    "deltalog-state-reconstruction-from-checkpoint-missing-metadata",
+    Error::InvalidTable { .. }
+);
+refused!(
+    checkpoint_without_protocol_is_refused,
+    "deltalog-state-reconstruction-from-checkpoint-missing-protocol",
+    Error::InvalidTable { .. }
+);
+refused!(
+    log_without_metadata_is_refused,
+    "deltalog-state-reconstruction-without-metadata",
+    Error::InvalidTable { .. }
+);
+refused!(
+    log_without_protocol_is_refused,
+    "deltalog-state-reconstruction-without-protocol",
+    Error::InvalidTable { .. }
+);
+refused!(
+    log_without_any_metadata_action_is_refused,
+    "data-reader-absolute-paths-escaped-chars",
+    Error::InvalidTable { .. }
+);
+refused!(
+    folder_without_log_is_not_a_table,
+    "no-delta-log-folder",
+    Error::TableNotFound { .. }
+);
+refused!(
+    missing_version_is_refused,
+    "versions-not-contiguous",
+    Error::NonContiguousLog { .. }
+);
+refused!(
+    folder_of_tables_is_not_a_table,
+    "hive",
+    Error::TableNotFound { .. }
+);
 
-files!(add_and_remove_in_other_spellings_cancel_normal_a, "canonicalized-paths-normal-a", 0);
-files!(add_and_remove_in_other_spellings_cancel_normal_b, "canonicalized-paths-normal-b", 0);
-files!(add_and_remove_in_other_spellings_cancel_special_a, "canonicalized-paths-special-a", 0);
-files!(add_and_remove_in_other_spellings_cancel_special_b, "canonicalized-paths-special-b", 0);
+files!(
+    add_and_remove_in_other_spellings_cancel_normal_a,
+    "canonicalized-paths-normal-a",
+    0
+);
+files!(
+    add_and_remove_in_other_spellings_cancel_normal_b,
+    "canonicalized-paths-normal-b",
+    0
+);
+files!(
+    add_and_remove_in_other_spellings_cancel_special_a,
+    "canonicalized-paths-special-a",
+    0
+);
+files!(
+    add_and_remove_in_other_spellings_cancel_special_b,
+    "canonicalized-paths-special-b",
+    0
+);
 files!(checkpoint_state_is_replayed, "checkpoint", 1);
-files!(re_added_file_is_live_again, "delete-re-add-same-file-different-transactions", 2);
-files!(metadata_without_schema_string_reads, "deltalog-commit-info", 1);
-files!(special_characters_in_paths_replay, "log-replay-special-characters-b", 1);
-files!(deleted_directory_files_stay_listed, "update-deleted-directory", 10);
+files!(
+    re_added_file_is_live_again,
+    "delete-re-add-same-file-different-transactions",
+    2
+);
+files!(
+    metadata_without_schema_string_reads,
+    "deltalog-commit-info",
+    1
+);
+files!(
+    special_characters_in_paths_replay,
+    "log-replay-special-characters-b",
+    1
+);
+files!(
+    deleted_directory_files_stay_listed,
+    "update-deleted-directory",
+    10
+);
 
 /// Every golden table that is not refused loads, with a version equal to the newest commit or
 /// checkpoint in its log, and its file list builds.
@@ -131,7 +199,7 @@ fn every_other_table_loads_and_lists_files() {
     for name in names.iter().filter(|n| !refused.contains(&n.as_str())) {
         let result = runtime.block_on(async {
             let snapshot = open(name).await?;
-            let (_, batches) = snapshot.files(true)?;
+            let (_, batches) = snapshot.files(true).await?;
             let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
             assert_eq!(rows, snapshot.num_files(), "{name}");
             Ok::<_, Error>(snapshot.version())
@@ -140,7 +208,12 @@ fn every_other_table_loads_and_lists_files() {
             failures.push(format!("{name}: {error}"));
         }
     }
-    assert!(failures.is_empty(), "{} tables failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} tables failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// Rows in the `.parquet` files under `dir` (recursively), from their footers.
@@ -179,15 +252,21 @@ fn live_row_counts_match_expected_rows() {
         }
         let name = table.file_name().unwrap().to_string_lossy().into_owned();
         let snapshot = runtime.block_on(open(&name)).unwrap();
-        let (_, batches) = snapshot.files(false).unwrap();
+        let (_, batches) = runtime.block_on(snapshot.files(false)).unwrap();
         let mut live = 0i64;
         let mut complete = true;
         for batch in &batches {
-            let records = batch.column_by_name("num_records").unwrap().as_primitive::<Int64Type>();
+            let records = batch
+                .column_by_name("num_records")
+                .unwrap()
+                .as_primitive::<Int64Type>();
             complete &= records.null_count() == 0;
             live += records.iter().flatten().sum::<i64>();
             let dv = batch.column_by_name("deletion_vector").unwrap().as_struct();
-            let cardinality = dv.column_by_name("cardinality").unwrap().as_primitive::<Int64Type>();
+            let cardinality = dv
+                .column_by_name("cardinality")
+                .unwrap()
+                .as_primitive::<Int64Type>();
             live -= (0..dv.len())
                 .filter(|&row| dv.is_valid(row))
                 .map(|row| cardinality.value(row))
@@ -202,6 +281,9 @@ fn live_row_counts_match_expected_rows() {
             failures.push(format!("{name}: {live} live rows, {expected} expected"));
         }
     }
-    assert!(checked > 20, "only {checked} tables had statistics on every file");
+    assert!(
+        checked > 20,
+        "only {checked} tables had statistics on every file"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
