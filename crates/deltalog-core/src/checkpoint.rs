@@ -16,6 +16,7 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Fields, Schema};
 use futures::TryStreamExt;
 use object_store::path::Path;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 #[allow(deprecated)]
 use parquet::arrow::async_reader::ParquetObjectReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
@@ -48,6 +49,9 @@ pub struct CheckpointProjection {
 }
 
 /// Reads the Parquet checkpoint part (or sidecar) at `path` of `size` bytes, for `version`.
+///
+/// The footer is read once; the row groups are then decoded by several tasks at once, each
+/// fetching only the projected column chunks of its row groups.
 pub async fn read_parquet_actions(
     storage: &Storage,
     path: &Path,
@@ -55,28 +59,66 @@ pub async fn read_parquet_actions(
     version: u64,
     projection: CheckpointProjection,
 ) -> Result<DecodedActions> {
-    let file = storage.url_of(path);
-    let parquet_error = |error: parquet::errors::ParquetError| Error::corrupt(&file, error);
-    #[allow(deprecated)]
-    let reader =
-        ParquetObjectReader::new(storage.store().clone(), path.clone()).with_file_size(size);
-    let builder = ParquetRecordBatchStreamBuilder::new(reader)
+    let file: Arc<str> = Arc::from(storage.url_of(path));
+    let mut reader = object_reader(storage, path, size);
+    let metadata = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())
         .await
-        .map_err(parquet_error)?;
-    let mask = projection_mask(builder.parquet_schema(), projection);
-    let stream = builder
-        .with_projection(mask)
-        .with_batch_size(BATCH_SIZE)
-        .build()
-        .map_err(parquet_error)?;
-    let batches: Vec<RecordBatch> = stream.try_collect().await.map_err(parquet_error)?;
+        .map_err(|error| Error::corrupt(&*file, error))?;
+    let mask = projection_mask(metadata.parquet_schema(), projection);
+    let row_groups = metadata.metadata().num_row_groups();
+    let tasks = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, row_groups.max(1));
+    let per_task = row_groups.div_ceil(tasks).max(1);
+    let handles: Vec<_> = (0..row_groups)
+        .step_by(per_task)
+        .map(|first| {
+            let chunk: Vec<usize> = (first..(first + per_task).min(row_groups)).collect();
+            let reader = object_reader(storage, path, size);
+            let (metadata, mask, file) = (metadata.clone(), mask.clone(), file.clone());
+            tokio::spawn(async move {
+                let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
+                    .with_projection(mask)
+                    .with_row_groups(chunk)
+                    .with_batch_size(BATCH_SIZE)
+                    .build()
+                    .map_err(|error| Error::corrupt(&*file, error))?;
+                let batches: Vec<RecordBatch> = stream
+                    .try_collect()
+                    .await
+                    .map_err(|error| Error::corrupt(&*file, error))?;
+                decode_batches(&batches, version, &file, projection)
+            })
+        })
+        .collect();
     let mut decoded = DecodedActions::default();
-    for batch in &batches {
-        if let Some(file_actions) = file_action_batch(batch, version, &file, projection)? {
+    for handle in handles {
+        let part = handle
+            .await
+            .map_err(|error| Error::corrupt(&*file, format!("decoding task failed: {error}")))??;
+        merge(&mut decoded, part, &file)?;
+    }
+    Ok(decoded)
+}
+
+#[allow(deprecated)]
+fn object_reader(storage: &Storage, path: &Path, size: u64) -> ParquetObjectReader {
+    ParquetObjectReader::new(storage.store().clone(), path.clone()).with_file_size(size)
+}
+
+fn decode_batches(
+    batches: &[RecordBatch],
+    version: u64,
+    file: &str,
+    projection: CheckpointProjection,
+) -> Result<DecodedActions> {
+    let mut decoded = DecodedActions::default();
+    for batch in batches {
+        if let Some(file_actions) = file_action_batch(batch, version, file, projection)? {
             decoded.file_actions.push(file_actions);
         }
         if projection.other_actions {
-            merge_other_actions(&mut decoded, batch, version, &file)?;
+            merge_other_actions(&mut decoded, batch, version, file)?;
         }
     }
     Ok(decoded)
