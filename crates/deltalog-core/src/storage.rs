@@ -93,6 +93,21 @@ impl Storage {
             .collect())
     }
 
+    /// True when `_delta_log` holds at least one log file. Stops at the first one found.
+    pub async fn has_log_files(&self) -> Result<bool> {
+        let mut listing = self.store.list(Some(&self.log));
+        while let Some(meta) = listing
+            .try_next()
+            .await
+            .map_err(|source| Error::storage(self.log.as_ref(), source))?
+        {
+            if LogPath::parse(&meta).is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Reads a whole object.
     pub async fn read(&self, path: &Path) -> Result<Bytes> {
         let get = self.store.get(path).await;

@@ -43,7 +43,7 @@ impl Table {
     pub async fn open(uri: &str, storage_options: &HashMap<String, String>) -> Result<Table> {
         let storage = Storage::open(uri, storage_options)?;
         let table = Table::from_storage(storage);
-        if table.list_from(0).await?.is_empty() {
+        if !table.storage.has_log_files().await? {
             return Err(Error::TableNotFound {
                 location: table.name.to_string(),
                 reason: "it has no _delta_log folder, or no commit or checkpoint in it".into(),
