@@ -36,7 +36,10 @@ fn classic_checkpoint_is_the_base_of_later_commits() {
     log.commit(0, &[protocol(), metadata(), add("a")]);
     log.commit(1, &[add("b")]);
     log.commit(2, &[remove("a"), add("c")]);
-    log.classic_checkpoint(2, &[protocol(), metadata(), add("b"), add("c"), remove("a")]);
+    log.classic_checkpoint(
+        2,
+        &[protocol(), metadata(), add("b"), add("c"), remove("a")],
+    );
     log.commit(3, &[add("d"), remove("b")]);
     log.delete(&commit_file_name(0));
     log.delete(&commit_file_name(1));
@@ -154,7 +157,10 @@ fn v2_json_checkpoint_with_sidecars() {
 #[test]
 fn v2_parquet_checkpoint_with_sidecars() {
     let log = LogBuilder::new();
-    log.commit(0, &[protocol_v2(), metadata(), add("a"), add("b"), add("c")]);
+    log.commit(
+        0,
+        &[protocol_v2(), metadata(), add("a"), add("b"), add("c")],
+    );
     log.commit(1, &[remove("b"), txn("app", 3)]);
     let first = log.sidecar(&[add("a"), remove("b")]);
     let second = log.sidecar(&[add("c")]);
@@ -187,7 +193,13 @@ fn v2_json_checkpoint_without_sidecars_holds_file_actions_inline() {
     log.commit(1, &[add("b")]);
     log.uuid_json_checkpoint(
         1,
-        &[checkpoint_metadata(1), protocol_v2(), metadata(), add("a"), add("b")],
+        &[
+            checkpoint_metadata(1),
+            protocol_v2(),
+            metadata(),
+            add("a"),
+            add("b"),
+        ],
     );
     log.delete(&commit_file_name(0));
     log.delete(&commit_file_name(1));
@@ -203,7 +215,10 @@ fn v2_content_in_a_classic_named_checkpoint() {
     log.commit(0, &[protocol_v2(), metadata(), add("a"), add("b")]);
     log.commit(1, &[remove("a")]);
     let sidecar = log.sidecar(&[add("b"), remove("a")]);
-    log.classic_checkpoint(1, &[checkpoint_metadata(1), protocol_v2(), metadata(), sidecar]);
+    log.classic_checkpoint(
+        1,
+        &[checkpoint_metadata(1), protocol_v2(), metadata(), sidecar],
+    );
     log.commit(2, &[add("c")]);
     log.delete(&commit_file_name(0));
     log.delete(&commit_file_name(1));
@@ -220,7 +235,10 @@ fn sidecar_named_by_an_absolute_uri_in_the_table_is_read() {
     let mut sidecar = log.sidecar(&[add("a")]);
     let name = sidecar["sidecar"]["path"].as_str().unwrap().to_string();
     sidecar["sidecar"]["path"] = json!(format!("{}_delta_log/_sidecars/{name}", log.root_url()));
-    log.uuid_json_checkpoint(0, &[checkpoint_metadata(0), protocol_v2(), metadata(), sidecar]);
+    log.uuid_json_checkpoint(
+        0,
+        &[checkpoint_metadata(0), protocol_v2(), metadata(), sidecar],
+    );
     log.delete(&commit_file_name(0));
 
     let snapshot = log.load(SnapshotAt::Latest).unwrap();
@@ -237,7 +255,10 @@ fn uuid_checkpoint_is_preferred_over_a_classic_one_of_the_same_version() {
         &[checkpoint_metadata(0), protocol_v2(), metadata(), add("a")],
     );
     assert_eq!(checkpoint_file(&log.segment(None)), name);
-    assert_eq!(live_paths(&log.load(SnapshotAt::Latest).unwrap()), set(&["a"]));
+    assert_eq!(
+        live_paths(&log.load(SnapshotAt::Latest).unwrap()),
+        set(&["a"])
+    );
 }
 
 #[test]
@@ -248,7 +269,17 @@ fn newest_complete_checkpoint_at_or_below_the_target_is_used() {
     log.classic_checkpoint(1, &[protocol(), metadata(), add("a"), add("b")]);
     log.commit(2, &[add("c")]);
     log.commit(3, &[add("d")]);
-    log.classic_checkpoint(3, &[protocol(), metadata(), add("a"), add("b"), add("c"), add("d")]);
+    log.classic_checkpoint(
+        3,
+        &[
+            protocol(),
+            metadata(),
+            add("a"),
+            add("b"),
+            add("c"),
+            add("d"),
+        ],
+    );
     log.commit(4, &[remove("a")]);
     // Commit 2 is unreadable: only a replay that starts below checkpoint 3 reads it.
     log.write(&commit_file_name(2), b"not json at all\n");
@@ -326,10 +357,147 @@ fn corrupt_compaction_file_is_named() {
     log.commit(0, &[protocol(), metadata(), add("a")]);
     log.commit(1, &[add("b")]);
     log.commit(2, &[add("c")]);
-    log.write(&compaction_file_name(1, 2), b"{\"add\":{\"path\":\"b\"}}\n{oops\n");
+    log.write(
+        &compaction_file_name(1, 2),
+        b"{\"add\":{\"path\":\"b\"}}\n{oops\n",
+    );
 
     let error = log.load(SnapshotAt::Latest).unwrap_err();
     assert_corrupt_names(&error, &compaction_file_name(1, 2));
+}
+
+#[test]
+fn multi_part_checkpoint_sets_with_different_part_counts() {
+    let log = LogBuilder::new();
+    log.commit(0, &[protocol(), metadata(), add("a"), add("b")]);
+    // A complete two-part checkpoint, and an incomplete three-part one of the same version.
+    log.multi_part_checkpoint(0, &[vec![protocol(), metadata(), add("a")], vec![add("b")]]);
+    log.write(
+        &multi_part_checkpoint_file_name(0, 1, 3),
+        &checkpoint_parquet(&[protocol(), metadata(), add("bogus")]),
+    );
+    log.write(
+        &multi_part_checkpoint_file_name(0, 2, 3),
+        &checkpoint_parquet(&[add("bogus2")]),
+    );
+    log.delete(&commit_file_name(0));
+
+    let snapshot = log.load(SnapshotAt::Latest).unwrap();
+    assert_eq!(live_paths(&snapshot), set(&["a", "b"]));
+    assert_eq!(log.segment(None).checkpoint.unwrap().parts.len(), 2);
+}
+
+#[test]
+fn corrupt_part_of_a_multi_part_checkpoint_is_named() {
+    let log = LogBuilder::new();
+    log.commit(0, &[protocol(), metadata(), add("a"), add("b")]);
+    log.multi_part_checkpoint(0, &[vec![protocol(), metadata(), add("a")], vec![add("b")]]);
+    let name = multi_part_checkpoint_file_name(0, 2, 2);
+    log.write(&name, b"garbage");
+
+    let error = log.load(SnapshotAt::Latest).unwrap_err();
+    assert_corrupt_names(&error, &name);
+}
+
+#[test]
+fn checkpoint_with_only_the_required_columns_reads() {
+    let log = LogBuilder::new();
+    log.commit(0, &[protocol(), metadata(), add("a"), add("b")]);
+    log.commit(1, &[remove("b")]);
+    let text = |name: &str| Field::new(name, DataType::Utf8, true);
+    let long = |name: &str| Field::new(name, DataType::Int64, true);
+    let int = |name: &str| Field::new(name, DataType::Int32, true);
+    let schema = Arc::new(Schema::new(vec![
+        struct_field(
+            "add",
+            vec![
+                text("path"),
+                Field::new("partitionValues", string_map(), true),
+                long("size"),
+                long("modificationTime"),
+                Field::new("dataChange", DataType::Boolean, true),
+            ],
+        ),
+        struct_field(
+            "remove",
+            vec![
+                text("path"),
+                long("deletionTimestamp"),
+                Field::new("dataChange", DataType::Boolean, true),
+            ],
+        ),
+        struct_field(
+            "metaData",
+            vec![
+                text("id"),
+                struct_field("format", vec![text("provider")]),
+                text("schemaString"),
+                Field::new("partitionColumns", string_list(), true),
+                Field::new("configuration", string_map(), true),
+            ],
+        ),
+        struct_field(
+            "protocol",
+            vec![int("minReaderVersion"), int("minWriterVersion")],
+        ),
+    ]));
+    let actions = [protocol(), metadata(), add("a"), remove("b")];
+    log.write(
+        &classic_checkpoint_file_name(1),
+        &parquet_file(schema, &actions),
+    );
+    log.delete(&commit_file_name(0));
+    log.delete(&commit_file_name(1));
+
+    let snapshot = log.load(SnapshotAt::Latest).unwrap();
+    assert_eq!(live_paths(&snapshot), set(&["a"]));
+    assert_eq!(tombstones(&snapshot), set(&["b"]));
+}
+
+#[test]
+fn checkpoint_without_a_remove_column_reads() {
+    let log = LogBuilder::new();
+    log.commit(0, &[protocol(), metadata(), add("a")]);
+    let full = checkpoint_schema(false);
+    let fields: Vec<Field> = full
+        .fields()
+        .iter()
+        .filter(|field| field.name() != "remove")
+        .map(|field| field.as_ref().clone())
+        .collect();
+    let actions = [protocol(), metadata(), add("a")];
+    log.write(
+        &classic_checkpoint_file_name(0),
+        &parquet_file(Arc::new(Schema::new(fields)), &actions),
+    );
+    log.delete(&commit_file_name(0));
+    log.commit(1, &[add("b")]);
+    assert_eq!(
+        live_paths(&log.load(SnapshotAt::Latest).unwrap()),
+        set(&["a", "b"])
+    );
+}
+
+#[test]
+fn sidecar_with_an_escaped_name_and_no_size() {
+    let log = LogBuilder::new();
+    log.commit(0, &[protocol_v2(), metadata(), add("a")]);
+    let sidecar = log.sidecar(&[add("a")]);
+    let name = sidecar["sidecar"]["path"].as_str().unwrap().to_string();
+    let sidecars = log.log_dir().join("_sidecars");
+    std::fs::rename(sidecars.join(&name), sidecars.join(format!("x y {name}"))).unwrap();
+    let sidecar = json!({"sidecar": {"path": format!("x%20y%20{name}"), "sizeInBytes": 0,
+        "modificationTime": 0}});
+    log.uuid_json_checkpoint(
+        0,
+        &[checkpoint_metadata(0), protocol_v2(), metadata(), sidecar],
+    );
+    log.delete(&commit_file_name(0));
+
+    assert_eq!(
+        live_paths(&log.load(SnapshotAt::Latest).unwrap()),
+        set(&["a"])
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -346,7 +514,17 @@ fn log_with_checkpoints_at_two_and_four() -> LogBuilder {
     log.classic_checkpoint(2, &[protocol(), metadata(), add("a"), add("b"), add("c")]);
     log.commit(3, &[remove("a")]);
     log.commit(4, &[add("d")]);
-    log.classic_checkpoint(4, &[protocol(), metadata(), add("b"), add("c"), add("d"), remove("a")]);
+    log.classic_checkpoint(
+        4,
+        &[
+            protocol(),
+            metadata(),
+            add("b"),
+            add("c"),
+            add("d"),
+            remove("a"),
+        ],
+    );
     log.commit(5, &[add("e")]);
     log.commit(6, &[remove("b")]);
     for version in 0..=3 {
@@ -425,7 +603,10 @@ fn corrupt_hints_fall_back_to_listing() {
         ("truncated", valid[..valid.len() / 2].to_string()),
         ("empty", String::new()),
         ("not an object", "[4]".to_string()),
-        ("duplicate keys", "{\"version\":4,\"version\":5}".to_string()),
+        (
+            "duplicate keys",
+            "{\"version\":4,\"version\":5}".to_string(),
+        ),
         ("zero parts", "{\"version\":4,\"parts\":0}".to_string()),
         ("negative version", "{\"version\":-4}".to_string()),
     ];
@@ -451,8 +632,38 @@ fn hint_does_not_hide_older_versions_from_time_travel() {
     log.last_checkpoint(&hint(2));
     log.commit(3, &[remove("a")]);
 
-    assert_eq!(live_paths(&log.load(SnapshotAt::Version(1)).unwrap()), set(&["a", "b"]));
-    assert_eq!(live_paths(&log.load(SnapshotAt::Latest).unwrap()), set(&["b", "c"]));
+    assert_eq!(
+        live_paths(&log.load(SnapshotAt::Version(1)).unwrap()),
+        set(&["a", "b"])
+    );
+    assert_eq!(
+        live_paths(&log.load(SnapshotAt::Latest).unwrap()),
+        set(&["b", "c"])
+    );
+}
+
+#[test]
+#[ignore = "bug: Table::latest_version fails with TableNotFound when the _last_checkpoint hint \
+            names a version at or above which only non-commit files (an orphan checkpoint part) \
+            are listed; it falls back to a full listing only when that listing is empty"]
+fn latest_version_agrees_with_the_latest_snapshot_under_an_orphan_hint() {
+    let log = LogBuilder::new();
+    log.commit(0, &[protocol(), metadata(), add("a")]);
+    log.commit(1, &[add("b")]);
+    // The hint names version 5, where only one part of two of a checkpoint exists.
+    log.write(
+        &multi_part_checkpoint_file_name(5, 1, 2),
+        &checkpoint_parquet(&[protocol(), metadata(), add("bogus")]),
+    );
+    log.last_checkpoint(&LastCheckpointHint {
+        parts: Some(2),
+        ..hint(5)
+    });
+    assert_eq!(log.load(SnapshotAt::Latest).unwrap().version(), 1);
+    let runtime = runtime();
+    let table = log.table();
+    assert_eq!(runtime.block_on(table.latest_version()).unwrap(), 1);
+    assert_eq!(runtime.block_on(table.commits(0, None)).unwrap().len(), 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -503,7 +714,10 @@ fn history_cleaned_up_without_a_checkpoint_is_refused() {
 fn folder_without_a_log_is_not_a_table() {
     let dir = tempfile::tempdir().unwrap();
     let result = runtime().block_on(Table::open(dir.path().to_str().unwrap(), &HashMap::new()));
-    assert!(matches!(result, Err(Error::TableNotFound { .. })), "{result:?}");
+    assert!(
+        matches!(result, Err(Error::TableNotFound { .. })),
+        "{result:?}"
+    );
 }
 
 #[test]
@@ -518,7 +732,10 @@ fn truncated_json_commit_is_refused_naming_the_file() {
 
     let error = log.load(SnapshotAt::Latest).unwrap_err();
     assert_corrupt_names(&error, &commit_file_name(2));
-    assert_eq!(live_paths(&log.load(SnapshotAt::Version(1)).unwrap()), set(&["a", "b"]));
+    assert_eq!(
+        live_paths(&log.load(SnapshotAt::Version(1)).unwrap()),
+        set(&["a", "b"])
+    );
 }
 
 #[test]
@@ -567,7 +784,10 @@ fn truncated_parquet_checkpoint_is_refused_naming_the_file() {
 fn checkpoint_that_is_not_parquet_is_refused_naming_the_file() {
     let log = LogBuilder::new();
     log.commit(0, &[protocol(), metadata(), add("a")]);
-    log.write(&classic_checkpoint_file_name(0), b"PAR1 but not really a parquet file");
+    log.write(
+        &classic_checkpoint_file_name(0),
+        b"PAR1 but not really a parquet file",
+    );
 
     let error = log.load(SnapshotAt::Latest).unwrap_err();
     assert_corrupt_names(&error, &classic_checkpoint_file_name(0));
@@ -578,7 +798,10 @@ fn corrupt_v2_json_checkpoint_is_refused_naming_the_file() {
     let log = LogBuilder::new();
     log.commit(0, &[protocol_v2(), metadata(), add("a")]);
     let name = uuid_checkpoint_file_name(0, &uuid(), CheckpointFormat::Json);
-    log.write(&name, b"{\"checkpointMetadata\":{\"version\":0}}\n{\"protocol\":{\"minRea");
+    log.write(
+        &name,
+        b"{\"checkpointMetadata\":{\"version\":0}}\n{\"protocol\":{\"minRea",
+    );
 
     let error = log.load(SnapshotAt::Latest).unwrap_err();
     assert_corrupt_names(&error, &name);
@@ -595,7 +818,10 @@ fn corrupt_sidecar_is_refused_naming_the_file() {
     std::fs::write(&path, &bytes[..bytes.len() - 9]).unwrap();
     let sidecar = json!({"sidecar": {"path": name, "sizeInBytes": bytes.len() - 9,
         "modificationTime": 0}});
-    log.uuid_json_checkpoint(0, &[checkpoint_metadata(0), protocol_v2(), metadata(), sidecar]);
+    log.uuid_json_checkpoint(
+        0,
+        &[checkpoint_metadata(0), protocol_v2(), metadata(), sidecar],
+    );
 
     let error = log.load(SnapshotAt::Latest).unwrap_err();
     assert_corrupt_names(&error, &name);
@@ -608,7 +834,10 @@ fn missing_sidecar_is_refused_naming_the_file() {
     let sidecar = log.sidecar(&[add("a")]);
     let name = sidecar["sidecar"]["path"].as_str().unwrap().to_string();
     std::fs::remove_file(log.log_dir().join("_sidecars").join(&name)).unwrap();
-    log.uuid_json_checkpoint(0, &[checkpoint_metadata(0), protocol_v2(), metadata(), sidecar]);
+    log.uuid_json_checkpoint(
+        0,
+        &[checkpoint_metadata(0), protocol_v2(), metadata(), sidecar],
+    );
 
     let error = log.load(SnapshotAt::Latest).unwrap_err();
     assert!(error.to_string().contains(&name), "{error}");
@@ -626,11 +855,17 @@ fn sidecar_path_leaving_the_log_is_refused() {
     )
     .unwrap();
     sidecar["sidecar"]["path"] = json!("../../outside.parquet");
-    log.uuid_json_checkpoint(0, &[checkpoint_metadata(0), protocol_v2(), metadata(), sidecar]);
+    log.uuid_json_checkpoint(
+        0,
+        &[checkpoint_metadata(0), protocol_v2(), metadata(), sidecar],
+    );
 
     let error = log.load(SnapshotAt::Latest).unwrap_err();
     assert!(matches!(error, Error::InvalidPath { .. }), "{error:?}");
-    assert!(error.to_string().contains("../../outside.parquet"), "{error}");
+    assert!(
+        error.to_string().contains("../../outside.parquet"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -658,7 +893,10 @@ fn unknown_writer_feature_does_not_stop_readers() {
     let protocol = json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 7,
         "writerFeatures": ["flyingCars"]}});
     log.commit(0, &[protocol, metadata(), add("a")]);
-    assert_eq!(live_paths(&log.load(SnapshotAt::Latest).unwrap()), set(&["a"]));
+    assert_eq!(
+        live_paths(&log.load(SnapshotAt::Latest).unwrap()),
+        set(&["a"])
+    );
 }
 
 #[test]
@@ -674,7 +912,10 @@ fn protocol_upgrade_to_an_unknown_feature_refuses_only_later_versions() {
         matches!(&error, Error::UnsupportedFeature { feature, .. } if feature == "flyingCars"),
         "{error:?}"
     );
-    assert_eq!(live_paths(&log.load(SnapshotAt::Version(0)).unwrap()), set(&["a"]));
+    assert_eq!(
+        live_paths(&log.load(SnapshotAt::Version(0)).unwrap()),
+        set(&["a"])
+    );
 }
 
 #[test]
@@ -708,18 +949,27 @@ fn protocol_in_a_checkpoint_is_checked_too() {
     log.delete(&commit_file_name(0));
 
     let error = log.load(SnapshotAt::Latest).unwrap_err();
-    assert!(matches!(error, Error::UnsupportedFeature { .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::UnsupportedFeature { .. }),
+        "{error:?}"
+    );
 }
 
 #[test]
 #[ignore = "bug: a relative add path with `..` segments (leaving the table root) is accepted \
             and listed by Snapshot::files instead of being refused with Error::InvalidPath"]
 fn relative_add_path_leaving_the_table_is_refused() {
-    for path in ["../outside.parquet", "x/../../outside.parquet", "x/%2E%2E/%2E%2E/outside.parquet"]
-    {
+    for path in [
+        "../outside.parquet",
+        "x/../../outside.parquet",
+        "x/%2E%2E/%2E%2E/outside.parquet",
+    ] {
         let log = LogBuilder::new();
         log.commit(0, &[protocol(), metadata(), add("a"), add(path)]);
-        let result = log.load(SnapshotAt::Latest).and_then(|s| s.files(false).map(|_| s));
+        let result = log.load(SnapshotAt::Latest).and_then(|snapshot| {
+            runtime().block_on(snapshot.files(false))?;
+            Ok(snapshot)
+        });
         match result {
             Err(Error::InvalidPath { path: named, .. }) => assert_eq!(named, path),
             Err(other) => panic!("{path}: expected InvalidPath, got {other:?}"),
@@ -735,7 +985,10 @@ fn version_beyond_the_latest_is_not_found() {
     log.commit(1, &[add("b")]);
 
     let error = log.load(SnapshotAt::Version(5)).unwrap_err();
-    assert!(matches!(error, Error::VersionNotFound { version: 5, .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::VersionNotFound { version: 5, .. }),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("latest version is 1"), "{error}");
 }
 
@@ -762,7 +1015,10 @@ fn cleaned_up_version_is_not_found() {
 fn version_between_two_checkpoints_whose_commit_was_cleaned_up_is_not_found() {
     let log = log_with_checkpoints_at_two_and_four();
     let error = log.load(SnapshotAt::Version(3)).unwrap_err();
-    assert!(matches!(error, Error::VersionNotFound { version: 3, .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::VersionNotFound { version: 3, .. }),
+        "{error:?}"
+    );
 }
 
 #[test]
@@ -771,11 +1027,63 @@ fn commits_of_a_cleaned_up_range_are_not_found() {
     let table = log.table();
     let runtime = runtime();
     let error = runtime.block_on(table.commits(1, Some(5))).unwrap_err();
-    assert!(matches!(error, Error::VersionNotFound { version: 1, .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::VersionNotFound { version: 1, .. }),
+        "{error:?}"
+    );
     let batches = runtime.block_on(table.commits(4, None)).unwrap();
     assert_eq!(batches.len(), 3);
     let error = runtime.block_on(table.commits(5, Some(9))).unwrap_err();
     assert!(matches!(error, Error::VersionNotFound { .. }), "{error:?}");
+}
+
+#[test]
+fn files_that_are_not_log_entries_are_ignored() {
+    let log = LogBuilder::new();
+    log.commit(0, &[protocol(), metadata(), add("a")]);
+    log.commit(1, &[add("b")]);
+    std::fs::create_dir_all(log.log_dir().join("_commits")).unwrap();
+    let garbage: &[u8] = b"garbage that is no log entry";
+    for name in [
+        "00000000000000000002.json.tmp",
+        ".00000000000000000002.json.crc",
+        "2.json",
+        "00000000000000000002.checkpoint.parquet.tmp",
+        "_commits/00000000000000000002.3a0d65cd-4056-49b8-937b-95f9e3ee90e5.json",
+        "00000000000000000002.JSON",
+        "README",
+    ] {
+        log.write(name, garbage);
+    }
+    let snapshot = log.load(SnapshotAt::Latest).unwrap();
+    assert_eq!(snapshot.version(), 1);
+    assert_eq!(live_paths(&snapshot), set(&["a", "b"]));
+}
+
+#[test]
+fn unreadable_version_checksum_file_does_not_stop_readers() {
+    let log = LogBuilder::new();
+    log.commit(0, &[protocol(), metadata(), add("a")]);
+    log.write("00000000000000000000.crc", b"{not json");
+    assert_eq!(
+        live_paths(&log.load(SnapshotAt::Latest).unwrap()),
+        set(&["a"])
+    );
+}
+
+#[test]
+fn commit_with_crlf_line_ends_and_blank_lines_reads() {
+    let log = LogBuilder::new();
+    let mut text = Vec::new();
+    for action in [protocol(), metadata(), add("a"), add("b")] {
+        serde_json::to_writer(&mut text, &action).unwrap();
+        text.extend_from_slice(b"\r\n\r\n");
+    }
+    log.write(&commit_file_name(0), &text);
+    assert_eq!(
+        live_paths(&log.load(SnapshotAt::Latest).unwrap()),
+        set(&["a", "b"])
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -785,7 +1093,15 @@ fn commits_of_a_cleaned_up_range_are_not_found() {
 #[test]
 fn timestamp_travel_uses_in_commit_timestamps() {
     let log = LogBuilder::new();
-    log.commit(0, &[commit_info(Some(1_000)), protocol(), metadata(), add("a")]);
+    log.commit(
+        0,
+        &[
+            commit_info(Some(1_000)),
+            protocol_ict(),
+            metadata_ict(),
+            add("a"),
+        ],
+    );
     log.commit(1, &[commit_info(Some(2_000)), add("b")]);
     log.commit(2, &[commit_info(Some(3_000)), add("c")]);
     // File times disagree with the in-commit timestamps; the latter count.
@@ -793,14 +1109,33 @@ fn timestamp_travel_uses_in_commit_timestamps() {
         log.set_modified(&commit_file_name(version), 10_000_000 - version as i64);
     }
 
-    let cases = [(1_000, 0), (1_999, 0), (2_000, 1), (2_999, 1), (3_000, 2), (i64::MAX, 2)];
+    let cases = [
+        (1_000, 0),
+        (1_999, 0),
+        (2_000, 1),
+        (2_999, 1),
+        (3_000, 2),
+        (i64::MAX, 2),
+    ];
     for (timestamp, version) in cases {
         let snapshot = log.load(SnapshotAt::Timestamp(timestamp)).unwrap();
         assert_eq!(snapshot.version(), version, "at {timestamp}");
     }
-    assert_eq!(log.load(SnapshotAt::Version(1)).unwrap().timestamp_ms(), 2_000);
+    assert_eq!(
+        log.load(SnapshotAt::Version(1)).unwrap().timestamp_ms(),
+        2_000
+    );
     let error = log.load(SnapshotAt::Timestamp(999)).unwrap_err();
-    assert!(matches!(error, Error::TimestampNotFound { timestamp_ms: 999, .. }), "{error:?}");
+    assert!(
+        matches!(
+            error,
+            Error::TimestampNotFound {
+                timestamp_ms: 999,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
 }
 
 #[test]
@@ -813,12 +1148,27 @@ fn timestamp_travel_uses_file_times_without_in_commit_timestamps() {
     log.set_modified(&commit_file_name(1), 200_000);
     log.set_modified(&commit_file_name(2), 300_000);
 
-    assert_eq!(log.load(SnapshotAt::Timestamp(150_000)).unwrap().version(), 0);
-    assert_eq!(log.load(SnapshotAt::Timestamp(200_000)).unwrap().version(), 1);
-    assert_eq!(log.load(SnapshotAt::Timestamp(900_000)).unwrap().version(), 2);
-    assert_eq!(log.load(SnapshotAt::Version(1)).unwrap().timestamp_ms(), 200_000);
+    assert_eq!(
+        log.load(SnapshotAt::Timestamp(150_000)).unwrap().version(),
+        0
+    );
+    assert_eq!(
+        log.load(SnapshotAt::Timestamp(200_000)).unwrap().version(),
+        1
+    );
+    assert_eq!(
+        log.load(SnapshotAt::Timestamp(900_000)).unwrap().version(),
+        2
+    );
+    assert_eq!(
+        log.load(SnapshotAt::Version(1)).unwrap().timestamp_ms(),
+        200_000
+    );
     let error = log.load(SnapshotAt::Timestamp(99_999)).unwrap_err();
-    assert!(matches!(error, Error::TimestampNotFound { .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::TimestampNotFound { .. }),
+        "{error:?}"
+    );
 }
 
 #[test]
@@ -828,9 +1178,55 @@ fn timestamp_before_the_oldest_kept_commit_is_not_found() {
         log.set_modified(&commit_file_name(version), 1_000 * version as i64);
     }
     let error = log.load(SnapshotAt::Timestamp(3_999)).unwrap_err();
-    assert!(matches!(error, Error::TimestampNotFound { .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::TimestampNotFound { .. }),
+        "{error:?}"
+    );
     assert_eq!(log.load(SnapshotAt::Timestamp(4_500)).unwrap().version(), 4);
     assert_eq!(log.load(SnapshotAt::Timestamp(6_000)).unwrap().version(), 6);
+}
+
+#[test]
+fn equal_timestamps_travel_to_the_newest_of_them() {
+    let log = LogBuilder::new();
+    log.commit(
+        0,
+        &[
+            commit_info(Some(1_000)),
+            protocol_ict(),
+            metadata_ict(),
+            add("a"),
+        ],
+    );
+    log.commit(1, &[commit_info(Some(2_000)), add("b")]);
+    log.commit(2, &[commit_info(Some(2_000)), add("c")]);
+    log.commit(3, &[commit_info(Some(3_000)), add("d")]);
+    assert_eq!(log.load(SnapshotAt::Timestamp(2_000)).unwrap().version(), 2);
+    assert_eq!(log.load(SnapshotAt::Timestamp(2_500)).unwrap().version(), 2);
+}
+
+#[test]
+fn file_times_that_go_backwards_are_made_monotonic() {
+    let log = LogBuilder::new();
+    log.commit(0, &[protocol(), metadata(), add("a")]);
+    log.commit(1, &[add("b")]);
+    log.commit(2, &[add("c")]);
+    log.set_modified(&commit_file_name(0), 100_000);
+    log.set_modified(&commit_file_name(1), 50_000);
+    log.set_modified(&commit_file_name(2), 300_000);
+    // Version 1 counts as committed at 100_001, just after version 0.
+    assert_eq!(
+        log.load(SnapshotAt::Timestamp(100_000)).unwrap().version(),
+        0
+    );
+    assert_eq!(
+        log.load(SnapshotAt::Timestamp(100_001)).unwrap().version(),
+        1
+    );
+    assert_eq!(
+        log.load(SnapshotAt::Timestamp(299_999)).unwrap().version(),
+        1
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -840,11 +1236,22 @@ fn timestamp_before_the_oldest_kept_commit_is_not_found() {
 #[test]
 fn refresh_equals_a_fresh_load() {
     let log = LogBuilder::new();
-    log.commit(0, &[protocol_dv(), metadata(), add("a"), add_dv("b", "dv1"), txn("app", 4)]);
+    log.commit(
+        0,
+        &[
+            protocol_dv(),
+            metadata(),
+            add("a"),
+            add_dv("b", "dv1"),
+            txn("app", 4),
+        ],
+    );
     log.commit(1, &[add("c"), domain("d1", "one"), domain("d2", "two")]);
     let runtime = runtime();
     let table = log.table();
-    let before = runtime.block_on(table.snapshot(SnapshotAt::Latest)).unwrap();
+    let before = runtime
+        .block_on(table.snapshot(SnapshotAt::Latest))
+        .unwrap();
 
     log.commit(2, &[remove("a"), remove_dv("b", "dv1"), add_dv("b", "dv2")]);
     log.commit(3, &[txn("app", 2), domain_removed("d1"), add("e")]);
@@ -854,11 +1261,21 @@ fn refresh_equals_a_fresh_load() {
 
     assert_eq!(refreshed.version(), 4);
     assert_same_state(&refreshed, &fresh);
-    assert_eq!(live_keys(&refreshed), keys(&[("b", Some("idv2")), ("c", None)]));
+    assert_eq!(
+        live_keys(&refreshed),
+        keys(&[("b", Some("idv2")), ("c", None)])
+    );
     assert_eq!(refreshed.transaction_version("app"), Some(2));
     assert_eq!(refreshed.domain_metadata("d1"), None);
     assert_eq!(refreshed.domain_metadata("d2"), Some("two"));
-    assert_eq!(refreshed.metadata().configuration.get("k").map(String::as_str), Some("v"));
+    assert_eq!(
+        refreshed
+            .metadata()
+            .configuration
+            .get("k")
+            .map(String::as_str),
+        Some("v")
+    );
 }
 
 #[test]
@@ -867,7 +1284,9 @@ fn refresh_reads_only_the_new_commits() {
     log.commit(0, &[protocol(), metadata(), add("a")]);
     log.commit(1, &[add("b")]);
     let runtime = runtime();
-    let before = runtime.block_on(log.table().snapshot(SnapshotAt::Latest)).unwrap();
+    let before = runtime
+        .block_on(log.table().snapshot(SnapshotAt::Latest))
+        .unwrap();
     // An old commit becomes unreadable: a full load fails, a refresh does not read it.
     log.write(&commit_file_name(0), b"garbage\n");
     log.commit(2, &[remove("a"), add("c")]);
@@ -883,7 +1302,9 @@ fn refresh_without_new_commits_keeps_the_snapshot() {
     let log = LogBuilder::new();
     log.commit(0, &[protocol(), metadata(), add("a")]);
     let runtime = runtime();
-    let before = runtime.block_on(log.table().snapshot(SnapshotAt::Latest)).unwrap();
+    let before = runtime
+        .block_on(log.table().snapshot(SnapshotAt::Latest))
+        .unwrap();
     let refreshed = runtime.block_on(before.refresh()).unwrap();
     assert_eq!(refreshed.version(), 0);
     assert_same_state(&before, &refreshed);
@@ -896,7 +1317,9 @@ fn refresh_of_an_old_version_reaches_the_latest() {
     log.commit(1, &[add("b")]);
     log.commit(2, &[remove("a")]);
     let runtime = runtime();
-    let old = runtime.block_on(log.table().snapshot(SnapshotAt::Version(0))).unwrap();
+    let old = runtime
+        .block_on(log.table().snapshot(SnapshotAt::Version(0)))
+        .unwrap();
     let refreshed = runtime.block_on(old.refresh()).unwrap();
     assert_eq!(refreshed.version(), 2);
     assert_same_state(&refreshed, &log.load(SnapshotAt::Latest).unwrap());
@@ -908,10 +1331,15 @@ fn refresh_over_a_cleanup_falls_back_to_a_full_load() {
     log.commit(0, &[protocol(), metadata(), add("a")]);
     log.commit(1, &[add("b")]);
     let runtime = runtime();
-    let before = runtime.block_on(log.table().snapshot(SnapshotAt::Latest)).unwrap();
+    let before = runtime
+        .block_on(log.table().snapshot(SnapshotAt::Latest))
+        .unwrap();
     log.commit(2, &[add("c")]);
     log.commit(3, &[remove("b")]);
-    log.classic_checkpoint(3, &[protocol(), metadata(), add("a"), add("c"), remove("b")]);
+    log.classic_checkpoint(
+        3,
+        &[protocol(), metadata(), add("a"), add("c"), remove("b")],
+    );
     log.commit(4, &[add("d")]);
     for version in 0..=3 {
         log.delete(&commit_file_name(version));
@@ -928,7 +1356,9 @@ fn refresh_over_a_gap_is_refused() {
     let log = LogBuilder::new();
     log.commit(0, &[protocol(), metadata(), add("a")]);
     let runtime = runtime();
-    let before = runtime.block_on(log.table().snapshot(SnapshotAt::Latest)).unwrap();
+    let before = runtime
+        .block_on(log.table().snapshot(SnapshotAt::Latest))
+        .unwrap();
     log.commit(1, &[add("b")]);
     log.commit(3, &[add("d")]);
     let error = runtime.block_on(before.refresh()).unwrap_err();
@@ -940,24 +1370,106 @@ fn refresh_to_an_unreadable_protocol_is_refused() {
     let log = LogBuilder::new();
     log.commit(0, &[protocol(), metadata(), add("a")]);
     let runtime = runtime();
-    let before = runtime.block_on(log.table().snapshot(SnapshotAt::Latest)).unwrap();
+    let before = runtime
+        .block_on(log.table().snapshot(SnapshotAt::Latest))
+        .unwrap();
     let future = json!({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
         "readerFeatures": ["flyingCars"], "writerFeatures": ["flyingCars"]}});
     log.commit(1, &[future]);
     let error = runtime.block_on(before.refresh()).unwrap_err();
-    assert!(matches!(error, Error::UnsupportedFeature { .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::UnsupportedFeature { .. }),
+        "{error:?}"
+    );
 }
 
 #[test]
 fn refresh_keeps_the_commit_time_of_the_newest_commit() {
     let log = LogBuilder::new();
-    log.commit(0, &[protocol(), metadata(), add("a")]);
+    log.commit(
+        0,
+        &[
+            commit_info(Some(100)),
+            protocol_ict(),
+            metadata_ict(),
+            add("a"),
+        ],
+    );
     let runtime = runtime();
-    let before = runtime.block_on(log.table().snapshot(SnapshotAt::Latest)).unwrap();
+    let before = runtime
+        .block_on(log.table().snapshot(SnapshotAt::Latest))
+        .unwrap();
     log.commit(1, &[commit_info(Some(123_456)), add("b")]);
     let refreshed = runtime.block_on(before.refresh()).unwrap();
+    assert_eq!(before.timestamp_ms(), 100);
     assert_eq!(refreshed.timestamp_ms(), 123_456);
     assert!(refreshed.commit_info().is_some());
+    assert_same_state(&refreshed, &log.load(SnapshotAt::Latest).unwrap());
+}
+
+#[test]
+#[ignore = "bug: Snapshot::refresh keeps the old version when the newer versions are only \
+            visible as a checkpoint (their commits cleaned up), while Table::snapshot(Latest) \
+            loads the checkpoint's version"]
+fn refresh_reaches_a_newest_version_known_only_by_its_checkpoint() {
+    let log = LogBuilder::new();
+    log.commit(0, &[protocol(), metadata(), add("a")]);
+    let runtime = runtime();
+    let before = runtime
+        .block_on(log.table().snapshot(SnapshotAt::Latest))
+        .unwrap();
+    log.commit(1, &[add("b")]);
+    log.commit(2, &[add("c")]);
+    log.classic_checkpoint(2, &[protocol(), metadata(), add("a"), add("b"), add("c")]);
+    for version in 0..=2 {
+        log.delete(&commit_file_name(version));
+    }
+    let fresh = log.load(SnapshotAt::Latest).unwrap();
+    assert_eq!(fresh.version(), 2);
+    let refreshed = runtime.block_on(before.refresh()).unwrap();
+    assert_same_state(&refreshed, &fresh);
+}
+
+#[test]
+fn refresh_then_statistics_cover_old_and_new_files() {
+    let log = LogBuilder::new();
+    let with_stats = |path: &str, rows: i64| {
+        let mut action = add(path);
+        action["add"]["stats"] = json!(format!("{{\"numRecords\":{rows},\"minValues\":{{\"id\":1}},\"maxValues\":{{\"id\":{rows}}},\"nullCount\":{{\"id\":0}}}}"));
+        action
+    };
+    log.commit(0, &[protocol(), metadata(), with_stats("a", 5)]);
+    let runtime = runtime();
+    let before = runtime
+        .block_on(log.table().snapshot(SnapshotAt::Latest))
+        .unwrap();
+    log.commit(1, &[with_stats("b", 7)]);
+    let refreshed = runtime.block_on(before.refresh()).unwrap();
+    let fresh = log.load(SnapshotAt::Latest).unwrap();
+    assert_same_state(&refreshed, &fresh);
+    let rows = file_rows(&refreshed);
+    assert_eq!(rows["a"].1, Some(5));
+    assert_eq!(rows["b"].1, Some(7));
+    for snapshot in [&refreshed, &fresh] {
+        let (schema, batches) = runtime.block_on(snapshot.files(true)).unwrap();
+        let batch = arrow::compute::concat_batches(&schema, &batches).unwrap();
+        let max = batch.column_by_name("max_values").unwrap();
+        let max = max.as_any().downcast_ref::<StructArray>().unwrap();
+        let ids = max.column_by_name("id").unwrap();
+        let ids = ids
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .unwrap();
+        let paths = strings(batch.column_by_name("path").unwrap().as_ref());
+        let by_path: BTreeMap<String, i64> = paths
+            .into_iter()
+            .zip(ids.iter().map(Option::unwrap))
+            .collect();
+        assert_eq!(
+            by_path,
+            BTreeMap::from([("a".to_string(), 5), ("b".to_string(), 7)])
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -967,7 +1479,10 @@ fn refresh_keeps_the_commit_time_of_the_newest_commit() {
 #[test]
 fn txn_newest_wins_even_when_lower() {
     let log = LogBuilder::new();
-    log.commit(0, &[protocol(), metadata(), txn("app", 10), txn("other", 1)]);
+    log.commit(
+        0,
+        &[protocol(), metadata(), txn("app", 10), txn("other", 1)],
+    );
     log.commit(1, &[txn("app", 5)]);
     let at_one = log.load(SnapshotAt::Version(1)).unwrap();
     assert_eq!(at_one.transaction_version("app"), Some(5));
@@ -988,22 +1503,39 @@ fn txn_newest_wins_even_when_lower() {
 #[test]
 fn removed_domain_is_hidden() {
     let log = LogBuilder::new();
-    log.commit(0, &[protocol(), metadata(), domain("a", "1"), domain("b", "2")]);
+    log.commit(
+        0,
+        &[protocol(), metadata(), domain("a", "1"), domain("b", "2")],
+    );
     log.commit(1, &[domain_removed("a")]);
     let at_one = log.load(SnapshotAt::Version(1)).unwrap();
     assert_eq!(at_one.domain_metadata("a"), None);
-    assert_eq!(at_one.domains(), HashMap::from([("b".to_string(), "2".to_string())]));
+    assert_eq!(
+        at_one.domains(),
+        HashMap::from([("b".to_string(), "2".to_string())])
+    );
 
     log.commit(2, &[domain("a", "3")]);
-    assert_eq!(log.load(SnapshotAt::Version(2)).unwrap().domain_metadata("a"), Some("3"));
+    assert_eq!(
+        log.load(SnapshotAt::Version(2))
+            .unwrap()
+            .domain_metadata("a"),
+        Some("3")
+    );
 
     // Across a checkpoint: the checkpoint holds `b`, a later commit removes it.
-    log.classic_checkpoint(2, &[protocol(), metadata(), domain("a", "3"), domain("b", "2")]);
+    log.classic_checkpoint(
+        2,
+        &[protocol(), metadata(), domain("a", "3"), domain("b", "2")],
+    );
     log.commit(3, &[domain_removed("b")]);
     log.delete(&commit_file_name(0));
     log.delete(&commit_file_name(1));
     let latest = log.load(SnapshotAt::Latest).unwrap();
-    assert_eq!(latest.domains(), HashMap::from([("a".to_string(), "3".to_string())]));
+    assert_eq!(
+        latest.domains(),
+        HashMap::from([("a".to_string(), "3".to_string())])
+    );
 }
 
 #[test]
@@ -1036,12 +1568,21 @@ fn same_path_with_different_deletion_vectors_is_two_logical_files() {
 #[test]
 fn remove_without_a_deletion_vector_leaves_the_files_with_one() {
     let log = LogBuilder::new();
-    log.commit(0, &[protocol_dv(), metadata(), add_dv("p", "dv1"), add("q")]);
+    log.commit(
+        0,
+        &[protocol_dv(), metadata(), add_dv("p", "dv1"), add("q")],
+    );
     log.commit(1, &[remove("p"), remove_dv("q", "dv9")]);
 
     let snapshot = log.load(SnapshotAt::Latest).unwrap();
-    assert_eq!(live_keys(&snapshot), keys(&[("p", Some("idv1")), ("q", None)]));
-    assert_eq!(tombstone_keys(&snapshot), keys(&[("p", None), ("q", Some("idv9"))]));
+    assert_eq!(
+        live_keys(&snapshot),
+        keys(&[("p", Some("idv1")), ("q", None)])
+    );
+    assert_eq!(
+        tombstone_keys(&snapshot),
+        keys(&[("p", None), ("q", Some("idv9"))])
+    );
 }
 
 #[test]
@@ -1053,7 +1594,10 @@ fn replacing_a_deletion_vector_in_one_commit() {
 
     let snapshot = log.load(SnapshotAt::Latest).unwrap();
     assert_eq!(live_keys(&snapshot), keys(&[("p", Some("idv2"))]));
-    assert_eq!(tombstone_keys(&snapshot), keys(&[("p", None), ("p", Some("idv1"))]));
+    assert_eq!(
+        tombstone_keys(&snapshot),
+        keys(&[("p", None), ("p", Some("idv1"))])
+    );
     let files = files_batch(&snapshot);
     let dv = files
         .column_by_name("deletion_vector")
@@ -1063,14 +1607,27 @@ fn replacing_a_deletion_vector_in_one_commit() {
         .unwrap()
         .clone();
     let cardinality = dv.column_by_name("cardinality").unwrap();
-    assert_eq!(cardinality.as_any().downcast_ref::<arrow_array::Int64Array>().unwrap().value(0), 3);
+    assert_eq!(
+        cardinality
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .unwrap()
+            .value(0),
+        3
+    );
 
     // The same through a checkpoint at 1: its tombstone (p) and live (p, dv1) stay apart.
-    log.classic_checkpoint(1, &[protocol_dv(), metadata(), add_dv("p", "dv1"), remove("p")]);
+    log.classic_checkpoint(
+        1,
+        &[protocol_dv(), metadata(), add_dv("p", "dv1"), remove("p")],
+    );
     log.delete(&commit_file_name(0));
     let from_checkpoint = log.load(SnapshotAt::Latest).unwrap();
     assert_eq!(live_keys(&from_checkpoint), keys(&[("p", Some("idv2"))]));
-    assert_eq!(tombstone_keys(&from_checkpoint), keys(&[("p", None), ("p", Some("idv1"))]));
+    assert_eq!(
+        tombstone_keys(&from_checkpoint),
+        keys(&[("p", None), ("p", Some("idv1"))])
+    );
 }
 
 #[test]
@@ -1159,19 +1716,38 @@ fn canonicalised_path_spellings_name_one_file() {
         // And the other way round: added absolute, removed relative.
         let log = LogBuilder::new();
         let spellings = root_spellings(&log);
-        log.commit(0, &[protocol(), metadata(), add(&spellings[index]), add("c")]);
+        log.commit(
+            0,
+            &[protocol(), metadata(), add(&spellings[index]), add("c")],
+        );
         log.commit(1, &[remove("a%20b.parquet")]);
         let snapshot = log.load(SnapshotAt::Latest).unwrap();
-        assert_eq!(live_paths(&snapshot), set(&["c"]), "added as {}", spellings[index]);
+        assert_eq!(
+            live_paths(&snapshot),
+            set(&["c"]),
+            "added as {}",
+            spellings[index]
+        );
     }
 }
 
 #[test]
 fn escaped_paths_are_listed_decoded() {
     let log = LogBuilder::new();
-    log.commit(0, &[protocol(), metadata(), add("a%20b.parquet"), add("x%3Dy/c%25d.parquet")]);
+    log.commit(
+        0,
+        &[
+            protocol(),
+            metadata(),
+            add("a%20b.parquet"),
+            add("x%3Dy/c%25d.parquet"),
+        ],
+    );
     let snapshot = log.load(SnapshotAt::Latest).unwrap();
-    assert_eq!(live_paths(&snapshot), set(&["a b.parquet", "x=y/c%d.parquet"]));
+    assert_eq!(
+        live_paths(&snapshot),
+        set(&["a b.parquet", "x=y/c%d.parquet"])
+    );
 }
 
 #[test]
@@ -1186,11 +1762,81 @@ fn canonicalised_paths_match_checkpoint_rows_too() {
     assert!(live_paths(&snapshot).is_empty());
 }
 
+#[test]
+fn escaped_and_raw_spellings_of_a_relative_path_are_one_file() {
+    for (added, removed) in [
+        ("a%20b.parquet", "a b.parquet"),
+        ("a b.parquet", "a%20b.parquet"),
+        ("a+b.parquet", "a%2Bb.parquet"),
+        ("p=%C3%A9/x.parquet", "p=é/x.parquet"),
+    ] {
+        let log = LogBuilder::new();
+        log.commit(0, &[protocol(), metadata(), add(added), add("c")]);
+        log.commit(1, &[remove(removed)]);
+        let snapshot = log.load(SnapshotAt::Latest).unwrap();
+        assert_eq!(
+            live_paths(&snapshot),
+            set(&["c"]),
+            "{added} removed as {removed}"
+        );
+    }
+}
+
+#[test]
+fn canonicalised_paths_under_a_root_with_escaped_characters() {
+    let log = LogBuilder::with_prefix("root with space%25 ");
+    let root = log.root_url();
+    assert!(root.contains("root%20with%20space%2525"), "{root}");
+    log.commit(
+        0,
+        &[
+            protocol(),
+            metadata(),
+            add("a%20b.parquet"),
+            add("c"),
+            add("d"),
+        ],
+    );
+    log.commit(
+        1,
+        &[
+            remove(&format!("{root}a%20b.parquet")),
+            remove(&format!(
+                "{}/c",
+                log.root()
+                    .to_str()
+                    .unwrap()
+                    .replace(' ', "%20")
+                    .replace("%25", "%2525")
+            )),
+        ],
+    );
+    let snapshot = log.load(SnapshotAt::Latest).unwrap();
+    assert_eq!(live_paths(&snapshot), set(&["d"]));
+    let runtime = runtime();
+    let before = runtime
+        .block_on(log.table().snapshot(SnapshotAt::Version(0)))
+        .unwrap();
+    assert_same_state(&runtime.block_on(before.refresh()).unwrap(), &snapshot);
+}
+
+#[test]
+fn absolute_path_outside_the_table_is_a_distinct_file() {
+    let log = LogBuilder::new();
+    log.commit(
+        0,
+        &[protocol(), metadata(), add("a"), add("file:///elsewhere/a")],
+    );
+    let snapshot = log.load(SnapshotAt::Latest).unwrap();
+    assert_eq!(live_paths(&snapshot), set(&["a", "file:///elsewhere/a"]));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Actions
 // ---------------------------------------------------------------------------------------------
 
-const SCHEMA: &str = r#"{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}"#;
+const SCHEMA: &str =
+    r#"{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}"#;
 
 fn protocol() -> Value {
     json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}})
@@ -1206,6 +1852,16 @@ fn protocol_v2() -> Value {
     json!({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
         "readerFeatures": ["v2Checkpoint"],
         "writerFeatures": ["v2Checkpoint", "domainMetadata"]}})
+}
+
+/// In-commit timestamps (spec "In-Commit Timestamps"): the writer feature and the property.
+fn protocol_ict() -> Value {
+    json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 7,
+        "writerFeatures": ["inCommitTimestamp"]}})
+}
+
+fn metadata_ict() -> Value {
+    metadata_with(&[("delta.enableInCommitTimestamps", "true")])
 }
 
 fn metadata() -> Value {
@@ -1302,7 +1958,7 @@ fn keys(keys: &[(&str, Option<&str>)]) -> BTreeSet<Key> {
 
 /// The one batch of the file list (all batches concatenated).
 fn files_batch(snapshot: &Snapshot) -> RecordBatch {
-    let (schema, batches) = snapshot.files(false).unwrap();
+    let (schema, batches) = runtime().block_on(snapshot.files(false)).unwrap();
     arrow::compute::concat_batches(&schema, &batches).unwrap()
 }
 
@@ -1329,7 +1985,10 @@ fn live_keys(snapshot: &Snapshot) -> BTreeSet<Key> {
 
 /// The tombstones' paths (URL-decoded), from [`Snapshot::remove_actions`].
 fn tombstones(snapshot: &Snapshot) -> BTreeSet<String> {
-    tombstone_keys(snapshot).into_iter().map(|(path, _)| path).collect()
+    tombstone_keys(snapshot)
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect()
 }
 
 fn tombstone_keys(snapshot: &Snapshot) -> BTreeSet<Key> {
@@ -1340,7 +1999,10 @@ fn tombstone_keys(snapshot: &Snapshot) -> BTreeSet<Key> {
         let dv_ids = dv_ids(dv.as_any().downcast_ref::<StructArray>().unwrap());
         for (path, dv) in paths.into_iter().zip(dv_ids) {
             let decoded = percent_encoding::percent_decode_str(&path).decode_utf8_lossy();
-            assert!(keys.insert((decoded.into_owned(), dv)), "duplicate tombstone {path}");
+            assert!(
+                keys.insert((decoded.into_owned(), dv)),
+                "duplicate tombstone {path}"
+            );
         }
     }
     keys
@@ -1382,11 +2044,17 @@ fn strings(array: &dyn Array) -> Vec<String> {
 
 fn strings_nullable(array: &dyn Array) -> Vec<Option<String>> {
     let strings = array.as_any().downcast_ref::<StringArray>().unwrap();
-    strings.iter().map(|value| value.map(str::to_string)).collect()
+    strings
+        .iter()
+        .map(|value| value.map(str::to_string))
+        .collect()
 }
 
 fn checkpoint_version(segment: &LogSegment) -> Option<u64> {
-    segment.checkpoint.as_ref().map(|checkpoint| checkpoint.version)
+    segment
+        .checkpoint
+        .as_ref()
+        .map(|checkpoint| checkpoint.version)
 }
 
 fn checkpoint_file(segment: &LogSegment) -> String {
@@ -1395,7 +2063,11 @@ fn checkpoint_file(segment: &LogSegment) -> String {
 }
 
 fn commit_versions(segment: &LogSegment) -> Vec<u64> {
-    segment.commits.iter().map(|commit| commit.version).collect()
+    segment
+        .commits
+        .iter()
+        .map(|commit| commit.version)
+        .collect()
 }
 
 fn assert_corrupt_names(error: &Error, file_name: &str) {
@@ -1414,6 +2086,23 @@ fn assert_same_state(left: &Snapshot, right: &Snapshot) {
     assert_eq!(left.domains(), right.domains());
     assert_eq!(left.timestamp_ms(), right.timestamp_ms());
     assert_eq!(left.total_size(), right.total_size());
+    assert_eq!(file_rows(left), file_rows(right));
+}
+
+/// `path -> (size, num_records)` of every live file.
+fn file_rows(snapshot: &Snapshot) -> BTreeMap<String, (Option<i64>, Option<i64>)> {
+    let batch = files_batch(snapshot);
+    let paths = strings(batch.column_by_name("path").unwrap().as_ref());
+    let int = |name: &str| {
+        let column = batch.column_by_name(name).unwrap();
+        let ints = column
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .unwrap();
+        ints.iter().collect::<Vec<_>>()
+    };
+    let rows = int("size").into_iter().zip(int("num_records"));
+    paths.into_iter().zip(rows).collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1435,7 +2124,12 @@ struct LogBuilder {
 
 impl LogBuilder {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
+        LogBuilder::with_prefix(".tmp")
+    }
+
+    /// A table whose folder name starts with `prefix` (to put spaces or `%` in the root).
+    fn with_prefix(prefix: &str) -> Self {
+        let dir = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("_delta_log").join("_sidecars")).unwrap();
         LogBuilder { dir }
     }
@@ -1450,7 +2144,9 @@ impl LogBuilder {
 
     /// The table root as a `file://` URL ending in `/`.
     fn root_url(&self) -> String {
-        url::Url::from_directory_path(self.root()).unwrap().to_string()
+        url::Url::from_directory_path(self.root())
+            .unwrap()
+            .to_string()
     }
 
     fn table(&self) -> Table {
@@ -1467,7 +2163,9 @@ impl LogBuilder {
     }
 
     fn segment(&self, target: Option<u64>) -> LogSegment {
-        runtime().block_on(self.table().log_segment(target)).unwrap()
+        runtime()
+            .block_on(self.table().log_segment(target))
+            .unwrap()
     }
 
     /// Writes `bytes` to `name` inside `_delta_log`, replacing what is there.
@@ -1486,7 +2184,8 @@ impl LogBuilder {
             .write(true)
             .open(self.log_dir().join(name))
             .unwrap();
-        file.set_modified(UNIX_EPOCH + Duration::from_millis(ms as u64)).unwrap();
+        file.set_modified(UNIX_EPOCH + Duration::from_millis(ms as u64))
+            .unwrap();
     }
 
     fn commit(&self, version: u64, actions: &[Value]) {
@@ -1499,7 +2198,10 @@ impl LogBuilder {
 
     /// `<v>.checkpoint.parquet`; V2 layout when the actions hold a `checkpointMetadata`.
     fn classic_checkpoint(&self, version: u64, actions: &[Value]) {
-        self.write(&classic_checkpoint_file_name(version), &checkpoint_parquet(actions));
+        self.write(
+            &classic_checkpoint_file_name(version),
+            &checkpoint_parquet(actions),
+        );
     }
 
     fn multi_part_checkpoint(&self, version: u64, parts: &[Vec<Value>]) {
@@ -1550,7 +2252,9 @@ fn json_lines(actions: &[Value]) -> Vec<u8> {
 /// A Parquet checkpoint part of `actions` (spec "Checkpoint Schema"), with the V2 columns
 /// `checkpointMetadata` and `sidecar` when one of the actions is a `checkpointMetadata`.
 fn checkpoint_parquet(actions: &[Value]) -> Vec<u8> {
-    let v2 = actions.iter().any(|action| action.get("checkpointMetadata").is_some());
+    let v2 = actions
+        .iter()
+        .any(|action| action.get("checkpointMetadata").is_some());
     parquet_file(checkpoint_schema(v2), actions)
 }
 

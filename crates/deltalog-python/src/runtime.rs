@@ -51,19 +51,6 @@ where
     }
 }
 
-/// Runs the synchronous core call `work` with the GIL released, mapping its error and turning
-/// a panic into `deltalog.InternalError`.
-pub fn run_detached<F, T>(py: Python<'_>, work: F) -> PyResult<T>
-where
-    F: FnOnce() -> deltalog_core::Result<T> + Send,
-    T: Send,
-{
-    match py.detach(|| catch_unwind(AssertUnwindSafe(work))) {
-        Ok(result) => result.map_err(|error| to_py_err(py, error)),
-        Err(payload) => Err(internal_error(py, &panic_message(payload.as_ref()))),
-    }
-}
-
 /// The process's runtime, created on first use. A child created by `fork` inherits the
 /// parent's runtime without its worker threads, so it gets a runtime of its own; the
 /// inherited one is leaked, because shutting it down would wait for threads that do not exist.

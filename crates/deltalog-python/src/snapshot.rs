@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::arrow_export::{RawArrowStream, RawSchema};
 use crate::errors::internal_error;
-use crate::runtime::{run_detached, wait_for_future};
+use crate::runtime::wait_for_future;
 
 /// A core [`Snapshot`]: the table's state at one version.
 #[pyclass(frozen, module = "deltalog._core")]
@@ -72,8 +72,9 @@ impl RawSnapshot {
     /// The active files (see [`Snapshot::files`]).
     #[pyo3(signature = (with_stats=false))]
     fn files(&self, py: Python<'_>, with_stats: bool) -> PyResult<RawArrowStream> {
-        let snapshot = &self.inner;
-        let (schema, batches) = run_detached(py, || snapshot.files(with_stats))?;
+        let snapshot = self.inner.clone();
+        let (schema, batches) =
+            wait_for_future(py, move || async move { snapshot.files(with_stats).await })?;
         Ok(RawArrowStream::new(schema, batches))
     }
 

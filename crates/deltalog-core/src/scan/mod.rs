@@ -1,0 +1,642 @@
+//! Reading the rows of a snapshot: the data files of its file list, decoded with the parquet
+//! crate through object_store, several at once, each streamed in batches (catalogue G-16..G-23,
+//! E1, E2, E4, E5).
+//!
+//! Every file goes through the same steps: resolve its path (never outside the table), read
+//! only the Parquet columns asked for (matched by physical name or field id, spec "Column
+//! Mapping"), cast them to the table types (type widening: files written before a
+//! `delta.typeChanges` entry hold the narrower type; INT96, millisecond and nanosecond
+//! timestamps become microseconds), fill columns the file lacks with nulls, add partition
+//! columns from the typed `partitionValues`, add row tracking columns on request, and drop the
+//! rows its deletion vector marks, counting row indexes before any row is dropped.
+
+mod mapping;
+mod read;
+
+use std::sync::Arc;
+
+use arrow::compute::filter_record_batch;
+use arrow_array::builder::{ListBuilder, StringBuilder, UInt64Builder};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
+use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+use futures::stream::{self, BoxStream};
+use futures::{StreamExt, TryStreamExt};
+
+use crate::actions::DeletionVectorDescriptor;
+use crate::error::{Error, Result};
+use crate::expr::{evaluate, files_may_match, Expr};
+use crate::features::supports;
+use crate::file_list::FileListOptions;
+use crate::partition::SessionTimeZone;
+use crate::schema::{
+    to_arrow_schema, ArrayType, DataType as DeltaType, MapType, PrimitiveType, StructField,
+    StructType,
+};
+use crate::snapshot::Snapshot;
+use read::{load_deletion_vector, read_file, FileTask, OutputColumn, ScanContext};
+
+/// Name of the row id column a scan adds when asked for row tracking (catalogue E4-10).
+pub const ROW_ID_COLUMN: &str = "row_id";
+/// Name of the row commit version column a scan adds when asked for row tracking.
+pub const ROW_COMMIT_VERSION_COLUMN: &str = "row_commit_version";
+/// Table property naming the materialised row id column (catalogue E4-08).
+pub const MATERIALIZED_ROW_ID_KEY: &str = "delta.rowTracking.materializedRowIdColumnName";
+/// Table property naming the materialised row commit version column (catalogue E4-08).
+pub const MATERIALIZED_ROW_COMMIT_VERSION_KEY: &str =
+    "delta.rowTracking.materializedRowCommitVersionColumnName";
+
+/// Rows per batch unless asked otherwise.
+pub const DEFAULT_BATCH_SIZE: usize = 64 * 1024;
+/// Files read at once unless asked otherwise.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+
+/// Batches a file may decode ahead of the reader.
+const READ_AHEAD_BATCHES: usize = 2;
+/// Deletion vectors loaded at once by [`deletion_vectors`].
+const DELETION_VECTOR_CONCURRENCY: usize = 8;
+
+/// What a scan reads.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Top-level logical columns to return, in this order; `None` for every column in table
+    /// order. Names match exactly, else case-insensitively when that is unambiguous.
+    pub columns: Option<Vec<String>>,
+    /// The zone in which zone-less `timestamp` partition values are read (default UTC).
+    pub timezone: SessionTimeZone,
+    /// Append [`ROW_ID_COLUMN`] and [`ROW_COMMIT_VERSION_COLUMN`] (catalogue E4-10).
+    pub row_tracking: bool,
+    /// Rows per batch read from a file (at most; deleted rows make batches smaller).
+    pub batch_size: usize,
+    /// Data files read at once.
+    pub concurrency: usize,
+    /// Only rows for which this is true (SQL semantics, see [`crate::expr::evaluate`]),
+    /// evaluated on the rows as the table defines them (after column mapping, casts,
+    /// partition values and deletion vectors). It may name columns that are not read.
+    pub filter: Option<Expr>,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            columns: None,
+            timezone: SessionTimeZone::utc(),
+            row_tracking: false,
+            batch_size: DEFAULT_BATCH_SIZE,
+            concurrency: DEFAULT_CONCURRENCY,
+            filter: None,
+        }
+    }
+}
+
+/// A planned read of a snapshot's rows. Cheap to clone; every [`Scan::stream`] reads afresh.
+#[derive(Debug, Clone)]
+pub struct Scan {
+    inner: Arc<ScanInner>,
+}
+
+#[derive(Debug)]
+struct ScanInner {
+    context: Arc<ScanContext>,
+    files: Vec<RecordBatch>,
+    tasks: Vec<FileTask>,
+    concurrency: usize,
+}
+
+impl Scan {
+    /// Plans a scan of `snapshot`: checks the options, works out the output schema and takes
+    /// the file list (with partition values read in `options.timezone`). With a filter, the
+    /// file list carries statistics and keeps only the files that may hold matching rows
+    /// ([`crate::expr::files_may_match`]).
+    ///
+    /// An unknown or repeated column, a filter that names an unknown column or compares a
+    /// column with a value of another kind, a zero batch size or concurrency, and row tracking
+    /// on a table without the `rowTracking` feature (or with a column already called `row_id`
+    /// or `row_commit_version`) are an [`Error::InvalidArgument`].
+    pub async fn new(snapshot: &Snapshot, options: ScanOptions) -> Result<Scan> {
+        check_options(&options)?;
+        let table = snapshot.table().uri();
+        let selected = select_columns(snapshot.schema(), options.columns.as_deref())?;
+        let hidden = match &options.filter {
+            Some(filter) => filter_only_columns(filter, snapshot.schema(), &selected, &options)?,
+            None => Vec::new(),
+        };
+        let partition_schema = snapshot
+            .schema()
+            .partition_schema(snapshot.partition_columns())
+            .map_err(|error| Error::invalid_table(table, error))?;
+        let mut partition_names = Vec::new();
+        let mut columns = output_columns(&selected, &partition_schema, &mut partition_names);
+        let mut output_schema = to_arrow_schema(&StructType::new(selected))?;
+        if options.row_tracking {
+            check_row_tracking(snapshot, &output_schema)?;
+            output_schema = with_row_tracking_fields(output_schema);
+            columns.push(OutputColumn::RowId);
+            columns.push(OutputColumn::RowCommitVersion);
+        }
+        let hidden_schema = to_arrow_schema(&StructType::new(hidden.clone()))?;
+        columns.extend(output_columns(
+            &hidden,
+            &partition_schema,
+            &mut partition_names,
+        ));
+        let read_fields: Vec<Arc<Field>> = output_schema
+            .fields()
+            .iter()
+            .chain(hidden_schema.fields())
+            .cloned()
+            .collect();
+        let read_schema = Schema::new(read_fields);
+        if let Some(filter) = &options.filter {
+            evaluate(
+                filter,
+                &RecordBatch::new_empty(Arc::new(read_schema.clone())),
+            )?;
+        }
+        let configuration = &snapshot.metadata().configuration;
+        let context = ScanContext {
+            storage: snapshot.table().storage().clone(),
+            schema: Arc::new(read_schema),
+            output_schema: Arc::new(output_schema),
+            columns,
+            filter: options.filter.clone(),
+            mode: snapshot.column_mapping(),
+            batch_size: options.batch_size,
+            materialized_row_id: configuration.get(MATERIALIZED_ROW_ID_KEY).cloned(),
+            materialized_row_commit_version: configuration
+                .get(MATERIALIZED_ROW_COMMIT_VERSION_KEY)
+                .cloned(),
+        };
+        let list_options = FileListOptions {
+            with_stats: options.filter.is_some(),
+            timezone: options.timezone.clone(),
+        };
+        let (_, files) = snapshot.file_list(&list_options).await?;
+        let files = match &options.filter {
+            Some(filter) => files_matching(files, filter)?,
+            None => files,
+        };
+        let tasks = file_tasks(&files, &partition_names, table)?;
+        Ok(Scan {
+            inner: Arc::new(ScanInner {
+                context: Arc::new(context),
+                files,
+                tasks,
+                concurrency: options.concurrency,
+            }),
+        })
+    }
+
+    /// The schema of the batches: logical names and the Arrow types of
+    /// [`crate::schema::to_arrow_schema`]; the requested columns in the order asked (else
+    /// table order, partition columns where the table schema has them); `void` columns
+    /// dropped at every depth (catalogue G-23); the row tracking columns last when asked for.
+    pub fn schema(&self) -> SchemaRef {
+        self.inner.context.output_schema.clone()
+    }
+
+    /// The rows of the file list (see [`crate::file_list`]) of the files this scan reads.
+    pub fn files(&self) -> &[RecordBatch] {
+        &self.inner.files
+    }
+
+    /// The rows, read lazily: `concurrency` files are decoded at once (on the current tokio
+    /// runtime when there is one), each a few batches ahead of the reader at most, so memory
+    /// stays bounded whatever the table's size. Batches come in file-list order, each file's
+    /// in file order, and are never empty.
+    pub fn stream(&self) -> BoxStream<'static, Result<RecordBatch>> {
+        let context = self.inner.context.clone();
+        stream::iter(self.inner.tasks.clone())
+            .map(move |task| {
+                let context = context.clone();
+                async move { file_stream(context, task) }
+            })
+            .buffered(self.inner.concurrency)
+            .flatten()
+            .boxed()
+    }
+
+    /// Every batch of [`Scan::stream`], in memory.
+    pub async fn to_batches(&self) -> Result<Vec<RecordBatch>> {
+        self.stream().try_collect().await
+    }
+}
+
+/// Every deletion vector of `snapshot`, loaded and checked (size, magic, checksum and
+/// cardinality; catalogue E2-06..E2-16): one row per file that has one, with `path` (utf8, the
+/// file's URL-decoded log path) and `deleted_rows` (list of uint64, the deleted row indexes in
+/// ascending order). Vectors are loaded several at once; memory grows with the vectors, not
+/// with the table's rows.
+pub async fn deletion_vectors(snapshot: &Snapshot) -> Result<RecordBatch> {
+    let (_, files) = snapshot.files(false).await?;
+    let table = snapshot.table().uri();
+    let mut described = Vec::new();
+    for batch in &files {
+        let paths = string_column(batch, "path", table)?;
+        let descriptors = struct_column(batch, "deletion_vector", table)?;
+        for row in 0..batch.num_rows() {
+            if let Some(descriptor) = descriptor_at(descriptors, row, table)? {
+                described.push((paths.value(row).to_string(), descriptor));
+            }
+        }
+    }
+    let storage = snapshot.table().storage().clone();
+    let mut loaded = stream::iter(described)
+        .map(|(path, descriptor)| {
+            let storage = storage.clone();
+            async move {
+                let bitmap = load_deletion_vector(&storage, &descriptor).await?;
+                Ok::<_, Error>((path, bitmap))
+            }
+        })
+        .buffered(DELETION_VECTOR_CONCURRENCY);
+    let item_field = Arc::new(Field::new("item", ArrowType::UInt64, false));
+    let mut paths = StringBuilder::new();
+    let mut rows = ListBuilder::new(UInt64Builder::new()).with_field(item_field.clone());
+    while let Some(entry) = loaded.next().await {
+        let (path, bitmap) = entry?;
+        paths.append_value(path);
+        for deleted_row in bitmap.iter() {
+            rows.values().append_value(deleted_row);
+        }
+        rows.append(true);
+    }
+    let schema = Schema::new(vec![
+        Field::new("path", ArrowType::Utf8, false),
+        Field::new("deleted_rows", ArrowType::List(item_field), false),
+    ]);
+    let columns: Vec<ArrayRef> = vec![Arc::new(paths.finish()), Arc::new(rows.finish())];
+    RecordBatch::try_new(Arc::new(schema), columns)
+        .map_err(|error| Error::arrow("building the deletion vector list", error))
+}
+
+fn check_options(options: &ScanOptions) -> Result<()> {
+    if options.batch_size == 0 {
+        return Err(Error::InvalidArgument(
+            "scan batch_size must be at least 1".to_string(),
+        ));
+    }
+    if options.concurrency == 0 {
+        return Err(Error::InvalidArgument(
+            "scan concurrency must be at least 1".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// The logical fields to read, void fields removed at every depth; void top-level columns are
+/// dropped even when asked for by name.
+fn select_columns(schema: &StructType, requested: Option<&[String]>) -> Result<Vec<StructField>> {
+    let Some(requested) = requested else {
+        return Ok(schema.fields.iter().filter_map(without_void).collect());
+    };
+    let mut selected: Vec<&StructField> = Vec::with_capacity(requested.len());
+    for name in requested {
+        let field = find_column(schema, name).ok_or_else(|| {
+            let known: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+            Error::InvalidArgument(format!(
+                "unknown column `{name}`: the table's columns are {}",
+                known.join(", ")
+            ))
+        })?;
+        if selected.iter().any(|s| s.name == field.name) {
+            return Err(Error::InvalidArgument(format!(
+                "column `{name}` is asked for more than once"
+            )));
+        }
+        selected.push(field);
+    }
+    Ok(selected.into_iter().filter_map(without_void).collect())
+}
+
+/// The top-level field called `name`: exact match first, else the only case-insensitive match.
+fn find_column<'a>(schema: &'a StructType, name: &str) -> Option<&'a StructField> {
+    if let Some(field) = schema.field(name) {
+        return Some(field);
+    }
+    let mut matches = schema
+        .fields
+        .iter()
+        .filter(|f| f.name.eq_ignore_ascii_case(name));
+    let first = matches.next()?;
+    matches.next().is_none().then_some(first)
+}
+
+/// The field with its void-typed struct fields removed at every depth; `None` when the field
+/// itself is void.
+fn without_void(field: &StructField) -> Option<StructField> {
+    if field.data_type == DeltaType::Primitive(PrimitiveType::Void) {
+        return None;
+    }
+    Some(StructField {
+        data_type: void_free(&field.data_type),
+        ..field.clone()
+    })
+}
+
+fn void_free(data_type: &DeltaType) -> DeltaType {
+    match data_type {
+        DeltaType::Primitive(_) => data_type.clone(),
+        DeltaType::Struct(st) => {
+            StructType::new(st.fields.iter().filter_map(without_void).collect()).into()
+        }
+        DeltaType::Array(array) => ArrayType {
+            element_type: void_free(&array.element_type),
+            contains_null: array.contains_null,
+        }
+        .into(),
+        DeltaType::Map(map) => MapType {
+            key_type: void_free(&map.key_type),
+            value_type: void_free(&map.value_type),
+            value_contains_null: map.value_contains_null,
+        }
+        .into(),
+    }
+}
+
+/// One [`OutputColumn`] per field: partition columns get the next index of `partition_names`.
+fn output_columns(
+    fields: &[StructField],
+    partition_schema: &StructType,
+    partition_names: &mut Vec<String>,
+) -> Vec<OutputColumn> {
+    fields
+        .iter()
+        .map(|field| {
+            if partition_schema.field(&field.name).is_some() {
+                partition_names.push(field.name.clone());
+                OutputColumn::Partition(partition_names.len() - 1)
+            } else {
+                OutputColumn::Data(field.clone())
+            }
+        })
+        .collect()
+}
+
+/// The top-level columns `filter` needs that the scan does not return, void fields removed.
+/// A path names the column of its longest dotted prefix that the table has (`a.b.c` may be the
+/// field `b.c` of `a`, or `c` of a column called `a.b`). A path naming no column is an
+/// [`Error::InvalidArgument`].
+fn filter_only_columns(
+    filter: &Expr,
+    schema: &StructType,
+    selected: &[StructField],
+    options: &ScanOptions,
+) -> Result<Vec<StructField>> {
+    let mut hidden: Vec<StructField> = Vec::new();
+    for path in filter.column_paths() {
+        let column = (1..=path.len())
+            .rev()
+            .find_map(|parts| find_column(schema, &path[..parts].join(".")));
+        let Some(column) = column else {
+            let name = path.join(".");
+            let tracking = [ROW_ID_COLUMN, ROW_COMMIT_VERSION_COLUMN].contains(&name.as_str());
+            if options.row_tracking && tracking {
+                continue;
+            }
+            return Err(Error::InvalidArgument(format!(
+                "the filter names `{name}`, which is not a column of the table"
+            )));
+        };
+        let known = selected
+            .iter()
+            .chain(&hidden)
+            .any(|f| f.name == column.name);
+        if !known {
+            hidden.extend(without_void(column));
+        }
+    }
+    Ok(hidden)
+}
+
+/// The file list rows whose files may hold rows matching `filter`; empty batches dropped.
+fn files_matching(files: Vec<RecordBatch>, filter: &Expr) -> Result<Vec<RecordBatch>> {
+    let mut kept = Vec::with_capacity(files.len());
+    for batch in files {
+        let may_match = files_may_match(filter, &batch)?;
+        let batch = filter_record_batch(&batch, &may_match)
+            .map_err(|error| Error::arrow("skipping files with the filter", error))?;
+        if batch.num_rows() > 0 {
+            kept.push(batch);
+        }
+    }
+    Ok(kept)
+}
+
+fn check_row_tracking(snapshot: &Snapshot, schema: &Schema) -> Result<()> {
+    let table = snapshot.table().uri();
+    if !supports(snapshot.protocol(), "rowTracking") {
+        return Err(Error::InvalidArgument(format!(
+            "row tracking was asked for, but {table} does not support it (its protocol has no \
+             rowTracking feature)"
+        )));
+    }
+    for name in [ROW_ID_COLUMN, ROW_COMMIT_VERSION_COLUMN] {
+        if snapshot.schema().field(name).is_some() || schema.field_with_name(name).is_ok() {
+            return Err(Error::InvalidArgument(format!(
+                "row tracking was asked for, but {table} already has a column `{name}`"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn with_row_tracking_fields(schema: Schema) -> Schema {
+    let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
+    fields.push(Arc::new(Field::new(ROW_ID_COLUMN, ArrowType::Int64, false)));
+    fields.push(Arc::new(Field::new(
+        ROW_COMMIT_VERSION_COLUMN,
+        ArrowType::Int64,
+        false,
+    )));
+    Schema::new_with_metadata(fields, schema.metadata().clone())
+}
+
+/// One [`FileTask`] per row of the file list.
+fn file_tasks(
+    files: &[RecordBatch],
+    partition_names: &[String],
+    table: &str,
+) -> Result<Vec<FileTask>> {
+    let mut tasks = Vec::new();
+    for batch in files {
+        let paths = string_column(batch, "path", table)?;
+        let sizes = int64_column(batch, "size", table)?;
+        let partition_values = struct_column(batch, "partition_values", table)?;
+        let descriptors = struct_column(batch, "deletion_vector", table)?;
+        let base_row_ids = int64_column(batch, "base_row_id", table)?;
+        let commit_versions = int64_column(batch, "default_row_commit_version", table)?;
+        let partitions = partition_names
+            .iter()
+            .map(|name| {
+                partition_values.column_by_name(name).ok_or_else(|| {
+                    Error::invalid_table(
+                        table,
+                        format!("the file list has no partition column `{name}`"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for row in 0..batch.num_rows() {
+            tasks.push(FileTask {
+                path: paths.value(row).to_string(),
+                size: value_at(sizes, row).and_then(|size| u64::try_from(size).ok()),
+                partition_values: partitions
+                    .iter()
+                    .map(|values| values.slice(row, 1))
+                    .collect(),
+                deletion_vector: descriptor_at(descriptors, row, table)?,
+                base_row_id: value_at(base_row_ids, row),
+                default_row_commit_version: value_at(commit_versions, row),
+            });
+        }
+    }
+    Ok(tasks)
+}
+
+/// The deletion vector descriptor of the file list row `row`, if it has one.
+fn descriptor_at(
+    descriptors: &StructArray,
+    row: usize,
+    table: &str,
+) -> Result<Option<DeletionVectorDescriptor>> {
+    if descriptors.is_null(row) {
+        return Ok(None);
+    }
+    let text = |name: &str| -> Result<String> {
+        let column = descriptors
+            .column_by_name(name)
+            .and_then(|c| c.as_string_opt::<i32>())
+            .ok_or_else(|| missing(table, name))?;
+        let value = if column.is_valid(row) {
+            column.value(row)
+        } else {
+            ""
+        };
+        Ok(value.to_string())
+    };
+    let int32 = |name: &str| -> Result<Option<i32>> {
+        let column = descriptors
+            .column_by_name(name)
+            .and_then(|c| c.as_primitive_opt::<Int32Type>())
+            .ok_or_else(|| missing(table, name))?;
+        Ok(value_at(column, row))
+    };
+    let cardinality = descriptors
+        .column_by_name("cardinality")
+        .and_then(|c| c.as_primitive_opt::<Int64Type>())
+        .ok_or_else(|| missing(table, "cardinality"))?;
+    Ok(Some(DeletionVectorDescriptor {
+        storage_type: text("storage_type")?,
+        path_or_inline_dv: text("path_or_inline_dv")?,
+        offset: int32("offset")?,
+        size_in_bytes: int32("size_in_bytes")?.unwrap_or_default(),
+        cardinality: value_at(cardinality, row).unwrap_or_default(),
+    }))
+}
+
+fn value_at<T: arrow_array::ArrowPrimitiveType>(
+    array: &arrow_array::PrimitiveArray<T>,
+    row: usize,
+) -> Option<T::Native> {
+    array.is_valid(row).then(|| array.value(row))
+}
+
+fn string_column<'a>(
+    batch: &'a RecordBatch,
+    name: &str,
+    table: &str,
+) -> Result<&'a arrow_array::StringArray> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_string_opt::<i32>())
+        .ok_or_else(|| missing(table, name))
+}
+
+fn int64_column<'a>(
+    batch: &'a RecordBatch,
+    name: &str,
+    table: &str,
+) -> Result<&'a arrow_array::Int64Array> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_primitive_opt::<Int64Type>())
+        .ok_or_else(|| missing(table, name))
+}
+
+fn struct_column<'a>(batch: &'a RecordBatch, name: &str, table: &str) -> Result<&'a StructArray> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_struct_opt())
+        .ok_or_else(|| missing(table, name))
+}
+
+fn missing(table: &str, name: &str) -> Error {
+    Error::invalid_table(
+        table,
+        format!("the file list has no usable `{name}` column"),
+    )
+}
+
+/// The batches of one file: decoded by a task of the current tokio runtime, a few batches
+/// ahead of the reader, or by the reader itself when there is no runtime.
+fn file_stream(
+    context: Arc<ScanContext>,
+    task: FileTask,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return read_file(context, task);
+    };
+    let path = task.path.clone();
+    let (sender, receiver) = tokio::sync::mpsc::channel(READ_AHEAD_BATCHES);
+    let mut batches = read_file(context, task);
+    let decoder = runtime.spawn(async move {
+        while let Some(item) = batches.next().await {
+            let failed = item.is_err();
+            if sender.send(item).await.is_err() || failed {
+                break;
+            }
+        }
+    });
+    let state = SpawnedFile {
+        receiver,
+        decoder: Some(decoder),
+        path,
+    };
+    stream::unfold(state, |mut state| async move {
+        if let Some(item) = state.receiver.recv().await {
+            return Some((item, state));
+        }
+        let decoder = state.decoder.take()?;
+        match decoder.await {
+            Err(error) if error.is_panic() => {
+                let failure = Error::CorruptDataFile {
+                    path: state.path.clone(),
+                    reason: format!("decoding failed: {error}"),
+                };
+                Some((Err(failure), state))
+            }
+            _ => None,
+        }
+    })
+    .boxed()
+}
+
+/// The receiving end of a file decoded by a task; dropping it stops the task.
+struct SpawnedFile {
+    receiver: tokio::sync::mpsc::Receiver<Result<RecordBatch>>,
+    decoder: Option<tokio::task::JoinHandle<()>>,
+    path: String,
+}
+
+impl Drop for SpawnedFile {
+    fn drop(&mut self) {
+        if let Some(decoder) = &self.decoder {
+            decoder.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

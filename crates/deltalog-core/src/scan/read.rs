@@ -1,0 +1,400 @@
+//! Reading one data file of a scan: the Parquet columns the scan needs, turned into table
+//! columns, with partition constants, row tracking columns and the file's deletion vector
+//! applied (catalogue G-16..G-23, E2-03, E4-10).
+
+use std::sync::Arc;
+
+use arrow::compute::{filter_record_batch, take};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{
+    new_null_array, Array, ArrayRef, Int64Array, RecordBatch, RecordBatchOptions, UInt32Array,
+};
+use arrow_schema::{DataType as ArrowType, SchemaRef};
+use futures::stream::{self, BoxStream};
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+#[allow(deprecated)]
+use parquet::arrow::async_reader::ParquetObjectReader;
+use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
+use roaring::RoaringTreemap;
+
+use super::mapping::{find_file_field, int96_as_micros, to_table_column};
+use crate::actions::DeletionVectorDescriptor;
+use crate::deletion_vector::{self, row_mask};
+use crate::error::{Error, Result};
+use crate::expr::{evaluate, Expr};
+use crate::schema::{ColumnMappingMode, StructField};
+use crate::storage::Storage;
+
+/// What every file of a scan shares: where to read, what to produce.
+#[derive(Debug)]
+pub(super) struct ScanContext {
+    pub storage: Storage,
+    /// What is read: one field per entry of `columns`; the output columns first, then the
+    /// columns only the filter needs.
+    pub schema: SchemaRef,
+    /// What the scan returns: the first fields of `schema`.
+    pub output_schema: SchemaRef,
+    pub columns: Vec<OutputColumn>,
+    /// The row filter, evaluated on batches of `schema`.
+    pub filter: Option<Expr>,
+    pub mode: ColumnMappingMode,
+    pub batch_size: usize,
+    /// Physical names of the materialised row tracking columns (catalogue E4-08).
+    pub materialized_row_id: Option<String>,
+    pub materialized_row_commit_version: Option<String>,
+}
+
+/// Where an output column comes from.
+#[derive(Debug, Clone)]
+pub(super) enum OutputColumn {
+    /// A column stored in the data files (logical field, void fields removed).
+    Data(StructField),
+    /// A partition column: the file's value at this position of [`FileTask::partition_values`].
+    Partition(usize),
+    /// `row_id`: the materialised row id, else `baseRowId` + physical row index.
+    RowId,
+    /// `row_commit_version`: the materialised value, else `defaultRowCommitVersion`.
+    RowCommitVersion,
+}
+
+/// One data file to read, from one row of the file list.
+#[derive(Debug, Clone)]
+pub(super) struct FileTask {
+    /// The path as the log names it, URL-decoded.
+    pub path: String,
+    pub size: Option<u64>,
+    /// One single-row array per partition output column, typed per the schema.
+    pub partition_values: Vec<ArrayRef>,
+    pub deletion_vector: Option<DeletionVectorDescriptor>,
+    pub base_row_id: Option<i64>,
+    pub default_row_commit_version: Option<i64>,
+}
+
+/// The batches of one file, in file order, with deleted rows removed; empty batches are skipped.
+pub(super) fn read_file(
+    context: Arc<ScanContext>,
+    task: FileTask,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    let opened = async move { FileReader::open(context, task).await };
+    stream::once(opened)
+        .map_ok(FileReader::batches)
+        .try_flatten()
+        .boxed()
+}
+
+/// Loads a deletion vector of the table in `storage` (catalogue E2-06..E2-08, E2-16).
+pub(super) async fn load_deletion_vector(
+    storage: &Storage,
+    descriptor: &DeletionVectorDescriptor,
+) -> Result<RoaringTreemap> {
+    deletion_vector::load(
+        storage.store().as_ref(),
+        descriptor,
+        storage.root_url(),
+        |url| storage.resolve(url.as_str()),
+    )
+    .await
+}
+
+/// The store path of a file named by its URL-decoded log path (catalogue G-15).
+///
+/// [`Storage::resolve`] checks the path (no escape from the table root, same store). Relative
+/// paths are then taken literally under the table root: object names keep characters such as
+/// `%`, `{` or `[` that Spark leaves in partition directory names.
+pub(super) fn resolve_decoded(storage: &Storage, decoded_path: &str) -> Result<Path> {
+    let checked = storage.resolve(&decoded_path.replace('%', "%25"))?;
+    if has_scheme(decoded_path) {
+        return Ok(checked);
+    }
+    let log_dir = storage.log_dir().as_ref();
+    let root = log_dir.strip_suffix("_delta_log").unwrap_or_default();
+    Path::parse(format!("{root}{decoded_path}")).map_err(|error| Error::InvalidPath {
+        path: decoded_path.to_string(),
+        reason: error.to_string(),
+    })
+}
+
+/// An opened data file: its decoded batches and what turns them into output batches.
+struct FileReader {
+    stream: BoxStream<'static, Result<RecordBatch>>,
+    assembler: BatchAssembler,
+}
+
+impl FileReader {
+    async fn open(context: Arc<ScanContext>, task: FileTask) -> Result<FileReader> {
+        let storage = &context.storage;
+        let location = resolve_decoded(storage, &task.path)?;
+        let url = storage.url_of(&location);
+        let deleted = match &task.deletion_vector {
+            Some(descriptor) => Some(load_deletion_vector(storage, descriptor).await?),
+            None => None,
+        };
+        let corrupt = |error: parquet::errors::ParquetError| Error::CorruptDataFile {
+            path: url.clone(),
+            reason: error.to_string(),
+        };
+        let mut reader = object_reader(storage, &location, task.size);
+        let metadata = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())
+            .await
+            .map_err(corrupt)?;
+        let metadata = match int96_as_micros(metadata.schema(), metadata.parquet_schema()) {
+            Some(hinted) => ArrowReaderMetadata::try_new(
+                metadata.metadata().clone(),
+                ArrowReaderOptions::new().with_schema(Arc::new(hinted)),
+            )
+            .map_err(corrupt)?,
+            None => metadata,
+        };
+        let (roots, sources) = plan_projection(&context, metadata.schema())?;
+        let mask = ProjectionMask::roots(metadata.parquet_schema(), roots);
+        let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
+            .with_projection(mask)
+            .with_batch_size(context.batch_size)
+            .build()
+            .map_err(corrupt)?;
+        let stream_url = url.clone();
+        let stream = stream
+            .map_err(move |error| Error::CorruptDataFile {
+                path: stream_url.clone(),
+                reason: error.to_string(),
+            })
+            .boxed();
+        let assembler = BatchAssembler {
+            context,
+            task,
+            url,
+            sources,
+            deleted,
+        };
+        Ok(FileReader { stream, assembler })
+    }
+
+    /// The file's output batches. Row indexes count every row of the file, deleted or not.
+    fn batches(self) -> BoxStream<'static, Result<RecordBatch>> {
+        let FileReader { stream, assembler } = self;
+        let mut next_row: u64 = 0;
+        stream
+            .map(move |batch| {
+                let batch = batch?;
+                let first_row = next_row;
+                next_row += batch.num_rows() as u64;
+                assembler.assemble(&batch, first_row)
+            })
+            .try_filter(|batch| futures::future::ready(batch.num_rows() > 0))
+            .boxed()
+    }
+}
+
+/// Turns the batches of one data file into output batches.
+struct BatchAssembler {
+    context: Arc<ScanContext>,
+    task: FileTask,
+    /// The file's URL, for messages.
+    url: String,
+    /// For each entry of `context.columns`, the column of the file batch that holds it.
+    sources: Vec<Option<usize>>,
+    /// The rows the file's deletion vector marks.
+    deleted: Option<RoaringTreemap>,
+}
+
+impl BatchAssembler {
+    /// The output batch for a file batch whose first row is row `first_row` of the file.
+    fn assemble(&self, file_batch: &RecordBatch, first_row: u64) -> Result<RecordBatch> {
+        let rows = file_batch.num_rows();
+        let schema = &self.context.schema;
+        let mut columns = Vec::with_capacity(schema.fields().len());
+        for ((output, field), source) in self
+            .context
+            .columns
+            .iter()
+            .zip(schema.fields())
+            .zip(&self.sources)
+        {
+            let source = source.and_then(|index| file_batch.columns().get(index));
+            let column = match output {
+                OutputColumn::Data(logical) => match source {
+                    Some(array) => to_table_column(
+                        array,
+                        &logical.data_type,
+                        field.data_type(),
+                        self.context.mode,
+                        &logical.name,
+                    )
+                    .map_err(|reason| self.corrupt(reason))?,
+                    None => new_null_array(field.data_type(), rows),
+                },
+                OutputColumn::Partition(index) => self.partition_constant(*index, rows)?,
+                OutputColumn::RowId => {
+                    let base = self.task.base_row_id;
+                    let first = i64::try_from(first_row).unwrap_or(i64::MAX);
+                    self.row_tracking_column(source, rows, "baseRowId", |row| {
+                        let index = first.saturating_add(i64::try_from(row).unwrap_or(i64::MAX));
+                        base.map(|base| base.saturating_add(index))
+                    })?
+                }
+                OutputColumn::RowCommitVersion => {
+                    let version = self.task.default_row_commit_version;
+                    self.row_tracking_column(source, rows, "defaultRowCommitVersion", |_| version)?
+                }
+            };
+            columns.push(column);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        let batch = RecordBatch::try_new_with_options(schema.clone(), columns, &options)
+            .map_err(|error| self.corrupt(error.to_string()))?;
+        let batch = self.without_deleted_rows(batch, first_row)?;
+        let batch = self.matching_rows(batch)?;
+        self.output_columns(batch)
+    }
+
+    /// The rows of `batch` the scan's filter keeps.
+    fn matching_rows(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        let Some(filter) = &self.context.filter else {
+            return Ok(batch);
+        };
+        let mask = evaluate(filter, &batch)?;
+        filter_record_batch(&batch, &mask)
+            .map_err(|error| Error::arrow(format!("filtering the rows of {}", self.url), error))
+    }
+
+    /// `batch` without the columns only the filter needed.
+    fn output_columns(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        let output = &self.context.output_schema;
+        if output.fields().len() == batch.num_columns() {
+            return Ok(batch);
+        }
+        let rows = batch.num_rows();
+        let columns = batch
+            .columns()
+            .iter()
+            .take(output.fields().len())
+            .cloned()
+            .collect();
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        RecordBatch::try_new_with_options(output.clone(), columns, &options)
+            .map_err(|error| Error::arrow(format!("reading {}", self.url), error))
+    }
+
+    /// The batch without the rows the deletion vector marks (catalogue E2-03).
+    fn without_deleted_rows(&self, batch: RecordBatch, first_row: u64) -> Result<RecordBatch> {
+        let Some(deleted) = &self.deleted else {
+            return Ok(batch);
+        };
+        let mask = row_mask(deleted, batch.num_rows(), first_row);
+        if mask.true_count() == batch.num_rows() {
+            return Ok(batch);
+        }
+        filter_record_batch(&batch, &mask).map_err(|error| {
+            Error::arrow(
+                format!("applying the deletion vector of {}", self.url),
+                error,
+            )
+        })
+    }
+
+    /// The file's partition value, repeated `rows` times.
+    fn partition_constant(&self, index: usize, rows: usize) -> Result<ArrayRef> {
+        let value = self.task.partition_values.get(index).ok_or_else(|| {
+            Error::invalid_table(
+                &self.url,
+                "the file list has no value for a partition column",
+            )
+        })?;
+        let indexes = UInt32Array::from(vec![0u32; rows]);
+        take(value.as_ref(), &indexes, None)
+            .map_err(|error| Error::arrow(format!("partition values of {}", self.url), error))
+    }
+
+    /// A row tracking column: the materialised values where present and non-null, else
+    /// `default(row)`; a row with neither is an error naming the missing `field`.
+    fn row_tracking_column(
+        &self,
+        materialized: Option<&ArrayRef>,
+        rows: usize,
+        field: &str,
+        default: impl Fn(usize) -> Option<i64>,
+    ) -> Result<ArrayRef> {
+        let materialized = match materialized {
+            Some(array) => Some(arrow::compute::cast(array, &ArrowType::Int64).map_err(
+                |error| self.corrupt(format!("materialised row tracking column: {error}")),
+            )?),
+            None => None,
+        };
+        let materialized = materialized.as_ref().map(|a| a.as_primitive::<Int64Type>());
+        let mut values = Vec::with_capacity(rows);
+        for row in 0..rows {
+            let stored = materialized
+                .filter(|m| m.is_valid(row))
+                .map(|m| m.value(row));
+            let value = stored.or_else(|| default(row)).ok_or_else(|| {
+                Error::invalid_table(
+                    &self.url,
+                    format!("row tracking was asked for but the file's add action has no {field}"),
+                )
+            })?;
+            values.push(value);
+        }
+        Ok(Arc::new(Int64Array::from(values)))
+    }
+
+    fn corrupt(&self, reason: impl Into<String>) -> Error {
+        Error::CorruptDataFile {
+            path: self.url.clone(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The top-level file columns to read, in file order, and for each output column the position
+/// of its source among them (`None`: not in the file, or not read from the file).
+fn plan_projection(
+    context: &ScanContext,
+    file_schema: &SchemaRef,
+) -> Result<(Vec<usize>, Vec<Option<usize>>)> {
+    let file_fields = file_schema.fields();
+    let by_name = |name: &Option<String>| {
+        name.as_ref()
+            .and_then(|name| file_fields.iter().position(|f| f.name() == name))
+    };
+    let mut wanted = Vec::with_capacity(context.columns.len());
+    for column in &context.columns {
+        wanted.push(match column {
+            OutputColumn::Data(logical) => find_file_field(file_fields, logical, context.mode)?,
+            OutputColumn::Partition(_) => None,
+            OutputColumn::RowId => by_name(&context.materialized_row_id),
+            OutputColumn::RowCommitVersion => by_name(&context.materialized_row_commit_version),
+        });
+    }
+    let mut roots: Vec<usize> = wanted.iter().flatten().copied().collect();
+    roots.sort_unstable();
+    roots.dedup();
+    let sources = wanted
+        .iter()
+        .map(|file_index| file_index.and_then(|i| roots.binary_search(&i).ok()))
+        .collect();
+    Ok((roots, sources))
+}
+
+/// True when `path` starts with a URL scheme (`s3:`, `file:`), as absolute log paths do.
+fn has_scheme(path: &str) -> bool {
+    let Some((scheme, _)) = path.split_once(':') else {
+        return false;
+    };
+    scheme.len() > 1
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+#[allow(deprecated)]
+fn object_reader(storage: &Storage, path: &Path, size: Option<u64>) -> ParquetObjectReader {
+    let reader = ParquetObjectReader::new(storage.store().clone(), path.clone());
+    match size {
+        Some(size) => reader.with_file_size(size),
+        None => reader,
+    }
+}
