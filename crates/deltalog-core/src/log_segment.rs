@@ -371,6 +371,20 @@ impl SortedListing {
                 || "no later commit is listed".to_string(),
                 |(version, _)| format!("the next commit listed is {version}"),
             );
+        let newer_checkpoint = u64::try_from(missing)
+            .ok()
+            .and_then(|missing| self.checkpoints.range(missing..).next())
+            .map(|(version, _)| *version);
+        if let Some(checkpoint) = newer_checkpoint {
+            return Error::VersionNotFound {
+                table: table.to_string(),
+                version: end,
+                reason: format!(
+                    "commit {missing} was cleaned up; versions from the checkpoint at \
+                     {checkpoint} on can be read"
+                ),
+            };
+        }
         Error::NonContiguousLog {
             table: table.to_string(),
             reason: format!(

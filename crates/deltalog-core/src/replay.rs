@@ -65,6 +65,24 @@ impl FileKeys {
         FileKeys { origin, root }
     }
 
+    /// Fails when `path`, a relative path, leaves the table root through `..` segments
+    /// (spec: relative paths are resolved against the table root). Absolute URIs may name
+    /// files anywhere (shallow clones do).
+    pub fn check_inside_root(&self, path: &str, file: &str) -> Result<()> {
+        if !path.contains("..") && !path.contains('%') {
+            return Ok(());
+        }
+        let decoded = decode(path);
+        let relative = !decoded.starts_with('/') && !path.contains(':');
+        if relative && decoded.split('/').any(|segment| segment == "..") {
+            return Err(Error::InvalidPath {
+                path: path.to_string(),
+                reason: format!("it leaves the table root (named in {file})"),
+            });
+        }
+        Ok(())
+    }
+
     /// The canonical spelling of `path`: decoded, relative to the root when inside it.
     /// Plain relative paths (the common case) are returned without copying.
     pub fn canonical<'a>(&self, path: &'a str) -> Cow<'a, str> {
@@ -191,6 +209,9 @@ fn select_in_commit(
             seen.insert(key.into_owned());
             Ok(true)
         };
+        if is_add {
+            keys.check_inside_root(add_keys.path.value(row), file)?;
+        }
         live.push(is_add && newest(&add_keys)?);
         dead.push(is_remove && newest(&remove_keys)?);
     }
@@ -211,8 +232,13 @@ fn select_in_checkpoint(
         let columns = KeyColumns::new(actions, file)?;
         (0..actions.len())
             .map(|row| {
-                Ok(actions.is_valid(row)
-                    && (seen.is_empty() || !seen.contains(columns.key(row, keys, file)?.as_ref())))
+                if !actions.is_valid(row) {
+                    return Ok(false);
+                }
+                if !columns.path.is_null(row) {
+                    keys.check_inside_root(columns.path.value(row), file)?;
+                }
+                Ok(seen.is_empty() || !seen.contains(columns.key(row, keys, file)?.as_ref()))
             })
             .collect::<Result<Vec<bool>>>()
             .map(BooleanArray::from)

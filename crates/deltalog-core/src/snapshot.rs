@@ -223,9 +223,9 @@ impl Snapshot {
     pub async fn refresh(&self) -> Result<Snapshot> {
         let table = self.table();
         let start = self.version() + 1;
-        let mut commits: Vec<LogPath> = table
-            .list_from(start)
-            .await?
+        let listing = table.list_from(start).await?;
+        let newest = crate::log_segment::latest_version(&listing);
+        let mut commits: Vec<LogPath> = listing
             .into_iter()
             .filter(|path| path.kind == LogFileKind::Commit)
             .collect();
@@ -234,8 +234,11 @@ impl Snapshot {
             .iter()
             .zip(start..)
             .all(|(commit, version)| commit.version == version);
-        let Some(last) = commits.last() else {
+        let Some(newest) = newest else {
             return Ok(self.clone());
+        };
+        let Some(last) = commits.last().filter(|last| last.version == newest) else {
+            return table.snapshot(SnapshotAt::Latest).await;
         };
         if !contiguous {
             return table.snapshot(SnapshotAt::Latest).await;

@@ -72,7 +72,7 @@ impl Table {
     pub async fn latest_version(&self) -> Result<u64> {
         let start = self.hint_version().await.unwrap_or(0);
         let mut listing = self.list_from(start).await?;
-        if listing.is_empty() && start > 0 {
+        if latest_version(&listing).is_none() && start > 0 {
             listing = self.list_from(0).await?;
         }
         latest_version(&listing).ok_or_else(|| Error::TableNotFound {

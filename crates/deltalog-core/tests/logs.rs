@@ -643,9 +643,6 @@ fn hint_does_not_hide_older_versions_from_time_travel() {
 }
 
 #[test]
-#[ignore = "bug: Table::latest_version fails with TableNotFound when the _last_checkpoint hint \
-            names a version at or above which only non-commit files (an orphan checkpoint part) \
-            are listed; it falls back to a full listing only when that listing is empty"]
 fn latest_version_agrees_with_the_latest_snapshot_under_an_orphan_hint() {
     let log = LogBuilder::new();
     log.commit(0, &[protocol(), metadata(), add("a")]);
@@ -956,8 +953,6 @@ fn protocol_in_a_checkpoint_is_checked_too() {
 }
 
 #[test]
-#[ignore = "bug: a relative add path with `..` segments (leaving the table root) is accepted \
-            and listed by Snapshot::files instead of being refused with Error::InvalidPath"]
 fn relative_add_path_leaving_the_table_is_refused() {
     for path in [
         "../outside.parquet",
@@ -1010,8 +1005,6 @@ fn cleaned_up_version_is_not_found() {
 }
 
 #[test]
-#[ignore = "bug: with checkpoints at 2 and 4 and commits 0..=3 cleaned up, version 3 (no \
-            commit, no checkpoint) is reported as NonContiguousLog, not VersionNotFound"]
 fn version_between_two_checkpoints_whose_commit_was_cleaned_up_is_not_found() {
     let log = log_with_checkpoints_at_two_and_four();
     let error = log.load(SnapshotAt::Version(3)).unwrap_err();
@@ -1408,9 +1401,6 @@ fn refresh_keeps_the_commit_time_of_the_newest_commit() {
 }
 
 #[test]
-#[ignore = "bug: Snapshot::refresh keeps the old version when the newer versions are only \
-            visible as a checkpoint (their commits cleaned up), while Table::snapshot(Latest) \
-            loads the checkpoint's version"]
 fn refresh_reaches_a_newest_version_known_only_by_its_checkpoint() {
     let log = LogBuilder::new();
     log.commit(0, &[protocol(), metadata(), add("a")]);
