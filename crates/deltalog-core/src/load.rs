@@ -51,7 +51,8 @@ pub async fn read_deltas(
     files: &[&LogPath],
     keep_stats: bool,
 ) -> Result<Deltas> {
-    let contents = fetch_all(storage, files.iter().map(|f| f.location.clone())).await?;
+    let locations: Vec<Path> = files.iter().map(|f| f.location.clone()).collect();
+    let contents = fetch_all(storage, locations).await?;
     files
         .par_iter()
         .zip(contents.par_iter())
@@ -78,8 +79,9 @@ pub async fn read_checkpoint(
         other_actions: true,
         stats: with_stats,
     };
-    let parts = futures::stream::iter(checkpoint.parts.iter())
-        .map(|part| read_checkpoint_part(storage, part, checkpoint.version, projection))
+    let version = checkpoint.version;
+    let parts = futures::stream::iter(checkpoint.parts.clone())
+        .map(|part| async move { read_checkpoint_part(storage, &part, version, projection).await })
         .buffered(IO_CONCURRENCY)
         .try_collect::<Vec<_>>()
         .await?;
@@ -92,7 +94,7 @@ pub async fn read_checkpoint(
         other_actions: false,
         stats: with_stats,
     };
-    let sidecar_files = futures::stream::iter(sidecars.iter())
+    let sidecar_files = futures::stream::iter(sidecars)
         .map(|sidecar| async move {
             let path = sidecar_path(storage, &sidecar.path)?;
             let size = u64::try_from(sidecar.size_in_bytes).unwrap_or_default();
@@ -280,7 +282,7 @@ async fn head_size(storage: &Storage, path: &Path) -> Result<u64> {
 }
 
 /// Fetches several objects concurrently, in order.
-pub async fn fetch_all(storage: &Storage, paths: impl Iterator<Item = Path>) -> Result<Vec<Bytes>> {
+pub async fn fetch_all(storage: &Storage, paths: Vec<Path>) -> Result<Vec<Bytes>> {
     futures::stream::iter(paths)
         .map(|path| async move { storage.read(&path).await })
         .buffered(IO_CONCURRENCY)

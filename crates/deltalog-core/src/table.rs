@@ -124,7 +124,8 @@ impl Table {
             .collect();
         commits.sort_by_key(|commit| std::cmp::Reverse(commit.version));
         commits.truncate(limit.unwrap_or(usize::MAX));
-        let contents = fetch_all(&self.storage, commits.iter().map(|c| c.location.clone())).await?;
+        let locations = commits.iter().map(|c| c.location.clone()).collect();
+        let contents = fetch_all(&self.storage, locations).await?;
         let infos = commits
             .iter()
             .zip(&contents)
@@ -159,7 +160,8 @@ impl Table {
         if commits.len() as u64 != end - start + 1 {
             return Err(self.missing_commit(start + commits.len() as u64));
         }
-        let contents = fetch_all(&self.storage, commits.iter().map(|c| c.location.clone())).await?;
+        let locations = commits.iter().map(|c| c.location.clone()).collect();
+        let contents = fetch_all(&self.storage, locations).await?;
         commits
             .iter()
             .zip(&contents)
@@ -296,4 +298,21 @@ fn actions_batch(file: &str, version: u64, bytes: &[u8]) -> Result<RecordBatch> 
         ],
     )
     .map_err(|error| Error::arrow(file, error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send<T: Send>(_: T) {}
+
+    /// The futures of the public API can be spawned on a multi-threaded runtime.
+    #[allow(dead_code)]
+    fn futures_are_send(table: Table, snapshot: Snapshot) {
+        assert_send(table.snapshot(SnapshotAt::Latest));
+        assert_send(table.history(None));
+        assert_send(table.commits(0, None));
+        assert_send(snapshot.refresh());
+        assert_send(snapshot.files(true));
+    }
 }
