@@ -380,8 +380,8 @@ impl SortedListing {
                 table: table.to_string(),
                 version: end,
                 reason: format!(
-                    "commit {missing} was cleaned up; versions from the checkpoint at \
-                     {checkpoint} on can be read"
+                    "commit {missing} is missing (cleaned up); versions from the \
+                     checkpoint at {checkpoint} on can be read"
                 ),
             };
         }

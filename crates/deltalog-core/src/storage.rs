@@ -167,33 +167,49 @@ impl Storage {
     /// or an absolute URI in the same store. Paths that leave the table's store, or relative
     /// paths with `.`/`..` segments, are an [`Error::InvalidPath`].
     pub fn resolve(&self, log_path: &str) -> Result<Path> {
-        let invalid = |reason: &str| Error::InvalidPath {
-            path: log_path.to_string(),
-            reason: reason.to_string(),
-        };
         if let Some(absolute) = parse_absolute(log_path) {
-            let url = absolute.map_err(|_| invalid("not a valid URI"))?;
-            if url.scheme() != self.root_url.scheme() || url.host() != self.root_url.host() {
-                return Err(invalid(&format!(
-                    "it is not in the table's store {}",
-                    self.root_url
-                )));
-            }
-            return Path::from_url_path(url.path())
-                .map_err(|error| invalid(&format!("not a valid store path: {error}")));
+            return self.resolve_url(absolute, log_path);
         }
         let decoded = percent_encoding::percent_decode_str(log_path)
             .decode_utf8()
-            .map_err(|_| invalid("its URL escapes are not UTF-8"))?;
-        let mut path = self.root.clone();
+            .map_err(|_| invalid_path(log_path, "its URL escapes are not UTF-8"))?;
+        self.resolve_relative(&decoded, log_path)
+    }
+
+    /// As [`Storage::resolve`], for a path whose URL escapes were already decoded (the `path`
+    /// column of a snapshot's file list).
+    pub fn resolve_decoded(&self, path: &str) -> Result<Path> {
+        match parse_absolute(path) {
+            Some(absolute) => self.resolve_url(absolute, path),
+            None => self.resolve_relative(path, path),
+        }
+    }
+
+    fn resolve_url(&self, url: Result<Url, url::ParseError>, shown: &str) -> Result<Path> {
+        let url = url.map_err(|_| invalid_path(shown, "not a valid URI"))?;
+        if url.scheme() != self.root_url.scheme() || url.host() != self.root_url.host() {
+            let reason = format!("it is not in the table's store {}", self.root_url);
+            return Err(invalid_path(shown, &reason));
+        }
+        Path::from_url_path(url.path())
+            .map_err(|error| invalid_path(shown, &format!("not a valid store path: {error}")))
+    }
+
+    /// `decoded` under the table root, taken literally: object names keep characters such as
+    /// `%`, `{` or `[` that Spark leaves in partition directory names.
+    fn resolve_relative(&self, decoded: &str, shown: &str) -> Result<Path> {
         for segment in decoded.split('/') {
             match segment {
-                "" => return Err(invalid("it has an empty segment")),
-                "." | ".." => return Err(invalid("it leaves the table root")),
-                segment => path = path.join(segment),
+                "" => return Err(invalid_path(shown, "it has an empty segment")),
+                "." | ".." => return Err(invalid_path(shown, "it leaves the table root")),
+                _ => {}
             }
         }
-        Ok(path)
+        let full = match self.root.as_ref() {
+            "" => decoded.to_string(),
+            root => format!("{root}/{decoded}"),
+        };
+        Path::parse(&full).map_err(|error| invalid_path(shown, &error.to_string()))
     }
 
     /// The URL of a store path, for messages and for callers outside the store.
@@ -201,6 +217,13 @@ impl Storage {
         let mut url = self.root_url.clone();
         url.set_path(&format!("/{path}"));
         url.to_string()
+    }
+}
+
+fn invalid_path(path: &str, reason: &str) -> Error {
+    Error::InvalidPath {
+        path: path.to_string(),
+        reason: reason.to_string(),
     }
 }
 
@@ -270,6 +293,16 @@ mod tests {
             storage.resolve("a/%2E%2E/%2E%2E/x"),
             Err(Error::InvalidPath { .. })
         ));
+    }
+
+    #[test]
+    fn object_names_keep_characters_spark_leaves_in_directory_names() {
+        let storage = local("/tmp/t");
+        let expected = "tmp/t/p=2020-01-01 08%3A09%3A10/{x}[y].parquet";
+        let resolved = storage.resolve("p=2020-01-01%2008%253A09%253A10/{x}[y].parquet");
+        assert_eq!(resolved.unwrap().as_ref(), expected);
+        let decoded = storage.resolve_decoded("p=2020-01-01 08%3A09%3A10/{x}[y].parquet");
+        assert_eq!(decoded.unwrap().as_ref(), expected);
     }
 
     #[test]

@@ -99,24 +99,6 @@ pub(super) async fn load_deletion_vector(
     .await
 }
 
-/// The store path of a file named by its URL-decoded log path (catalogue G-15).
-///
-/// [`Storage::resolve`] checks the path (no escape from the table root, same store). Relative
-/// paths are then taken literally under the table root: object names keep characters such as
-/// `%`, `{` or `[` that Spark leaves in partition directory names.
-pub(super) fn resolve_decoded(storage: &Storage, decoded_path: &str) -> Result<Path> {
-    let checked = storage.resolve(&decoded_path.replace('%', "%25"))?;
-    if has_scheme(decoded_path) {
-        return Ok(checked);
-    }
-    let log_dir = storage.log_dir().as_ref();
-    let root = log_dir.strip_suffix("_delta_log").unwrap_or_default();
-    Path::parse(format!("{root}{decoded_path}")).map_err(|error| Error::InvalidPath {
-        path: decoded_path.to_string(),
-        reason: error.to_string(),
-    })
-}
-
 /// An opened data file: its decoded batches and what turns them into output batches.
 struct FileReader {
     stream: BoxStream<'static, Result<RecordBatch>>,
@@ -126,7 +108,7 @@ struct FileReader {
 impl FileReader {
     async fn open(context: Arc<ScanContext>, task: FileTask) -> Result<FileReader> {
         let storage = &context.storage;
-        let location = resolve_decoded(storage, &task.path)?;
+        let location = storage.resolve_decoded(&task.path)?;
         let url = storage.url_of(&location);
         let deleted = match &task.deletion_vector {
             Some(descriptor) => Some(load_deletion_vector(storage, descriptor).await?),
@@ -376,18 +358,6 @@ fn plan_projection(
         .map(|file_index| file_index.and_then(|i| roots.binary_search(&i).ok()))
         .collect();
     Ok((roots, sources))
-}
-
-/// True when `path` starts with a URL scheme (`s3:`, `file:`), as absolute log paths do.
-fn has_scheme(path: &str) -> bool {
-    let Some((scheme, _)) = path.split_once(':') else {
-        return false;
-    };
-    scheme.len() > 1
-        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 #[allow(deprecated)]
