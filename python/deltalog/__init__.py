@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from . import _core
 from ._arrow import ArrowStream, Schema
+from ._scan import Filter, Scan, read_table
 from ._table import DeltaTable, Metadata, Protocol, Snapshot
 from .exceptions import (
     ArrowError,
@@ -50,6 +51,7 @@ __all__ = [
     "CorruptLogError",
     "DeltaError",
     "DeltaTable",
+    "Filter",
     "InternalError",
     "InvalidArgumentError",
     "InvalidPathError",
@@ -60,6 +62,7 @@ __all__ = [
     "OperationNotAllowedError",
     "Protocol",
     "ProtocolError",
+    "Scan",
     "Schema",
     "Snapshot",
     "StorageError",
@@ -69,4 +72,5 @@ __all__ = [
     "UnsupportedProtocolVersionError",
     "VersionNotFoundError",
     "__version__",
+    "read_table",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from types import MappingProxyType
@@ -13,6 +13,7 @@ from typing import Any, ClassVar, final
 from . import _core
 from ._arrow import ArrowStream, Schema
 from ._frozen import Frozen
+from ._scan import Filter, Scan
 from ._time import from_epoch_ms, to_epoch_ms
 from .exceptions import InvalidArgumentError
 
@@ -87,6 +88,29 @@ class DeltaTable(Frozen):
         start = _version(start_version, "start_version")
         end = None if end_version is None else _version(end_version, "end_version")
         return ArrowStream(self._raw.commits(start, end))
+
+    def changes(
+        self,
+        start_version: int,
+        end_version: int | None = None,
+        columns: Sequence[str] | None = None,
+        filter: Filter = None,
+        timezone: str | None = None,
+    ) -> ArrowStream:
+        """The row changes of the commits ``start_version`` to ``end_version`` (inclusive;
+        the latest when ``None``) from the change data feed.
+
+        The table's columns (of the end version) plus ``_change_type`` (``insert``,
+        ``delete``, ``update_preimage``, ``update_postimage``), ``_commit_version`` and
+        ``_commit_timestamp``: from the commit's change data files when it has them, else from
+        its added and removed files and deletion-vector changes. ``columns`` and ``filter`` may
+        name the three change columns too. A range where ``delta.enableChangeDataFeed`` was
+        off raises :class:`OperationNotAllowedError`.
+        """
+        start = _version(start_version, "start_version")
+        end = None if end_version is None else _version(end_version, "end_version")
+        selected = None if columns is None else list(columns)
+        return ArrowStream(self._raw.changes(start, end, selected, filter, timezone))
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.uri!r})"
@@ -170,6 +194,32 @@ class Snapshot(Frozen):
         ``max_values``, ``null_count`` and ``tight_bounds``.
         """
         return ArrowStream(self._raw.files(with_stats))
+
+    def scan(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: Filter = None,
+        timezone: str | None = None,
+        row_tracking: bool = False,
+    ) -> Scan:
+        """Plans a read of the rows.
+
+        ``columns``: logical column names (default: all). ``filter``: SQL-like text such as
+        ``"x > 5 AND p IN ('a', 'b') AND y IS NOT NULL"``, or pyarrow's DNF form
+        ``[("x", ">", 5), ("p", "in", ["a", "b"])]`` (a list of such lists means OR); it prunes
+        partitions, skips files by their statistics, then filters rows exactly.
+        ``timezone``: the session time zone partition timestamps are read in (default UTC).
+        ``row_tracking``: add ``row_id`` and ``row_commit_version`` columns.
+        """
+        raw = self._raw.scan(
+            None if columns is None else list(columns), filter, timezone, row_tracking
+        )
+        return Scan(raw)
+
+    def deletion_vectors(self) -> ArrowStream:
+        """Every deletion vector of the snapshot, evaluated: ``path`` and ``deleted_rows``
+        (the deleted row indexes, ascending)."""
+        return ArrowStream(self._raw.deletion_vectors())
 
     def transaction_version(self, app_id: str) -> int | None:
         """The version of the last transaction of application ``app_id`` (its ``txn``

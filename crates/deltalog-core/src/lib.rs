@@ -9,6 +9,7 @@
 
 pub mod action_schema;
 pub mod actions;
+pub mod changes;
 pub mod checkpoint;
 pub mod commit;
 pub mod deletion_vector;

@@ -23,7 +23,7 @@ use pyo3::types::PyCapsule;
 use crate::errors::to_py_err;
 
 /// The capsule name the protocol gives an `ArrowArrayStream`.
-const STREAM_CAPSULE: &CStr = c"arrow_array_stream";
+pub const STREAM_CAPSULE: &CStr = c"arrow_array_stream";
 /// The capsule name the protocol gives an `ArrowSchema`.
 const SCHEMA_CAPSULE: &CStr = c"arrow_schema";
 
@@ -134,7 +134,7 @@ impl RawSchema {
     }
 }
 
-fn export_schema<'py>(py: Python<'py>, schema: &Schema) -> PyResult<Bound<'py, PyCapsule>> {
+pub fn export_schema<'py>(py: Python<'py>, schema: &Schema) -> PyResult<Bound<'py, PyCapsule>> {
     let exported = FFI_ArrowSchema::try_from(schema)
         .map_err(|source| to_py_err(py, Error::arrow("cannot export the Arrow schema", source)))?;
     PyCapsule::new_with_value(py, exported, SCHEMA_CAPSULE)

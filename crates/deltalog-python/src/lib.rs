@@ -7,7 +7,9 @@
 
 mod arrow_export;
 mod errors;
+mod filter;
 mod runtime;
+mod scan;
 mod snapshot;
 mod table;
 
@@ -22,5 +24,6 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<snapshot::RawSnapshot>()?;
     module.add_class::<arrow_export::RawSchema>()?;
     module.add_class::<arrow_export::RawArrowStream>()?;
+    module.add_class::<scan::RawScan>()?;
     Ok(())
 }

@@ -54,7 +54,7 @@ where
 /// The process's runtime, created on first use. A child created by `fork` inherits the
 /// parent's runtime without its worker threads, so it gets a runtime of its own; the
 /// inherited one is leaked, because shutting it down would wait for threads that do not exist.
-fn shared_runtime() -> PyResult<Arc<Runtime>> {
+pub fn shared_runtime() -> PyResult<Arc<Runtime>> {
     let pid = std::process::id();
     let mut slot = RUNTIME.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some((owner, runtime)) = slot.as_ref() {

@@ -6,7 +6,11 @@ use serde::Serialize;
 
 use crate::arrow_export::{RawArrowStream, RawSchema};
 use crate::errors::internal_error;
+use crate::filter::filter_from_py;
 use crate::runtime::wait_for_future;
+use crate::scan::RawScan;
+use crate::table::session_time_zone;
+use deltalog_core::scan::{deletion_vectors, Scan, ScanOptions};
 
 /// A core [`Snapshot`]: the table's state at one version.
 #[pyclass(frozen, module = "deltalog._core")]
@@ -86,6 +90,40 @@ impl RawSnapshot {
     /// The configuration of `domain`, unless it is absent or removed.
     fn domain_metadata(&self, domain: &str) -> Option<String> {
         self.inner.domain_metadata(domain).map(str::to_string)
+    }
+
+    /// Plans a read of the rows: `columns` (logical names), a filter (SQL-like text or the
+    /// DNF form), the session `timezone` for partition timestamps, and row tracking columns.
+    #[pyo3(signature = (columns=None, filter=None, timezone=None, row_tracking=false))]
+    fn scan(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        filter: Option<&Bound<'_, PyAny>>,
+        timezone: Option<&str>,
+        row_tracking: bool,
+    ) -> PyResult<RawScan> {
+        let timezone = session_time_zone(py, timezone)?;
+        let options = ScanOptions {
+            columns,
+            filter: filter_from_py(filter)?,
+            timezone,
+            row_tracking,
+            ..ScanOptions::default()
+        };
+        let snapshot = self.inner.clone();
+        wait_for_future(
+            py,
+            move || async move { Scan::new(&snapshot, options).await },
+        )
+        .map(RawScan::new)
+    }
+
+    /// Every deletion vector, evaluated: `path` and `deleted_rows` (sorted row indexes).
+    fn deletion_vectors(&self, py: Python<'_>) -> PyResult<RawArrowStream> {
+        let snapshot = self.inner.clone();
+        let batch = wait_for_future(py, move || async move { deletion_vectors(&snapshot).await })?;
+        Ok(RawArrowStream::new(batch.schema(), vec![batch]))
     }
 
     /// A snapshot at the table's newest version, reading only the commits added since.

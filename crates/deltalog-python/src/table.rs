@@ -9,8 +9,11 @@ use pyo3::prelude::*;
 
 use crate::arrow_export::RawArrowStream;
 use crate::errors::to_py_err;
+use crate::filter::filter_from_py;
 use crate::runtime::wait_for_future;
 use crate::snapshot::RawSnapshot;
+use deltalog_core::changes::{ChangeScan, ChangesOptions};
+use deltalog_core::partition::SessionTimeZone;
 
 /// An opened Delta table (core [`Table`]); cheap to clone, shared between snapshots.
 #[pyclass(frozen, module = "deltalog._core")]
@@ -81,6 +84,39 @@ impl RawDeltaTable {
             .first()
             .map_or_else(commits_schema, |batch| batch.schema());
         Ok(RawArrowStream::new(schema, batches))
+    }
+
+    /// The row changes of commits `start..=end` (change data feed), with `_change_type`,
+    /// `_commit_version` and `_commit_timestamp` (see [`ChangeScan`]).
+    #[pyo3(signature = (start, end=None, columns=None, filter=None, timezone=None))]
+    fn changes(
+        &self,
+        py: Python<'_>,
+        start: u64,
+        end: Option<u64>,
+        columns: Option<Vec<String>>,
+        filter: Option<&Bound<'_, PyAny>>,
+        timezone: Option<&str>,
+    ) -> PyResult<RawArrowStream> {
+        let options = ChangesOptions {
+            columns,
+            filter: filter_from_py(filter)?,
+            timezone: session_time_zone(py, timezone)?,
+        };
+        let table = self.inner.clone();
+        let (schema, batches) = wait_for_future(py, move || async move {
+            let changes = ChangeScan::new(&table, start, end, options).await?;
+            Ok((changes.schema(), changes.to_batches().await?))
+        })?;
+        Ok(RawArrowStream::new(schema, batches))
+    }
+}
+
+/// The session time zone named `name` (UTC when `None`).
+pub fn session_time_zone(py: Python<'_>, name: Option<&str>) -> PyResult<SessionTimeZone> {
+    match name {
+        Some(name) => SessionTimeZone::parse(name).map_err(|error| to_py_err(py, error)),
+        None => Ok(SessionTimeZone::utc()),
     }
 }
 

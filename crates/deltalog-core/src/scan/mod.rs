@@ -10,6 +10,7 @@
 //! columns from the typed `partitionValues`, add row tracking columns on request, and drop the
 //! rows its deletion vector marks, counting row indexes before any row is dropped.
 
+mod files;
 mod mapping;
 mod read;
 
@@ -35,6 +36,7 @@ use crate::schema::{
     StructType,
 };
 use crate::snapshot::Snapshot;
+pub(crate) use files::{FileSetScan, FileToRead};
 use read::{load_deletion_vector, read_file, FileTask, OutputColumn, ScanContext};
 
 /// Name of the row id column a scan adds when asked for row tracking (catalogue E4-10).
@@ -99,6 +101,7 @@ pub struct Scan {
 #[derive(Debug)]
 struct ScanInner {
     context: Arc<ScanContext>,
+    files_schema: SchemaRef,
     files: Vec<RecordBatch>,
     tasks: Vec<FileTask>,
     concurrency: usize,
@@ -172,7 +175,7 @@ impl Scan {
             with_stats: options.filter.is_some(),
             timezone: options.timezone.clone(),
         };
-        let (_, files) = snapshot.file_list(&list_options).await?;
+        let (files_schema, files) = snapshot.file_list(&list_options).await?;
         let files = match &options.filter {
             Some(filter) => files_matching(files, filter)?,
             None => files,
@@ -181,6 +184,7 @@ impl Scan {
         Ok(Scan {
             inner: Arc::new(ScanInner {
                 context: Arc::new(context),
+                files_schema,
                 files,
                 tasks,
                 concurrency: options.concurrency,
@@ -199,6 +203,11 @@ impl Scan {
     /// The rows of the file list (see [`crate::file_list`]) of the files this scan reads.
     pub fn files(&self) -> &[RecordBatch] {
         &self.inner.files
+    }
+
+    /// The schema of [`Scan::files`] (with statistics when the scan has a filter).
+    pub fn files_schema(&self) -> SchemaRef {
+        self.inner.files_schema.clone()
     }
 
     /// The rows, read lazily: `concurrency` files are decoded at once (on the current tokio
@@ -487,6 +496,7 @@ fn file_tasks(
                     .map(|values| values.slice(row, 1))
                     .collect(),
                 deletion_vector: descriptor_at(descriptors, row, table)?,
+                selected_rows: None,
                 base_row_id: value_at(base_row_ids, row),
                 default_row_commit_version: value_at(commit_versions, row),
             });

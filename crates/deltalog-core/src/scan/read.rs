@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arrow::compute::{filter_record_batch, take};
+use arrow::compute::{and, filter_record_batch, not, take};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{
@@ -69,6 +69,9 @@ pub(super) struct FileTask {
     /// One single-row array per partition output column, typed per the schema.
     pub partition_values: Vec<ArrayRef>,
     pub deletion_vector: Option<DeletionVectorDescriptor>,
+    /// When set, only the rows at these indexes (counted from the file's first row) are read;
+    /// the deletion vector still drops the rows it marks.
+    pub selected_rows: Option<Arc<RoaringTreemap>>,
     pub base_row_id: Option<i64>,
     pub default_row_commit_version: Option<i64>,
 }
@@ -260,13 +263,26 @@ impl BatchAssembler {
             .map_err(|error| Error::arrow(format!("reading {}", self.url), error))
     }
 
-    /// The batch without the rows the deletion vector marks (catalogue E2-03).
+    /// The batch without the rows the deletion vector marks (catalogue E2-03), and without the
+    /// rows outside the task's selected rows when it has some.
     fn without_deleted_rows(&self, batch: RecordBatch, first_row: u64) -> Result<RecordBatch> {
-        let Some(deleted) = &self.deleted else {
+        let rows = batch.num_rows();
+        let selecting = |error| Error::arrow(format!("selecting the rows of {}", self.url), error);
+        let mut mask = self
+            .deleted
+            .as_ref()
+            .map(|deleted| row_mask(deleted, rows, first_row));
+        if let Some(selected) = &self.task.selected_rows {
+            let inside = not(&row_mask(selected, rows, first_row)).map_err(selecting)?;
+            mask = Some(match mask {
+                Some(kept) => and(&kept, &inside).map_err(selecting)?,
+                None => inside,
+            });
+        }
+        let Some(mask) = mask else {
             return Ok(batch);
         };
-        let mask = row_mask(deleted, batch.num_rows(), first_row);
-        if mask.true_count() == batch.num_rows() {
+        if mask.true_count() == rows {
             return Ok(batch);
         }
         filter_record_batch(&batch, &mask).map_err(|error| {
