@@ -38,6 +38,10 @@ pub mod remove {
     pub const EXTENDED_FILE_METADATA: &str = "extendedFileMetadata";
 }
 
+/// The typed partition values a checkpoint may carry next to `partitionValues` (spec
+/// "Checkpoint Schema"). Checkpoint `add` structs keep it as an extra child when present.
+pub const PARTITION_VALUES_PARSED: &str = "partitionValues_parsed";
+
 /// `map<string, string>` as Delta's checkpoints lay it out (`key_value` entries).
 pub fn string_map() -> DataType {
     let entries = Fields::from(vec![

@@ -21,7 +21,9 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::async_reader::ParquetObjectReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
-use crate::action_schema::{add, add_fields, finish_adds, remove_fields, FileActionBatch};
+use crate::action_schema::{
+    add, add_fields, finish_adds, remove_fields, FileActionBatch, PARTITION_VALUES_PARSED,
+};
 use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::error::{Error, Result};
 use crate::storage::Storage;
@@ -145,7 +147,8 @@ fn projection_mask(
             let keep = match (top, second) {
                 ("add", Some("stats_parsed")) => projection.stats || third == Some("numRecords"),
                 ("add", Some("stats")) => projection.stats || !has_parsed_records,
-                ("add" | "remove", Some("stats_parsed" | "partitionValues_parsed")) => false,
+                ("add", Some("partitionValues_parsed")) => true,
+                ("remove", Some("stats_parsed" | "partitionValues_parsed")) => false,
                 ("remove", Some("stats" | "tags")) => false,
                 ("add" | "remove", _) => true,
                 (other, _) => projection.other_actions && OTHER_ACTIONS.contains(&other),
@@ -180,13 +183,27 @@ fn file_action_batch(
             normalized = fill_missing_stats(normalized, parsed, file)?;
         }
     }
+    let mut adds = finish_adds(normalized, parsed_records, projection.stats)?;
+    if let Some(parsed) = adds_struct.and_then(|a| a.column_by_name(PARTITION_VALUES_PARSED)) {
+        adds = with_child(adds, PARTITION_VALUES_PARSED, parsed.clone(), file)?;
+    }
     Ok(Some(FileActionBatch {
         version,
         from_checkpoint: true,
         file: Arc::from(file),
-        adds: finish_adds(normalized, parsed_records, projection.stats)?,
+        adds,
         removes: normalize_struct(removes, &remove_fields(), rows, file)?,
     }))
+}
+
+/// `array` with one more child, `name`.
+fn with_child(array: StructArray, name: &str, child: ArrayRef, file: &str) -> Result<StructArray> {
+    let (fields, mut columns, nulls) = array.into_parts();
+    let mut fields: Vec<Arc<Field>> = fields.iter().cloned().collect();
+    fields.push(Arc::new(Field::new(name, child.data_type().clone(), true)));
+    columns.push(child);
+    StructArray::try_new(Fields::from(fields), columns, nulls)
+        .map_err(|error| Error::corrupt(file, error))
 }
 
 /// Where a row has `stats_parsed` but no `stats` string (spec "Checkpoint Schema": writers

@@ -13,7 +13,7 @@ use arrow::compute::cast;
 use arrow_array::{Array, ArrayRef, Int64Array, MapArray, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
-use crate::action_schema::add;
+use crate::action_schema::{add, PARTITION_VALUES_PARSED};
 use crate::error::{Error, Result};
 use crate::partition::{partition_values_to_arrow, SessionTimeZone};
 use crate::schema::{to_arrow_data_type, ColumnMappingMode, DataType as DeltaType, StructType};
@@ -199,8 +199,20 @@ impl<'a> FileListBuilder<'a> {
             .and_then(|c| c.as_any().downcast_ref::<MapArray>());
         let mode = self.snapshot.column_mapping();
         let mut children = Vec::with_capacity(self.partition_schema.fields.len());
-        for field in &self.partition_schema.fields {
+        let parsed = adds
+            .column_by_name(PARTITION_VALUES_PARSED)
+            .and_then(|c| c.as_any().downcast_ref::<StructArray>());
+        for (field, target) in self
+            .partition_schema
+            .fields
+            .iter()
+            .zip(&self.partition_fields)
+        {
             let key = field.physical_name(mode)?;
+            if let Some(typed) = parsed_partition_values(parsed, key, field, target.data_type()) {
+                children.push(typed);
+                continue;
+            }
             let values = map_values(maps, key, rows);
             let DeltaType::Primitive(primitive) = &field.data_type else {
                 return Err(Error::invalid_table(
@@ -226,6 +238,24 @@ impl<'a> FileListBuilder<'a> {
         };
         Ok(Arc::new(array))
     }
+}
+
+/// The column `key` of a checkpoint's `partitionValues_parsed`, when it can stand in for
+/// parsing the strings: same type, and not a `timestamp` (whose strings are read in the
+/// caller's session time zone, which the writer's parsed value does not know).
+fn parsed_partition_values(
+    parsed: Option<&StructArray>,
+    key: &str,
+    field: &crate::schema::StructField,
+    target: &DataType,
+) -> Option<ArrayRef> {
+    let is_timestamp = matches!(
+        field.data_type,
+        DeltaType::Primitive(crate::schema::PrimitiveType::Timestamp)
+    );
+    let parsed = parsed.filter(|parsed| parsed.null_count() == 0)?;
+    let column = parsed.column_by_name(key)?;
+    (!is_timestamp && column.data_type() == target).then(|| column.clone())
 }
 
 /// The value of `key` in each row's map (None when the map or the key is absent or null).

@@ -455,6 +455,49 @@ fn checkpoint_with_only_the_required_columns_reads() {
 }
 
 #[test]
+fn typed_partition_values_of_a_checkpoint_are_taken_as_written() {
+    let log = LogBuilder::new();
+    let schema_string = r#"{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"p","type":"integer","nullable":true,"metadata":{}}]}"#;
+    let metadata = json!({"metaData": {"id": "7b4a6b0e-0000-4000-8000-000000000002",
+        "format": {"provider": "parquet", "options": {}}, "schemaString": schema_string,
+        "partitionColumns": ["p"], "createdTime": 1, "configuration": {}}});
+    let add = json!({"add": {"path": "p=7/a", "partitionValues": {"p": "7"}, "size": 1,
+        "modificationTime": 1, "dataChange": true, "partitionValues_parsed": {"p": 8}}});
+    log.commit(0, &[protocol(), metadata.clone(), add.clone()]);
+    let mut fields = checkpoint_schema(false).fields().to_vec();
+    let add_at = fields.iter().position(|f| f.name() == "add").unwrap();
+    let DataType::Struct(add_fields) = fields[add_at].data_type().clone() else {
+        panic!("add is not a struct");
+    };
+    let mut add_fields: Vec<Field> = add_fields.iter().map(|f| f.as_ref().clone()).collect();
+    add_fields.push(struct_field(
+        "partitionValues_parsed",
+        vec![Field::new("p", DataType::Int32, true)],
+    ));
+    fields[add_at] = Arc::new(struct_field("add", add_fields));
+    let schema = Arc::new(Schema::new(fields));
+    log.write(
+        &classic_checkpoint_file_name(0),
+        &parquet_file(schema, &[protocol(), metadata, add]),
+    );
+
+    let snapshot = log.load(SnapshotAt::Latest).unwrap();
+    let batch = files_batch(&snapshot);
+    let partitions =
+        arrow::array::AsArray::as_struct(batch.column_by_name("partition_values").unwrap());
+    let p = partitions.column_by_name("p").unwrap();
+    let p = p
+        .as_any()
+        .downcast_ref::<arrow::array::Int32Array>()
+        .unwrap();
+    assert_eq!(
+        p.value(0),
+        8,
+        "the checkpoint's partitionValues_parsed is used"
+    );
+}
+
+#[test]
 fn checkpoint_without_a_remove_column_reads() {
     let log = LogBuilder::new();
     log.commit(0, &[protocol(), metadata(), add("a")]);
