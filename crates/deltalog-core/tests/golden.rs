@@ -2,47 +2,13 @@
 //! Golden conformance: every table of `shared/conformance/golden` (written by Delta on Spark)
 //! loads as its README says. One line per table; the test names say what each pins down.
 
+mod common;
+use common::*;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 
 use deltalog_core::{Error, SnapshotAt, Table};
-
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/golden")
-}
-
-/// Unpacks every golden table once into a temporary folder; `None` when the set is absent.
-fn unpacked() -> Option<&'static Path> {
-    static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let source = golden_dir();
-        if !source.is_dir() {
-            eprintln!("golden tables not found at {}: skipping", source.display());
-            return None;
-        }
-        let target = tempfile::tempdir().unwrap();
-        for entry in std::fs::read_dir(&source).unwrap() {
-            let path = entry.unwrap().path();
-            if path.to_string_lossy().ends_with(".tar.zst") {
-                let file = std::fs::File::open(&path).unwrap();
-                let decoder = zstd::stream::read::Decoder::new(file).unwrap();
-                tar::Archive::new(decoder).unpack(target.path()).unwrap();
-            }
-        }
-        Some(target)
-    })
-    .as_ref()
-    .map(|dir| dir.path())
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 async fn open(name: &str) -> deltalog_core::Result<deltalog_core::Snapshot> {
     let dir = unpacked().unwrap().join(name).join("delta");

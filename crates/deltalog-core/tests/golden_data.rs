@@ -4,9 +4,12 @@
 //! any order. Rows are compared as a multiset of canonical text lines (columns sorted by name,
 //! timestamps as UTC microseconds, string and binary kinds unified).
 
+mod common;
+use common::*;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, RecordBatch};
 use arrow::compute::cast;
@@ -16,42 +19,6 @@ use deltalog_core::partition::SessionTimeZone;
 use deltalog_core::scan::{Scan, ScanOptions};
 use deltalog_core::{SnapshotAt, Table};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/golden")
-}
-
-/// Unpacks every golden table once into a temporary folder; `None` when the set is absent.
-fn unpacked() -> Option<&'static Path> {
-    static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let source = golden_dir();
-        if !source.is_dir() {
-            eprintln!("golden tables not found at {}: skipping", source.display());
-            return None;
-        }
-        let target = tempfile::tempdir().unwrap();
-        for entry in std::fs::read_dir(&source).unwrap() {
-            let path = entry.unwrap().path();
-            if path.to_string_lossy().ends_with(".tar.zst") {
-                let file = std::fs::File::open(&path).unwrap();
-                let decoder = zstd::stream::read::Decoder::new(file).unwrap();
-                tar::Archive::new(decoder).unpack(target.path()).unwrap();
-            }
-        }
-        Some(target)
-    })
-    .as_ref()
-    .map(|dir| dir.path())
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// The session time zone each table was written in (README: only partition-values differs).
 fn timezone_of(table: &str) -> SessionTimeZone {

@@ -6,12 +6,14 @@
 //! snapshot must equal a plain in-memory replay of the spec's reconciliation rules (spec
 //! "Action Reconciliation"; catalogue C-01..C-15, C-17, C-18, C-21).
 
+mod common;
+use common::*;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use arrow_array::{Array, Int32Array, RecordBatch, StringArray, StructArray};
-use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
-use deltalog_core::action_schema::{file_action_schema, string_map};
+use arrow_schema::{Schema, SchemaRef};
 use deltalog_core::last_checkpoint::{write_last_checkpoint, LastCheckpointHint};
 use deltalog_core::log_path::{
     classic_checkpoint_file_name, commit_file_name, compaction_file_name,
@@ -733,91 +735,6 @@ fn parquet_file(schema: SchemaRef, actions: &[Value]) -> Vec<u8> {
     bytes
 }
 
-fn struct_field(name: &str, fields: Vec<Field>) -> Field {
-    Field::new(name, DataType::Struct(Fields::from(fields)), true)
-}
-
-fn string_list() -> DataType {
-    DataType::List(Arc::new(Field::new("element", DataType::Utf8, true)))
-}
-
-/// `add` as the library lays it out, and `remove` without `stats` and `tags` (spec
-/// "Checkpoint Schema").
-fn file_action_fields() -> Vec<Field> {
-    let schema = file_action_schema();
-    let add = schema.field_with_name("add").unwrap().clone();
-    let DataType::Struct(remove_fields) = schema.field_with_name("remove").unwrap().data_type()
-    else {
-        panic!("remove is not a struct");
-    };
-    let kept: Vec<Field> = remove_fields
-        .iter()
-        .filter(|field| !matches!(field.name().as_str(), "stats" | "tags"))
-        .map(|field| field.as_ref().clone())
-        .collect();
-    vec![add, struct_field("remove", kept)]
-}
-
 fn sidecar_schema() -> SchemaRef {
     Arc::new(Schema::new(file_action_fields()))
-}
-
-/// The checkpoint schema of the spec; `v2` adds `checkpointMetadata` and `sidecar`.
-fn checkpoint_schema(v2: bool) -> SchemaRef {
-    let text = |name: &str| Field::new(name, DataType::Utf8, true);
-    let long = |name: &str| Field::new(name, DataType::Int64, true);
-    let mut fields = vec![struct_field(
-        "txn",
-        vec![text("appId"), long("version"), long("lastUpdated")],
-    )];
-    fields.extend(file_action_fields());
-    fields.push(struct_field(
-        "metaData",
-        vec![
-            text("id"),
-            text("name"),
-            text("description"),
-            struct_field(
-                "format",
-                vec![text("provider"), Field::new("options", string_map(), true)],
-            ),
-            text("schemaString"),
-            Field::new("partitionColumns", string_list(), true),
-            long("createdTime"),
-            Field::new("configuration", string_map(), true),
-        ],
-    ));
-    fields.push(struct_field(
-        "protocol",
-        vec![
-            Field::new("minReaderVersion", DataType::Int32, true),
-            Field::new("minWriterVersion", DataType::Int32, true),
-            Field::new("readerFeatures", string_list(), true),
-            Field::new("writerFeatures", string_list(), true),
-        ],
-    ));
-    fields.push(struct_field(
-        "domainMetadata",
-        vec![
-            text("domain"),
-            text("configuration"),
-            Field::new("removed", DataType::Boolean, true),
-        ],
-    ));
-    if v2 {
-        fields.push(struct_field(
-            "checkpointMetadata",
-            vec![long("version"), Field::new("tags", string_map(), true)],
-        ));
-        fields.push(struct_field(
-            "sidecar",
-            vec![
-                text("path"),
-                long("sizeInBytes"),
-                long("modificationTime"),
-                Field::new("tags", string_map(), true),
-            ],
-        ));
-    }
-    Arc::new(Schema::new(fields))
 }
