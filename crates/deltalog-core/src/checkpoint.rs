@@ -227,7 +227,13 @@ fn fill_missing_stats(
     if !missing {
         return Ok(adds);
     }
-    let batch = RecordBatch::from(parsed.clone());
+    let (fields, columns, _) = parsed.clone().into_parts();
+    let nullable: Vec<Field> = fields
+        .iter()
+        .map(|field| field.as_ref().clone().with_nullable(true))
+        .collect();
+    let batch = RecordBatch::try_new(Arc::new(Schema::new(nullable)), columns)
+        .map_err(|error| Error::corrupt(file, format!("stats_parsed: {error}")))?;
     let mut json = Vec::new();
     {
         let mut writer = arrow_json::LineDelimitedWriter::new(&mut json);
@@ -367,4 +373,38 @@ pub fn merge(into: &mut DecodedActions, other: DecodedActions, file: &str) -> Re
     into.sidecars.extend(other.sidecars);
     into.file_actions.extend(other.file_actions);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{BooleanArray, Int64Array};
+    use arrow_schema::DataType;
+
+    /// A checkpoint may carry `stats_parsed` without `stats`, with null rows (removes,
+    /// metadata); the JSON statistics are rebuilt for the rows that have them.
+    #[test]
+    fn stats_are_rebuilt_from_stats_parsed_with_null_rows() {
+        let parsed_fields = Fields::from(vec![Field::new("numRecords", DataType::Int64, false)]);
+        let parsed = StructArray::try_new(
+            parsed_fields,
+            vec![Arc::new(Int64Array::from(vec![5, 0]))],
+            Some(vec![true, false].into()),
+        )
+        .unwrap();
+        let rows = 2;
+        let adds = normalize_struct(None, &add_fields(), rows, "cp").unwrap();
+        let (fields, columns, _) = adds.into_parts();
+        let adds = StructArray::try_new(
+            fields,
+            columns,
+            Some(BooleanArray::from(vec![true, false]).values().clone().into()),
+        )
+        .unwrap();
+        let filled = fill_missing_stats(adds, &(Arc::new(parsed) as ArrayRef), "cp").unwrap();
+        let stats = filled.column_by_name(add::STATS).unwrap();
+        let stats = stats.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(stats.value(0), r#"{"numRecords":5}"#);
+        assert!(stats.is_null(1));
+    }
 }
