@@ -398,7 +398,12 @@ mod tests {
         let adds = StructArray::try_new(
             fields,
             columns,
-            Some(BooleanArray::from(vec![true, false]).values().clone().into()),
+            Some(
+                BooleanArray::from(vec![true, false])
+                    .values()
+                    .clone()
+                    .into(),
+            ),
         )
         .unwrap();
         let filled = fill_missing_stats(adds, &(Arc::new(parsed) as ArrayRef), "cp").unwrap();
