@@ -41,7 +41,6 @@ use serde::Deserialize;
 
 use crate::actions::{CommitInfo, DeletionVectorDescriptor, Metadata, Protocol};
 use crate::commit::{action_lines, ActionLine};
-use crate::deletion_vector;
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, partition_only, Expr};
 use crate::features::ensure_readable;
@@ -939,14 +938,7 @@ impl Planner {
         let Some(descriptor) = descriptor else {
             return Ok(RoaringTreemap::new());
         };
-        let storage = &self.storage;
-        deletion_vector::load(
-            storage.store().as_ref(),
-            descriptor,
-            storage.root_url(),
-            |url| storage.resolve(url.as_str()),
-        )
-        .await
+        crate::scan::load_deletion_vector(&self.storage, descriptor).await
     }
 
     /// The read of `file` for the commit `stamp`, or `None` when its constant columns make the filter

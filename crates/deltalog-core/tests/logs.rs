@@ -2276,15 +2276,6 @@ impl LogBuilder {
     }
 }
 
-fn json_lines(actions: &[Value]) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    for action in actions {
-        serde_json::to_writer(&mut bytes, action).unwrap();
-        bytes.push(b'\n');
-    }
-    bytes
-}
-
 /// A Parquet checkpoint part of `actions` (spec "Checkpoint Schema"), with the V2 columns
 /// `checkpointMetadata` and `sidecar` when one of the actions is a `checkpointMetadata`.
 fn checkpoint_parquet(actions: &[Value]) -> Vec<u8> {
@@ -2292,25 +2283,6 @@ fn checkpoint_parquet(actions: &[Value]) -> Vec<u8> {
         .iter()
         .any(|action| action.get("checkpointMetadata").is_some());
     parquet_file(checkpoint_schema(v2), actions)
-}
-
-/// `actions` (one JSON object per row, keyed by the action name) as Parquet with `schema`.
-fn parquet_file(schema: SchemaRef, actions: &[Value]) -> Vec<u8> {
-    let mut decoder = arrow_json::ReaderBuilder::new(schema.clone())
-        .with_batch_size(actions.len().max(1))
-        .build_decoder()
-        .unwrap();
-    let lines = json_lines(actions);
-    assert_eq!(decoder.decode(&lines).unwrap(), lines.len());
-    let batch = decoder
-        .flush()
-        .unwrap()
-        .unwrap_or_else(|| RecordBatch::new_empty(schema.clone()));
-    let mut bytes = Vec::new();
-    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, schema, None).unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
-    bytes
 }
 
 fn sidecar_schema() -> SchemaRef {

@@ -12,7 +12,7 @@ use common::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use arrow_array::{Array, Int32Array, RecordBatch, StringArray, StructArray};
+use arrow_array::{Array, Int32Array, StringArray, StructArray};
 use arrow_schema::{Schema, SchemaRef};
 use deltalog_core::last_checkpoint::{write_last_checkpoint, LastCheckpointHint};
 use deltalog_core::log_path::{
@@ -705,34 +705,6 @@ impl Log {
             }
         }
     }
-}
-
-fn json_lines(actions: &[Value]) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    for action in actions {
-        serde_json::to_writer(&mut bytes, action).unwrap();
-        bytes.push(b'\n');
-    }
-    bytes
-}
-
-/// `actions` (one JSON object per row, keyed by the action name) as Parquet with `schema`.
-fn parquet_file(schema: SchemaRef, actions: &[Value]) -> Vec<u8> {
-    let mut decoder = arrow_json::ReaderBuilder::new(schema.clone())
-        .with_batch_size(actions.len().max(1))
-        .build_decoder()
-        .unwrap();
-    let lines = json_lines(actions);
-    assert_eq!(decoder.decode(&lines).unwrap(), lines.len());
-    let batch = decoder
-        .flush()
-        .unwrap()
-        .unwrap_or_else(|| RecordBatch::new_empty(schema.clone()));
-    let mut bytes = Vec::new();
-    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, schema, None).unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
-    bytes
 }
 
 fn sidecar_schema() -> SchemaRef {

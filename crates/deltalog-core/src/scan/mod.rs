@@ -37,7 +37,8 @@ use crate::schema::{
 };
 use crate::snapshot::Snapshot;
 pub(crate) use files::{FileSetScan, FileToRead};
-use read::{load_deletion_vector, read_file, FileTask, OutputColumn, ScanContext};
+pub(crate) use read::load_deletion_vector;
+use read::{read_file, FileTask, OutputColumn, ScanContext};
 
 /// Name of the row id column a scan adds when asked for row tracking (catalogue E4-10).
 pub const ROW_ID_COLUMN: &str = "row_id";

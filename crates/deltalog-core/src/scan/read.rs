@@ -89,7 +89,7 @@ pub(super) fn read_file(
 }
 
 /// Loads a deletion vector of the table in `storage` (catalogue E2-06..E2-08, E2-16).
-pub(super) async fn load_deletion_vector(
+pub(crate) async fn load_deletion_vector(
     storage: &Storage,
     descriptor: &DeletionVectorDescriptor,
 ) -> Result<RoaringTreemap> {

@@ -5,8 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use deltalog_core::action_schema::{file_action_schema, string_map};
+use serde_json::Value;
 
 pub fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/golden")
@@ -126,4 +128,32 @@ pub fn struct_field(name: &str, fields: Vec<Field>) -> Field {
 
 pub fn string_list() -> DataType {
     DataType::List(Arc::new(Field::new("element", DataType::Utf8, true)))
+}
+
+/// `actions` (one JSON object per row, keyed by the action name) as Parquet with `schema`.
+pub fn parquet_file(schema: SchemaRef, actions: &[Value]) -> Vec<u8> {
+    let mut decoder = arrow_json::ReaderBuilder::new(schema.clone())
+        .with_batch_size(actions.len().max(1))
+        .build_decoder()
+        .unwrap();
+    let lines = json_lines(actions);
+    assert_eq!(decoder.decode(&lines).unwrap(), lines.len());
+    let batch = decoder
+        .flush()
+        .unwrap()
+        .unwrap_or_else(|| RecordBatch::new_empty(schema.clone()));
+    let mut bytes = Vec::new();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, schema, None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    bytes
+}
+
+pub fn json_lines(actions: &[Value]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for action in actions {
+        serde_json::to_writer(&mut bytes, action).unwrap();
+        bytes.push(b'\n');
+    }
+    bytes
 }
