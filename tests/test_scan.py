@@ -3,7 +3,9 @@ the Arrow PyCapsule stream (what pyarrow and polars consume)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import pickle
 from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
@@ -165,3 +167,37 @@ def test_change_feed_refuses_a_range_where_it_was_off(table_writer: TableWriter)
     table_writer.commit(1, [commit_info("WRITE"), write_data(table_writer, "a.parquet", [1], "1")])
     with pytest.raises(deltalog.OperationNotAllowedError, match="enableChangeDataFeed"):
         deltalog.DeltaTable(table_writer.root).changes(0)
+
+
+def test_scan_tasks_pickle_and_read_the_scans_rows(sample_table: Path) -> None:
+    snapshot = deltalog.DeltaTable(sample_table).snapshot()
+    partition = snapshot.partition_columns[0]
+    scan = snapshot.scan(filter=f"{partition} IS NOT NULL", columns=snapshot.schema.names[:2])
+    tasks = [pickle.loads(pickle.dumps(task)) for task in scan.tasks(target_size=1)]
+    assert len(tasks) == scan.files().num_rows
+    assert all(task.num_files == 1 and task.version == snapshot.version for task in tasks)
+    read = pa.concat_tables(pa.table(task) for task in tasks)
+    assert read.schema == pa.schema(scan)
+    assert rows(read) == rows(scan.to_pyarrow())
+    assert sum(task.size for task in tasks) == sum(scan.files().to_pyarrow()["size"].to_pylist())
+
+
+def test_scan_tasks_pack_files_to_the_target_size(sample_table: Path) -> None:
+    scan = deltalog.DeltaTable(sample_table).snapshot().scan()
+    sizes = scan.files().to_pyarrow()["size"].to_pylist()
+    (whole,) = scan.tasks()
+    assert (whole.num_files, whole.size) == (len(sizes), sum(sizes))
+    paired = scan.tasks(target_size=2 * max(sizes), open_cost=0)
+    assert [task.num_files for task in paired] == [2] * (len(sizes) // 2) + [1] * (len(sizes) % 2)
+    listed = [path for task in paired for path in task.files().to_pyarrow()["path"].to_pylist()]
+    assert listed == scan.files().to_pyarrow()["path"].to_pylist()
+    assert scan.tasks(target_size=1) != []
+    with pytest.raises(deltalog.InvalidArgumentError, match="target_size"):
+        scan.tasks(target_size=0)
+
+
+def test_a_task_with_damaged_files_says_so(sample_table: Path) -> None:
+    (task,) = deltalog.DeltaTable(sample_table).snapshot().scan().tasks()
+    damaged = dataclasses.replace(task, _files=b"not arrow")
+    with pytest.raises(deltalog.InvalidArgumentError, match="Arrow IPC"):
+        damaged.to_batches()

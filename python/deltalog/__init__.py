@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import _core
 from ._arrow import ArrowStream, Schema
-from ._scan import Filter, Scan, read_table
+from ._scan import Filter, Scan, ScanTask, read_table
 from ._table import DeltaTable, Metadata, Protocol, Snapshot
 from .exceptions import (
     ArrowError,
@@ -63,6 +63,7 @@ __all__ = [
     "Protocol",
     "ProtocolError",
     "Scan",
+    "ScanTask",
     "Schema",
     "Snapshot",
     "StorageError",

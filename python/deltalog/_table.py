@@ -13,7 +13,7 @@ from typing import Any, ClassVar, final
 from . import _core
 from ._arrow import ArrowStream, Schema
 from ._frozen import Frozen
-from ._scan import Filter, Scan
+from ._scan import Filter, Scan, TaskSource
 from ._time import from_epoch_ms, to_epoch_ms
 from .exceptions import InvalidArgumentError
 
@@ -30,10 +30,11 @@ class DeltaTable(Frozen):
     store (for example ``aws_access_key_id``, ``aws_endpoint``, ``aws_allow_http``).
     """
 
-    __slots__ = ("_raw",)
+    __slots__ = ("_raw", "_storage_options")
     _wraps: ClassVar[type] = _core.RawDeltaTable
 
     _raw: _core.RawDeltaTable
+    _storage_options: dict[str, str] | None
 
     def __init__(
         self,
@@ -42,6 +43,7 @@ class DeltaTable(Frozen):
     ) -> None:
         options = _string_mapping(storage_options, "storage_options")
         object.__setattr__(self, "_raw", _core.RawDeltaTable.open(os.fspath(table_uri), options))
+        object.__setattr__(self, "_storage_options", options)
 
     @property
     def uri(self) -> str:
@@ -57,16 +59,26 @@ class DeltaTable(Frozen):
         version: int | None = None,
         *,
         timestamp: datetime | date | str | None = None,
+        filter: Filter = None,
     ) -> Snapshot:
         """The table's state: at ``version``, or at the newest version committed at or before
         ``timestamp`` (a ``datetime``, naive meaning UTC, or an ISO-8601 string), or else at
         the latest version.
+
+        With ``filter`` (as for :meth:`Snapshot.scan`), the snapshot holds only the files that
+        may hold matching rows, judged by their partition values and statistics while the log
+        is replayed: checkpoint row groups whose ``stats_parsed`` bounds rule the filter out
+        are never decoded, so a selective filter loads a fraction of a large table. Its
+        ``num_files``, :meth:`Snapshot.files` and scans see only those files; everything else
+        is the version's. Filters on ``timestamp`` partition columns are left to the scan,
+        which knows the session time zone.
         """
         if version is not None and timestamp is not None:
             raise InvalidArgumentError("give a version or a timestamp, not both")
         checked_version = None if version is None else _version(version, "version")
         timestamp_ms = None if timestamp is None else to_epoch_ms(timestamp)
-        return Snapshot._from_raw(self._raw.snapshot(checked_version, timestamp_ms), self)
+        raw = self._raw.snapshot(checked_version, timestamp_ms, filter)
+        return Snapshot._from_raw(raw, self)
 
     def history(self, limit: int | None = None) -> ArrowStream:
         """The commit information of each version, newest first, at most ``limit`` of them.
@@ -211,10 +223,22 @@ class Snapshot(Frozen):
         ``timezone``: the session time zone partition timestamps are read in (default UTC).
         ``row_tracking``: add ``row_id`` and ``row_commit_version`` columns.
         """
+        selected = None if columns is None else tuple(columns)
         raw = self._raw.scan(
-            None if columns is None else list(columns), filter, timezone, row_tracking
+            None if selected is None else list(selected), filter, timezone, row_tracking
         )
-        return Scan(raw)
+        source = TaskSource(
+            table_uri=self._table.uri,
+            storage_options=self._table._storage_options,
+            version=self.version,
+            protocol_json=self._raw.protocol_json(),
+            metadata_json=self._raw.metadata_json(),
+            columns=selected,
+            filter=filter,
+            timezone=timezone,
+            row_tracking=row_tracking,
+        )
+        return Scan(raw, source)
 
     def deletion_vectors(self) -> ArrowStream:
         """Every deletion vector of the snapshot, evaluated: ``path`` and ``deleted_rows``

@@ -9,13 +9,16 @@
 
 use std::sync::Arc;
 
-use arrow::compute::{cast, filter_record_batch, is_not_null};
+use arrow::compute::{cast, filter_record_batch, is_not_null, nullif};
+use arrow_array::cast::AsArray;
 use arrow_array::{
-    new_null_array, Array, ArrayRef, Int64Array, RecordBatch, StringArray, StructArray,
+    new_null_array, Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray,
+    StructArray, UInt64Array,
 };
 use arrow_schema::{DataType, Field, Fields, Schema};
 use futures::TryStreamExt;
 use object_store::path::Path;
+use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 #[allow(deprecated)]
 use parquet::arrow::async_reader::ParquetObjectReader;
@@ -24,8 +27,12 @@ use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use crate::action_schema::{
     add, add_fields, finish_adds, remove_fields, FileActionBatch, PARTITION_VALUES_PARSED,
 };
+use crate::actions::Metadata;
 use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::error::{Error, Result};
+use crate::expr::{files_may_match, Expr};
+use crate::schema::ColumnMappingMode;
+use crate::snapshot::table_schema;
 use crate::storage::Storage;
 
 /// Rows per decoded batch.
@@ -42,12 +49,24 @@ const OTHER_ACTIONS: &[&str] = &[
 ];
 
 /// What of a checkpoint part to read.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct CheckpointProjection {
     /// Read the non-file actions too (not needed for sidecars).
     pub other_actions: bool,
     /// Keep `add.stats` (the JSON statistics); without it only `numRecords` is kept.
     pub stats: bool,
+    /// Read the `add` and `remove` actions (true unless only the other actions are wanted).
+    pub file_actions: bool,
+}
+
+impl Default for CheckpointProjection {
+    fn default() -> Self {
+        CheckpointProjection {
+            other_actions: true,
+            stats: false,
+            file_actions: true,
+        }
+    }
 }
 
 /// Reads the Parquet checkpoint part (or sidecar) at `path` of `size` bytes, for `version`.
@@ -61,38 +80,51 @@ pub async fn read_parquet_actions(
     version: u64,
     projection: CheckpointProjection,
 ) -> Result<DecodedActions> {
+    read_parquet_actions_skipping(storage, path, size, version, projection, None).await
+}
+
+/// [`read_parquet_actions`], skipping the file actions of row groups in which no file may
+/// hold rows matching `skipping`, judged by the row group statistics of the
+/// `add.stats_parsed` bounds (the other actions of those row groups are still read). The
+/// live files then lack those that cannot match: the state is for a filtered listing only.
+pub async fn read_parquet_actions_skipping(
+    storage: &Storage,
+    path: &Path,
+    size: u64,
+    version: u64,
+    projection: CheckpointProjection,
+    skipping: Option<&RowGroupSkipping>,
+) -> Result<DecodedActions> {
     let file: Arc<str> = Arc::from(storage.url_of(path));
     let mut reader = object_reader(storage, path, size);
     let metadata = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())
         .await
         .map_err(|error| Error::corrupt(&*file, error))?;
-    let mask = projection_mask(metadata.parquet_schema(), projection);
-    let row_groups = metadata.metadata().num_row_groups();
-    let tasks = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .clamp(1, row_groups.max(1));
-    let per_task = row_groups.div_ceil(tasks).max(1);
-    let handles: Vec<_> = (0..row_groups)
-        .step_by(per_task)
-        .map(|first| {
-            let chunk: Vec<usize> = (first..(first + per_task).min(row_groups)).collect();
-            let reader = object_reader(storage, path, size);
-            let (metadata, mask, file) = (metadata.clone(), mask.clone(), file.clone());
-            tokio::spawn(async move {
-                let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
-                    .with_projection(mask)
-                    .with_row_groups(chunk)
-                    .with_batch_size(BATCH_SIZE)
-                    .build()
-                    .map_err(|error| Error::corrupt(&*file, error))?;
-                let batches: Vec<RecordBatch> = stream
-                    .try_collect()
-                    .await
-                    .map_err(|error| Error::corrupt(&*file, error))?;
-                decode_batches(&batches, version, &file, projection)
-            })
-        })
-        .collect();
+    let all: Vec<usize> = (0..metadata.metadata().num_row_groups()).collect();
+    let (kept, skipped): (Vec<usize>, Vec<usize>) = match skipping {
+        Some(skipping) => {
+            let may_match = skipping.row_groups_may_match(&metadata)?;
+            all.into_iter().partition(|&index| may_match[index])
+        }
+        None => (all, Vec::new()),
+    };
+    let source = PartSource {
+        storage,
+        path,
+        size,
+        version,
+        file: file.clone(),
+        metadata,
+    };
+    let mut handles = source.decode(kept, projection, skipping);
+    if projection.other_actions && !skipped.is_empty() {
+        let others_only = CheckpointProjection {
+            other_actions: true,
+            stats: false,
+            file_actions: false,
+        };
+        handles.extend(source.decode(skipped, others_only, None));
+    }
     let mut decoded = DecodedActions::default();
     for handle in handles {
         let part = handle
@@ -101,6 +133,254 @@ pub async fn read_parquet_actions(
         merge(&mut decoded, part, &file)?;
     }
     Ok(decoded)
+}
+
+/// File skipping pushed into checkpoint reading: a filter judged against the bounds that
+/// Parquet keeps per row group for the `add.stats_parsed` columns (spec "Checkpoint Schema":
+/// `stats_parsed` holds `minValues` and `maxValues` typed as the table's columns).
+#[derive(Debug, Clone)]
+pub struct RowGroupSkipping {
+    /// The filter, on logical column names.
+    pub filter: Expr,
+    /// The physical name (under `minValues`/`maxValues`) of each top-level column the filter
+    /// names, by logical name.
+    pub physical_names: Vec<(String, String)>,
+}
+
+impl RowGroupSkipping {
+    /// Skipping by `filter` in a table of `metadata` (its schema and column mapping give the
+    /// physical names of the statistics). Only top-level data columns are judged; partition
+    /// columns and nested fields never rule a row group out.
+    pub fn new(filter: Expr, metadata: &Metadata, table: &str) -> Result<RowGroupSkipping> {
+        let schema = table_schema(table, metadata)?;
+        let mode = ColumnMappingMode::from_configuration(&metadata.configuration)?;
+        let mut physical_names = Vec::new();
+        for path in filter.column_paths() {
+            let [name] = path.as_slice() else { continue };
+            let Some(field) = schema.field(name) else {
+                continue;
+            };
+            let is_partition = metadata.partition_columns.iter().any(|p| p == name);
+            let known = physical_names.iter().any(|(logical, _)| logical == name);
+            if !is_partition && !known {
+                physical_names.push((name.clone(), field.physical_name(mode)?.to_string()));
+            }
+        }
+        Ok(RowGroupSkipping {
+            filter,
+            physical_names,
+        })
+    }
+
+    /// One flag per row group: false when no file of the row group can hold a matching row.
+    /// A row group without usable statistics (missing, or a file without bounds) may match.
+    fn row_groups_may_match(&self, metadata: &ArrowReaderMetadata) -> Result<Vec<bool>> {
+        let row_groups = metadata.metadata().row_groups().len();
+        let files_without_path = leaf_null_counts(metadata, &["add", "path"]);
+        let bounds = |side: &str| -> Vec<Option<ArrayRef>> {
+            let bound = |physical: &String| {
+                row_group_bounds(metadata, side, physical, files_without_path.as_ref())
+            };
+            self.physical_names
+                .iter()
+                .map(|(_, physical)| bound(physical))
+                .collect()
+        };
+        let judged = self.judge(bounds("minValues"), bounds("maxValues"), None, row_groups)?;
+        Ok(judged.iter().map(|flag| flag != Some(false)).collect())
+    }
+
+    /// The rows of a decoded checkpoint batch, without the `add` rows whose `stats_parsed`
+    /// bounds rule the filter out (rows without bounds, and other actions, are kept).
+    fn rows_that_may_match(&self, batch: &RecordBatch, file: &str) -> Result<RecordBatch> {
+        let parsed = batch
+            .column_by_name("add")
+            .and_then(|add| add.as_struct_opt())
+            .and_then(|add| add.column_by_name("stats_parsed"))
+            .and_then(|stats| stats.as_struct_opt());
+        let Some(parsed) = parsed else {
+            return Ok(batch.clone());
+        };
+        let side = |name: &str| -> Vec<Option<ArrayRef>> {
+            let values = parsed.column_by_name(name).and_then(|v| v.as_struct_opt());
+            let leaf = |physical: &String| values?.column_by_name(physical).cloned();
+            self.physical_names
+                .iter()
+                .map(|(_, physical)| leaf(physical))
+                .collect()
+        };
+        let records = parsed.column_by_name("numRecords").cloned();
+        let judged = self.judge(
+            side("minValues"),
+            side("maxValues"),
+            records,
+            batch.num_rows(),
+        )?;
+        let keep: BooleanArray = judged
+            .iter()
+            .map(|flag| Some(flag != Some(false)))
+            .collect();
+        filter_record_batch(batch, &keep).map_err(|error| Error::corrupt(file, error))
+    }
+
+    /// [`files_may_match`] on bounds given per top-level column (`None`: unknown).
+    fn judge(
+        &self,
+        mins: Vec<Option<ArrayRef>>,
+        maxes: Vec<Option<ArrayRef>>,
+        num_records: Option<ArrayRef>,
+        rows: usize,
+    ) -> Result<BooleanArray> {
+        let mut fields = Vec::new();
+        let (mut min_columns, mut max_columns) = (Vec::new(), Vec::new());
+        for (((logical, _), min), max) in self.physical_names.iter().zip(mins).zip(maxes) {
+            let (Some(min), Some(max)) = (min, max) else {
+                continue;
+            };
+            if min.data_type() != max.data_type() {
+                continue;
+            }
+            fields.push(Field::new(logical, min.data_type().clone(), true));
+            min_columns.push(min);
+            max_columns.push(max);
+        }
+        if fields.is_empty() {
+            return Ok(BooleanArray::from(vec![true; rows]));
+        }
+        let fields = Fields::from(fields);
+        let struct_of = |columns| StructArray::try_new(fields.clone(), columns, None);
+        let (Ok(min), Ok(max)) = (struct_of(min_columns), struct_of(max_columns)) else {
+            return Ok(BooleanArray::from(vec![true; rows]));
+        };
+        let mut columns = vec![
+            ("min_values", Arc::new(min) as ArrayRef),
+            ("max_values", Arc::new(max) as ArrayRef),
+        ];
+        columns.extend(num_records.map(|records| ("num_records", records)));
+        let batch = RecordBatch::try_from_iter(columns)
+            .map_err(|error| Error::arrow("statistics for skipping", error))?;
+        files_may_match(&self.filter, &batch)
+    }
+}
+
+/// The bounds of `add.stats_parsed.<side>.<column>` per row group, NULL where a row group has
+/// an `add` without that bound (its files cannot be judged); `None` without such a column.
+fn row_group_bounds(
+    metadata: &ArrowReaderMetadata,
+    side: &str,
+    column: &str,
+    files_without_path: Option<&UInt64Array>,
+) -> Option<ArrayRef> {
+    let path = ["add", "stats_parsed", side, column];
+    let index = leaf_index(metadata, &path)?;
+    let field = nested_field(metadata.schema().fields(), &path)?;
+    let schema = metadata.parquet_schema();
+    let converter = StatisticsConverter::from_column_index(index, field, schema).ok()?;
+    let row_groups = metadata.metadata().row_groups();
+    let bounds = match side {
+        "minValues" => converter.row_group_mins(row_groups.iter()).ok()?,
+        _ => converter.row_group_maxes(row_groups.iter()).ok()?,
+    };
+    let nulls = converter.row_group_null_counts(row_groups.iter()).ok()?;
+    let unjudged: BooleanArray = nulls
+        .iter()
+        .zip(0..)
+        .map(|(nulls, index)| {
+            let without_path = files_without_path
+                .and_then(|counts| counts.is_valid(index).then(|| counts.value(index)));
+            Some(match (nulls, without_path) {
+                (Some(nulls), Some(without_path)) => nulls > without_path,
+                _ => true,
+            })
+        })
+        .collect();
+    nullif(&bounds, &unjudged).ok()
+}
+
+/// The Parquet null counts of the leaf at `path`, per row group.
+fn leaf_null_counts(metadata: &ArrowReaderMetadata, path: &[&str]) -> Option<UInt64Array> {
+    let index = leaf_index(metadata, path)?;
+    let field = nested_field(metadata.schema().fields(), path)?;
+    let converter =
+        StatisticsConverter::from_column_index(index, field, metadata.parquet_schema()).ok()?;
+    let row_groups = metadata.metadata().row_groups();
+    converter.row_group_null_counts(row_groups.iter()).ok()
+}
+
+fn leaf_index(metadata: &ArrowReaderMetadata, path: &[&str]) -> Option<usize> {
+    metadata
+        .parquet_schema()
+        .columns()
+        .iter()
+        .position(|column| {
+            column
+                .path()
+                .parts()
+                .iter()
+                .map(String::as_str)
+                .eq(path.iter().copied())
+        })
+}
+
+fn nested_field<'a>(fields: &'a Fields, path: &[&str]) -> Option<&'a Field> {
+    let (first, rest) = path.split_first()?;
+    let field = fields.iter().find(|field| field.name() == first)?;
+    match (rest.is_empty(), field.data_type()) {
+        (true, _) => Some(field),
+        (false, DataType::Struct(children)) => nested_field(children, rest),
+        _ => None,
+    }
+}
+
+/// A checkpoint part whose footer has been read.
+struct PartSource<'a> {
+    storage: &'a Storage,
+    path: &'a Path,
+    size: u64,
+    version: u64,
+    file: Arc<str>,
+    metadata: ArrowReaderMetadata,
+}
+
+impl PartSource<'_> {
+    /// Tasks decoding `row_groups` with `projection`, a share of them each.
+    fn decode(
+        &self,
+        row_groups: Vec<usize>,
+        projection: CheckpointProjection,
+        skipping: Option<&RowGroupSkipping>,
+    ) -> Vec<tokio::task::JoinHandle<Result<DecodedActions>>> {
+        let mask = projection_mask(self.metadata.parquet_schema(), projection);
+        let tasks = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, row_groups.len().max(1));
+        let per_task = row_groups.len().div_ceil(tasks).max(1);
+        let version = self.version;
+        row_groups
+            .chunks(per_task)
+            .map(|chunk| {
+                let chunk = chunk.to_vec();
+                let reader = object_reader(self.storage, self.path, self.size);
+                let (metadata, mask) = (self.metadata.clone(), mask.clone());
+                let file = self.file.clone();
+                let skipping = skipping.cloned();
+                tokio::spawn(async move {
+                    let stream =
+                        ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
+                            .with_projection(mask)
+                            .with_row_groups(chunk)
+                            .with_batch_size(BATCH_SIZE)
+                            .build()
+                            .map_err(|error| Error::corrupt(&*file, error))?;
+                    let batches: Vec<RecordBatch> = stream
+                        .try_collect()
+                        .await
+                        .map_err(|error| Error::corrupt(&*file, error))?;
+                    decode_batches(&batches, version, &file, projection, skipping.as_ref())
+                })
+            })
+            .collect()
+    }
 }
 
 #[allow(deprecated)]
@@ -113,9 +393,18 @@ fn decode_batches(
     version: u64,
     file: &str,
     projection: CheckpointProjection,
+    skipping: Option<&RowGroupSkipping>,
 ) -> Result<DecodedActions> {
     let mut decoded = DecodedActions::default();
     for batch in batches {
+        let kept;
+        let batch = match skipping {
+            Some(skipping) => {
+                kept = skipping.rows_that_may_match(batch, file)?;
+                &kept
+            }
+            None => batch,
+        };
         if let Some(file_actions) = file_action_batch(batch, version, file, projection)? {
             decoded.file_actions.push(file_actions);
         }
@@ -144,6 +433,9 @@ fn projection_mask(
             let top = parts.first().map(String::as_str)?;
             let second = parts.get(1).map(String::as_str);
             let third = parts.get(2).map(String::as_str);
+            if !projection.file_actions && matches!(top, "add" | "remove") {
+                return None;
+            }
             let keep = match (top, second) {
                 ("add", Some("stats_parsed")) => projection.stats || third == Some("numRecords"),
                 ("add", Some("stats")) => projection.stats || !has_parsed_records,

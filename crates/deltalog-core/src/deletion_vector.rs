@@ -8,11 +8,13 @@
 //! A deletion vector is a set of 0-based physical row indexes of one parquet file, held here as a
 //! [`RoaringTreemap`].
 
+use std::collections::HashMap;
 use std::io::Cursor;
 use std::ops::Range;
 
 use arrow_array::builder::BooleanBufferBuilder;
 use arrow_array::{BooleanArray, UInt64Array};
+use futures::StreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use roaring::{RoaringBitmap, RoaringTreemap};
@@ -259,6 +261,58 @@ pub async fn load(
             read_record(store, &file, offset, descriptor).await
         }
     }
+}
+
+/// Loads many deletion vectors at once, as [`load`] does one: inline vectors are decoded
+/// without IO; the records of each deletion vector file are fetched together with one
+/// coalescing ranged read per file (`ObjectStore::get_ranges`), `concurrency` files at a
+/// time. The bitmaps come back in the order of `descriptors`.
+pub async fn load_many(
+    store: &dyn ObjectStore,
+    descriptors: &[DeletionVectorDescriptor],
+    table_root: &Url,
+    store_path_of: impl Fn(&Url) -> Result<Path>,
+    concurrency: usize,
+) -> Result<Vec<RoaringTreemap>> {
+    let mut bitmaps: Vec<Option<RoaringTreemap>> = vec![None; descriptors.len()];
+    let mut by_file: HashMap<Path, Vec<(usize, u64)>> = HashMap::new();
+    for (index, descriptor) in descriptors.iter().enumerate() {
+        match resolve(descriptor, table_root)? {
+            DvLocation::Inline(serialised) => {
+                bitmaps[index] = Some(decode_inline(&serialised, descriptor)?);
+            }
+            DvLocation::File { url, offset } => {
+                let file = store_path_of(&url)?;
+                by_file.entry(file).or_default().push((index, offset));
+            }
+        }
+    }
+    let mut files = futures::stream::iter(by_file)
+        .map(|(file, records)| async move {
+            let ranges = records
+                .iter()
+                .map(|(index, offset)| record_range(*offset, &descriptors[*index]))
+                .collect::<Result<Vec<_>>>()?;
+            let contents = store
+                .get_ranges(&file, &ranges)
+                .await
+                .map_err(|source| Error::storage(file.as_ref(), source))?;
+            records
+                .into_iter()
+                .zip(contents)
+                .map(|((index, _), bytes)| {
+                    decode_dv_record(&bytes, &descriptors[index], file.as_ref())
+                        .map(|bitmap| (index, bitmap))
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .buffer_unordered(concurrency.max(1));
+    while let Some(decoded) = files.next().await {
+        for (index, bitmap) in decoded? {
+            bitmaps[index] = Some(bitmap);
+        }
+    }
+    Ok(bitmaps.into_iter().flatten().collect())
 }
 
 /// The deleted row indexes in ascending order.
@@ -1301,6 +1355,44 @@ mod tests {
             .await
             .unwrap_err();
         assert!(error.is_not_found(), "{error}");
+    }
+
+    #[tokio::test]
+    async fn load_many_reads_each_file_once_and_keeps_the_order() {
+        let store = InMemory::new();
+        let (file, descriptors, vectors) = two_vector_file();
+        let root = Url::parse("memory:///tables/t/").unwrap();
+        let uuid = Uuid::parse_str(EXAMPLE_UUID).unwrap();
+        let file_path = Path::from(format!("tables/t/{}", dv_file_name(&uuid)));
+        store.put(&file_path, PutPayload::from(file.clone())).await.unwrap();
+        let store_path_of = |url: &Url| {
+            Path::from_url_path(url.path())
+                .map_err(|error| Error::InvalidArgument(error.to_string()))
+        };
+        let inline = encode_inline(&treemap(&[3, 4])).unwrap();
+        let asked = [
+            descriptors[1].clone(),
+            inline,
+            descriptors[0].clone(),
+            descriptors[1].clone(),
+        ];
+        let loaded = load_many(&store, &asked, &root, store_path_of, 2)
+            .await
+            .unwrap();
+        let expected = [
+            vectors[1].clone(),
+            treemap(&[3, 4]),
+            vectors[0].clone(),
+            vectors[1].clone(),
+        ];
+        assert_eq!(loaded, expected);
+
+        let truncated = PutPayload::from(file[..file.len() - 2].to_vec());
+        store.put(&file_path, truncated).await.unwrap();
+        let result = load_many(&store, &asked, &root, store_path_of, 2).await;
+        let error = result.unwrap_err();
+        assert!(matches!(error, Error::CorruptDeletionVector { .. }), "{error}");
+        assert!(error.to_string().contains(&dv_file_name(&uuid)), "{error}");
     }
 
     #[test]

@@ -14,9 +14,12 @@ use rayon::prelude::*;
 
 use crate::action_schema::FileActionBatch;
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
-use crate::checkpoint::{merge, read_parquet_actions, CheckpointProjection};
+use crate::checkpoint::{
+    merge, read_parquet_actions_skipping, CheckpointProjection, RowGroupSkipping,
+};
 use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::error::{Error, Result};
+use crate::expr::Expr;
 use crate::log_path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
 use crate::log_segment::{CheckpointFiles, LogSegment};
 use crate::replay::{replay_files, FileKeys, ReplayedFiles};
@@ -69,19 +72,24 @@ pub async fn read_deltas(
         .collect()
 }
 
-/// Reads every part of `checkpoint`, and its sidecars when it is a V2 checkpoint.
+/// Reads every part of `checkpoint`, and its sidecars when it is a V2 checkpoint; with
+/// `skipping`, the file actions of Parquet row groups that cannot match are left out (see
+/// [`crate::checkpoint::read_parquet_actions_skipping`]).
 pub async fn read_checkpoint(
     storage: &Storage,
     checkpoint: &CheckpointFiles,
     with_stats: bool,
+    skipping: Option<&RowGroupSkipping>,
 ) -> Result<DecodedActions> {
     let projection = CheckpointProjection {
-        other_actions: true,
         stats: with_stats,
+        ..CheckpointProjection::default()
     };
     let version = checkpoint.version;
     let parts = futures::stream::iter(checkpoint.parts.clone())
-        .map(|part| async move { read_checkpoint_part(storage, &part, version, projection).await })
+        .map(|part| async move {
+            read_checkpoint_part(storage, &part, version, projection, skipping).await
+        })
         .buffered(IO_CONCURRENCY)
         .try_collect::<Vec<_>>()
         .await?;
@@ -93,6 +101,7 @@ pub async fn read_checkpoint(
     let sidecar_projection = CheckpointProjection {
         other_actions: false,
         stats: with_stats,
+        file_actions: true,
     };
     let sidecar_files = futures::stream::iter(sidecars)
         .map(|sidecar| async move {
@@ -102,7 +111,16 @@ pub async fn read_checkpoint(
                 0 => head_size(storage, &path).await?,
                 size => size,
             };
-            read_parquet_actions(storage, &path, size, checkpoint.version, sidecar_projection).await
+            let version = checkpoint.version;
+            read_parquet_actions_skipping(
+                storage,
+                &path,
+                size,
+                version,
+                sidecar_projection,
+                skipping,
+            )
+            .await
         })
         .buffered(IO_CONCURRENCY)
         .try_collect::<Vec<_>>()
@@ -215,18 +233,20 @@ fn take_newest<T>(slot: &mut Option<T>, candidate: Option<T>) {
     }
 }
 
-/// Loads the state of `segment.end_version`.
+/// Loads the state of `segment.end_version`; with `skipping`, without the checkpoint files
+/// that it rules out (a state for a filtered listing only).
 pub async fn load_segment(
     storage: &Storage,
     table: &str,
     segment: &LogSegment,
     with_stats: bool,
+    skipping: Option<&RowGroupSkipping>,
 ) -> Result<TableState> {
     let deltas = segment.deltas_ascending();
     let (deltas, checkpoint) =
         futures::try_join!(read_deltas(storage, &deltas, with_stats), async {
             match &segment.checkpoint {
-                Some(checkpoint) => read_checkpoint(storage, checkpoint, with_stats)
+                Some(checkpoint) => read_checkpoint(storage, checkpoint, with_stats, skipping)
                     .await
                     .map(Some),
                 None => Ok(None),
@@ -238,11 +258,62 @@ pub async fn load_segment(
     Ok(state)
 }
 
+/// Loads the state of `segment.end_version` holding the live files that may hold rows
+/// matching `filter`: checkpoint row groups that cannot match (by their `stats_parsed`
+/// bounds) are not read, so the state is for a filtered listing only. Statistics are kept.
+pub async fn load_segment_matching(
+    storage: &Storage,
+    table: &str,
+    segment: &LogSegment,
+    filter: &Expr,
+) -> Result<TableState> {
+    let deltas = read_deltas(storage, &segment.deltas_ascending(), true).await?;
+    let checkpoint = match &segment.checkpoint {
+        Some(checkpoint) => {
+            let metadata = match deltas.iter().find_map(|(_, delta)| delta.metadata.clone()) {
+                Some(metadata) => metadata,
+                None => checkpoint_metadata(storage, table, checkpoint).await?,
+            };
+            let skipping = RowGroupSkipping::new(filter.clone(), &metadata, table)?;
+            Some(read_checkpoint(storage, checkpoint, true, Some(&skipping)).await?)
+        }
+        None => None,
+    };
+    let keys = FileKeys::new(storage.root_url());
+    let mut state = fold_state(table, segment.end_version, deltas, checkpoint, None, &keys)?;
+    state.has_stats = true;
+    Ok(state)
+}
+
+/// The `metaData` action of a checkpoint, reading none of its file actions.
+async fn checkpoint_metadata(
+    storage: &Storage,
+    table: &str,
+    checkpoint: &CheckpointFiles,
+) -> Result<Metadata> {
+    let projection = CheckpointProjection {
+        file_actions: false,
+        ..CheckpointProjection::default()
+    };
+    let version = checkpoint.version;
+    for part in &checkpoint.parts {
+        let decoded = read_checkpoint_part(storage, part, version, projection, None).await?;
+        if let Some(metadata) = decoded.metadata {
+            return Ok(metadata);
+        }
+    }
+    Err(Error::invalid_table(
+        table,
+        format!("the checkpoint of version {version} has no metaData action"),
+    ))
+}
+
 async fn read_checkpoint_part(
     storage: &Storage,
     part: &LogPath,
     version: u64,
     projection: CheckpointProjection,
+    skipping: Option<&RowGroupSkipping>,
 ) -> Result<DecodedActions> {
     match &part.kind {
         LogFileKind::Checkpoint(CheckpointKind::Uuid {
@@ -257,7 +328,11 @@ async fn read_checkpoint_part(
             };
             decode_actions(&bytes, version, &name, options)
         }
-        _ => read_parquet_actions(storage, &part.location, part.size, version, projection).await,
+        _ => {
+            let (location, size) = (&part.location, part.size);
+            read_parquet_actions_skipping(storage, location, size, version, projection, skipping)
+                .await
+        }
     }
 }
 

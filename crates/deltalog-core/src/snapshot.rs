@@ -7,6 +7,7 @@ use arrow_schema::SchemaRef;
 
 use crate::actions::{CommitInfo, Metadata, Protocol};
 use crate::error::{Error, Result};
+use crate::expr::{files_may_match, Expr};
 use crate::features::ensure_readable;
 use crate::file_list::{active_files, FileListOptions};
 use crate::load::{fold_state, load_segment, read_deltas, TableState};
@@ -15,6 +16,7 @@ use crate::log_segment::LogSegment;
 use crate::replay::FileKeys;
 use crate::schema::{parse_schema, to_arrow_schema, ColumnMappingMode, StructType};
 use crate::table::{SnapshotAt, Table};
+use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
 
 /// The state of a table at one version. Cheap to clone; never changes.
@@ -33,27 +35,54 @@ struct SnapshotInner {
     schema: StructType,
     arrow_schema: SchemaRef,
     column_mapping: ColumnMappingMode,
+    /// Set on a snapshot holding only the files that may match this filter.
+    matching: Option<Expr>,
 }
 
 impl Snapshot {
     /// Builds a snapshot from replayed state, checking that this library can read it.
     pub(crate) fn new(table: Table, state: TableState, segment: &LogSegment) -> Result<Self> {
-        let file_time = segment
-            .latest_commit
-            .as_ref()
-            .or_else(|| segment.checkpoint.as_ref().and_then(|c| c.parts.first()))
-            .map_or(0, |file| file.last_modified_ms);
-        Snapshot::from_state(table, state, file_time)
+        Snapshot::from_state(table, state, commit_file_time(segment), None)
     }
 
-    fn from_state(table: Table, state: TableState, commit_file_time: i64) -> Result<Self> {
-        ensure_readable(&state.protocol, table.uri())?;
-        let schema = match &state.metadata.schema_string {
-            Some(text) => parse_schema(text).map_err(|error| {
-                Error::invalid_table(table.uri(), format!("version {}: {error}", state.version))
-            })?,
-            None => StructType::new(Vec::new()),
+    /// A snapshot of the files of `state` that may match `filter` (see
+    /// [`Table::snapshot_matching`]); `state` holds statistics.
+    pub(crate) fn new_matching(
+        table: Table,
+        state: TableState,
+        segment: &LogSegment,
+        filter: Expr,
+    ) -> Result<Self> {
+        let file_time = commit_file_time(segment);
+        let unpruned = Snapshot::from_state(table.clone(), state, file_time, None)?;
+        let options = FileListOptions {
+            with_stats: true,
+            ..FileListOptions::default()
         };
+        let (_, files) = active_files(&unpruned, unpruned.add_actions(), &options)?;
+        let mut state = unpruned.inner.state.clone();
+        state.files.adds = unpruned
+            .add_actions()
+            .iter()
+            .zip(&files)
+            .map(|(adds, listed)| {
+                let may_match = files_may_match(&filter, &without_timestamp_partitions(listed)?)?;
+                let kept = arrow::compute::filter(adds, &may_match)
+                    .map_err(|error| Error::arrow("skipping files", error))?;
+                Ok(kept.as_struct().clone())
+            })
+            .collect::<Result<_>>()?;
+        Snapshot::from_state(table, state, file_time, Some(filter))
+    }
+
+    fn from_state(
+        table: Table,
+        state: TableState,
+        commit_file_time: i64,
+        matching: Option<Expr>,
+    ) -> Result<Self> {
+        ensure_readable(&state.protocol, table.uri())?;
+        let schema = table_schema(table.uri(), &state.metadata)?;
         let arrow_schema = Arc::new(to_arrow_schema(&schema)?);
         let column_mapping = ColumnMappingMode::from_configuration(&state.metadata.configuration)?;
         let timestamp_ms = state
@@ -70,6 +99,7 @@ impl Snapshot {
                 schema,
                 arrow_schema,
                 column_mapping,
+                matching,
             }),
         })
     }
@@ -181,7 +211,7 @@ impl Snapshot {
             .get_or_try_init(|| async {
                 let table = self.table();
                 let segment = table.log_segment(Some(state.version)).await?;
-                load_segment(table.storage(), table.uri(), &segment, true).await
+                load_segment(table.storage(), table.uri(), &segment, true, None).await
             })
             .await
     }
@@ -222,6 +252,9 @@ impl Snapshot {
     /// Falls back to a full load when those commits cannot all be read (a gap, or a cleanup).
     pub async fn refresh(&self) -> Result<Snapshot> {
         let table = self.table();
+        if let Some(filter) = &self.inner.matching {
+            return table.snapshot_matching(SnapshotAt::Latest, filter).await;
+        }
         let start = self.version() + 1;
         let listing = table.list_from(start).await?;
         let newest = crate::log_segment::latest_version(&listing);
@@ -255,6 +288,51 @@ impl Snapshot {
             Some(&self.inner.state),
             &keys,
         )?;
-        Snapshot::from_state(table.clone(), state, file_time)
+        Snapshot::from_state(table.clone(), state, file_time, None)
+    }
+}
+
+/// `files` (file list rows) without the `timestamp` partition columns, whose values depend on
+/// the session time zone a scan gives: only a scan may skip files by them.
+fn without_timestamp_partitions(files: &RecordBatch) -> Result<RecordBatch> {
+    let Some(values) = files
+        .column_by_name("partition_values")
+        .and_then(|column| column.as_struct_opt())
+    else {
+        return Ok(files.clone());
+    };
+    let zoned = |field: &arrow_schema::FieldRef| {
+        matches!(
+            field.data_type(),
+            arrow_schema::DataType::Timestamp(_, Some(_))
+        )
+    };
+    if !values.fields().iter().any(zoned) {
+        return Ok(files.clone());
+    }
+    let index = files
+        .schema()
+        .index_of("partition_values")
+        .map_err(|error| Error::arrow("file list", error))?;
+    let mut files = files.clone();
+    files.remove_column(index);
+    Ok(files)
+}
+
+/// The modification time of the newest file of `segment`, in ms since the epoch.
+fn commit_file_time(segment: &LogSegment) -> i64 {
+    segment
+        .latest_commit
+        .as_ref()
+        .or_else(|| segment.checkpoint.as_ref().and_then(|c| c.parts.first()))
+        .map_or(0, |file| file.last_modified_ms)
+}
+
+/// The logical schema of `metadata` (empty when it has no `schemaString`); a schema that does
+/// not parse is an [`Error::InvalidTable`] of `table`.
+pub(crate) fn table_schema(table: &str, metadata: &Metadata) -> Result<StructType> {
+    match &metadata.schema_string {
+        Some(text) => parse_schema(text).map_err(|error| Error::invalid_table(table, error)),
+        None => Ok(StructType::new(Vec::new())),
     }
 }

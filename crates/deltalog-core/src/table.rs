@@ -10,8 +10,9 @@ use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use crate::actions::CommitInfo;
 use crate::commit::action_lines;
 use crate::error::{Error, Result};
+use crate::expr::Expr;
 use crate::last_checkpoint::parse_last_checkpoint;
-use crate::load::{fetch_all, load_segment};
+use crate::load::{fetch_all, load_segment, load_segment_matching};
 use crate::log_path::{LogFileKind, LogPath};
 use crate::log_segment::{build_log_segment, latest_version, LogSegment};
 use crate::snapshot::Snapshot;
@@ -83,14 +84,30 @@ impl Table {
 
     /// Loads the snapshot of the version `at` names.
     pub async fn snapshot(&self, at: SnapshotAt) -> Result<Snapshot> {
-        let target = match at {
+        let segment = self.log_segment(self.target_version(at).await?).await?;
+        let state = load_segment(&self.storage, &self.name, &segment, false, None).await?;
+        Snapshot::new(self.clone(), state, &segment)
+    }
+
+    /// The snapshot of the version `at` names, holding only the live files that may hold rows
+    /// matching `filter` by their statistics and partition values: file skipping pushed into
+    /// replay. Checkpoint row groups whose `stats_parsed` bounds rule the filter out are never
+    /// decoded, so a selective filter costs a fraction of a full load. Everything else (schema,
+    /// protocol, metadata, transactions) is that of the full snapshot; its file list and scans
+    /// see only the matching files.
+    pub async fn snapshot_matching(&self, at: SnapshotAt, filter: &Expr) -> Result<Snapshot> {
+        let segment = self.log_segment(self.target_version(at).await?).await?;
+        let state = load_segment_matching(&self.storage, &self.name, &segment, filter).await?;
+        Snapshot::new_matching(self.clone(), state, &segment, filter.clone())
+    }
+
+    /// The version `at` names (`None`: the latest).
+    async fn target_version(&self, at: SnapshotAt) -> Result<Option<u64>> {
+        Ok(match at {
             SnapshotAt::Latest => None,
             SnapshotAt::Version(version) => Some(version),
             SnapshotAt::Timestamp(timestamp_ms) => Some(self.version_at(timestamp_ms).await?),
-        };
-        let segment = self.log_segment(target).await?;
-        let state = load_segment(&self.storage, &self.name, &segment, false).await?;
-        Snapshot::new(self.clone(), state, &segment)
+        })
     }
 
     /// The files that make up version `target` (`None`: the latest). Listing starts at the

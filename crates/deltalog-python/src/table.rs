@@ -54,17 +54,26 @@ impl RawDeltaTable {
     }
 
     /// The snapshot at `version`, or the newest committed at or before `timestamp_ms`, or the
-    /// latest when neither is given.
-    #[pyo3(signature = (version=None, timestamp_ms=None))]
+    /// latest when neither is given; with `filter`, holding only the files that may match it
+    /// (see [`Table::snapshot_matching`]).
+    #[pyo3(signature = (version=None, timestamp_ms=None, filter=None))]
     fn snapshot(
         &self,
         py: Python<'_>,
         version: Option<u64>,
         timestamp_ms: Option<i64>,
+        filter: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<RawSnapshot> {
         let at = snapshot_at(version, timestamp_ms).map_err(|error| to_py_err(py, error))?;
+        let filter = filter_from_py(filter)?;
         let table = self.inner.clone();
-        wait_for_future(py, move || async move { table.snapshot(at).await }).map(RawSnapshot::new)
+        let snapshot = wait_for_future(py, move || async move {
+            match filter {
+                Some(filter) => table.snapshot_matching(at, &filter).await,
+                None => table.snapshot(at).await,
+            }
+        })?;
+        Ok(RawSnapshot::new(snapshot))
     }
 
     /// Commit information per version, newest first (see [`Table::history`]).

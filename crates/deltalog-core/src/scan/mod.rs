@@ -14,6 +14,7 @@ mod files;
 mod mapping;
 mod read;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::compute::filter_record_batch;
@@ -25,17 +26,18 @@ use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use futures::stream::{self, BoxStream};
 use futures::{StreamExt, TryStreamExt};
 
-use crate::actions::DeletionVectorDescriptor;
+use crate::actions::{DeletionVectorDescriptor, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, files_may_match, Expr};
-use crate::features::supports;
+use crate::features::{ensure_readable, supports};
 use crate::file_list::FileListOptions;
 use crate::partition::SessionTimeZone;
 use crate::schema::{
-    to_arrow_schema, ArrayType, DataType as DeltaType, MapType, PrimitiveType, StructField,
-    StructType,
+    to_arrow_schema, ArrayType, ColumnMappingMode, DataType as DeltaType, MapType, PrimitiveType,
+    StructField, StructType,
 };
-use crate::snapshot::Snapshot;
+use crate::snapshot::{table_schema, Snapshot};
+use crate::table::Table;
 pub(crate) use files::{FileSetScan, FileToRead};
 pub(crate) use read::load_deletion_vector;
 use read::{read_file, FileTask, OutputColumn, ScanContext};
@@ -119,59 +121,15 @@ impl Scan {
     /// on a table without the `rowTracking` feature (or with a column already called `row_id`
     /// or `row_commit_version`) are an [`Error::InvalidArgument`].
     pub async fn new(snapshot: &Snapshot, options: ScanOptions) -> Result<Scan> {
-        check_options(&options)?;
-        let table = snapshot.table().uri();
-        let selected = select_columns(snapshot.schema(), options.columns.as_deref())?;
-        let hidden = match &options.filter {
-            Some(filter) => filter_only_columns(filter, snapshot.schema(), &selected, &options)?,
-            None => Vec::new(),
+        let shape = TableShape {
+            table: snapshot.table(),
+            protocol: snapshot.protocol(),
+            schema: snapshot.schema(),
+            partition_columns: snapshot.partition_columns(),
+            configuration: &snapshot.metadata().configuration,
+            column_mapping: snapshot.column_mapping(),
         };
-        let partition_schema = snapshot
-            .schema()
-            .partition_schema(snapshot.partition_columns())
-            .map_err(|error| Error::invalid_table(table, error))?;
-        let mut partition_names = Vec::new();
-        let mut columns = output_columns(&selected, &partition_schema, &mut partition_names);
-        let mut output_schema = to_arrow_schema(&StructType::new(selected))?;
-        if options.row_tracking {
-            check_row_tracking(snapshot, &output_schema)?;
-            output_schema = with_row_tracking_fields(output_schema);
-            columns.push(OutputColumn::RowId);
-            columns.push(OutputColumn::RowCommitVersion);
-        }
-        let hidden_schema = to_arrow_schema(&StructType::new(hidden.clone()))?;
-        columns.extend(output_columns(
-            &hidden,
-            &partition_schema,
-            &mut partition_names,
-        ));
-        let read_fields: Vec<Arc<Field>> = output_schema
-            .fields()
-            .iter()
-            .chain(hidden_schema.fields())
-            .cloned()
-            .collect();
-        let read_schema = Schema::new(read_fields);
-        if let Some(filter) = &options.filter {
-            evaluate(
-                filter,
-                &RecordBatch::new_empty(Arc::new(read_schema.clone())),
-            )?;
-        }
-        let configuration = &snapshot.metadata().configuration;
-        let context = ScanContext {
-            storage: snapshot.table().storage().clone(),
-            schema: Arc::new(read_schema),
-            output_schema: Arc::new(output_schema),
-            columns,
-            filter: options.filter.clone(),
-            mode: snapshot.column_mapping(),
-            batch_size: options.batch_size,
-            materialized_row_id: configuration.get(MATERIALIZED_ROW_ID_KEY).cloned(),
-            materialized_row_commit_version: configuration
-                .get(MATERIALIZED_ROW_COMMIT_VERSION_KEY)
-                .cloned(),
-        };
+        let plan = plan(&shape, &options)?;
         let list_options = FileListOptions {
             with_stats: options.filter.is_some(),
             timezone: options.timezone.clone(),
@@ -181,16 +139,75 @@ impl Scan {
             Some(filter) => files_matching(files, filter)?,
             None => files,
         };
-        let tasks = file_tasks(&files, &partition_names, table)?;
-        Ok(Scan {
-            inner: Arc::new(ScanInner {
-                context: Arc::new(context),
-                files_schema,
-                files,
-                tasks,
-                concurrency: options.concurrency,
-            }),
-        })
+        plan.with_files(files_schema, files, shape.table.uri(), options.concurrency)
+    }
+
+    /// Plans a scan of the files `files` of a table version known by its `protocol` and
+    /// `metadata`, without reading the log: how a task of a distributed read (a Spark task)
+    /// reads its share of a scan planned elsewhere. `files` are rows of a file list with the
+    /// columns of [`Scan::files`] (say, a slice of them); they are read as given, with no
+    /// skipping. `options` work as for [`Scan::new`], with the same errors; a protocol this
+    /// library cannot read is refused as by [`Snapshot`].
+    pub fn over_files(
+        table: &Table,
+        protocol: &Protocol,
+        metadata: &Metadata,
+        options: ScanOptions,
+        files: Vec<RecordBatch>,
+    ) -> Result<Scan> {
+        ensure_readable(protocol, table.uri())?;
+        let schema = table_schema(table.uri(), metadata)?;
+        let shape = TableShape {
+            table,
+            protocol,
+            schema: &schema,
+            partition_columns: &metadata.partition_columns,
+            configuration: &metadata.configuration,
+            column_mapping: ColumnMappingMode::from_configuration(&metadata.configuration)?,
+        };
+        let plan = plan(&shape, &options)?;
+        let files_schema = files
+            .first()
+            .map_or_else(|| Arc::new(Schema::empty()), RecordBatch::schema);
+        plan.with_files(files_schema, files, table.uri(), options.concurrency)
+    }
+
+    /// The rows of [`Scan::files`] bin-packed, in order, into groups of about `target_size`
+    /// bytes, each file counting its size plus `open_cost` (the cost of opening it, as Spark
+    /// counts it); a group closes before the file that would take it past `target_size`, so a
+    /// file larger than that is a group alone. Every file is in exactly one group; no group
+    /// is empty.
+    pub fn pack_files(&self, target_size: u64, open_cost: u64) -> Result<Vec<Vec<RecordBatch>>> {
+        let table = self.inner.context.storage.root_url().as_str();
+        let mut groups: Vec<Vec<RecordBatch>> = Vec::new();
+        let mut current: Vec<RecordBatch> = Vec::new();
+        let mut current_size = 0u64;
+        for batch in &self.inner.files {
+            let sizes = int64_column(batch, "size", table)?;
+            let mut start = 0;
+            for row in 0..batch.num_rows() {
+                let size = u64::try_from(sizes.value(row))
+                    .unwrap_or(0)
+                    .saturating_add(open_cost);
+                let has_rows = !current.is_empty() || row > start;
+                if has_rows && current_size.saturating_add(size) > target_size {
+                    if row > start {
+                        current.push(batch.slice(start, row - start));
+                    }
+                    groups.push(std::mem::take(&mut current));
+                    current_size = 0;
+                    start = row;
+                }
+                current_size = current_size.saturating_add(size);
+            }
+            if batch.num_rows() > start {
+                current.push(batch.slice(start, batch.num_rows() - start));
+            }
+        }
+        if !current.is_empty() {
+            groups.push(current);
+        }
+        Ok(groups)
     }
 
     /// The schema of the batches: logical names and the Arrow types of
@@ -236,8 +253,8 @@ impl Scan {
 /// Every deletion vector of `snapshot`, loaded and checked (size, magic, checksum and
 /// cardinality; catalogue E2-06..E2-16): one row per file that has one, with `path` (utf8, the
 /// file's URL-decoded log path) and `deleted_rows` (list of uint64, the deleted row indexes in
-/// ascending order). Vectors are loaded several at once; memory grows with the vectors, not
-/// with the table's rows.
+/// ascending order). The records of each deletion vector file are fetched with one coalescing
+/// read, several files at once; memory grows with the vectors, not with the table's rows.
 pub async fn deletion_vectors(snapshot: &Snapshot) -> Result<RecordBatch> {
     let (_, files) = snapshot.files(false).await?;
     let table = snapshot.table().uri();
@@ -251,25 +268,24 @@ pub async fn deletion_vectors(snapshot: &Snapshot) -> Result<RecordBatch> {
             }
         }
     }
-    let storage = snapshot.table().storage().clone();
-    let mut loaded = stream::iter(described)
-        .map(|(path, descriptor)| {
-            let storage = storage.clone();
-            async move {
-                let bitmap = load_deletion_vector(&storage, &descriptor).await?;
-                Ok::<_, Error>((path, bitmap))
-            }
-        })
-        .buffered(DELETION_VECTOR_CONCURRENCY);
+    let storage = snapshot.table().storage();
+    let (paths_in_order, descriptors): (Vec<String>, Vec<DeletionVectorDescriptor>) =
+        described.into_iter().unzip();
+    let bitmaps = crate::deletion_vector::load_many(
+        storage.store().as_ref(),
+        &descriptors,
+        storage.root_url(),
+        |url| storage.resolve(url.as_str()),
+        DELETION_VECTOR_CONCURRENCY,
+    )
+    .await?;
     let item_field = Arc::new(Field::new("item", ArrowType::UInt64, false));
     let mut paths = StringBuilder::new();
     let mut rows = ListBuilder::new(UInt64Builder::new()).with_field(item_field.clone());
-    while let Some(entry) = loaded.next().await {
-        let (path, bitmap) = entry?;
+    for (path, bitmap) in paths_in_order.into_iter().zip(bitmaps) {
         paths.append_value(path);
-        for deleted_row in bitmap.iter() {
-            rows.values().append_value(deleted_row);
-        }
+        rows.values()
+            .append_slice(&bitmap.iter().collect::<Vec<u64>>());
         rows.append(true);
     }
     let schema = Schema::new(vec![
@@ -279,6 +295,105 @@ pub async fn deletion_vectors(snapshot: &Snapshot) -> Result<RecordBatch> {
     let columns: Vec<ArrayRef> = vec![Arc::new(paths.finish()), Arc::new(rows.finish())];
     RecordBatch::try_new(Arc::new(schema), columns)
         .map_err(|error| Error::arrow("building the deletion vector list", error))
+}
+
+/// What planning a scan needs of a table version: everything but its file list.
+struct TableShape<'a> {
+    table: &'a Table,
+    protocol: &'a Protocol,
+    schema: &'a StructType,
+    partition_columns: &'a [String],
+    configuration: &'a HashMap<String, String>,
+    column_mapping: ColumnMappingMode,
+}
+
+/// A scan planned up to its file list.
+struct ScanPlan {
+    context: ScanContext,
+    partition_names: Vec<String>,
+}
+
+impl ScanPlan {
+    /// The scan of `files` (file list rows of the schema `files_schema`).
+    fn with_files(
+        self,
+        files_schema: SchemaRef,
+        files: Vec<RecordBatch>,
+        table: &str,
+        concurrency: usize,
+    ) -> Result<Scan> {
+        let tasks = file_tasks(&files, &self.partition_names, table)?;
+        Ok(Scan {
+            inner: Arc::new(ScanInner {
+                context: Arc::new(self.context),
+                files_schema,
+                files,
+                tasks,
+                concurrency,
+            }),
+        })
+    }
+}
+
+/// Checks `options` against the table and works out the columns to read and return.
+fn plan(shape: &TableShape<'_>, options: &ScanOptions) -> Result<ScanPlan> {
+    check_options(options)?;
+    let table = shape.table.uri();
+    let selected = select_columns(shape.schema, options.columns.as_deref())?;
+    let hidden = match &options.filter {
+        Some(filter) => filter_only_columns(filter, shape.schema, &selected, options)?,
+        None => Vec::new(),
+    };
+    let partition_schema = shape
+        .schema
+        .partition_schema(shape.partition_columns)
+        .map_err(|error| Error::invalid_table(table, error))?;
+    let mut partition_names = Vec::new();
+    let mut columns = output_columns(&selected, &partition_schema, &mut partition_names);
+    let mut output_schema = to_arrow_schema(&StructType::new(selected))?;
+    if options.row_tracking {
+        check_row_tracking(shape, &output_schema)?;
+        output_schema = with_row_tracking_fields(output_schema);
+        columns.push(OutputColumn::RowId);
+        columns.push(OutputColumn::RowCommitVersion);
+    }
+    let hidden_schema = to_arrow_schema(&StructType::new(hidden.clone()))?;
+    columns.extend(output_columns(
+        &hidden,
+        &partition_schema,
+        &mut partition_names,
+    ));
+    let read_fields: Vec<Arc<Field>> = output_schema
+        .fields()
+        .iter()
+        .chain(hidden_schema.fields())
+        .cloned()
+        .collect();
+    let read_schema = Schema::new(read_fields);
+    if let Some(filter) = &options.filter {
+        evaluate(
+            filter,
+            &RecordBatch::new_empty(Arc::new(read_schema.clone())),
+        )?;
+    }
+    let context = ScanContext {
+        storage: shape.table.storage().clone(),
+        schema: Arc::new(read_schema),
+        output_schema: Arc::new(output_schema),
+        columns,
+        filter: options.filter.clone(),
+        mode: shape.column_mapping,
+        batch_size: options.batch_size,
+        materialized_row_id: shape.configuration.get(MATERIALIZED_ROW_ID_KEY).cloned(),
+        materialized_row_commit_version: shape
+            .configuration
+            .get(MATERIALIZED_ROW_COMMIT_VERSION_KEY)
+            .cloned(),
+    };
+    Ok(ScanPlan {
+        context,
+        partition_names,
+    })
 }
 
 fn check_options(options: &ScanOptions) -> Result<()> {
@@ -434,16 +549,16 @@ fn files_matching(files: Vec<RecordBatch>, filter: &Expr) -> Result<Vec<RecordBa
     Ok(kept)
 }
 
-fn check_row_tracking(snapshot: &Snapshot, schema: &Schema) -> Result<()> {
-    let table = snapshot.table().uri();
-    if !supports(snapshot.protocol(), "rowTracking") {
+fn check_row_tracking(shape: &TableShape<'_>, schema: &Schema) -> Result<()> {
+    let table = shape.table.uri();
+    if !supports(shape.protocol, "rowTracking") {
         return Err(Error::InvalidArgument(format!(
             "row tracking was asked for, but {table} does not support it (its protocol has no \
              rowTracking feature)"
         )));
     }
     for name in [ROW_ID_COLUMN, ROW_COMMIT_VERSION_COLUMN] {
-        if snapshot.schema().field(name).is_some() || schema.field_with_name(name).is_ok() {
+        if shape.schema.field(name).is_some() || schema.field_with_name(name).is_ok() {
             return Err(Error::InvalidArgument(format!(
                 "row tracking was asked for, but {table} already has a column `{name}`"
             )));

@@ -685,3 +685,103 @@ async fn filter_skips_files_and_keeps_only_matching_rows() {
     assert!(matches!(error, Error::InvalidArgument(_)), "{error}");
     assert!(error.to_string().contains("nope"), "{error}");
 }
+
+/// A table of `files` unpartitioned one-row files `f0.parquet`.. with ids 0.., the first with
+/// an inline deletion vector that deletes its only row.
+async fn table_of_files(files: i32) -> (TestTable, Snapshot) {
+    let mut table = TestTable::new(vec![field("id", json!("integer"))], &[], json!({}));
+    let deleted = encode_inline(&RoaringTreemap::from_iter([0u64])).unwrap();
+    for id in 0..files {
+        let rows = batch(vec![(int_field("id"), ints([id]))]);
+        let extra = match id {
+            0 => json!({ "deletionVector": serde_json::to_value(&deleted).unwrap() }),
+            _ => json!({}),
+        };
+        table.add(&format!("f{id}.parquet"), &rows, json!({}), extra);
+    }
+    let snapshot = table.snapshot().await;
+    (table, snapshot)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_are_packed_in_order_into_groups_of_the_target_size() {
+    let (_table, snapshot) = table_of_files(5).await;
+    let scan = Scan::new(&snapshot, ScanOptions::default()).await.unwrap();
+    let paths = |group: &[RecordBatch]| -> Vec<String> {
+        group
+            .iter()
+            .flat_map(|b| strings(b, "path").into_iter().flatten())
+            .collect()
+    };
+    let all: Vec<String> = paths(scan.files());
+    let size = int64s(&scan.files()[0], "size")[0].unwrap() as u64;
+
+    let singles = scan.pack_files(1, 0).unwrap();
+    assert_eq!(singles.len(), 5);
+    let pairs = scan.pack_files(2 * (size + 10), 10).unwrap();
+    let grouped: Vec<Vec<String>> = pairs.iter().map(|g| paths(g)).collect();
+    assert_eq!(grouped.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2, 1]);
+    assert_eq!(grouped.concat(), all);
+    let one = scan.pack_files(u64::MAX, 0).unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(paths(&one[0]), all);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_over_given_files_reads_them_without_the_log() {
+    let (table, snapshot) = table_of_files(4).await;
+    let options = ScanOptions {
+        filter: Some(crate::expr::parse_sql("id < 3").unwrap()),
+        ..ScanOptions::default()
+    };
+    let planned = Scan::new(&snapshot, options.clone()).await.unwrap();
+    let groups = planned.pack_files(1, 0).unwrap();
+    std::fs::remove_dir_all(table.dir.path().join("_delta_log")).unwrap();
+    let mut ids = Vec::new();
+    for group in groups {
+        let scan = Scan::over_files(
+            snapshot.table(),
+            snapshot.protocol(),
+            snapshot.metadata(),
+            options.clone(),
+            group,
+        )
+        .unwrap();
+        for batch in scan.to_batches().await.unwrap() {
+            ids.extend(int32s(&batch, "id").into_iter().flatten());
+        }
+    }
+    ids.sort_unstable();
+    assert_eq!(ids, [1, 2], "the deletion vector and the filter apply");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_over_files_refuses_what_a_snapshot_would() {
+    let (_table, snapshot) = table_of_files(1).await;
+    let files = snapshot.files(false).await.unwrap().1;
+    let mut protocol = snapshot.protocol().clone();
+    protocol.min_reader_version = 9;
+    let unreadable = Scan::over_files(
+        snapshot.table(),
+        &protocol,
+        snapshot.metadata(),
+        ScanOptions::default(),
+        files.clone(),
+    );
+    assert!(matches!(
+        unreadable,
+        Err(Error::UnsupportedProtocolVersion { .. })
+    ));
+    let unknown = ScanOptions {
+        columns: Some(vec!["nope".to_string()]),
+        ..ScanOptions::default()
+    };
+    let refused = Scan::over_files(
+        snapshot.table(),
+        snapshot.protocol(),
+        snapshot.metadata(),
+        unknown,
+        files,
+    );
+    assert!(matches!(refused, Err(Error::InvalidArgument(message)) if message.contains("nope")));
+}
