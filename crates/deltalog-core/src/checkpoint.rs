@@ -48,6 +48,16 @@ const OTHER_ACTIONS: &[&str] = &[
     "sidecar",
 ];
 
+/// A required field of each action of [`OTHER_ACTIONS`]: NULL exactly where the action is.
+const OTHER_ACTION_KEYS: &[(&str, &str)] = &[
+    ("protocol", "minReaderVersion"),
+    ("metaData", "id"),
+    ("txn", "appId"),
+    ("domainMetadata", "domain"),
+    ("checkpointMetadata", "version"),
+    ("sidecar", "path"),
+];
+
 /// What of a checkpoint part to read.
 #[derive(Debug, Clone, Copy)]
 pub struct CheckpointProjection {
@@ -100,14 +110,25 @@ pub async fn read_parquet_actions_skipping(
     let metadata = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())
         .await
         .map_err(|error| Error::corrupt(&*file, error))?;
-    let all: Vec<usize> = (0..metadata.metadata().num_row_groups()).collect();
-    let (kept, skipped): (Vec<usize>, Vec<usize>) = match skipping {
-        Some(skipping) => {
-            let may_match = skipping.row_groups_may_match(&metadata)?;
-            all.into_iter().partition(|&index| may_match[index])
-        }
-        None => (all, Vec::new()),
+    let row_groups = metadata.metadata().num_row_groups();
+    let may_match = match skipping {
+        Some(skipping) => skipping.row_groups_may_match(&metadata)?,
+        None => vec![true; row_groups],
     };
+    let has_others = row_groups_with_other_actions(&metadata);
+    let mut plans: [Vec<usize>; 3] = Default::default();
+    for index in 0..row_groups {
+        let wanted = (
+            projection.file_actions && may_match[index],
+            projection.other_actions && has_others[index],
+        );
+        match wanted {
+            (true, true) => plans[0].push(index),
+            (true, false) => plans[1].push(index),
+            (false, true) => plans[2].push(index),
+            (false, false) => {}
+        }
+    }
     let source = PartSource {
         storage,
         path,
@@ -116,15 +137,19 @@ pub async fn read_parquet_actions_skipping(
         file: file.clone(),
         metadata,
     };
-    let mut handles = source.decode(kept, projection, skipping);
-    if projection.other_actions && !skipped.is_empty() {
-        let others_only = CheckpointProjection {
-            other_actions: true,
-            stats: false,
-            file_actions: false,
-        };
-        handles.extend(source.decode(skipped, others_only, None));
-    }
+    let [both, files_only, others_only] = plans;
+    let mut handles = source.decode(both, projection, skipping);
+    let files = CheckpointProjection {
+        other_actions: false,
+        ..projection
+    };
+    handles.extend(source.decode(files_only, files, skipping));
+    let others = CheckpointProjection {
+        file_actions: false,
+        stats: false,
+        ..projection
+    };
+    handles.extend(source.decode(others_only, others, None));
     let mut decoded = DecodedActions::default();
     for handle in handles {
         let part = handle
@@ -295,6 +320,35 @@ fn row_group_bounds(
         })
         .collect();
     nullif(&bounds, &unjudged).ok()
+}
+
+/// Per row group, whether it may hold an action other than `add` and `remove`: false only
+/// when the Parquet null counts show that the key field of each such action (`metaData.id`,
+/// `protocol.minReaderVersion`, ...) is NULL in every row. Checkpoints hold millions of file
+/// actions and a handful of others; their all-NULL columns need not be decoded.
+fn row_groups_with_other_actions(metadata: &ArrowReaderMetadata) -> Vec<bool> {
+    let row_groups = metadata.metadata().row_groups();
+    let mut has_others = vec![false; row_groups.len()];
+    let has_action = |action: &str| {
+        let columns = metadata.parquet_schema().columns();
+        columns
+            .iter()
+            .any(|column| column.path().parts().first().map(String::as_str) == Some(action))
+    };
+    for (action, key) in OTHER_ACTION_KEYS {
+        if !has_action(action) {
+            continue;
+        }
+        let nulls = leaf_null_counts(metadata, &[action, key]);
+        for (index, row_group) in row_groups.iter().enumerate() {
+            let rows = u64::try_from(row_group.num_rows()).unwrap_or(u64::MAX);
+            let all_null = nulls
+                .as_ref()
+                .is_some_and(|nulls| nulls.is_valid(index) && nulls.value(index) == rows);
+            has_others[index] |= !all_null;
+        }
+    }
+    has_others
 }
 
 /// The Parquet null counts of the leaf at `path`, per row group.

@@ -1364,7 +1364,10 @@ mod tests {
         let root = Url::parse("memory:///tables/t/").unwrap();
         let uuid = Uuid::parse_str(EXAMPLE_UUID).unwrap();
         let file_path = Path::from(format!("tables/t/{}", dv_file_name(&uuid)));
-        store.put(&file_path, PutPayload::from(file.clone())).await.unwrap();
+        store
+            .put(&file_path, PutPayload::from(file.clone()))
+            .await
+            .unwrap();
         let store_path_of = |url: &Url| {
             Path::from_url_path(url.path())
                 .map_err(|error| Error::InvalidArgument(error.to_string()))
@@ -1391,7 +1394,10 @@ mod tests {
         store.put(&file_path, truncated).await.unwrap();
         let result = load_many(&store, &asked, &root, store_path_of, 2).await;
         let error = result.unwrap_err();
-        assert!(matches!(error, Error::CorruptDeletionVector { .. }), "{error}");
+        assert!(
+            matches!(error, Error::CorruptDeletionVector { .. }),
+            "{error}"
+        );
         assert!(error.to_string().contains(&dv_file_name(&uuid)), "{error}");
     }
 
