@@ -71,6 +71,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.sql.session.timeZone", "UTC")
+        # Lets Python data sources (deltalog's) take Spark's filters.
+        .config("spark.sql.python.filterPushdown.enabled", "true")
         .config("spark.sql.warehouse.dir", str(scratch / "warehouse"))
         .config("spark.local.dir", str(scratch / "local"))
         # Tiny tables and a short-lived JVM: skip what only pays off on big data.

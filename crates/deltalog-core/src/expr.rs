@@ -2408,6 +2408,7 @@ impl<'f> SkippingContext<'f> {
         let min = leaf(self.min_values)?;
         let max = leaf(self.max_values)?;
         let null_count = leaf(self.null_count)?
+            .filter(|counts| counts.data_type().is_integer())
             .map(|counts| cast(&counts, &DataType::Int64))
             .transpose()
             .map_err(skipping_error)?;
@@ -2821,6 +2822,21 @@ mod tests {
             structs(vec![(column, array(Int64Array::from(max)))]),
             structs(vec![(column, array(Int64Array::from(nulls)))]),
         )
+    }
+
+    #[test]
+    fn null_tests_on_a_whole_struct_column_keep_every_file() {
+        let inner =
+            |values: Vec<Option<i64>>| structs(vec![("x", array(Int64Array::from(values)))]);
+        let stats = (
+            structs(vec![("st", inner(vec![Some(1), Some(2)]))]),
+            structs(vec![("st", inner(vec![Some(5), Some(6)]))]),
+            structs(vec![("st", inner(vec![Some(0), Some(3)]))]),
+        );
+        let files = file_list(vec![], vec![Some(3), Some(3)], Some(stats), None);
+        assert_eq!(kept("st IS NOT NULL", &files), [true, true]);
+        assert_eq!(kept("st IS NULL", &files), [true, true]);
+        assert_eq!(kept("st.x IS NOT NULL", &files), [true, false]);
     }
 
     // --- parser ------------------------------------------------------------------------------

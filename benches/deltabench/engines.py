@@ -1,0 +1,1203 @@
+"""One measurement per child process: one engine doing one operation on one table.
+
+The parent (:func:`measure`) starts ``python engines.py child ENGINE OPERATION`` with a fresh
+interpreter and sends the table on stdin as JSON (a :data:`TableRequest`). The child imports the
+engine and prepares it (untimed), notes its resident memory, times the operation alone with
+``time.perf_counter``, notes the peak resident memory (``VmHWM``, see :func:`_peak_rss_kib`),
+and only then computes a result check (files listed, deleted rows...) so the check costs
+neither time nor memory. It prints one line ``DELTABENCH_RESULT {json}`` on stdout.
+
+Delta on Spark is the exception: one child (:func:`measure_spark`) holds one SparkSession for all
+of its measurements, after one untimed warm-up load, and does not measure memory.
+
+This file runs as a script in the child, so it imports nothing from the ``deltabench`` package.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import resource
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: The operations, in report order.
+OPERATIONS = ("open", "list", "filtered", "time_travel", "dvs")
+#: Engines measured one child process per measurement, in report order.
+PROCESS_ENGINES = ("deltalog", "deltalake", "floor", "duckdb")
+#: Every engine, in report order.
+ENGINES = (*PROCESS_ENGINES, "spark")
+
+#: What each engine does for each operation (shown in the report). The timed part always starts
+#: from the table path, so every operation includes opening the table.
+DESCRIPTIONS: dict[str, dict[str, str]] = {
+    "deltalog": {
+        "open": "`DeltaTable(p).snapshot()`",
+        "list": "`pa.table(DeltaTable(p).snapshot().files())`",
+        "filtered": "`pa.table(DeltaTable(p).snapshot(filter=F).files())` (the filter judged "
+        "while the log is replayed) where deltalog has it, else "
+        "`pa.table(DeltaTable(p).snapshot().scan(filter=F).files())`",
+        "time_travel": "`pa.table(DeltaTable(p).snapshot(V).files())`",
+        "dvs": "`pa.table(DeltaTable(p).snapshot().deletion_vectors())` (deleted row indexes "
+        "per file)",
+    },
+    "deltalake": {
+        "open": "`DeltaTable(p)` (loads the file list eagerly)",
+        "list": "`pa.table(DeltaTable(p).get_add_actions())`",
+        "filtered": "`pa.array(DeltaTable(p).file_uris(file_pruning_predicate=F))` "
+        "(no filtered Arrow listing exists)",
+        "time_travel": "`pa.table(DeltaTable(p, version=V).get_add_actions())`",
+        "dvs": "`pa.table(DeltaTable(p).deletion_vectors())` (keep masks per file)",
+    },
+    "floor": {
+        "open": "list `_delta_log`; pyarrow reads the checkpoint's add/remove key columns, "
+        "metaData, protocol, txn, domainMetadata, sidecar; `pyarrow.json.read_json` of all "
+        "commit bytes at once, converting only those fields (explicit schema); no replay",
+        "list": "same as open: the least any reader must read to list files",
+        "filtered": "open + the stats (checkpoint `add.stats_parsed` or `add.stats`; the "
+        "commits' `add.stats` strings)",
+        "time_travel": "open, with the commits up to V only",
+        "dvs": "open + the bytes of every deletion vector file the log names",
+    },
+    "duckdb": {
+        "open": "`DESCRIBE SELECT * FROM delta_scan(p)` (binds: kernel loads protocol, "
+        "metadata and schema, not the file list)",
+        "list": "`SELECT * FROM delta_list_files(p)` to Arrow (kernel also reads every DV)",
+        "filtered": "`EXPLAIN SELECT * FROM delta_scan(p) WHERE F`; files kept read from the "
+        "`delta.FilterPushdown` log (logging on)",
+        "time_travel": "`SELECT * FROM delta_list_files(p, version=V)` to Arrow",
+        "dvs": "`SELECT * FROM delta_list_files(p, delete_count=true)` to Arrow",
+    },
+    "spark": {
+        "open": "`DeltaLog.clearCache(); DeltaLog.forTable(spark, p).update()` + metadata",
+        "list": "open + `snapshot.allFiles().collectAsList()` (in the JVM)",
+        "filtered": "open + `spark.read.format('delta').load(p).where(F).inputFiles()` "
+        "(planning prunes and skips by stats)",
+        "time_travel": "`DeltaLog.forTable(spark, p).getSnapshotAt(V)` + "
+        "`allFiles().collectAsList()`",
+        "dvs": "",
+    },
+}
+
+#: Operations an engine cannot do at all, with the reason shown in the report.
+UNSUPPORTED: dict[tuple[str, str], str] = {
+    ("spark", "dvs"): "Delta on Spark evaluates deletion vectors only inside its Parquet scan "
+    "(the data files are absent here); it has no API that materializes them alone",
+}
+
+#: How the error of a measurement that took too long starts.
+TIMED_OUT = "timed out"
+#: Marks the result line on the child's stdout (engines may print there too).
+RESULT_MARKER = "DELTABENCH_RESULT "
+
+#: The table as the child needs it: JSON-able, built by ``scenarios.table_request``.
+#: Keys: path, version, older_version, one_percent_filter, checkpoint_paths, commit_paths, and
+#: optionally partition_columns (lets the floor parse JSON with an explicit schema).
+TableRequest = dict[str, Any]
+
+
+@dataclass
+class Measurement:
+    """One engine doing one operation on one scenario's table, once."""
+
+    scenario: str
+    operation: str
+    engine: str
+    run: int
+    position: int = 0  # where in the run's engine order it ran (0: first)
+    ok: bool = False
+    seconds: float | None = None
+    phases: dict[str, float] = field(default_factory=dict)  # seconds into the timed part
+    notes: dict[str, str] = field(default_factory=dict)  # e.g. {"method": ...} where it varies
+    peak_rss_kib: int | None = None  # the child's peak RSS (VmHWM)
+    baseline_rss_kib: int | None = None  # resident memory after imports and setup
+    check: dict[str, int] | None = None
+    error: str | None = None
+
+    @property
+    def operation_rss_kib(self) -> int | None:
+        """The operation's own memory: peak RSS minus the RSS after imports."""
+        if self.peak_rss_kib is None or self.baseline_rss_kib is None:
+            return None
+        return max(self.peak_rss_kib - self.baseline_rss_kib, 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "operation_rss_kib": self.operation_rss_kib}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Measurement:
+        names = cls.__dataclass_fields__
+        return cls(**{key: value for key, value in data.items() if key in names})
+
+
+def unsupported_reason(engine: str, operation: str) -> str | None:
+    """Why the engine cannot do the operation at all, or ``None``."""
+    return UNSUPPORTED.get((engine, operation))
+
+
+def probe(engine: str, timeout: float = 120.0) -> str | None:
+    """Why the engine cannot run here (its child setup failed), or ``None`` when it can."""
+    if engine == "spark":
+        return spark_unavailable()
+    completed = _run_child(["probe", engine], {}, timeout)
+    if isinstance(completed, str):
+        return completed
+    result = _parse_result(completed)
+    if isinstance(result, str):
+        return result
+    error = result.get("error")
+    return str(error) if error else None
+
+
+def measure(
+    engine: str,
+    operation: str,
+    request: TableRequest,
+    *,
+    scenario: str,
+    run: int,
+    position: int,
+    timeout: float,
+) -> Measurement:
+    """Run one measurement in a fresh child process; failures become ``error``, never raise."""
+    measurement = Measurement(scenario, operation, engine, run, position)
+    completed = _run_child(["child", engine, operation], request, timeout)
+    if isinstance(completed, str):
+        measurement.error = completed
+        return measurement
+    result = _parse_result(completed)
+    if isinstance(result, str):
+        measurement.error = result
+        return measurement
+    _fill(measurement, result)
+    return measurement
+
+
+@dataclass(frozen=True)
+class SparkTask:
+    """One Spark measurement to make in the shared session."""
+
+    scenario: str
+    operation: str
+    run: int
+    request: TableRequest
+
+
+def measure_spark(
+    tasks: list[SparkTask],
+    *,
+    driver_memory: str,
+    timeout: float,
+    progress: Callable[[Measurement], None],
+) -> list[Measurement]:
+    """Make every Spark measurement in one child process holding one SparkSession.
+
+    Results stream back one line per task; a task the child never reached (crash, timeout) is
+    recorded with the reason.
+    """
+    payload = {
+        "driver_memory": driver_memory,
+        "tasks": [asdict(task) for task in tasks],
+    }
+    command = [sys.executable, str(Path(__file__).resolve()), "spark"]
+    results: list[Measurement] = []
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_child_env(),
+    ) as child:
+        assert child.stdin is not None
+        assert child.stdout is not None
+        assert child.stderr is not None
+        child.stdin.write(json.dumps(payload))
+        child.stdin.close()
+        stderr_lines: list[str] = []
+        drain = threading.Thread(target=lambda: stderr_lines.extend(child.stderr), daemon=True)
+        drain.start()
+        watchdog = _Watchdog(child, timeout)
+        for line in child.stdout:
+            if not line.startswith(RESULT_MARKER):
+                continue
+            watchdog.reset()
+            task = tasks[len(results)]
+            measurement = Measurement(task.scenario, task.operation, "spark", task.run)
+            _fill(measurement, json.loads(line[len(RESULT_MARKER) :]))
+            results.append(measurement)
+            progress(measurement)
+        watchdog.cancel()
+        child.wait()
+        drain.join(timeout=5)
+    stopped = "timed out" if watchdog.fired else f"exit {child.returncode}"
+    stderr_tail = _tail("".join(stderr_lines))
+    reason = f"the Spark child stopped ({stopped}) before this task: {stderr_tail}"
+    for task in tasks[len(results) :]:
+        measurement = Measurement(task.scenario, task.operation, "spark", task.run, error=reason)
+        results.append(measurement)
+        progress(measurement)
+    return results
+
+
+class _Watchdog:
+    """Kills the child when no result arrives for ``timeout`` seconds."""
+
+    def __init__(self, child: subprocess.Popen[str], timeout: float) -> None:
+        self.child = child
+        self.timeout = timeout
+        self.fired = False
+        self.timer: threading.Timer | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        self.cancel()
+        self.timer = threading.Timer(self.timeout, self._fire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def cancel(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+
+    def _fire(self) -> None:
+        self.fired = True
+        self.child.kill()
+
+
+def spark_unavailable() -> str | None:
+    """Why Delta on Spark cannot run here, or ``None`` (the checks of tests/spark/conftest.py)."""
+    import importlib.util
+    import shutil
+
+    if importlib.util.find_spec("pyspark") is None:
+        return "pyspark is not installed (run `bash .ci/spark-deps`)"
+    from importlib.metadata import version
+
+    pyspark_version = version("pyspark")
+    if not pyspark_version.startswith("4.2."):
+        return f"pyspark {pyspark_version} is installed; the Delta jars need 4.2.x"
+    if not _delta_jars():
+        return f"no Delta jars in {_jar_dir()} (run `bash .ci/spark-deps`)"
+    if shutil.which("java") is None and "JAVA_HOME" not in os.environ:
+        return "no Java runtime (java on PATH or JAVA_HOME)"
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Parent-side helpers
+
+
+def _run_child(
+    arguments: list[str], request: TableRequest, timeout: float
+) -> subprocess.CompletedProcess[str] | str:
+    command = [sys.executable, str(Path(__file__).resolve()), *arguments]
+    try:
+        return subprocess.run(
+            command,
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=_child_env(),
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return f"{TIMED_OUT} after {timeout:g} s"
+
+
+def _parse_result(completed: subprocess.CompletedProcess[str]) -> dict[str, Any] | str:
+    for line in reversed(completed.stdout.splitlines()):
+        if line.startswith(RESULT_MARKER):
+            data: dict[str, Any] = json.loads(line[len(RESULT_MARKER) :])
+            return data
+    return f"child exited with status {completed.returncode} and no result: " + _tail(
+        completed.stderr
+    )
+
+
+def _fill(measurement: Measurement, result: dict[str, Any]) -> None:
+    measurement.ok = result.get("error") is None
+    measurement.error = result.get("error")
+    measurement.seconds = result.get("seconds")
+    measurement.phases = result.get("phases") or {}
+    measurement.notes = result.get("notes") or {}
+    measurement.peak_rss_kib = result.get("peak_rss_kib")
+    measurement.baseline_rss_kib = result.get("baseline_rss_kib")
+    measurement.check = result.get("check")
+
+
+def _tail(text: str, lines: int = 3, chars: int = 600) -> str:
+    kept = [line for line in text.strip().splitlines() if line.strip()][-lines:]
+    return " | ".join(kept)[-chars:] or "(no output)"
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("PYTHONHASHSEED", "0")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _jar_dir() -> Path:
+    repo_root = Path(__file__).resolve().parents[2]
+    default = repo_root / ".cache" / "delta-jars" / "jars"
+    return Path(os.environ.get("DELTALOG_DELTA_JARS", default))
+
+
+def _delta_jars() -> list[str]:
+    jar_dir = _jar_dir()
+    return sorted(str(jar) for jar in jar_dir.glob("*.jar")) if jar_dir.is_dir() else []
+
+
+# --------------------------------------------------------------------------------------------
+# Child side: shared machinery
+
+
+class Clock:
+    """Times the operation; ``mark`` records how far into it a phase ended."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.phases: dict[str, float] = {}
+        self.notes: dict[str, str] = {}  # how the operation was done, where that varies
+
+    def mark(self, phase: str) -> None:
+        self.phases[phase] = time.perf_counter() - self.start
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+
+#: An operation: (engine context, table request, clock) -> its result, kept alive until the
+#: peak memory has been read.
+Operation = Callable[[Any, TableRequest, Clock], Any]
+#: A check: the operation's result -> counts to compare between engines.
+Check = Callable[[Any, Any, TableRequest], dict[str, int]]
+
+
+def _current_rss_kib() -> int:
+    return _proc_status_kib("VmRSS")
+
+
+def _peak_rss_kib() -> int:
+    """The peak RSS of this process image: ``VmHWM``, which ``execve`` resets.
+
+    ``getrusage(RUSAGE_SELF).ru_maxrss`` would be wrong here: Linux carries the parent's RSS
+    at fork into the child's ``ru_maxrss`` across ``execve``, so a child started by a large
+    parent would report the parent's size. It is the fallback where ``/proc`` is missing.
+    """
+    try:
+        return _proc_status_kib("VmHWM")
+    except (OSError, KeyError, ValueError):
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+def _proc_status_kib(key: str) -> int:
+    with Path("/proc/self/status").open() as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name == key:
+                return int(value.split()[0])
+    raise KeyError(f"{key} is not in /proc/self/status")
+
+
+def _emit(data: dict[str, Any]) -> None:
+    sys.stdout.write(RESULT_MARKER + json.dumps(data) + "\n")
+    sys.stdout.flush()
+
+
+def _error_text(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    return text if len(text) <= 800 else text[:800] + "..."
+
+
+def _child_main(engine: str, operation: str) -> None:
+    request: TableRequest = json.load(sys.stdin)
+    try:
+        setup, operations, checks = _ENGINE_TABLE[engine]
+        context = setup()
+        run = operations[operation]
+    except Exception as error:
+        _emit({"error": "setup failed: " + _error_text(error)})
+        return
+    baseline = _current_rss_kib()
+    clock = Clock()
+    try:
+        result = run(context, request, clock)
+    except Exception as error:
+        _emit({"error": _error_text(error), "baseline_rss_kib": baseline})
+        return
+    seconds = clock.elapsed()
+    peak = _peak_rss_kib()
+    try:
+        check = checks[operation](context, result, request)
+    except Exception as error:
+        check = {}
+        print(f"check failed: {_error_text(error)}", file=sys.stderr)
+    _emit(
+        {
+            "seconds": seconds,
+            "phases": clock.phases,
+            "notes": clock.notes,
+            "peak_rss_kib": peak,
+            "baseline_rss_kib": baseline,
+            "check": check,
+        }
+    )
+
+
+def _probe_main(engine: str) -> None:
+    try:
+        setup, _, _ = _ENGINE_TABLE[engine]
+        setup()
+    except Exception as error:
+        _emit({"error": _error_text(error)})
+        return
+    _emit({})
+
+
+class _TinyStream:
+    """A tiny Arrow stream, to take pyarrow's one-time lazy work out of the timed part."""
+
+    def __init__(self, pa: Any) -> None:
+        self.table = pa.table({"x": [1]})
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.table.__arrow_c_stream__(requested_schema)
+
+
+def _warm_pyarrow(pa: Any) -> None:
+    """Do pyarrow's lazy first-use work now: ``pa.table(x)`` imports pandas to ask whether x is
+    a DataFrame (0.3 s) the first time it sees an object it does not know."""
+    pa.table(_TinyStream(pa))
+    pa.array(["x"])
+
+
+def _files_check(_context: Any, table: Any, _request: TableRequest) -> dict[str, int]:
+    return {"files": int(table.num_rows)}
+
+
+# --------------------------------------------------------------------------------------------
+# deltalog
+
+
+def _deltalog_setup() -> Any:
+    import pyarrow
+    import pyarrow.compute
+
+    import deltalog
+
+    _warm_pyarrow(pyarrow)
+    return (deltalog, pyarrow)
+
+
+def _deltalog_open(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalog, _ = context
+    return deltalog.DeltaTable(request["path"]).snapshot()
+
+
+def _deltalog_list(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalog, pa = context
+    snapshot = deltalog.DeltaTable(request["path"]).snapshot()
+    clock.mark("open")
+    return pa.table(snapshot.files())
+
+
+def _deltalog_filtered(context: Any, request: TableRequest, clock: Clock) -> Any:
+    """A filtered snapshot when deltalog offers one (the filter judged while the log is
+    replayed), else a scan of the full snapshot."""
+    deltalog, pa = context
+    table = deltalog.DeltaTable(request["path"])
+    if "filter" in inspect.signature(table.snapshot).parameters:
+        clock.notes["method"] = "snapshot(filter=F).files()"
+        snapshot = table.snapshot(filter=request["one_percent_filter"])
+        clock.mark("open")
+        return pa.table(snapshot.files())
+    clock.notes["method"] = "snapshot().scan(filter=F).files()"
+    snapshot = table.snapshot()
+    clock.mark("open")
+    return pa.table(snapshot.scan(filter=request["one_percent_filter"]).files())
+
+
+def _deltalog_time_travel(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalog, pa = context
+    snapshot = deltalog.DeltaTable(request["path"]).snapshot(request["older_version"])
+    clock.mark("open")
+    return pa.table(snapshot.files())
+
+
+def _deltalog_dvs(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalog, pa = context
+    snapshot = deltalog.DeltaTable(request["path"]).snapshot()
+    clock.mark("open")
+    return pa.table(snapshot.deletion_vectors())
+
+
+def _deltalog_dvs_check(context: Any, table: Any, _request: TableRequest) -> dict[str, int]:
+    import pyarrow.compute as pc
+
+    deleted = pc.sum(pc.list_value_length(table.column("deleted_rows"))).as_py() or 0
+    return {"files_with_dv": int(table.num_rows), "deleted_rows": int(deleted)}
+
+
+# --------------------------------------------------------------------------------------------
+# deltalake (delta-rs)
+
+
+def _deltalake_setup() -> Any:
+    import deltalake
+    import pyarrow
+    import pyarrow.compute
+
+    _warm_pyarrow(pyarrow)
+    return (deltalake, pyarrow)
+
+
+def _deltalake_open(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalake, _ = context
+    return deltalake.DeltaTable(request["path"])
+
+
+def _deltalake_list(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalake, pa = context
+    table = deltalake.DeltaTable(request["path"])
+    clock.mark("open")
+    return pa.table(table.get_add_actions())
+
+
+def _deltalake_filtered(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalake, pa = context
+    table = deltalake.DeltaTable(request["path"])
+    clock.mark("open")
+    return pa.array(table.file_uris(file_pruning_predicate=request["one_percent_filter"]))
+
+
+def _deltalake_time_travel(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalake, pa = context
+    table = deltalake.DeltaTable(request["path"], version=request["older_version"])
+    clock.mark("open")
+    return pa.table(table.get_add_actions())
+
+
+def _deltalake_dvs(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalake, pa = context
+    table = deltalake.DeltaTable(request["path"])
+    clock.mark("open")
+    return pa.table(table.deletion_vectors())
+
+
+def _deltalake_dvs_check(context: Any, table: Any, _request: TableRequest) -> dict[str, int]:
+    import pyarrow.compute as pc
+
+    keep = pc.list_flatten(table.column("selection_vector"))
+    deleted = len(keep) - (pc.sum(keep.cast("int64")).as_py() or 0)
+    return {"files_with_dv": int(table.num_rows), "deleted_rows": int(deleted)}
+
+
+# --------------------------------------------------------------------------------------------
+# The raw-read floor: pyarrow reading what any reader must read, and nothing else
+
+
+#: The checkpoint columns a snapshot's file list needs (those the checkpoint has are read).
+FLOOR_CHECKPOINT_COLUMNS = (
+    "add.path",
+    "add.size",
+    "add.modificationTime",
+    "add.partitionValues",
+    "add.deletionVector",
+    "add.dataChange",
+    "remove.path",
+    "remove.deletionVector",
+    "metaData",
+    "protocol",
+    "txn",
+    "domainMetadata",
+    "checkpointMetadata",
+    "sidecar",
+)
+
+
+@dataclass
+class FloorRead:
+    """What the floor read: checkpoint tables and the parsed commits."""
+
+    checkpoint: list[Any]
+    commits: Any | None
+    versions: list[int]
+    dv_bytes: int = 0
+
+
+def _floor_setup() -> Any:
+    import pyarrow
+    import pyarrow.compute
+    import pyarrow.json
+    import pyarrow.parquet
+
+    _warm_pyarrow(pyarrow)
+    return pyarrow
+
+
+def _floor_open(context: Any, request: TableRequest, clock: Clock) -> FloorRead:
+    return _floor_read(context, request, clock, stats=False, upto=None)
+
+
+def _floor_filtered(context: Any, request: TableRequest, clock: Clock) -> FloorRead:
+    return _floor_read(context, request, clock, stats=True, upto=None)
+
+
+def _floor_time_travel(context: Any, request: TableRequest, clock: Clock) -> FloorRead:
+    return _floor_read(context, request, clock, stats=False, upto=request["older_version"])
+
+
+def _floor_dvs(context: Any, request: TableRequest, clock: Clock) -> FloorRead:
+    read = _floor_read(context, request, clock, stats=False, upto=None)
+    clock.mark("open")
+    paths = _floor_dv_files(context, read, Path(request["path"]))
+    read.dv_bytes = sum(_read_all(paths, lambda path: len(path.read_bytes())))
+    return read
+
+
+def _floor_read(
+    pa: Any, request: TableRequest, clock: Clock, *, stats: bool, upto: int | None
+) -> FloorRead:
+    log_dir = Path(request["path"]) / "_delta_log"
+    listing = [entry.name for entry in os.scandir(log_dir)]
+    clock.mark("listing")
+    checkpoint_paths = [Path(path) for path in request["checkpoint_paths"]]
+    commit_paths = [Path(path) for path in request["commit_paths"]]
+    if upto is not None:
+        checkpoint_paths = [p for p in checkpoint_paths if _log_version(p) <= upto]
+        first = max((_log_version(p) for p in checkpoint_paths), default=-1)
+        commit_paths = sorted(
+            log_dir / name
+            for name in listing
+            if len(name) == 25
+            and name.endswith(".json")
+            and name[:20].isdigit()
+            and first < int(name[:20]) <= upto
+        )
+    columns = (*FLOOR_CHECKPOINT_COLUMNS, "add.stats_parsed|add.stats") if stats else None
+    checkpoint = _read_all(checkpoint_paths, lambda path: _floor_checkpoint(pa, path, columns))
+    clock.mark("checkpoint")
+    commits = _floor_commits(pa, commit_paths, request.get("partition_columns"), stats=stats)
+    versions = [_log_version(path) for path in commit_paths]
+    return FloorRead(checkpoint, commits, versions)
+
+
+def _floor_checkpoint(pa: Any, path: Path, columns: tuple[str, ...] | None) -> Any:
+    """Read the wanted columns the checkpoint file has (``a|b``: ``a`` if present, else ``b``)."""
+    import pyarrow.json
+    import pyarrow.parquet as pq
+
+    if path.suffix == ".json":  # a V2 checkpoint's JSON top file: the whole file is needed
+        return pyarrow.json.read_json(path)
+    parquet = pq.ParquetFile(path)
+    schema = parquet.schema_arrow
+    present = []
+    for wanted in columns or FLOOR_CHECKPOINT_COLUMNS:
+        for option in wanted.split("|"):
+            if _has_column(schema, option):
+                present.append(option)
+                break
+    return parquet.read(columns=present)
+
+
+def _has_column(schema: Any, dotted: str) -> bool:
+    top, _, child = dotted.partition(".")
+    index = schema.get_field_index(top)
+    if index < 0:
+        return False
+    if not child:
+        return True
+    field_type = schema.field(index).type
+    return hasattr(field_type, "get_field_index") and field_type.get_field_index(child) >= 0
+
+
+def _floor_commits(
+    pa: Any, paths: list[Path], partition_columns: list[str] | None, *, stats: bool
+) -> Any | None:
+    """Parse every commit's JSON lines with ``pyarrow.json`` in one go, converting only the
+    fields a file listing needs (:func:`_floor_json_schema`); the rest is skipped."""
+    import pyarrow.json
+
+    if not paths:
+        return None
+    chunks = _read_all(paths, Path.read_bytes)
+    data = b"".join(chunk if chunk.endswith(b"\n") else chunk + b"\n" for chunk in chunks)
+    if partition_columns is None:  # unknown partitioning: let pyarrow infer every field
+        options = pyarrow.json.ParseOptions()
+    else:
+        options = pyarrow.json.ParseOptions(
+            explicit_schema=_floor_json_schema(pa, partition_columns, stats=stats),
+            unexpected_field_behavior="ignore",
+        )
+    try:
+        return pyarrow.json.read_json(pa.BufferReader(data), parse_options=options)
+    except pa.ArrowInvalid:  # types inferred per block disagree: parse each commit alone
+        return [
+            pyarrow.json.read_json(pa.BufferReader(chunk), parse_options=options)
+            for chunk in chunks
+        ]
+
+
+def _floor_json_schema(pa: Any, partition_columns: list[str], *, stats: bool) -> Any:
+    """The actions and fields of a commit that a file listing needs (Delta protocol, "Actions");
+    table properties and commit information are skipped."""
+    string, long, integer = pa.string(), pa.int64(), pa.int32()
+    deletion_vector = pa.struct(
+        [
+            ("storageType", string),
+            ("pathOrInlineDv", string),
+            ("offset", integer),
+            ("sizeInBytes", integer),
+            ("cardinality", long),
+        ]
+    )
+    add_fields = [
+        ("path", string),
+        ("partitionValues", pa.struct([(name, string) for name in partition_columns])),
+        ("size", long),
+        ("modificationTime", long),
+        ("dataChange", pa.bool_()),
+        ("deletionVector", deletion_vector),
+    ]
+    if stats:
+        add_fields.append(("stats", string))
+    return pa.schema(
+        [
+            ("add", pa.struct(add_fields)),
+            ("remove", pa.struct([("path", string), ("deletionVector", deletion_vector)])),
+            (
+                "metaData",
+                pa.struct(
+                    [
+                        ("id", string),
+                        ("schemaString", string),
+                        ("partitionColumns", pa.list_(string)),
+                    ]
+                ),
+            ),
+            (
+                "protocol",
+                pa.struct(
+                    [
+                        ("minReaderVersion", integer),
+                        ("minWriterVersion", integer),
+                        ("readerFeatures", pa.list_(string)),
+                        ("writerFeatures", pa.list_(string)),
+                    ]
+                ),
+            ),
+            ("txn", pa.struct([("appId", string), ("version", long)])),
+            (
+                "domainMetadata",
+                pa.struct([("domain", string), ("configuration", string), ("removed", pa.bool_())]),
+            ),
+        ]
+    )
+
+
+def _read_all(paths: list[Path], read: Callable[[Path], Any]) -> list[Any]:
+    if len(paths) <= 1:
+        return [read(path) for path in paths]
+    with ThreadPoolExecutor(max_workers=min(16, len(paths))) as pool:
+        return list(pool.map(read, paths))
+
+
+def _log_version(path: Path) -> int:
+    return int(path.name[:20])
+
+
+def _tables(read: FloorRead) -> Iterator[tuple[str, Any]]:
+    for table in read.checkpoint:
+        yield "checkpoint", table
+    commits = read.commits
+    for table in commits if isinstance(commits, list) else [commits] if commits else []:
+        yield "commits", table
+
+
+def _floor_dv_files(pa: Any, read: FloorRead, root: Path) -> list[Path]:
+    """The distinct deletion vector files named by the log's adds (inline ones need no read)."""
+    import pyarrow.compute as pc
+
+    descriptors: set[tuple[str, str]] = set()
+    for _, table in _tables(read):
+        if "add" not in table.column_names:
+            continue
+        add_type = table.schema.field("add").type
+        if add_type.get_field_index("deletionVector") < 0:
+            continue
+        dv = pc.struct_field(table.column("add"), "deletionVector")
+        for name in ("u", "p"):
+            kept = pc.filter(dv, pc.equal(pc.struct_field(dv, "storageType"), name))
+            paths = pc.unique(pc.struct_field(kept, "pathOrInlineDv")).to_pylist()
+            descriptors.update((name, path) for path in paths if path)
+    return sorted({_dv_file(root, kind, value) for kind, value in descriptors})
+
+
+def _dv_file(root: Path, storage_type: str, value: str) -> Path:
+    """The file of a deletion vector (Delta protocol, "Deletion Vector Descriptor Schema")."""
+    if storage_type == "p":
+        from urllib.parse import unquote, urlparse
+
+        return Path(unquote(urlparse(value).path))
+    import uuid
+
+    prefix, encoded = value[:-20], value[-20:]
+    name = f"deletion_vector_{uuid.UUID(bytes=_z85_decode(encoded))}.bin"
+    return root / prefix / name if prefix else root / name
+
+
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_Z85_VALUE = {char: index for index, char in enumerate(_Z85)}
+
+
+def _z85_decode(text: str) -> bytes:
+    out = bytearray()
+    for start in range(0, len(text), 5):
+        value = 0
+        for char in text[start : start + 5]:
+            value = value * 85 + _Z85_VALUE[char]
+        out += value.to_bytes(4, "big")
+    return bytes(out)
+
+
+def _floor_open_check(pa: Any, read: FloorRead, request: TableRequest) -> dict[str, int]:
+    return {"version": max(read.versions, default=request["version"])}
+
+
+def _floor_files_check(pa: Any, read: FloorRead, request: TableRequest) -> dict[str, int]:
+    """A naive count (checkpoint adds + commit adds - commit removes): no replay is done."""
+    files = 0
+    for source, table in _tables(read):
+        if "add" in table.column_names:
+            column = table.column("add")
+            files += len(column) - column.null_count
+        if source == "commits" and "remove" in table.column_names:
+            column = table.column("remove")
+            files -= len(column) - column.null_count
+    return {"files": files}
+
+
+def _floor_dvs_check(pa: Any, read: FloorRead, request: TableRequest) -> dict[str, int]:
+    """Naive counts of live deletion vectors and their cardinality (no replay is done)."""
+    import pyarrow.compute as pc
+
+    files = rows = 0
+    for source, table in _tables(read):
+        for action, sign in (("add", 1), ("remove", -1)):
+            if action not in table.column_names or (action == "remove" and source != "commits"):
+                continue
+            if table.schema.field(action).type.get_field_index("deletionVector") < 0:
+                continue
+            dv = pc.struct_field(table.column(action), "deletionVector")
+            files += sign * (len(dv) - dv.null_count)
+            cardinality = pc.sum(pc.struct_field(dv, "cardinality")).as_py() or 0
+            rows += sign * int(cardinality)
+    return {"files_with_dv": files, "deleted_rows": rows}
+
+
+# --------------------------------------------------------------------------------------------
+# duckdb + duckdb-extension-delta (delta-kernel-rs)
+
+
+def _duckdb_setup() -> Any:
+    import duckdb
+    import duckdb_extension_delta
+    import pyarrow
+
+    package = Path(duckdb_extension_delta.__file__).parent
+    extension = package / "extensions" / f"v{duckdb.__version__}" / "delta.duckdb_extension"
+    if not extension.is_file():
+        found = sorted(package.glob("extensions/*/delta.duckdb_extension"))
+        raise RuntimeError(
+            f"duckdb {duckdb.__version__} has no bundled delta extension at {extension} "
+            f"(found: {', '.join(str(path) for path in found) or 'none'})"
+        )
+    _warm_pyarrow(pyarrow)
+    connection = duckdb.connect()
+    connection.execute(f"LOAD '{extension}'")
+    return connection
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _duckdb_open(connection: Any, request: TableRequest, clock: Clock) -> Any:
+    path = _sql_string(request["path"])
+    return connection.execute(f"DESCRIBE SELECT * FROM delta_scan({path})").fetchall()
+
+
+def _duckdb_list(connection: Any, request: TableRequest, clock: Clock) -> Any:
+    path = _sql_string(request["path"])
+    return connection.sql(f"SELECT * FROM delta_list_files({path})").to_arrow_table()
+
+
+def _duckdb_filtered(connection: Any, request: TableRequest, clock: Clock) -> Any:
+    connection.execute("CALL enable_logging()")
+    path = _sql_string(request["path"])
+    query = f"EXPLAIN SELECT * FROM delta_scan({path}) WHERE {request['one_percent_filter']}"
+    return connection.execute(query).fetchall()
+
+
+def _duckdb_filtered_check(connection: Any, _result: Any, _request: TableRequest) -> dict[str, int]:
+    rows = connection.execute(
+        "SELECT files_after FROM delta_filter_pushdown_log() WHERE files_after IS NOT NULL"
+    ).fetchall()
+    if not rows:
+        raise RuntimeError("no delta.FilterPushdown log line: the filter was not pushed down")
+    return {"files": int(rows[-1][0])}
+
+
+def _duckdb_time_travel(connection: Any, request: TableRequest, clock: Clock) -> Any:
+    path = _sql_string(request["path"])
+    version = int(request["older_version"])
+    query = f"SELECT * FROM delta_list_files({path}, version={version})"
+    return connection.sql(query).to_arrow_table()
+
+
+def _duckdb_dvs(connection: Any, request: TableRequest, clock: Clock) -> Any:
+    path = _sql_string(request["path"])
+    query = f"SELECT * FROM delta_list_files({path}, delete_count=true)"
+    return connection.sql(query).to_arrow_table()
+
+
+def _duckdb_dvs_check(connection: Any, table: Any, _request: TableRequest) -> dict[str, int]:
+    import pyarrow.compute as pc
+
+    files = pc.sum(table.column("have_deletes").cast("int64")).as_py() or 0
+    deleted = pc.sum(table.column("delete_count")).as_py() or 0
+    return {"files_with_dv": int(files), "deleted_rows": int(deleted)}
+
+
+def _no_check(_context: Any, _result: Any, _request: TableRequest) -> dict[str, int]:
+    return {}
+
+
+def _version_check(_context: Any, result: Any, _request: TableRequest) -> dict[str, int]:
+    version = result.version
+    return {"version": int(version() if callable(version) else version)}
+
+
+_ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str, Check]]] = {
+    "deltalog": (
+        _deltalog_setup,
+        {
+            "open": _deltalog_open,
+            "list": _deltalog_list,
+            "filtered": _deltalog_filtered,
+            "time_travel": _deltalog_time_travel,
+            "dvs": _deltalog_dvs,
+        },
+        {
+            "open": _version_check,
+            "list": _files_check,
+            "filtered": _files_check,
+            "time_travel": _files_check,
+            "dvs": _deltalog_dvs_check,
+        },
+    ),
+    "deltalake": (
+        _deltalake_setup,
+        {
+            "open": _deltalake_open,
+            "list": _deltalake_list,
+            "filtered": _deltalake_filtered,
+            "time_travel": _deltalake_time_travel,
+            "dvs": _deltalake_dvs,
+        },
+        {
+            "open": _version_check,
+            "list": _files_check,
+            "filtered": lambda _c, array, _r: {"files": len(array)},
+            "time_travel": _files_check,
+            "dvs": _deltalake_dvs_check,
+        },
+    ),
+    "floor": (
+        _floor_setup,
+        {
+            "open": _floor_open,
+            "list": _floor_open,
+            "filtered": _floor_filtered,
+            "time_travel": _floor_time_travel,
+            "dvs": _floor_dvs,
+        },
+        {
+            "open": _floor_open_check,
+            "list": _floor_files_check,
+            "filtered": _no_check,
+            "time_travel": _floor_files_check,
+            "dvs": _floor_dvs_check,
+        },
+    ),
+    "duckdb": (
+        _duckdb_setup,
+        {
+            "open": _duckdb_open,
+            "list": _duckdb_list,
+            "filtered": _duckdb_filtered,
+            "time_travel": _duckdb_time_travel,
+            "dvs": _duckdb_dvs,
+        },
+        {
+            "open": _no_check,
+            "list": _files_check,
+            "filtered": _duckdb_filtered_check,
+            "time_travel": _files_check,
+            "dvs": _duckdb_dvs_check,
+        },
+    ),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Delta on Spark: one session, every task, results streamed
+
+
+def _spark_main() -> None:
+    payload = json.load(sys.stdin)
+    tasks = payload["tasks"]
+    try:
+        spark = _spark_session(payload["driver_memory"])
+        jvm = spark._jvm
+        delta_log = jvm.org.apache.spark.sql.delta.DeltaLog
+        if tasks:  # warm the JVM up: one untimed full load
+            _spark_list(spark, delta_log, tasks[0]["request"], Clock())
+            delta_log.clearCache()
+    except Exception as error:
+        for _ in tasks:
+            _emit({"error": "Spark session failed: " + _error_text(error)})
+        return
+    for task in tasks:
+        request = task["request"]
+        operation = _SPARK_OPERATIONS[task["operation"]]
+        delta_log.clearCache()
+        clock = Clock()
+        try:
+            check = operation(spark, delta_log, request, clock)
+        except Exception as error:
+            _emit({"error": _error_text(error)})
+            continue
+        _emit({"seconds": clock.elapsed(), "phases": clock.phases, "check": check})
+    spark.stop()
+
+
+def _spark_session(driver_memory: str) -> Any:
+    """A local[2] session with Delta: the settings of tests/spark/conftest.py, without those
+    that only suit tiny tables (serial GC, C1 only, no codegen, one snapshot partition)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    scratch = Path(tempfile.mkdtemp(prefix="deltabench-spark-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("deltalog-bench")
+        .config("spark.jars", ",".join(_delta_jars()))
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config(
+            "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+        )
+        .config("spark.driver.memory", driver_memory)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", str(scratch / "warehouse"))
+        .config("spark.local.dir", str(scratch / "local"))
+        .config("spark.databricks.delta.stateReconstructionValidation.enabled", "false")
+        # State reconstruction in as many partitions as there are cores (default 50).
+        .config("spark.databricks.delta.snapshotPartitions", "2")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _spark_load(spark: Any, delta_log: Any, request: TableRequest, clock: Clock) -> Any:
+    log = delta_log.forTable(spark._jsparkSession, request["path"])
+    snapshot = log.update(
+        getattr(log, "update$default$1")(),
+        getattr(log, "update$default$2")(),
+        getattr(log, "update$default$3")(),
+    )
+    snapshot.metadata()
+    clock.mark("open")
+    return snapshot
+
+
+def _spark_open(spark: Any, delta_log: Any, request: TableRequest, clock: Clock) -> dict[str, int]:
+    return {"version": int(_spark_load(spark, delta_log, request, clock).version())}
+
+
+def _spark_list(spark: Any, delta_log: Any, request: TableRequest, clock: Clock) -> dict[str, int]:
+    snapshot = _spark_load(spark, delta_log, request, clock)
+    return {"files": int(snapshot.allFiles().collectAsList().size())}
+
+
+def _spark_filtered(
+    spark: Any, delta_log: Any, request: TableRequest, clock: Clock
+) -> dict[str, int]:
+    """The files a filtered read plans: Delta's optimizer rule (PrepareDeltaScan) prunes by
+    partition and skips by statistics; ``inputFiles`` lists what is left."""
+    _spark_load(spark, delta_log, request, clock)
+    frame = spark.read.format("delta").load(request["path"]).where(request["one_percent_filter"])
+    return {"files": len(frame.inputFiles())}
+
+
+def _spark_time_travel(
+    spark: Any, delta_log: Any, request: TableRequest, clock: Clock
+) -> dict[str, int]:
+    log = delta_log.forTable(spark._jsparkSession, request["path"])
+    snapshot = log.getSnapshotAt(
+        int(request["older_version"]),
+        getattr(log, "getSnapshotAt$default$2")(),
+        getattr(log, "getSnapshotAt$default$3")(),
+        getattr(log, "getSnapshotAt$default$4")(),
+    )
+    clock.mark("open")
+    return {"files": int(snapshot.allFiles().collectAsList().size())}
+
+
+_SPARK_OPERATIONS: dict[str, Callable[[Any, Any, TableRequest, Clock], dict[str, int]]] = {
+    "open": _spark_open,
+    "list": _spark_list,
+    "filtered": _spark_filtered,
+    "time_travel": _spark_time_travel,
+}
+
+
+def main(argv: list[str]) -> None:
+    """``child ENGINE OPERATION`` | ``probe ENGINE`` | ``spark`` (the table or tasks on stdin)."""
+    match argv:
+        case ["child", engine, operation]:
+            _child_main(engine, operation)
+        case ["probe", engine]:
+            _probe_main(engine)
+        case ["spark"]:
+            _spark_main()
+        case _:
+            raise SystemExit(
+                f"usage: engines.py child ENGINE OPERATION | probe ENGINE | spark; got {argv}"
+            )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,264 @@
+"""The named benchmark scenarios (issue 4), their sizes, and the targets the report checks.
+
+Each scenario is a synthetic table (a ``LogSpec`` of ``deltabench.generate``) and the operations
+measured on it. Three size sets share the names: ``full`` (the issue's sizes), ``quick`` (about
+1/10, for a check of the whole pipeline in minutes) and ``smoke`` (a few tiny tables, for the
+test). Tables are written once into the data folder by ``generate.cached_table`` and reused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+Size = Literal["full", "quick", "smoke"]
+SIZES: tuple[Size, ...] = ("full", "quick", "smoke")
+
+#: The operations of a table without deletion vectors (``dvs`` would have nothing to do).
+BASE_OPERATIONS = ("open", "list", "filtered", "time_travel")
+DV_OPERATIONS = (*BASE_OPERATIONS, "dvs")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One synthetic table and what to measure on it."""
+
+    name: str
+    title: str  # what the table is, at this size
+    spec: dict[str, Any]  # the LogSpec fields (``log_spec`` builds the LogSpec)
+    operations: tuple[str, ...] = BASE_OPERATIONS
+
+
+@dataclass(frozen=True)
+class Target:
+    """A goal the report shows as met or not, on the named scenario.
+
+    ``kind``:
+    - ``vs_floor``: deltalog time / floor time of ``operation`` <= ``threshold``
+    - ``speedup``: deltalake time / deltalog time of ``operation`` >= ``threshold``
+    - ``memory_share``: deltalog / deltalake operation memory (peak RSS minus RSS after
+      imports) of ``operation`` <= ``threshold``
+    - ``filtered_share``: deltalog ``filtered`` time / deltalog ``list`` time <= ``threshold``
+    - ``peak_memory``: deltalog's largest peak RSS over the scenario's operations, in GiB,
+      < ``threshold``
+    """
+
+    scenario: str
+    kind: Literal["vs_floor", "speedup", "memory_share", "filtered_share", "peak_memory"]
+    operation: str
+    threshold: float
+    label: str
+
+
+TARGETS: tuple[Target, ...] = (
+    Target("checkpoint_1m_stats", "vs_floor", "list", 1.25, "open+list within 1.25x of floor"),
+    Target("checkpoint_1m_stats", "speedup", "list", 4.0, "open+list >= 4x faster than deltalake"),
+    Target(
+        "checkpoint_1m_stats", "memory_share", "list", 0.40, "open+list memory <= 40% of deltalake"
+    ),
+    Target("json_1m_adds", "speedup", "list", 5.0, "open+list >= 5x faster than deltalake"),
+    Target("commits_10k_small", "speedup", "list", 5.0, "open+list >= 5x faster than deltalake"),
+    Target(
+        "checkpoint_1m_stats",
+        "filtered_share",
+        "filtered",
+        1 / 3,
+        "1% filtered listing <= 1/3 of full listing",
+    ),
+    Target("dv_10k_files", "speedup", "dvs", 50.0, "all DVs to row masks >= 50x faster"),
+    Target("scale_5m_multipart", "peak_memory", "list", 3.0, "peak memory < 3 GiB"),
+)
+
+
+def scenarios(size: Size) -> list[Scenario]:
+    """The scenarios of a size set, in report order."""
+    if size == "smoke":
+        return _smoke()
+    scale = 1 if size == "full" else 10
+    return [
+        Scenario(
+            "files_10k_100_commits",
+            f"{_count(10_000 // scale)} files over 100 commits, 100 partitions, no checkpoint",
+            {"commits": 100, "adds_per_commit": 100 // scale, "partitions": 100},
+        ),
+        Scenario(
+            "checkpoint_100k_100_commits",
+            f"{_count(100_000 // scale)} files in a checkpoint + 100 commits "
+            "(10 adds, 2 removes each), 100 partitions",
+            {
+                "checkpoint_files": 100_000 // scale,
+                "commits": 100,
+                "adds_per_commit": 10,
+                "removes_per_commit": 2,
+                "partitions": 100,
+            },
+        ),
+        Scenario(
+            "checkpoint_1m_stats",
+            f"{_count(1_000_000 // scale)} files in a checkpoint with stats (JSON and "
+            "stats_parsed, as Spark writes) + 10 commits (100 adds, 10 removes each)",
+            {
+                "checkpoint_files": 1_000_000 // scale,
+                "checkpoint": "classic_parsed",
+                "commits": 10,
+                "adds_per_commit": 100,
+                "removes_per_commit": 10,
+                "stats_columns": 5,
+            },
+        ),
+        Scenario(
+            "json_1m_adds",
+            f"{_count(1_000_000 // scale)} adds in 100 JSON commits, no checkpoint",
+            {"commits": 100, "adds_per_commit": 10_000 // scale},
+        ),
+        Scenario(
+            "commits_10k_small",
+            f"{_count(10_000 // scale)} commits of 10 adds each (listing-bound)",
+            {"commits": 10_000 // scale, "adds_per_commit": 10},
+        ),
+        Scenario(
+            "dv_10k_files",
+            f"{_count(10_000 // scale)} files each with a deletion vector (in DV files): "
+            "checkpoint + 10 commits",
+            {
+                "checkpoint_files": 9_000 // scale,
+                "commits": 10,
+                "adds_per_commit": 100 // scale,
+                "deletion_vectors": "file",
+                "dv_cardinality": 100,
+            },
+            DV_OPERATIONS,
+        ),
+        Scenario(
+            "scale_5m_multipart",
+            f"{_count(5_000_000 // scale)} files in a 10-part checkpoint + 10 commits",
+            {
+                "checkpoint_files": 5_000_000 // scale,
+                "checkpoint": "multipart",
+                "checkpoint_parts": 10,
+                "commits": 10,
+                "adds_per_commit": 100,
+                "removes_per_commit": 10,
+            },
+        ),
+    ]
+
+
+def log_spec(scenario: Scenario) -> Any:
+    """The scenario's ``generate.LogSpec``."""
+    from deltabench.generate import LogSpec
+
+    return LogSpec(**scenario.spec)
+
+
+def prepare(scenario: Scenario, data_dir: Path) -> Any:
+    """Write the scenario's table into ``data_dir`` (or reuse it); its ``generate.TableInfo``."""
+    from deltabench.generate import cached_table
+
+    return cached_table(data_dir, scenario.name, log_spec(scenario))
+
+
+def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
+    """What a measurement child needs to know about the table (``engines.TableRequest``)."""
+    return {
+        # The generator's partition column (BENCH_API.md), for the floor's JSON schema.
+        "partition_columns": ["part"] if scenario.spec.get("partitions") else [],
+        "path": str(Path(info.path).resolve()),
+        "version": int(info.version),
+        "older_version": int(info.older_version),
+        "one_percent_filter": str(info.one_percent_filter),
+        "checkpoint_paths": [str(Path(path).resolve()) for path in info.checkpoint_paths],
+        "commit_paths": [str(Path(path).resolve()) for path in info.commit_paths],
+    }
+
+
+def expected_checks(info: Any) -> dict[str, dict[str, int]]:
+    """The counts each operation should report, as the generator knows them."""
+    expected = {
+        "open": {"version": int(info.version)},
+        "list": {"files": int(info.num_files)},
+        "filtered": {"files": int(info.one_percent_files)},
+        "dvs": {"files_with_dv": int(info.num_deletion_vectors)},
+    }
+    older_num_files = getattr(info, "older_num_files", None)
+    if older_num_files:
+        expected["time_travel"] = {"files": int(older_num_files)}
+    return expected
+
+
+def table_summary(info: Any) -> dict[str, Any]:
+    """The table facts the report shows (JSON-able)."""
+    return {
+        "path": str(info.path),
+        "version": int(info.version),
+        "num_files": int(info.num_files),
+        "num_deletion_vectors": int(info.num_deletion_vectors),
+        "older_version": int(info.older_version),
+        "one_percent_filter": str(info.one_percent_filter),
+        "one_percent_files": int(info.one_percent_files),
+        "checkpoint_files": len(info.checkpoint_paths),
+        "commit_files": len(info.commit_paths),
+        "log_bytes": _tree_bytes(Path(info.path) / "_delta_log"),
+    }
+
+
+def warm_page_cache(info: Any) -> int:
+    """Read every file of the table once, so that no engine pays for a cold disk; the bytes."""
+    total = 0
+    for path in Path(info.path).rglob("*"):
+        if path.is_file():
+            with path.open("rb") as handle:
+                while chunk := handle.read(1 << 24):
+                    total += len(chunk)
+    return total
+
+
+def _smoke() -> list[Scenario]:
+    """Three tiny tables covering a classic checkpoint with stats, JSON only with partitions,
+    and a multi-part checkpoint whose files carry deletion vectors."""
+    return [
+        Scenario(
+            "checkpoint_1m_stats",
+            "smoke: 300 files in a checkpoint with stats (JSON and parsed) + 3 commits",
+            {
+                "checkpoint_files": 300,
+                "checkpoint": "classic_parsed",
+                "commits": 3,
+                "adds_per_commit": 10,
+                "removes_per_commit": 2,
+            },
+        ),
+        Scenario(
+            "json_1m_adds",
+            "smoke: 100 adds in 5 JSON commits, 4 partitions",
+            {"commits": 5, "adds_per_commit": 20, "partitions": 4},
+        ),
+        Scenario(
+            "dv_10k_files",
+            "smoke: 50 files with deletion vectors (DV files), 3-part checkpoint + 2 commits",
+            {
+                "checkpoint_files": 40,
+                "checkpoint": "multipart",
+                "checkpoint_parts": 3,
+                "commits": 2,
+                "adds_per_commit": 5,
+                "deletion_vectors": "file",
+                "dv_cardinality": 10,
+                "rows_per_file": 100,
+            },
+            DV_OPERATIONS,
+        ),
+    ]
+
+
+def _count(number: int) -> str:
+    for unit, size in (("M", 1_000_000), ("k", 1_000)):
+        if number >= size and number % (size // 10) == 0:
+            text = f"{number / size:g}"
+            return f"{text}{unit}"
+    return str(number)
+
+
+def _tree_bytes(root: Path) -> int:
+    return sum(path.stat().st_size for path in root.rglob("*") if path.is_file())

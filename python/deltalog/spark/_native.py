@@ -1,0 +1,615 @@
+"""The fast path: deltalog plans, Spark's native Parquet reader reads.
+
+:func:`read` plans the scan on the driver and, when the plan can be said in Spark's own
+terms, returns ``spark.read.schema(physical).parquet(*files)`` with
+
+- the physical column names (column mapping ``name`` mode) renamed to the logical ones, nested
+  structs cast positionally to their logical types;
+- partition values, which live in the log and not in the files, as literal columns: one read
+  per partition tuple, unioned (Spark folds a filter on them and skips whole groups), or for
+  many groups one read joined with a small table of (file, values) on ``_metadata.file_path``;
+- the nullability of the Delta schema, which Spark's file sources drop (a NOT NULL column is
+  restored with ``coalesce``; Delta guarantees it holds no null).
+
+Otherwise (a deletion vector on a file read, column mapping ``id`` mode, a type change, a
+variant column, a file name Spark would take as a glob pattern) it reads through the
+``deltalog`` data source, which applies all of it in the Rust scan.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from .._table import DeltaTable, Snapshot
+from ..exceptions import DeltaError, InvalidArgumentError, UnsupportedFeatureError
+from ._source import SOURCE_NAME, filter_pushdown_enabled, register
+from ._types import spark_type
+
+if TYPE_CHECKING:
+    import pyarrow
+    from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
+
+__all__ = ["MAX_UNION_GROUPS", "read"]
+
+#: Up to this many partition tuples, each gets its own read with literal columns; above it,
+#: one read is joined with the partition values of each file.
+MAX_UNION_GROUPS = 64
+
+_MODES = ("auto", "native", "deltalog")
+_GLOB_CHARACTERS = frozenset("{}[]*?\\")
+_PHYSICAL_NAME = "delta.columnMapping.physicalName"
+_TYPE_CHANGES = "delta.typeChanges"
+_FILE_KEY = "__deltalog_file"
+
+
+def read(
+    spark: SparkSession,
+    uri: str | os.PathLike[str],
+    version: int | None = None,
+    columns: Sequence[str] | None = None,
+    filter: str | None = None,
+    *,
+    timestamp: datetime | date | str | None = None,
+    timezone: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+    mode: str = "auto",
+) -> DataFrame:
+    """A DataFrame of the table's rows, read by Spark's native Parquet reader where it can.
+
+    ``version`` or ``timestamp`` pick the snapshot (default: the latest), ``columns`` project
+    (logical names, in that order). ``filter`` is a Spark SQL condition, applied with
+    ``DataFrame.where``; when deltalog's filter syntax reads it the same way (no backslash
+    escapes or double-quoted strings; timestamp literals only in a UTC session) it also
+    skips files by partition values and statistics before Spark sees them. ``timezone`` is
+    the time zone of partition timestamps (default: the session time zone, as Delta on
+    Spark). ``storage_options`` go to the object store (Spark's native reader uses its own
+    Hadoop configuration).
+
+    ``mode``: ``"auto"`` reads natively when the plan allows it and through the ``deltalog``
+    data source otherwise; ``"native"`` raises :class:`UnsupportedFeatureError` saying why it
+    cannot; ``"deltalog"`` always uses the data source. Either way the rows and schema are
+    those of ``spark.read.format("deltalog")`` at the same version.
+    """
+    if mode not in _MODES:
+        raise InvalidArgumentError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
+    if filter is not None and not isinstance(filter, str):
+        raise InvalidArgumentError("filter must be a Spark SQL condition (a string)")
+    zone = timezone or str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
+    table = DeltaTable(uri, storage_options=storage_options)
+    snapshot = table.snapshot(version, timestamp=timestamp)
+    fields = _selected_fields(snapshot, columns)
+    if mode == "deltalog":
+        return _through_data_source(spark, uri, snapshot, fields, filter, zone, storage_options)
+    files = _planned_files(snapshot, fields, filter, zone)
+    obstacle = _native_obstacle(spark, snapshot, fields, files)
+    if obstacle is not None:
+        if mode == "native":
+            raise UnsupportedFeatureError(
+                f"Spark's Parquet reader cannot read {table.uri} as planned: {obstacle}"
+            )
+        return _through_data_source(spark, uri, snapshot, fields, filter, zone, storage_options)
+    frame = _native_frame(spark, snapshot, fields, files)
+    return frame if filter is None else frame.where(filter)
+
+
+# --- planning -------------------------------------------------------------------------------
+
+
+def _selected_fields(snapshot: Snapshot, columns: Sequence[str] | None) -> list[dict[str, Any]]:
+    """The Delta schema's top-level fields (JSON objects, metadata kept) of ``columns``, in
+    that order; every non-void field when ``None``."""
+    fields = [field for field in snapshot.schema.fields() if field.get("type") != "void"]
+    if columns is None:
+        return fields
+    if isinstance(columns, str):
+        raise InvalidArgumentError("columns must be a list of names, not a string")
+    chosen = []
+    for name in columns:
+        matches = [field for field in fields if field["name"] == name] or [
+            field for field in fields if str(field["name"]).lower() == str(name).lower()
+        ]
+        if len(matches) != 1:
+            available = ", ".join(str(field["name"]) for field in fields)
+            raise InvalidArgumentError(f"the table has no column {name!r} (it has: {available})")
+        chosen.append(matches[0])
+    return chosen
+
+
+def _planned_files(
+    snapshot: Snapshot,
+    fields: Sequence[dict[str, Any]],
+    filter: str | None,
+    zone: str,
+) -> pyarrow.Table:
+    """The scan's file list; pruned by ``filter`` when deltalog reads it as Spark does."""
+    import pyarrow as pa
+
+    names = [str(field["name"]) for field in fields]
+    if filter is not None and _prunable(filter, zone):
+        try:
+            return pa.table(snapshot.scan(columns=names, filter=filter, timezone=zone).files())
+        except DeltaError:
+            pass
+    return pa.table(snapshot.scan(columns=names, timezone=zone).files())
+
+
+def _prunable(filter: str, zone: str) -> bool:
+    """Whether deltalog reads ``filter`` as Spark does, as far as the text shows: not with
+    backslashes (escapes in Spark's string literals, not in deltalog's), double quotes (a
+    string for Spark, a column for deltalog), or a timestamp literal outside UTC (without an
+    offset it is UTC for deltalog, the session time zone for Spark)."""
+    if "\\" in filter or '"' in filter:
+        return False
+    return "timestamp" not in filter.lower() or zone.upper() in ("UTC", "Z", "+00:00", "GMT")
+
+
+def _native_obstacle(
+    spark: SparkSession,
+    snapshot: Snapshot,
+    fields: Sequence[dict[str, Any]],
+    files: pyarrow.Table,
+) -> str | None:
+    """Why the native reader cannot read this plan, or ``None`` when it can."""
+    configuration = snapshot.metadata.configuration
+    mode = configuration.get("delta.columnMapping.mode", "none")
+    if mode not in ("none", "name"):
+        return f"column mapping mode {mode!r} matches columns by id"
+    if snapshot.metadata.format_provider != "parquet":
+        return f"its files are {snapshot.metadata.format_provider!r}, not parquet"
+    for field in fields:
+        if _has_metadata(field, _TYPE_CHANGES):
+            return f"column `{field['name']}` changed type (type widening)"
+        if _contains_variant(field.get("type")):
+            return f"column `{field['name']}` is a variant"
+    vectors = files.column("deletion_vector").null_count
+    if vectors != files.num_rows:
+        return f"{files.num_rows - vectors} of its files have deletion vectors"
+    for path in files.column("path").to_pylist():
+        if _GLOB_CHARACTERS & set(path):
+            return f"file {path!r} has a character Spark reads as a glob pattern"
+    partitioned = set(snapshot.partition_columns) & {str(field["name"]) for field in fields}
+    if partitioned and _group_count(files, partitioned) > MAX_UNION_GROUPS and not _has_jvm(spark):
+        return "too many partitions to union, and no JVM to join partition values (Connect)"
+    return None
+
+
+# --- the native DataFrame ---------------------------------------------------------------------
+
+
+def _native_frame(
+    spark: SparkSession,
+    snapshot: Snapshot,
+    fields: Sequence[dict[str, Any]],
+    files: pyarrow.Table,
+) -> DataFrame:
+    """The plan as Spark's Parquet reads: one per partition tuple unioned, or one joined with
+    the partition values of each file."""
+    projection = _Projection.of(snapshot, fields)
+    if files.num_rows == 0:
+        return spark.createDataFrame([], projection.logical)
+    reader = spark.read.schema(projection.physical)
+    paths = [_spark_path(snapshot.table.uri, path) for path in files.column("path").to_pylist()]
+    values = [row or {} for row in files.column("partition_values").to_pylist()]
+    partitions = projection.partition_names
+    if not partitions:
+        return projection.apply(reader.parquet(*paths), {})
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for path, row in zip(paths, values, strict=True):
+        groups.setdefault(_partition_key(row, partitions), []).append(path)
+    if len(groups) > MAX_UNION_GROUPS:
+        return _joined_frame(spark, reader, paths, values, projection)
+    frames = [
+        projection.apply(reader.parquet(*group_paths), projection.literals(key))
+        for key, group_paths in groups.items()
+    ]
+    result = frames[0]
+    for frame in frames[1:]:
+        result = result.unionAll(frame)
+    return result
+
+
+@dataclass(frozen=True)
+class _Projection:
+    """How the physical columns Spark reads become the logical ones."""
+
+    logical: StructType
+    """The output schema: the selected columns, Delta's types and nullability."""
+    physical: StructType
+    """The schema to read the files with: their data columns, physical names."""
+    physical_names: tuple[str | None, ...]
+    """Each output column's physical name, ``None`` for partition columns."""
+
+    @classmethod
+    def of(cls, snapshot: Snapshot, fields: Sequence[dict[str, Any]]) -> _Projection:
+        name_mode = snapshot.metadata.configuration.get("delta.columnMapping.mode") == "name"
+        partition_columns = set(snapshot.partition_columns)
+        logical = StructType([_logical_field(field) for field in fields])
+        data_fields = [field for field in fields if field["name"] not in partition_columns]
+        return cls(
+            logical=logical,
+            physical=StructType([_physical_field(field, name_mode) for field in data_fields]),
+            physical_names=tuple(
+                None if field["name"] in partition_columns else _physical_name(field, name_mode)
+                for field in fields
+            ),
+        )
+
+    @property
+    def partition_names(self) -> list[str]:
+        return [
+            field.name
+            for field, physical in zip(self.logical.fields, self.physical_names, strict=True)
+            if physical is None
+        ]
+
+    def literals(self, key: tuple[Any, ...]) -> dict[str, Column]:
+        """The partition columns of one partition tuple, as literal columns."""
+        fields = {field.name: field for field in self.logical.fields}
+        return {
+            name: _literal(value, fields[name].dataType, fields[name].nullable)
+            for name, value in zip(self.partition_names, key, strict=True)
+        }
+
+    def apply(self, frame: DataFrame, partition_values: Mapping[str, Column]) -> DataFrame:
+        """``frame`` (read with :attr:`physical`) as :attr:`logical`, partition columns
+        taken from ``partition_values``."""
+        columns = []
+        for field, physical_name in zip(self.logical.fields, self.physical_names, strict=True):
+            if physical_name is None:
+                column = partition_values[field.name]
+            else:
+                physical_type = self.physical[physical_name].dataType
+                column = _logical_column(
+                    F.col(_quoted(physical_name)), physical_type, field.dataType
+                )
+            columns.append(_strict(column, field.dataType, field.nullable).alias(field.name))
+        return frame.select(*columns)
+
+
+def _joined_frame(
+    spark: SparkSession,
+    reader: DataFrameReader,
+    paths: Sequence[str],
+    values: Sequence[Mapping[str, Any]],
+    projection: _Projection,
+) -> DataFrame:
+    """One read of every file, joined on ``_metadata.file_path`` with each file's partition
+    values (the key spelled as Spark spells it, asked of Hadoop's file system)."""
+    partitions = projection.partition_names
+    types = {field.name: field.dataType for field in projection.logical.fields}
+    schema = StructType(
+        [StructField(_FILE_KEY, StringType(), False)]
+        + [StructField(name, types[name], True) for name in partitions]
+    )
+    rows = [
+        (key, *[row.get(name) for name in partitions])
+        for key, row in zip(_spark_file_keys(spark, paths), values, strict=True)
+    ]
+    partition_frame = spark.createDataFrame(rows, schema)
+    data = reader.parquet(*paths).select("*", F.col("_metadata.file_path").alias(_FILE_KEY))
+    joined = data.join(F.broadcast(partition_frame), on=_FILE_KEY, how="inner")
+    return projection.apply(joined, {name: F.col(_quoted(name)) for name in partitions})
+
+
+def _through_data_source(
+    spark: SparkSession,
+    uri: str | os.PathLike[str],
+    snapshot: Snapshot,
+    fields: Sequence[dict[str, Any]],
+    filter: str | None,
+    zone: str,
+    storage_options: Mapping[str, str] | None,
+) -> DataFrame:
+    register(spark)
+    reader = (
+        spark.read.format(SOURCE_NAME)
+        .option("versionAsOf", snapshot.version)
+        .option("timezone", zone)
+        .option("columns", _json_list([str(field["name"]) for field in fields]))
+        .option("filterPushdown", str(filter_pushdown_enabled(spark)).lower())
+    )
+    for key, value in (storage_options or {}).items():
+        reader = reader.option(key, value)
+    frame = reader.load(os.fspath(uri))
+    return frame if filter is None else frame.where(filter)
+
+
+# --- columns ----------------------------------------------------------------------------------
+
+
+def _logical_field(field: Mapping[str, Any]) -> StructField:
+    name = str(field.get("name"))
+    return StructField(name, spark_type(field.get("type"), name), bool(field.get("nullable", True)))
+
+
+def _physical_field(field: Mapping[str, Any], name_mode: bool) -> StructField:
+    """The field as the data files name it (physical names at every level in ``name`` mode),
+    with the logical nullability."""
+    return StructField(
+        _physical_name(field, name_mode),
+        _physical_type(field.get("type"), name_mode, str(field.get("name"))),
+        bool(field.get("nullable", True)),
+    )
+
+
+def _physical_type(delta_type: Any, name_mode: bool, path: str) -> DataType:
+    if not name_mode or not isinstance(delta_type, Mapping):
+        return spark_type(delta_type, path)
+    kind = delta_type.get("type")
+    if kind == "struct":
+        return StructType(
+            [
+                _physical_field(child, name_mode)
+                for child in delta_type.get("fields") or []
+                if child.get("type") != "void"
+            ]
+        )
+    if kind == "array":
+        element = _physical_type(delta_type.get("elementType"), name_mode, f"{path}.element")
+        return ArrayType(element, bool(delta_type.get("containsNull", True)))
+    if kind == "map":
+        key = _physical_type(delta_type.get("keyType"), name_mode, f"{path}.key")
+        value = _physical_type(delta_type.get("valueType"), name_mode, f"{path}.value")
+        return MapType(key, value, bool(delta_type.get("valueContainsNull", True)))
+    return spark_type(delta_type, path)
+
+
+def _physical_name(field: Mapping[str, Any], name_mode: bool) -> str:
+    metadata = field.get("metadata") or {}
+    physical = metadata.get(_PHYSICAL_NAME) if name_mode else None
+    return str(physical) if physical else str(field.get("name"))
+
+
+def _logical_column(column: Column, physical: DataType, logical: DataType) -> Column:
+    """The physical column (as read: nullable throughout) as the logical type, nullable
+    throughout: nested structs are cast positionally, which renames their fields."""
+    target = _as_nullable(logical)
+    return column if _as_nullable(physical) == target else column.cast(target)
+
+
+def _as_nullable(data_type: DataType) -> DataType:
+    if isinstance(data_type, StructType):
+        return StructType(
+            [StructField(f.name, _as_nullable(f.dataType), True) for f in data_type.fields]
+        )
+    if isinstance(data_type, ArrayType):
+        return ArrayType(_as_nullable(data_type.elementType), True)
+    if isinstance(data_type, MapType):
+        return MapType(_as_nullable(data_type.keyType), _as_nullable(data_type.valueType), True)
+    return data_type
+
+
+def _strict(column: Column, data_type: DataType, nullable: bool) -> Column:
+    """``column`` with the nullability of ``data_type`` and ``nullable`` restored: Spark's
+    file sources read every field as nullable. Non-null values are untouched."""
+    rebuilt = _rebuilt(column, data_type)
+    if nullable:
+        return rebuilt
+    return F.coalesce(rebuilt, _default(data_type))
+
+
+def _rebuilt(column: Column, data_type: DataType) -> Column:
+    if not _has_non_null_inside(data_type):
+        return column
+    if isinstance(data_type, StructType):
+        inner = F.struct(
+            *[
+                _strict(column.getField(field.name), field.dataType, field.nullable).alias(
+                    field.name
+                )
+                for field in data_type.fields
+            ]
+        )
+        return F.when(column.isNull(), F.lit(None)).otherwise(inner)
+    if isinstance(data_type, ArrayType):
+        element_type, contains_null = data_type.elementType, data_type.containsNull
+        return F.transform(column, lambda element: _strict(element, element_type, contains_null))
+    if isinstance(data_type, MapType):
+        value_type, value_null = data_type.valueType, data_type.valueContainsNull
+        return F.transform_values(
+            column, lambda _key, value: _strict(value, value_type, value_null)
+        )
+    return column
+
+
+def _has_non_null_inside(data_type: DataType) -> bool:
+    if isinstance(data_type, StructType):
+        return any(
+            not field.nullable or _has_non_null_inside(field.dataType) for field in data_type.fields
+        )
+    if isinstance(data_type, ArrayType):
+        return not data_type.containsNull or _has_non_null_inside(data_type.elementType)
+    if isinstance(data_type, MapType):
+        return not data_type.valueContainsNull or _has_non_null_inside(data_type.valueType)
+    return False
+
+
+def _default(data_type: DataType) -> Column:
+    """A non-null value of ``data_type`` that Spark types as non-nullable."""
+    if isinstance(data_type, StructType):
+        return F.struct(*[_default(f.dataType).alias(f.name) for f in data_type.fields])
+    if isinstance(data_type, (ArrayType, MapType)):
+        empty = F.array() if isinstance(data_type, ArrayType) else F.create_map()
+        return empty.cast(data_type)
+    if isinstance(data_type, DecimalType):
+        zeros = "." + "0" * data_type.scale if data_type.scale else ""
+        return F.expr(f"0{zeros}BD")
+    literals: dict[type[DataType], str] = {
+        ByteType: "0Y",
+        ShortType: "0S",
+        IntegerType: "0",
+        LongType: "0L",
+        FloatType: "CAST(0 AS FLOAT)",
+        DoubleType: "0.0D",
+        StringType: "''",
+        BinaryType: "X''",
+        BooleanType: "false",
+        DateType: "DATE'1970-01-01'",
+        TimestampType: "TIMESTAMP'1970-01-01 00:00:00Z'",
+        TimestampNTZType: "TIMESTAMP_NTZ'1970-01-01 00:00:00'",
+    }
+    text = literals.get(type(data_type))
+    if text is None:
+        raise UnsupportedFeatureError(f"no default for Spark type {data_type.simpleString()}")
+    return F.expr(text)
+
+
+def _literal(value: Any, data_type: DataType, nullable: bool) -> Column:
+    """A partition value as a Spark column of exactly ``data_type`` (dates and timestamps in
+    the proleptic Gregorian calendar, as Delta writes them), typed nullable when the column
+    is (a literal alone is not, and a union of reads is nullable only where one of them is).
+    """
+    column = _value_column(value, data_type)
+    if value is None or not nullable:
+        return column
+    return F.when(F.lit(False), F.lit(None)).otherwise(column)
+
+
+def _value_column(value: Any, data_type: DataType) -> Column:
+    if value is None:
+        return F.lit(None).cast(data_type)
+    if isinstance(data_type, TimestampType):
+        return F.timestamp_micros(F.lit(_epoch_micros(value)))
+    if isinstance(data_type, TimestampNTZType):
+        return F.lit(value.isoformat(sep=" ")).cast(data_type)
+    if isinstance(data_type, DateType):
+        return F.lit(f"{value.year:04d}-{value.month:02d}-{value.day:02d}").cast(data_type)
+    if isinstance(data_type, DecimalType):
+        return F.lit(format(value, "f")).cast(data_type)
+    if isinstance(data_type, BinaryType):
+        return F.unhex(F.lit(bytes(value).hex()))
+    return F.lit(value).cast(data_type)
+
+
+# --- paths and values -------------------------------------------------------------------------
+
+
+def _spark_path(root_url: str, path: str) -> str:
+    """A file of the file list (decoded, relative to the table root, or an absolute URI) as
+    the Hadoop path string Spark reads literally: scheme, authority, decoded path."""
+    url = urlsplit(path if _is_absolute(path) else root_url)
+    location = unquote(url.path)
+    if not _is_absolute(path):
+        location = location.rstrip("/") + "/" + path
+    if url.scheme == "file":
+        return "file:" + location
+    return f"{url.scheme}://{url.netloc}{location}"
+
+
+def _is_absolute(path: str) -> bool:
+    scheme, separator, _ = path.partition(":")
+    return bool(separator) and scheme.isalpha() and len(scheme) > 1 and "/" not in scheme
+
+
+def _spark_file_keys(spark: SparkSession, paths: Iterable[str]) -> list[str]:
+    """Each path as ``_metadata.file_path`` shows it: Hadoop's qualified path as a URI."""
+    jvm = spark._jvm
+    if jvm is None:
+        raise UnsupportedFeatureError("joining partition values needs a classic Spark session")
+    configuration = spark._jsc.hadoopConfiguration()
+    keys = []
+    for path in paths:
+        hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+        file_system = hadoop_path.getFileSystem(configuration)
+        keys.append(str(file_system.makeQualified(hadoop_path).toUri().toString()))
+    return keys
+
+
+def _has_jvm(spark: SparkSession) -> bool:
+    return getattr(spark, "_jvm", None) is not None
+
+
+def _group_count(files: pyarrow.Table, names: Iterable[str]) -> int:
+    chosen = sorted(names)
+    rows = files.column("partition_values").to_pylist()
+    return len({_partition_key(row or {}, chosen) for row in rows})
+
+
+def _partition_key(values: Mapping[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(_hashable(values.get(name)) for name in names)
+
+
+def _hashable(value: Any) -> Any:
+    return bytes(value) if isinstance(value, (bytearray, memoryview)) else value
+
+
+def _epoch_micros(value: datetime) -> int:
+    moment = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _has_metadata(field: Mapping[str, Any], key: str) -> bool:
+    """Whether ``field`` or a field nested in it carries metadata ``key``."""
+    if key in (field.get("metadata") or {}):
+        return True
+    return _type_has_metadata(field.get("type"), key)
+
+
+def _type_has_metadata(delta_type: Any, key: str) -> bool:
+    if not isinstance(delta_type, Mapping):
+        return False
+    kind = delta_type.get("type")
+    if kind == "struct":
+        return any(_has_metadata(child, key) for child in delta_type.get("fields") or [])
+    if kind == "array":
+        return _type_has_metadata(delta_type.get("elementType"), key)
+    if kind == "map":
+        return _type_has_metadata(delta_type.get("keyType"), key) or _type_has_metadata(
+            delta_type.get("valueType"), key
+        )
+    return False
+
+
+def _contains_variant(delta_type: Any) -> bool:
+    if delta_type == "variant":
+        return True
+    if not isinstance(delta_type, Mapping):
+        return False
+    kind = delta_type.get("type")
+    if kind == "struct":
+        return any(_contains_variant(child.get("type")) for child in delta_type.get("fields") or [])
+    if kind == "array":
+        return _contains_variant(delta_type.get("elementType"))
+    if kind == "map":
+        return _contains_variant(delta_type.get("keyType")) or _contains_variant(
+            delta_type.get("valueType")
+        )
+    return False
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _json_list(names: Sequence[str]) -> str:
+    import json
+
+    return json.dumps(list(names))

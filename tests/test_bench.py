@@ -1,0 +1,135 @@
+"""The benchmark harness (benches/bench.py) end to end, on its tiny ``--smoke`` tables."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+BENCHES = REPO_ROOT / "benches"
+BENCH = BENCHES / "bench.py"
+
+
+@pytest.fixture
+def deltabench(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The ``deltabench`` package of benches/ (importable the way bench.py imports it)."""
+    monkeypatch.syspath_prepend(str(BENCHES))
+    import deltabench.engines
+    import deltabench.report
+    import deltabench.scenarios
+
+    return deltabench
+
+
+def smoke_engines() -> list[str]:
+    engines = ["deltalog", "floor"]
+    if importlib.util.find_spec("deltalake") is not None:
+        engines.append("deltalake")
+    return engines
+
+
+def run_bench(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BENCH), *arguments],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+def test_smoke_run_writes_markdown_json_and_chart(tmp_path: Path, deltabench: Any) -> None:
+    engines = smoke_engines()
+    out = tmp_path / "out"
+    completed = run_bench(
+        "--smoke",
+        "--runs",
+        "1",
+        "--engines",
+        ",".join(engines),
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--out",
+        str(out),
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+
+    markdown = (out / "latest.md").read_text()
+    assert (out / "latest.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    results = json.loads((out / "latest.json").read_text())
+
+    smoke = deltabench.scenarios.scenarios("smoke")
+    assert [s["name"] for s in results["scenarios"]] == [s.name for s in smoke]
+    assert results["skipped"] == {}
+    by_key = {(m["scenario"], m["operation"], m["engine"]): m for m in results["measurements"]}
+    assert len(by_key) == len(results["measurements"])  # one run: one measurement each
+    for scenario in smoke:
+        assert scenario.name in markdown
+        expected = next(s["expected"] for s in results["scenarios"] if s["name"] == scenario.name)
+        for operation in scenario.operations:
+            checks = {}
+            for engine in engines:
+                measurement = by_key[(scenario.name, operation, engine)]
+                assert measurement["ok"], (scenario.name, operation, engine, measurement["error"])
+                assert measurement["seconds"] > 0
+                assert measurement["peak_rss_kib"] >= measurement["baseline_rss_kib"] > 0
+                checks[engine] = measurement["check"]
+            # Every engine that reports a count reports the generator's.
+            for engine, check in checks.items():
+                for key, value in check.items():
+                    want = expected.get(operation, {}).get(key, checks["deltalog"].get(key))
+                    assert value == want, (scenario.name, operation, engine, key, checks)
+        listed = by_key[(scenario.name, "list", "deltalog")]["check"]["files"]
+        assert listed == expected["list"]["files"] > 0
+    assert "MISMATCH" not in markdown
+    assert "| deltalog |" in markdown  # the engines table names what deltalog does
+    if "deltalake" in engines:
+        assert "deltalake ÷ deltalog" in markdown
+
+
+def test_an_engine_failure_is_recorded_and_reported(tmp_path: Path, deltabench: Any) -> None:
+    engines, report = deltabench.engines, deltabench.report
+    request = {
+        "path": str(tmp_path),  # no _delta_log here
+        "version": 0,
+        "older_version": 0,
+        "one_percent_filter": "id < 1",
+        "checkpoint_paths": [],
+        "commit_paths": [],
+    }
+    failed = engines.measure(
+        "deltalog", "list", request, scenario="empty", run=0, position=0, timeout=300
+    )
+    assert not failed.ok
+    assert "TableNotFoundError" in (failed.error or "")
+
+    results = {
+        "meta": {
+            "command": "bench.py",
+            "started": "now",
+            "finished": "now",
+            "size": "smoke",
+            "runs": 1,
+            "engines": ["deltalog"],
+            "machine": "test",
+            "versions": {},
+        },
+        "skipped": {},
+        "scenarios": [{"name": "empty", "title": "no table", "spec": {}, "operations": ["list"]}],
+        "measurements": [failed.to_json()],
+    }
+    markdown = report.render_markdown(results)
+    assert "1/1 failed" in markdown
+    assert "TableNotFoundError" in markdown
+
+
+def test_unknown_scenario_is_a_usage_error() -> None:
+    completed = run_bench("--smoke", "--scenarios", "no_such_scenario")
+    assert completed.returncode == 2
+    assert "unknown scenario(s) no_such_scenario" in completed.stderr
