@@ -67,6 +67,10 @@ pub struct CheckpointProjection {
     pub stats: bool,
     /// Read the `add` and `remove` actions (true unless only the other actions are wanted).
     pub file_actions: bool,
+    /// With `stats`, take the statistics from `add.stats_parsed` when the file has it and
+    /// skip the JSON strings of `add.stats` (they are rebuilt, for the rows kept, from the
+    /// struct): the cheaper read when most rows are dropped by skipping.
+    pub prefer_parsed_stats: bool,
 }
 
 impl Default for CheckpointProjection {
@@ -75,6 +79,7 @@ impl Default for CheckpointProjection {
             other_actions: true,
             stats: false,
             file_actions: true,
+            prefer_parsed_stats: false,
         }
     }
 }
@@ -138,6 +143,10 @@ pub async fn read_parquet_actions_skipping(
         metadata,
     };
     let [both, files_only, others_only] = plans;
+    let projection = CheckpointProjection {
+        prefer_parsed_stats: skipping.is_some(),
+        ..projection
+    };
     let mut handles = source.decode(both, projection, skipping);
     let files = CheckpointProjection {
         other_actions: false,
@@ -492,7 +501,10 @@ fn projection_mask(
             }
             let keep = match (top, second) {
                 ("add", Some("stats_parsed")) => projection.stats || third == Some("numRecords"),
-                ("add", Some("stats")) => projection.stats || !has_parsed_records,
+                ("add", Some("stats")) => {
+                    let parsed_instead = projection.prefer_parsed_stats && has_parsed_records;
+                    (projection.stats && !parsed_instead) || !has_parsed_records
+                }
                 ("add", Some("partitionValues_parsed")) => true,
                 ("remove", Some("stats_parsed" | "partitionValues_parsed")) => false,
                 ("remove", Some("stats" | "tags")) => false,

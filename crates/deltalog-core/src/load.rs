@@ -101,7 +101,7 @@ pub async fn read_checkpoint(
     let sidecar_projection = CheckpointProjection {
         other_actions: false,
         stats: with_stats,
-        file_actions: true,
+        ..CheckpointProjection::default()
     };
     let sidecar_files = futures::stream::iter(sidecars)
         .map(|sidecar| async move {
