@@ -569,12 +569,9 @@ def _target_value(
             ),
             False,
         )
-    peaks = [
-        summary.peak_rss_kib
-        for (scenario, _, engine), summary in summaries.items()
-        if scenario == target.scenario and engine == "deltalog" and summary.peak_rss_kib
-    ]
-    return (max(peaks) / KIB_PER_GIB if peaks else None), False
+    ours = summary("deltalog")
+    peak = ours.peak_rss_kib if ours else None
+    return (peak / KIB_PER_GIB if peak else None), False
 
 
 def _bounded_ratio(top: Summary | None, bottom: Summary | None) -> tuple[float | None, bool]:
