@@ -442,7 +442,7 @@ mod tests {
     use super::*;
     use crate::schema::tests::{commit_actions, golden_table};
     use crate::schema::{parse_schema, ArrayType, COLUMN_MAPPING_ID_KEY};
-    use crate::table_config::properties::DATA_SKIPPING_STATS_COLUMNS;
+    use crate::table_config::properties::{DATA_SKIPPING_STATS_COLUMNS, DEFAULT_NUM_INDEXED_COLS};
 
     const SECOND: i64 = 1_000_000;
 

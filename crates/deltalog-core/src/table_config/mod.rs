@@ -391,16 +391,18 @@ mod tests {
             (properties::ENABLE_CHANGE_DATA_FEED, "true"),
             (properties::ENABLE_IN_COMMIT_TIMESTAMPS, "true"),
         ];
-        let listed = protocol(
-            3,
-            7,
-            &[
+        let names = |names: &[&str]| Some(names.iter().map(|n| n.to_string()).collect());
+        let listed = Protocol {
+            min_reader_version: 3,
+            min_writer_version: 7,
+            reader_features: names(&["deletionVectors"]),
+            writer_features: names(&[
                 "deletionVectors",
                 "rowTracking",
                 "inCommitTimestamp",
                 "changeDataFeed",
-            ],
-        );
+            ]),
+        };
         let config =
             TableConfiguration::try_new(listed.clone(), metadata(&schema, &on), "t").unwrap();
         assert!(config.is_deletion_vectors_enabled());
