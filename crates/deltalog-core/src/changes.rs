@@ -43,18 +43,20 @@ use crate::actions::{CommitInfo, DeletionVectorDescriptor, Metadata, Protocol};
 use crate::commit::{action_lines, ActionLine};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, partition_only, Expr};
-use crate::features::ensure_readable;
 use crate::load::fetch_all;
 use crate::log_path::{LogFileKind, LogPath};
 use crate::log_segment::latest_version;
 use crate::partition::{partition_values_to_arrow, SessionTimeZone};
 use crate::scan::{FileSetScan, FileToRead, ScanOptions, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY};
 use crate::schema::{
-    parse_schema, ColumnMappingMode, DataType, PrimitiveType, StructField, StructType,
+    ColumnMappingMode, DataType, PrimitiveType, StructField, StructType,
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
 use crate::storage::Storage;
 use crate::table::{SnapshotAt, Table};
+use crate::table_config::features::ensure_readable;
+use crate::table_config::properties::{parse_bool, ENABLE_CHANGE_DATA_FEED};
+use crate::table_config::TableConfiguration;
 
 /// The column holding the kind of change of a row (catalogue E3-03).
 pub const CHANGE_TYPE_COLUMN: &str = "_change_type";
@@ -62,8 +64,6 @@ pub const CHANGE_TYPE_COLUMN: &str = "_change_type";
 pub const COMMIT_VERSION_COLUMN: &str = "_commit_version";
 /// The column holding the timestamp of the commit that made the change (catalogue E3-06).
 pub const COMMIT_TIMESTAMP_COLUMN: &str = "_commit_timestamp";
-/// The table property that turns the change data feed on (catalogue E3-01).
-pub const ENABLE_CHANGE_DATA_FEED_KEY: &str = "delta.enableChangeDataFeed";
 
 /// Deletion vectors loaded at once while planning.
 const DELETION_VECTOR_CONCURRENCY: usize = 8;
@@ -223,8 +223,9 @@ pub async fn changes(
 pub fn change_data_feed_enabled(metadata: &Metadata) -> bool {
     metadata
         .configuration
-        .get(ENABLE_CHANGE_DATA_FEED_KEY)
-        .is_some_and(|value| value.eq_ignore_ascii_case("true"))
+        .get(ENABLE_CHANGE_DATA_FEED)
+        .and_then(|value| parse_bool(value))
+        .unwrap_or(false)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -386,22 +387,15 @@ fn action<T: DeserializeOwned>(line: ActionLine<'_>) -> serde_json::Result<T> {
 // ---------------------------------------------------------------------------------------------
 // Checking the range
 
-/// The layout rows are read with: the metadata of the last version of the range.
-#[derive(Debug)]
-struct ReadLayout {
-    metadata: Metadata,
-    schema: StructType,
-    mode: ColumnMappingMode,
-}
-
 /// Checks the metadata and protocol in force at every commit of the range: readable protocols,
-/// the change data feed on, schemas readable as the last one. Returns the last layout.
+/// the change data feed on, schemas readable as the last one. Returns the configuration rows
+/// are read with: the last metadata of the range, with the protocol in force at its end.
 async fn check_range(
     table: &Table,
     start: u64,
     end: u64,
     commits: &[DecodedCommit],
-) -> Result<ReadLayout> {
+) -> Result<TableConfiguration> {
     let first = commits.iter().find(|commit| commit.version == start);
     let (start_metadata, start_protocol) = match first.map(|c| (&c.metadata, &c.protocol)) {
         Some((Some(metadata), Some(protocol))) => (metadata.clone(), protocol.clone()),
@@ -411,32 +405,37 @@ async fn check_range(
         }
     };
     ensure_readable(&start_protocol, table.uri())?;
-    let mut metadata_versions: Vec<(u64, &Metadata)> = vec![(start, &start_metadata)];
+    // Each metadata of the range with the protocol in force where it took effect.
+    let mut metadata_versions: Vec<(u64, &Metadata, &Protocol)> =
+        vec![(start, &start_metadata, &start_protocol)];
+    let mut protocol_in_force = &start_protocol;
     for commit in commits.iter().filter(|commit| commit.version > start) {
         if let Some(protocol) = &commit.protocol {
             ensure_readable(protocol, table.uri())?;
+            protocol_in_force = protocol;
         }
         if let Some(metadata) = &commit.metadata {
-            metadata_versions.push((commit.version, metadata));
+            metadata_versions.push((commit.version, metadata, protocol_in_force));
         }
     }
-    for (version, metadata) in &metadata_versions {
+    for (version, metadata, _) in &metadata_versions {
         if !change_data_feed_enabled(metadata) {
             return Err(Error::NotAllowed(format!(
                 "change data feed was not enabled at version {version} of {} \
-                 ({ENABLE_CHANGE_DATA_FEED_KEY} is not `true` in the metadata in force there), \
+                 ({ENABLE_CHANGE_DATA_FEED} is not `true` in the metadata in force there), \
                  so the changes of versions {start} to {end} cannot be read",
                 table.uri()
             )));
         }
     }
-    let (end_version, end_metadata) = metadata_versions
-        .last()
-        .copied()
-        .unwrap_or((start, &start_metadata));
-    let layout = read_layout(table, end_version, end_metadata)?;
-    for (version, metadata) in &metadata_versions {
-        let older = read_layout(table, *version, metadata)?;
+    let (end_version, end_metadata, _) =
+        metadata_versions
+            .last()
+            .copied()
+            .unwrap_or((start, &start_metadata, &start_protocol));
+    let layout = read_layout(table, end_version, end_metadata, protocol_in_force)?;
+    for (version, metadata, protocol) in &metadata_versions {
+        let older = read_layout(table, *version, metadata, protocol)?;
         if let Some(reason) = read_incompatibility(&older, &layout) {
             return Err(Error::NotAllowed(format!(
                 "the changes of versions {start} to {end} of {} cannot be read with the schema \
@@ -448,18 +447,14 @@ async fn check_range(
     Ok(layout)
 }
 
-fn read_layout(table: &Table, version: u64, metadata: &Metadata) -> Result<ReadLayout> {
-    let schema = match &metadata.schema_string {
-        Some(text) => parse_schema(text).map_err(|error| {
-            Error::invalid_table(table.uri(), format!("version {version}: {error}"))
-        })?,
-        None => StructType::default(),
-    };
-    Ok(ReadLayout {
-        metadata: metadata.clone(),
-        schema,
-        mode: ColumnMappingMode::from_configuration(&metadata.configuration)?,
-    })
+/// The configuration of `metadata` and `protocol`, in force at `version`.
+fn read_layout(
+    table: &Table,
+    version: u64,
+    metadata: &Metadata,
+    protocol: &Protocol,
+) -> Result<TableConfiguration> {
+    TableConfiguration::try_new_at_version(protocol.clone(), metadata.clone(), table.uri(), version)
 }
 
 /// Why rows written under `old` cannot be read as rows of `new`, or `None` when they can: the
@@ -467,11 +462,8 @@ fn read_layout(table: &Table, version: u64, metadata: &Metadata) -> Result<ReadL
 /// physical name, case-insensitively without column mapping) under the same name, with a type
 /// the reader can widen to the new one, and not newly declared NOT NULL. Columns only `new`
 /// has are read as nulls.
-fn read_incompatibility(old: &ReadLayout, new: &ReadLayout) -> Option<String> {
-    let (old_partitions, new_partitions) = (
-        &old.metadata.partition_columns,
-        &new.metadata.partition_columns,
-    );
+fn read_incompatibility(old: &TableConfiguration, new: &TableConfiguration) -> Option<String> {
+    let (old_partitions, new_partitions) = (old.partition_columns(), new.partition_columns());
     let same_partitions = old_partitions.len() == new_partitions.len()
         && old_partitions
             .iter()
@@ -484,8 +476,8 @@ fn read_incompatibility(old: &ReadLayout, new: &ReadLayout) -> Option<String> {
             new_partitions.join(", ")
         ));
     }
-    let modes = (old.mode, new.mode);
-    fields_incompatibility(&old.schema.fields, &new.schema.fields, modes, "")
+    let modes = (old.column_mapping(), new.column_mapping());
+    fields_incompatibility(&old.schema().fields, &new.schema().fields, modes, "")
 }
 
 fn fields_incompatibility(
@@ -733,7 +725,7 @@ impl FileKind {
     /// The reader of rows of the table columns of `layout` and the change columns.
     fn new(
         table: &Table,
-        layout: &ReadLayout,
+        layout: &TableConfiguration,
         constants: Vec<String>,
         change_type_in_file: bool,
         options: &ScanOptions,
@@ -743,7 +735,7 @@ impl FileKind {
             let physical_name = [(COLUMN_MAPPING_PHYSICAL_NAME_KEY, CHANGE_TYPE_COLUMN)];
             change_type = change_type.with_metadata(physical_name);
         }
-        let mut fields = layout.schema.fields.clone();
+        let mut fields = layout.schema().fields.clone();
         fields.push(change_type);
         fields.push(StructField::new(
             COMMIT_VERSION_COLUMN,
@@ -760,7 +752,7 @@ impl FileKind {
             table.storage(),
             &StructType::new(fields),
             &names,
-            layout.mode,
+            layout.column_mapping(),
             options,
         )?;
         let skip = options
@@ -797,10 +789,10 @@ fn refuse_change_column_names(table: &str, schema: &StructType) -> Result<()> {
 }
 
 /// The partition columns of `layout`, with their `partitionValues` keys.
-fn partition_columns(table: &str, layout: &ReadLayout) -> Result<Vec<PartitionColumn>> {
+fn partition_columns(table: &str, layout: &TableConfiguration) -> Result<Vec<PartitionColumn>> {
     let partition_schema = layout
-        .schema
-        .partition_schema(&layout.metadata.partition_columns)
+        .schema()
+        .partition_schema(layout.partition_columns())
         .map_err(|error| Error::invalid_table(table, error))?;
     partition_schema
         .fields
@@ -817,7 +809,7 @@ fn partition_columns(table: &str, layout: &ReadLayout) -> Result<Vec<PartitionCo
             })?;
             Ok(PartitionColumn {
                 name: field.name.clone(),
-                key: field.physical_name(layout.mode)?.to_string(),
+                key: field.physical_name(layout.column_mapping())?.to_string(),
                 primitive,
             })
         })
@@ -835,8 +827,12 @@ struct Planner {
 }
 
 impl Planner {
-    fn new(table: &Table, layout: &ReadLayout, options: &ChangesOptions) -> Result<Planner> {
-        refuse_change_column_names(table.uri(), &layout.schema)?;
+    fn new(
+        table: &Table,
+        layout: &TableConfiguration,
+        options: &ChangesOptions,
+    ) -> Result<Planner> {
+        refuse_change_column_names(table.uri(), layout.schema())?;
         let partitions = partition_columns(table.uri(), layout)?;
         let scan_options = ScanOptions {
             columns: options.columns.clone(),
@@ -1022,11 +1018,11 @@ fn with_schema(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
 mod tests {
     use super::*;
 
-    fn layout(fields: Vec<StructField>, partitions: &[&str], mode: &str) -> ReadLayout {
+    fn layout(fields: Vec<StructField>, partitions: &[&str], mode: &str) -> TableConfiguration {
         let schema = StructType::new(fields);
         let configuration = HashMap::from([
             ("delta.columnMapping.mode".to_string(), mode.to_string()),
-            (ENABLE_CHANGE_DATA_FEED_KEY.to_string(), "true".to_string()),
+            (ENABLE_CHANGE_DATA_FEED.to_string(), "true".to_string()),
         ]);
         let metadata = Metadata {
             id: "t".into(),
@@ -1038,11 +1034,13 @@ mod tests {
             created_time: None,
             configuration,
         };
-        ReadLayout {
-            mode: ColumnMappingMode::from_configuration(&metadata.configuration).unwrap(),
-            metadata,
-            schema,
-        }
+        let protocol = Protocol {
+            min_reader_version: 2,
+            min_writer_version: 5,
+            reader_features: None,
+            writer_features: None,
+        };
+        TableConfiguration::try_new(protocol, metadata, "t").unwrap()
     }
 
     fn column(name: &str, primitive: PrimitiveType) -> StructField {
@@ -1078,11 +1076,11 @@ mod tests {
             &["b"],
             "none",
         );
-        let repartitioned = layout(old.schema.fields.clone(), &["a"], "none");
+        let repartitioned = layout(old.schema().fields.clone(), &["a"], "none");
         let reason = read_incompatibility(&old, &repartitioned).unwrap();
         assert!(reason.contains("partition columns"), "{reason}");
         let dropped = layout(vec![column("a", PrimitiveType::Long)], &[], "none");
-        let old_unpartitioned = layout(old.schema.fields.clone(), &[], "none");
+        let old_unpartitioned = layout(old.schema().fields.clone(), &[], "none");
         let reason = read_incompatibility(&old_unpartitioned, &dropped).unwrap();
         assert!(reason.contains("`b`"), "{reason}");
         let retyped = layout(
@@ -1282,15 +1280,15 @@ mod tests {
 
     #[test]
     fn the_property_is_read_as_spark_reads_booleans() {
-        let mut metadata = layout(Vec::new(), &[], "none").metadata;
+        let mut metadata = layout(Vec::new(), &[], "none").metadata().clone();
         assert!(change_data_feed_enabled(&metadata));
         metadata
             .configuration
-            .insert(ENABLE_CHANGE_DATA_FEED_KEY.into(), "TRUE".into());
+            .insert(ENABLE_CHANGE_DATA_FEED.into(), "TRUE".into());
         assert!(change_data_feed_enabled(&metadata));
         metadata
             .configuration
-            .insert(ENABLE_CHANGE_DATA_FEED_KEY.into(), "false".into());
+            .insert(ENABLE_CHANGE_DATA_FEED.into(), "false".into());
         assert!(!change_data_feed_enabled(&metadata));
         metadata.configuration.clear();
         assert!(!change_data_feed_enabled(&metadata));

@@ -31,9 +31,9 @@ use crate::actions::Metadata;
 use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
-use crate::schema::ColumnMappingMode;
-use crate::snapshot::table_schema;
 use crate::storage::Storage;
+use crate::table_config::logical_schema;
+use crate::table_config::properties::column_mapping_mode;
 
 /// Rows per decoded batch.
 const BATCH_SIZE: usize = 32 * 1024;
@@ -186,8 +186,8 @@ impl RowGroupSkipping {
     /// physical names of the statistics). Only top-level data columns are judged; partition
     /// columns and nested fields never rule a row group out.
     pub fn new(filter: Expr, metadata: &Metadata, table: &str) -> Result<RowGroupSkipping> {
-        let schema = table_schema(table, metadata)?;
-        let mode = ColumnMappingMode::from_configuration(&metadata.configuration)?;
+        let schema = logical_schema(metadata, table)?;
+        let mode = column_mapping_mode(&metadata.configuration)?;
         let mut physical_names = Vec::new();
         for path in filter.column_paths() {
             let [name] = path.as_slice() else { continue };

@@ -15,7 +15,6 @@ pub mod commit;
 pub mod deletion_vector;
 pub mod error;
 pub mod expr;
-pub mod features;
 pub mod file_list;
 pub mod last_checkpoint;
 pub mod load;
@@ -29,6 +28,7 @@ pub mod snapshot;
 pub mod stats;
 pub mod storage;
 pub mod table;
+pub mod table_config;
 pub mod timestamps;
 
 pub use error::{Error, ProtocolKind, Result};

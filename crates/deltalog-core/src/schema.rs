@@ -8,7 +8,6 @@
 //! arrays and maps as objects. Column metadata values are arbitrary JSON and are kept as they
 //! are (catalogue H-SC07).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -27,8 +26,6 @@ use crate::error::{Error, Result};
 
 pub use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 
-/// Table property that selects the column mapping mode (catalogue E1-01).
-pub const COLUMN_MAPPING_MODE_KEY: &str = "delta.columnMapping.mode";
 /// Column metadata key holding a column's physical name (catalogue E1-03).
 pub const COLUMN_MAPPING_PHYSICAL_NAME_KEY: &str = "delta.columnMapping.physicalName";
 /// Column metadata key holding a column's 32-bit field id (catalogue E1-03).
@@ -523,20 +520,6 @@ impl StructField {
     }
 }
 
-impl ColumnMappingMode {
-    /// The mode set by `delta.columnMapping.mode` in a table configuration; `none` when absent
-    /// (catalogue E1-01). Whether the protocol lets the property count (catalogue E1-02) is
-    /// the caller's business. An unknown value is an [`Error::InvalidTable`].
-    pub fn from_configuration(configuration: &HashMap<String, String>) -> Result<Self> {
-        match configuration.get(COLUMN_MAPPING_MODE_KEY) {
-            None => Ok(ColumnMappingMode::None),
-            Some(value) => value
-                .parse()
-                .map_err(|reason: String| Error::invalid_table("metaData.configuration", reason)),
-        }
-    }
-}
-
 impl FromStr for ColumnMappingMode {
     type Err = String;
 
@@ -547,7 +530,7 @@ impl FromStr for ColumnMappingMode {
             "name" => Ok(ColumnMappingMode::Name),
             "id" => Ok(ColumnMappingMode::Id),
             _ => Err(format!(
-                "unknown {COLUMN_MAPPING_MODE_KEY} `{value}` (expected none, name or id)"
+                "unknown column mapping mode `{value}` (expected none, name or id)"
             )),
         }
     }
@@ -1401,22 +1384,6 @@ pub(crate) mod tests {
             .to_string();
         assert!(
             e.contains("column `plain` has no string delta.columnMapping.physicalName"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn column_mapping_mode_from_configuration() {
-        let config =
-            |v: &str| HashMap::from([(COLUMN_MAPPING_MODE_KEY.to_string(), v.to_string())]);
-        let mode = ColumnMappingMode::from_configuration;
-        assert_eq!(mode(&HashMap::new()).unwrap(), ColumnMappingMode::None);
-        assert_eq!(mode(&config("name")).unwrap(), ColumnMappingMode::Name);
-        assert_eq!(mode(&config("ID")).unwrap(), ColumnMappingMode::Id);
-        assert_eq!(mode(&config("none")).unwrap(), ColumnMappingMode::None);
-        let e = mode(&config("bogus")).unwrap_err().to_string();
-        assert!(
-            e.contains("unknown delta.columnMapping.mode `bogus`"),
             "{e}"
         );
     }

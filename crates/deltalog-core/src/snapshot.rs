@@ -8,14 +8,14 @@ use arrow_schema::SchemaRef;
 use crate::actions::{CommitInfo, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
-use crate::features::ensure_readable;
 use crate::file_list::{active_files, FileListOptions};
 use crate::load::{fold_state, load_segment, read_deltas, TableState};
 use crate::log_path::{LogFileKind, LogPath};
 use crate::log_segment::LogSegment;
 use crate::replay::FileKeys;
-use crate::schema::{parse_schema, to_arrow_schema, ColumnMappingMode, StructType};
+use crate::schema::{ColumnMappingMode, StructType};
 use crate::table::{SnapshotAt, Table};
+use crate::table_config::TableConfiguration;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
 
@@ -32,9 +32,7 @@ struct SnapshotInner {
     /// The same version loaded with statistics, when they were asked for and `state` lacks them.
     with_stats: tokio::sync::OnceCell<TableState>,
     timestamp_ms: i64,
-    schema: StructType,
-    arrow_schema: SchemaRef,
-    column_mapping: ColumnMappingMode,
+    config: TableConfiguration,
     /// Set on a snapshot holding only the files that may match this filter.
     matching: Option<Expr>,
 }
@@ -81,10 +79,11 @@ impl Snapshot {
         commit_file_time: i64,
         matching: Option<Expr>,
     ) -> Result<Self> {
-        ensure_readable(&state.protocol, table.uri())?;
-        let schema = table_schema(table.uri(), &state.metadata)?;
-        let arrow_schema = Arc::new(to_arrow_schema(&schema)?);
-        let column_mapping = ColumnMappingMode::from_configuration(&state.metadata.configuration)?;
+        let config = TableConfiguration::try_new(
+            state.protocol.clone(),
+            state.metadata.clone(),
+            table.uri(),
+        )?;
         let timestamp_ms = state
             .commit_info
             .as_ref()
@@ -96,9 +95,7 @@ impl Snapshot {
                 state,
                 with_stats: tokio::sync::OnceCell::new(),
                 timestamp_ms,
-                schema,
-                arrow_schema,
-                column_mapping,
+                config,
                 matching,
             }),
         })
@@ -122,32 +119,38 @@ impl Snapshot {
 
     /// The table's protocol at this version.
     pub fn protocol(&self) -> &Protocol {
-        &self.inner.state.protocol
+        self.inner.config.protocol()
     }
 
     /// The table's metadata at this version.
     pub fn metadata(&self) -> &Metadata {
-        &self.inner.state.metadata
+        self.inner.config.metadata()
+    }
+
+    /// The validated protocol and metadata of this version: features, typed properties, the
+    /// logical and physical schema.
+    pub fn table_configuration(&self) -> &TableConfiguration {
+        &self.inner.config
     }
 
     /// The logical schema (empty when `metaData` has no `schemaString`).
     pub fn schema(&self) -> &StructType {
-        &self.inner.schema
+        self.inner.config.schema()
     }
 
     /// The logical schema as Arrow.
     pub fn arrow_schema(&self) -> SchemaRef {
-        self.inner.arrow_schema.clone()
+        self.inner.config.arrow_schema()
     }
 
     /// The column mapping mode (`delta.columnMapping.mode`).
     pub fn column_mapping(&self) -> ColumnMappingMode {
-        self.inner.column_mapping
+        self.inner.config.column_mapping()
     }
 
     /// The partition columns, in order.
     pub fn partition_columns(&self) -> &[String] {
-        &self.inner.state.metadata.partition_columns
+        self.inner.config.partition_columns()
     }
 
     /// The commit information of this version, when its commit file was read.
@@ -326,13 +329,4 @@ fn commit_file_time(segment: &LogSegment) -> i64 {
         .as_ref()
         .or_else(|| segment.checkpoint.as_ref().and_then(|c| c.parts.first()))
         .map_or(0, |file| file.last_modified_ms)
-}
-
-/// The logical schema of `metadata` (empty when it has no `schemaString`); a schema that does
-/// not parse is an [`Error::InvalidTable`] of `table`.
-pub(crate) fn table_schema(table: &str, metadata: &Metadata) -> Result<StructType> {
-    match &metadata.schema_string {
-        Some(text) => parse_schema(text).map_err(|error| Error::invalid_table(table, error)),
-        None => Ok(StructType::new(Vec::new())),
-    }
 }

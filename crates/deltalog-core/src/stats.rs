@@ -24,6 +24,9 @@ use crate::schema::{
     to_arrow_data_type, ColumnMappingMode, DataType, PrimitiveType, StructField, StructType,
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
+use crate::table_config::properties::{
+    column_mapping_mode, TableProperties, DATA_SKIPPING_NUM_INDEXED_COLS,
+};
 
 /// Stats key: rows physically in the file.
 pub const NUM_RECORDS: &str = "numRecords";
@@ -35,13 +38,6 @@ pub const MAX_VALUES: &str = "maxValues";
 pub const NULL_COUNT: &str = "nullCount";
 /// Stats key: whether the bounds are exact for the valid rows.
 pub const TIGHT_BOUNDS: &str = "tightBounds";
-
-/// Table property: how many leaf columns (in schema order) get statistics.
-pub const NUM_INDEXED_COLS_KEY: &str = "delta.dataSkippingNumIndexedCols";
-/// Table property: the columns that get statistics, by name (overrides the count).
-pub const STATS_COLUMNS_KEY: &str = "delta.dataSkippingStatsColumns";
-/// Leaf columns with statistics when neither property is set.
-pub const DEFAULT_NUM_INDEXED_COLS: usize = 32;
 
 const UTC_OFFSET: &str = "+00:00";
 
@@ -55,7 +51,7 @@ pub fn stats_schema(
     data_schema: &StructType,
     configuration: &HashMap<String, String>,
 ) -> Result<ArrowDataType> {
-    let mode = ColumnMappingMode::from_configuration(configuration)?;
+    let mode = column_mapping_mode(configuration)?;
     stats_schema_with_mode(data_schema, configuration, mode)
 }
 
@@ -105,26 +101,16 @@ pub fn select_stats_columns(
     data_schema: &StructType,
     configuration: &HashMap<String, String>,
 ) -> Result<StructType> {
-    if let Some(columns) = configuration.get(STATS_COLUMNS_KEY) {
+    let properties = TableProperties::from_configuration(configuration);
+    if let Some(columns) = &properties.data_skipping_stats_columns {
         let paths: Vec<Vec<String>> = parse_column_list(columns)
             .into_iter()
             .map(|path| path.iter().map(|part| part.to_lowercase()).collect())
             .collect();
         return Ok(filter_by_paths(data_schema, &paths));
     }
-    let limit = match configuration.get(NUM_INDEXED_COLS_KEY) {
-        None => Some(DEFAULT_NUM_INDEXED_COLS),
-        Some(text) => {
-            let count: i64 = text.trim().parse().map_err(|_| {
-                Error::invalid_table(
-                    "metaData.configuration",
-                    format!("{NUM_INDEXED_COLS_KEY} must be an integer, got `{text}`"),
-                )
-            })?;
-            usize::try_from(count).ok()
-        }
-    };
-    Ok(match limit {
+    properties.check(DATA_SKIPPING_NUM_INDEXED_COLS)?;
+    Ok(match properties.data_skipping_num_indexed_cols.limit() {
         None => data_schema.clone(),
         Some(limit) => truncate_to_leaves(data_schema, limit).0,
     })
@@ -456,6 +442,7 @@ mod tests {
     use super::*;
     use crate::schema::tests::{commit_actions, golden_table};
     use crate::schema::{parse_schema, ArrayType, COLUMN_MAPPING_ID_KEY};
+    use crate::table_config::properties::{DATA_SKIPPING_STATS_COLUMNS, DEFAULT_NUM_INDEXED_COLS};
 
     const SECOND: i64 = 1_000_000;
 
@@ -639,7 +626,8 @@ mod tests {
         let schema = all_types_schema();
         let select = |n: &str| {
             leaf_paths(
-                &select_stats_columns(&schema, &config(&[(NUM_INDEXED_COLS_KEY, n)])).unwrap(),
+                &select_stats_columns(&schema, &config(&[(DATA_SKIPPING_NUM_INDEXED_COLS, n)]))
+                    .unwrap(),
             )
         };
         assert_eq!(select("2"), ["as_int", "as_bool"]);
@@ -654,7 +642,7 @@ mod tests {
 
         let zero = stats_struct_type(
             &schema,
-            &config(&[(NUM_INDEXED_COLS_KEY, "0")]),
+            &config(&[(DATA_SKIPPING_NUM_INDEXED_COLS, "0")]),
             ColumnMappingMode::None,
         )
         .unwrap();
@@ -669,12 +657,16 @@ mod tests {
         let default = leaf_paths(&select_stats_columns(&wide, &HashMap::new()).unwrap());
         assert_eq!(default.len(), DEFAULT_NUM_INDEXED_COLS);
         assert_eq!(default.last().unwrap(), "c31");
-        let all = select_stats_columns(&wide, &config(&[(NUM_INDEXED_COLS_KEY, "-1")])).unwrap();
+        let all = select_stats_columns(&wide, &config(&[(DATA_SKIPPING_NUM_INDEXED_COLS, "-1")]))
+            .unwrap();
         assert_eq!(all.fields.len(), 40);
 
-        let e = select_stats_columns(&schema, &config(&[(NUM_INDEXED_COLS_KEY, "many")]))
-            .unwrap_err()
-            .to_string();
+        let e = select_stats_columns(
+            &schema,
+            &config(&[(DATA_SKIPPING_NUM_INDEXED_COLS, "many")]),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("delta.dataSkippingNumIndexedCols must be an integer, got `many`"),
             "{e}"
@@ -703,7 +695,10 @@ mod tests {
             ),
         ]);
         let select = |columns: &str| {
-            let conf = config(&[(STATS_COLUMNS_KEY, columns), (NUM_INDEXED_COLS_KEY, "1")]);
+            let conf = config(&[
+                (DATA_SKIPPING_STATS_COLUMNS, columns),
+                (DATA_SKIPPING_NUM_INDEXED_COLS, "1"),
+            ]);
             leaf_paths(&select_stats_columns(&schema, &conf).unwrap())
         };
         assert_eq!(select("name, s.y.z"), ["Name", "s.y.z"]);
@@ -742,7 +737,7 @@ mod tests {
         ]);
         let conf = config(&[
             ("delta.columnMapping.mode", "name"),
-            (STATS_COLUMNS_KEY, "s.x"),
+            (DATA_SKIPPING_STATS_COLUMNS, "s.x"),
         ]);
         let logical = stats_struct_type(&schema, &conf, ColumnMappingMode::Name).unwrap();
         let min = logical
@@ -844,7 +839,7 @@ mod tests {
             let leaves = check_row(&golden.raw[0], &parsed, 0, true, name);
             assert_eq!(leaves, 1 + 3 * 10 + 1, "{name}");
 
-            let mode = ColumnMappingMode::from_configuration(&golden.configuration).unwrap();
+            let mode = column_mapping_mode(&golden.configuration).unwrap();
             let key = |logical: &str| {
                 golden
                     .data_schema
@@ -1039,7 +1034,7 @@ mod tests {
         else {
             return;
         };
-        assert_eq!(golden.configuration[NUM_INDEXED_COLS_KEY], "0");
+        assert_eq!(golden.configuration[DATA_SKIPPING_NUM_INDEXED_COLS], "0");
         let ty = stats_schema(&golden.data_schema, &golden.configuration).unwrap();
         let ArrowDataType::Struct(fields) = &ty else {
             unreachable!()
@@ -1052,7 +1047,7 @@ mod tests {
         for row in 0..parsed.len() {
             check_row(&golden.raw[row], &parsed, row, false, "change-stats");
         }
-        let one = config(&[(NUM_INDEXED_COLS_KEY, "1")]);
+        let one = config(&[(DATA_SKIPPING_NUM_INDEXED_COLS, "1")]);
         let ty = stats_schema(&golden.data_schema, &one).unwrap();
         let parsed = parse_stats(&golden.stats, &ty).unwrap();
         let col1 = nested(&parsed, &[MIN_VALUES, "col1"]);

@@ -14,7 +14,6 @@ mod files;
 mod mapping;
 mod read;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::compute::filter_record_batch;
@@ -29,15 +28,15 @@ use futures::{StreamExt, TryStreamExt};
 use crate::actions::{DeletionVectorDescriptor, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, files_may_match, Expr};
-use crate::features::{ensure_readable, supports};
 use crate::file_list::FileListOptions;
 use crate::partition::SessionTimeZone;
 use crate::schema::{
-    to_arrow_schema, ArrayType, ColumnMappingMode, DataType as DeltaType, MapType, PrimitiveType,
-    StructField, StructType,
+    to_arrow_schema, ArrayType, DataType as DeltaType, MapType, PrimitiveType, StructField,
+    StructType,
 };
-use crate::snapshot::{table_schema, Snapshot};
+use crate::snapshot::Snapshot;
 use crate::table::Table;
+use crate::table_config::TableConfiguration;
 pub(crate) use files::{FileSetScan, FileToRead};
 pub(crate) use read::load_deletion_vector;
 use read::{read_file, FileTask, OutputColumn, ScanContext};
@@ -46,11 +45,6 @@ use read::{read_file, FileTask, OutputColumn, ScanContext};
 pub const ROW_ID_COLUMN: &str = "row_id";
 /// Name of the row commit version column a scan adds when asked for row tracking.
 pub const ROW_COMMIT_VERSION_COLUMN: &str = "row_commit_version";
-/// Table property naming the materialised row id column (catalogue E4-08).
-pub const MATERIALIZED_ROW_ID_KEY: &str = "delta.rowTracking.materializedRowIdColumnName";
-/// Table property naming the materialised row commit version column (catalogue E4-08).
-pub const MATERIALIZED_ROW_COMMIT_VERSION_KEY: &str =
-    "delta.rowTracking.materializedRowCommitVersionColumnName";
 
 /// Rows per batch unless asked otherwise.
 pub const DEFAULT_BATCH_SIZE: usize = 64 * 1024;
@@ -123,11 +117,7 @@ impl Scan {
     pub async fn new(snapshot: &Snapshot, options: ScanOptions) -> Result<Scan> {
         let shape = TableShape {
             table: snapshot.table(),
-            protocol: snapshot.protocol(),
-            schema: snapshot.schema(),
-            partition_columns: snapshot.partition_columns(),
-            configuration: &snapshot.metadata().configuration,
-            column_mapping: snapshot.column_mapping(),
+            config: snapshot.table_configuration(),
         };
         let plan = plan(&shape, &options)?;
         let list_options = FileListOptions {
@@ -155,15 +145,10 @@ impl Scan {
         options: ScanOptions,
         files: Vec<RecordBatch>,
     ) -> Result<Scan> {
-        ensure_readable(protocol, table.uri())?;
-        let schema = table_schema(table.uri(), metadata)?;
+        let config = TableConfiguration::try_new(protocol.clone(), metadata.clone(), table.uri())?;
         let shape = TableShape {
             table,
-            protocol,
-            schema: &schema,
-            partition_columns: &metadata.partition_columns,
-            configuration: &metadata.configuration,
-            column_mapping: ColumnMappingMode::from_configuration(&metadata.configuration)?,
+            config: &config,
         };
         let plan = plan(&shape, &options)?;
         let files_schema = files
@@ -300,11 +285,7 @@ pub async fn deletion_vectors(snapshot: &Snapshot) -> Result<RecordBatch> {
 /// What planning a scan needs of a table version: everything but its file list.
 struct TableShape<'a> {
     table: &'a Table,
-    protocol: &'a Protocol,
-    schema: &'a StructType,
-    partition_columns: &'a [String],
-    configuration: &'a HashMap<String, String>,
-    column_mapping: ColumnMappingMode,
+    config: &'a TableConfiguration,
 }
 
 /// A scan planned up to its file list.
@@ -339,14 +320,14 @@ impl ScanPlan {
 fn plan(shape: &TableShape<'_>, options: &ScanOptions) -> Result<ScanPlan> {
     check_options(options)?;
     let table = shape.table.uri();
-    let selected = select_columns(shape.schema, options.columns.as_deref())?;
+    let schema = shape.config.schema();
+    let selected = select_columns(schema, options.columns.as_deref())?;
     let hidden = match &options.filter {
-        Some(filter) => filter_only_columns(filter, shape.schema, &selected, options)?,
+        Some(filter) => filter_only_columns(filter, schema, &selected, options)?,
         None => Vec::new(),
     };
-    let partition_schema = shape
-        .schema
-        .partition_schema(shape.partition_columns)
+    let partition_schema = schema
+        .partition_schema(shape.config.partition_columns())
         .map_err(|error| Error::invalid_table(table, error))?;
     let mut partition_names = Vec::new();
     let mut columns = output_columns(&selected, &partition_schema, &mut partition_names);
@@ -376,19 +357,19 @@ fn plan(shape: &TableShape<'_>, options: &ScanOptions) -> Result<ScanPlan> {
             &RecordBatch::new_empty(Arc::new(read_schema.clone())),
         )?;
     }
+    let properties = shape.config.properties();
     let context = ScanContext {
         storage: shape.table.storage().clone(),
         schema: Arc::new(read_schema),
         output_schema: Arc::new(output_schema),
         columns,
         filter: options.filter.clone(),
-        mode: shape.column_mapping,
+        mode: shape.config.column_mapping(),
         batch_size: options.batch_size,
-        materialized_row_id: shape.configuration.get(MATERIALIZED_ROW_ID_KEY).cloned(),
-        materialized_row_commit_version: shape
-            .configuration
-            .get(MATERIALIZED_ROW_COMMIT_VERSION_KEY)
-            .cloned(),
+        materialized_row_id: properties.materialized_row_id_column_name.clone(),
+        materialized_row_commit_version: properties
+            .materialized_row_commit_version_column_name
+            .clone(),
     };
     Ok(ScanPlan {
         context,
@@ -551,14 +532,14 @@ fn files_matching(files: Vec<RecordBatch>, filter: &Expr) -> Result<Vec<RecordBa
 
 fn check_row_tracking(shape: &TableShape<'_>, schema: &Schema) -> Result<()> {
     let table = shape.table.uri();
-    if !supports(shape.protocol, "rowTracking") {
+    if !shape.config.is_row_tracking_supported() {
         return Err(Error::InvalidArgument(format!(
             "row tracking was asked for, but {table} does not support it (its protocol has no \
              rowTracking feature)"
         )));
     }
     for name in [ROW_ID_COLUMN, ROW_COMMIT_VERSION_COLUMN] {
-        if shape.schema.field(name).is_some() || schema.field_with_name(name).is_ok() {
+        if shape.config.schema().field(name).is_some() || schema.field_with_name(name).is_ok() {
             return Err(Error::InvalidArgument(format!(
                 "row tracking was asked for, but {table} already has a column `{name}`"
             )));
