@@ -20,12 +20,12 @@ use std::time::{Duration, UNIX_EPOCH};
 use arrow_array::{Array, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use deltalog_core::action_schema::string_map;
-use deltalog_core::last_checkpoint::{write_last_checkpoint, LastCheckpointHint};
-use deltalog_core::log_path::{
+use deltalog_core::log::last_checkpoint::{write_last_checkpoint, LastCheckpointHint};
+use deltalog_core::log::path::{
     classic_checkpoint_file_name, commit_file_name, compaction_file_name,
     multi_part_checkpoint_file_name, uuid_checkpoint_file_name, CheckpointFormat,
 };
-use deltalog_core::log_segment::LogSegment;
+use deltalog_core::log::segment::LogSegment;
 use deltalog_core::{Error, ProtocolKind, Snapshot, SnapshotAt, Table};
 use serde_json::{json, Value};
 
