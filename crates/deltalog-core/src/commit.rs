@@ -81,9 +81,7 @@ pub fn decode_actions(
             .map_err(|e| at_line(&e))?,
             "txn" => decoded.txns.push(action(line).map_err(|e| at_line(&e))?),
             "domainMetadata" => decoded.domains.push(action(line).map_err(|e| at_line(&e))?),
-            "commitInfo" => {
-                decoded.commit_info = Some(commit_info(line).map_err(|e| at_line(&e))?)
-            }
+            "commitInfo" => decoded.commit_info = Some(commit_info(line).map_err(|e| at_line(&e))?),
             "checkpointMetadata" => {
                 decoded.checkpoint_metadata = Some(action(line).map_err(|e| at_line(&e))?)
             }

@@ -20,8 +20,8 @@ use crate::checkpoint::{
 use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::log::path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
 use crate::log::commit_range::CommitFile;
+use crate::log::path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
 use crate::log::segment::{CheckpointFiles, LogSegment};
 use crate::replay::{replay_files, FileKeys, ReplayedFiles};
 use crate::storage::Storage;

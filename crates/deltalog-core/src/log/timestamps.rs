@@ -153,10 +153,7 @@ mod tests {
         )
         .unwrap();
         let listing = vec![commit(2, 0), checkpoint, commit(1, 0), commit(2, 0)];
-        let versions: Vec<u64> = sorted_commits(&listing)
-            .iter()
-            .map(|c| c.version)
-            .collect();
+        let versions: Vec<u64> = sorted_commits(&listing).iter().map(|c| c.version).collect();
         assert_eq!(versions, [1, 2]);
     }
 }

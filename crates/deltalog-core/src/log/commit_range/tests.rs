@@ -27,8 +27,11 @@ impl TestLog {
             .path()
             .join("_delta_log")
             .join(commit_file_name(version));
-        std::fs::write(&path, format!("{info}\n{{\"txn\":{{\"appId\":\"a\",\"version\":{version}}}}}\n"))
-            .unwrap();
+        std::fs::write(
+            &path,
+            format!("{info}\n{{\"txn\":{{\"appId\":\"a\",\"version\":{version}}}}}\n"),
+        )
+        .unwrap();
         let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
         file.set_modified(UNIX_EPOCH + Duration::from_millis(file_time_ms as u64))
             .unwrap();
@@ -40,7 +43,11 @@ impl TestLog {
 }
 
 fn versions(range: &CommitRange) -> Vec<u64> {
-    range.commits().iter().map(|commit| commit.version).collect()
+    range
+        .commits()
+        .iter()
+        .map(|commit| commit.version)
+        .collect()
 }
 
 #[tokio::test]
@@ -52,14 +59,20 @@ async fn reads_each_commit_of_the_range_once_in_order() {
     let storage = log.storage();
     let range = CommitRange::list(&storage, 1, Some(3)).await.unwrap();
     assert_eq!(versions(&range), [1, 2, 3]);
-    assert_eq!((range.start(), range.end(), range.len()), (Some(1), Some(3), 3));
+    assert_eq!(
+        (range.start(), range.end(), range.len()),
+        (Some(1), Some(3), 3)
+    );
     let files = range.read_all(&storage).await.unwrap();
     let read: Vec<u64> = files.iter().map(|file| file.version).collect();
     assert_eq!(read, [1, 2, 3]);
     for file in &files {
         let info = file.commit_info().unwrap().unwrap();
         assert_eq!(info.raw["version"], file.version);
-        assert_eq!(file.decode(false).unwrap().txns[0].version, file.version as i64);
+        assert_eq!(
+            file.decode(false).unwrap().txns[0].version,
+            file.version as i64
+        );
         assert!(file.name.ends_with(&commit_file_name(file.version)));
     }
     let latest = CommitRange::list(&storage, 3, None).await.unwrap();
