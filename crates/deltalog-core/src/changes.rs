@@ -17,7 +17,7 @@
 //!
 //! Every row also has `_commit_version` (long) and `_commit_timestamp` (timestamp[µs, UTC]): the
 //! commit's in-commit timestamp when its `commitInfo` has one, else the modification time of its
-//! commit file (catalogue E3-06).
+//! commit file made monotonic (see [`crate::log::timestamps`]; catalogue E3-06).
 //!
 //! Rows have the schema of the last version of the range; files written under an older schema
 //! read missing columns as nulls and narrower types widened. The range is refused when the
