@@ -17,7 +17,7 @@
 //!
 //! Every row also has `_commit_version` (long) and `_commit_timestamp` (timestamp[µs, UTC]): the
 //! commit's in-commit timestamp when its `commitInfo` has one, else the modification time of its
-//! commit file (catalogue E3-06).
+//! commit file made monotonic (see [`crate::log::timestamps`]; catalogue E3-06).
 //!
 //! Rows have the schema of the last version of the range; files written under an older schema
 //! read missing columns as nulls and narrower types widened. The range is refused when the
@@ -40,12 +40,10 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::actions::{CommitInfo, DeletionVectorDescriptor, Metadata, Protocol};
-use crate::commit::{action_lines, ActionLine};
+use crate::commit::{action_lines, commit_info, ActionLine};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, partition_only, Expr};
-use crate::load::fetch_all;
-use crate::log_path::{LogFileKind, LogPath};
-use crate::log_segment::latest_version;
+use crate::log::commit_range::{CommitFile, CommitRange};
 use crate::partition::{partition_values_to_arrow, SessionTimeZone};
 use crate::scan::{FileSetScan, FileToRead, ScanOptions, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY};
 use crate::schema::{
@@ -284,66 +282,25 @@ async fn read_commits(table: &Table, start: u64, end: Option<u64>) -> Result<Vec
             "the changes cannot start at version {start}, after their end version {end}"
         )));
     }
-    let listing = table.list_from(start).await?;
-    let latest = match latest_version(&listing) {
-        Some(latest) => latest,
-        None => table.latest_version().await?,
-    };
-    let out_of_range = |version: u64| Error::VersionNotFound {
-        table: table.uri().to_string(),
-        version,
-        reason: format!("the latest version is {latest}"),
-    };
-    if start > latest {
-        return Err(out_of_range(start));
-    }
-    let end = end.unwrap_or(latest);
-    if end > latest {
-        return Err(out_of_range(end));
-    }
-    let mut commits: Vec<LogPath> = listing
-        .into_iter()
-        .filter(|path| path.kind == LogFileKind::Commit && path.version <= end)
-        .collect();
-    commits.sort_by_key(|path| path.version);
-    commits.dedup_by_key(|path| path.version);
-    let missing = (start..=end)
-        .zip(
-            commits
-                .iter()
-                .map(|c| Some(c.version))
-                .chain(std::iter::repeat(None)),
-        )
-        .find(|(expected, found)| Some(*expected) != *found);
-    if let Some((version, _)) = missing {
-        return Err(Error::VersionNotFound {
-            table: table.uri().to_string(),
-            version,
-            reason: "its commit file is not in the log (cleaned up or never written), so its \
-                     changes cannot be read"
-                .into(),
-        });
-    }
     let storage = table.storage();
-    let locations = commits.iter().map(|c| c.location.clone()).collect();
-    let contents = fetch_all(storage, locations).await?;
-    commits
-        .iter()
-        .zip(&contents)
-        .map(|(commit, bytes)| decode_commit(&storage.url_of(&commit.location), commit, bytes))
-        .collect()
+    let range = CommitRange::list(storage, start, end).await?;
+    range
+        .stream(storage)
+        .map(|file| decode_commit(&file?))
+        .try_collect()
+        .await
 }
 
-/// The actions of one commit file that matter to changes; its timestamp is its first
-/// `commitInfo`'s in-commit timestamp, else the file's modification time.
-fn decode_commit(file: &str, commit: &LogPath, bytes: &[u8]) -> Result<DecodedCommit> {
+/// The actions of one commit file that matter to changes, with its commit timestamp (see
+/// [`crate::log::timestamps`]).
+fn decode_commit(commit: &CommitFile) -> Result<DecodedCommit> {
+    let file = commit.name.as_str();
     let mut decoded = DecodedCommit {
         version: commit.version,
-        timestamp_ms: commit.last_modified_ms,
         ..DecodedCommit::default()
     };
-    let mut commit_info: Option<CommitInfo> = None;
-    for (index, line) in action_lines(bytes, file) {
+    let mut info: Option<CommitInfo> = None;
+    for (index, line) in action_lines(&commit.bytes, file) {
         let line = line?;
         let corrupt =
             |error: serde_json::Error| Error::corrupt(file, format!("line {}: {error}", index + 1));
@@ -359,20 +316,11 @@ fn decode_commit(file: &str, commit: &LogPath, bytes: &[u8]) -> Result<DecodedCo
                 .push((FileActionKind::Cdc, action(line).map_err(corrupt)?)),
             "metaData" => decoded.metadata = Some(action(line).map_err(corrupt)?),
             "protocol" => decoded.protocol = Some(action(line).map_err(corrupt)?),
-            "commitInfo" if commit_info.is_none() => {
-                commit_info = Some(CommitInfo {
-                    raw: action(line).map_err(corrupt)?,
-                })
-            }
+            "commitInfo" if info.is_none() => info = Some(commit_info(line).map_err(corrupt)?),
             _ => {}
         }
     }
-    if let Some(timestamp) = commit_info
-        .as_ref()
-        .and_then(CommitInfo::in_commit_timestamp)
-    {
-        decoded.timestamp_ms = timestamp;
-    }
+    decoded.timestamp_ms = commit.timestamp_ms(info.as_ref());
     Ok(decoded)
 }
 
@@ -1205,15 +1153,17 @@ mod tests {
         assert!(!widens(Timestamp, TimestampNtz));
     }
 
-    fn commit(text: &str) -> DecodedCommit {
-        let path = LogPath {
-            location: object_store::path::Path::from("_delta_log/00000000000000000001.json"),
+    fn commit_file(text: &str, file_time_ms: i64) -> CommitFile {
+        CommitFile {
             version: 1,
-            kind: LogFileKind::Commit,
-            size: text.len() as u64,
-            last_modified_ms: 77,
-        };
-        decode_commit("1.json", &path, text.as_bytes()).unwrap()
+            name: "1.json".into(),
+            bytes: bytes::Bytes::copy_from_slice(text.as_bytes()),
+            file_time_ms,
+        }
+    }
+
+    fn commit(text: &str) -> DecodedCommit {
+        decode_commit(&commit_file(text, 77)).unwrap()
     }
 
     fn describe(changes: &[PlannedChange<'_>]) -> Vec<String> {
@@ -1265,15 +1215,8 @@ mod tests {
 
     #[test]
     fn a_bad_action_line_names_the_file_and_line() {
-        let path = LogPath {
-            location: object_store::path::Path::from("_delta_log/00000000000000000001.json"),
-            version: 1,
-            kind: LogFileKind::Commit,
-            size: 0,
-            last_modified_ms: 0,
-        };
         let text = "{\"commitInfo\":{}}\n{\"add\":{\"size\":1}}";
-        let error = decode_commit("1.json", &path, text.as_bytes()).unwrap_err();
+        let error = decode_commit(&commit_file(text, 0)).unwrap_err();
         let text = error.to_string();
         assert!(text.contains("1.json") && text.contains("line 2"), "{text}");
     }

@@ -81,11 +81,7 @@ pub fn decode_actions(
             .map_err(|e| at_line(&e))?,
             "txn" => decoded.txns.push(action(line).map_err(|e| at_line(&e))?),
             "domainMetadata" => decoded.domains.push(action(line).map_err(|e| at_line(&e))?),
-            "commitInfo" => {
-                decoded.commit_info = Some(CommitInfo {
-                    raw: action(line).map_err(|e| at_line(&e))?,
-                })
-            }
+            "commitInfo" => decoded.commit_info = Some(commit_info(line).map_err(|e| at_line(&e))?),
             "checkpointMetadata" => {
                 decoded.checkpoint_metadata = Some(action(line).map_err(|e| at_line(&e))?)
             }
@@ -101,6 +97,26 @@ pub fn decode_actions(
             .push(decode_file_actions(&file_lines, version, file, options)?);
     }
     Ok(decoded)
+}
+
+/// The `commitInfo` of the commit file `file` holding `bytes`: its first `commitInfo` action,
+/// or `None` when it has none. Lines after it are not looked at. Errors name the file and the
+/// line.
+pub fn read_commit_info(bytes: &[u8], file: &str) -> Result<Option<CommitInfo>> {
+    for (index, line) in action_lines(bytes, file) {
+        let line = line?;
+        if line.name == "commitInfo" {
+            return commit_info(line)
+                .map(Some)
+                .map_err(|error| Error::corrupt(file, format!("line {}: {error}", index + 1)));
+        }
+    }
+    Ok(None)
+}
+
+/// Decodes a `commitInfo` line (spec "Commit Provenance Information"): the object as written.
+pub fn commit_info(line: ActionLine<'_>) -> serde_json::Result<CommitInfo> {
+    action(line).map(|raw| CommitInfo { raw })
 }
 
 /// The non-empty lines of a log file with their action names, numbered from 0.

@@ -20,8 +20,9 @@ use crate::checkpoint::{
 use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::log_path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
-use crate::log_segment::{CheckpointFiles, LogSegment};
+use crate::log::commit_range::CommitFile;
+use crate::log::path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
+use crate::log::segment::{CheckpointFiles, LogSegment};
 use crate::replay::{replay_files, FileKeys, ReplayedFiles};
 use crate::storage::Storage;
 
@@ -47,6 +48,16 @@ pub struct TableState {
 
 /// Decoded commits, newest first, with their versions.
 pub type Deltas = Vec<(u64, DecodedActions)>;
+
+/// Decodes commit files read from a [`crate::log::commit_range::CommitRange`] (ascending), on the rayon pool, newest
+/// first.
+pub fn decode_commits(files: &[CommitFile], keep_stats: bool) -> Result<Deltas> {
+    files
+        .par_iter()
+        .rev()
+        .map(|file| file.decode(keep_stats).map(|d| (file.version, d)))
+        .collect()
+}
 
 /// Reads and decodes the commits and compaction files of `segment`, newest first.
 pub async fn read_deltas(

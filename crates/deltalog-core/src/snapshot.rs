@@ -9,9 +9,10 @@ use crate::actions::{CommitInfo, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
 use crate::file_list::{active_files, FileListOptions};
-use crate::load::{fold_state, load_segment, read_deltas, TableState};
-use crate::log_path::{LogFileKind, LogPath};
-use crate::log_segment::LogSegment;
+use crate::load::{decode_commits, fold_state, load_segment, TableState};
+use crate::log::commit_range::CommitRange;
+use crate::log::segment::{latest_version, LogSegment};
+use crate::log::timestamps::{commit_timestamp, MONOTONIC_LOOKBACK};
 use crate::replay::FileKeys;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::table::{SnapshotAt, Table};
@@ -40,7 +41,7 @@ struct SnapshotInner {
 impl Snapshot {
     /// Builds a snapshot from replayed state, checking that this library can read it.
     pub(crate) fn new(table: Table, state: TableState, segment: &LogSegment) -> Result<Self> {
-        Snapshot::from_state(table, state, commit_file_time(segment), None)
+        Snapshot::from_state(table, state, segment.file_time_ms, None)
     }
 
     /// A snapshot of the files of `state` that may match `filter` (see
@@ -51,7 +52,7 @@ impl Snapshot {
         segment: &LogSegment,
         filter: Expr,
     ) -> Result<Self> {
-        let file_time = commit_file_time(segment);
+        let file_time = segment.file_time_ms;
         let unpruned = Snapshot::from_state(table.clone(), state, file_time, None)?;
         let options = FileListOptions {
             with_stats: true,
@@ -84,11 +85,7 @@ impl Snapshot {
             state.metadata.clone(),
             table.uri(),
         )?;
-        let timestamp_ms = state
-            .commit_info
-            .as_ref()
-            .and_then(CommitInfo::in_commit_timestamp)
-            .unwrap_or(commit_file_time);
+        let timestamp_ms = commit_timestamp(state.commit_info.as_ref(), commit_file_time);
         Ok(Snapshot {
             inner: Arc::new(SnapshotInner {
                 table,
@@ -112,7 +109,8 @@ impl Snapshot {
     }
 
     /// When the version was committed, in ms since the epoch: the in-commit timestamp when the
-    /// writer recorded one, else the modification time of the commit file.
+    /// writer recorded one, else the modification time of the commit file made monotonic (see
+    /// [`crate::log::timestamps`]).
     pub fn timestamp_ms(&self) -> i64 {
         self.inner.timestamp_ms
     }
@@ -259,33 +257,22 @@ impl Snapshot {
             return table.snapshot_matching(SnapshotAt::Latest, filter).await;
         }
         let start = self.version() + 1;
-        let listing = table.list_from(start).await?;
-        let newest = crate::log_segment::latest_version(&listing);
-        let mut commits: Vec<LogPath> = listing
-            .into_iter()
-            .filter(|path| path.kind == LogFileKind::Commit)
-            .collect();
-        commits.sort_by_key(|path| path.version);
-        let contiguous = commits
-            .iter()
-            .zip(start..)
-            .all(|(commit, version)| commit.version == version);
-        let Some(newest) = newest else {
+        let listing = table
+            .list_from(start.saturating_sub(MONOTONIC_LOOKBACK))
+            .await?;
+        let Some(newest) = latest_version(&listing).filter(|newest| *newest >= start) else {
             return Ok(self.clone());
         };
-        let Some(last) = commits.last().filter(|last| last.version == newest) else {
+        let Ok(range) = CommitRange::from_listing(table.uri(), &listing, start, newest) else {
             return table.snapshot(SnapshotAt::Latest).await;
         };
-        if !contiguous {
-            return table.snapshot(SnapshotAt::Latest).await;
-        }
-        let (version, file_time) = (last.version, last.last_modified_ms);
-        let refs: Vec<&LogPath> = commits.iter().collect();
-        let deltas = read_deltas(table.storage(), &refs, self.inner.state.has_stats).await?;
+        let file_time = range.file_times().last().copied().unwrap_or_default();
+        let files = range.read_all(table.storage()).await?;
+        let deltas = decode_commits(&files, self.inner.state.has_stats)?;
         let keys = FileKeys::new(table.storage().root_url());
         let state = fold_state(
             table.uri(),
-            version,
+            newest,
             deltas,
             None,
             Some(&self.inner.state),
@@ -320,13 +307,4 @@ fn without_timestamp_partitions(files: &RecordBatch) -> Result<RecordBatch> {
     let mut files = files.clone();
     files.remove_column(index);
     Ok(files)
-}
-
-/// The modification time of the newest file of `segment`, in ms since the epoch.
-fn commit_file_time(segment: &LogSegment) -> i64 {
-    segment
-        .latest_commit
-        .as_ref()
-        .or_else(|| segment.checkpoint.as_ref().and_then(|c| c.parts.first()))
-        .map_or(0, |file| file.last_modified_ms)
 }

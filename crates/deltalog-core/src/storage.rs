@@ -14,7 +14,7 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
 use url::Url;
 
 use crate::error::{Error, Result};
-use crate::log_path::LogPath;
+use crate::log::path::LogPath;
 
 /// A table root on an object store. Cheap to clone.
 #[derive(Clone)]

@@ -6,18 +6,20 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use futures::{StreamExt, TryStreamExt};
 
 use crate::actions::CommitInfo;
 use crate::commit::action_lines;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::last_checkpoint::parse_last_checkpoint;
-use crate::load::{fetch_all, load_segment, load_segment_matching};
-use crate::log_path::{LogFileKind, LogPath};
-use crate::log_segment::{build_log_segment, latest_version, LogSegment};
+use crate::load::{load_segment, load_segment_matching};
+use crate::log::commit_range::CommitRange;
+use crate::log::last_checkpoint::parse_last_checkpoint;
+use crate::log::path::LogPath;
+use crate::log::segment::{build_log_segment, latest_version, LogSegment};
+use crate::log::timestamps::{version_at_timestamp, MONOTONIC_LOOKBACK};
 use crate::snapshot::Snapshot;
 use crate::storage::Storage;
-use crate::timestamps::{commit_timestamps, version_at_timestamp};
 
 /// Which version of a table to load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,12 +113,15 @@ impl Table {
     }
 
     /// The files that make up version `target` (`None`: the latest). Listing starts at the
-    /// `_last_checkpoint` hint when it is usable, and falls back to a full listing when the hint
-    /// is missing, corrupt, stale or points at files that are gone.
+    /// `_last_checkpoint` hint when it is usable (less [`MONOTONIC_LOOKBACK`] versions, for the
+    /// commit timestamp), and falls back to a full listing when the hint is missing, corrupt,
+    /// stale or points at files that are gone.
     pub async fn log_segment(&self, target: Option<u64>) -> Result<LogSegment> {
         let hint = self.hint_version().await;
         if let Some(start) = hint.filter(|start| target.is_none_or(|t| *start <= t)) {
-            let listing = self.list_from(start).await?;
+            let listing = self
+                .list_from(start.saturating_sub(MONOTONIC_LOOKBACK))
+                .await?;
             if let Ok(segment) = build_log_segment(&self.name, listing, target) {
                 if segment.checkpoint.is_some() || start == 0 {
                     return Ok(segment);
@@ -129,67 +134,47 @@ impl Table {
     /// The newest version committed at or before `timestamp_ms`.
     pub async fn version_at(&self, timestamp_ms: i64) -> Result<u64> {
         let listing = self.list_from(0).await?;
-        version_at_timestamp(self, &listing, timestamp_ms).await
+        version_at_timestamp(&self.storage, &listing, timestamp_ms).await
     }
 
     /// Commit information, newest first: one row per version still in the log (up to `limit`).
+    /// Timestamps follow [`crate::log::timestamps`], as time travel does.
     pub async fn history(&self, limit: Option<usize>) -> Result<RecordBatch> {
         let listing = self.list_from(0).await?;
-        let mut commits: Vec<LogPath> = listing
-            .into_iter()
-            .filter(|path| path.kind == LogFileKind::Commit)
-            .collect();
-        commits.sort_by_key(|commit| std::cmp::Reverse(commit.version));
-        commits.truncate(limit.unwrap_or(usize::MAX));
-        let locations = commits.iter().map(|c| c.location.clone()).collect();
-        let contents = fetch_all(&self.storage, locations).await?;
-        let infos = commits
-            .iter()
-            .zip(&contents)
-            .map(|(commit, bytes)| first_commit_info(&self.storage.url_of(&commit.location), bytes))
-            .collect::<Result<Vec<_>>>()?;
-        let timestamps = commit_timestamps(&commits, &infos);
-        history_batch(&commits, &infos, &timestamps)
+        let range = CommitRange::all_listed(&listing).newest(limit.unwrap_or(usize::MAX));
+        let mut rows = range
+            .stream(&self.storage)
+            .map(|file| {
+                let file = file?;
+                let info = file.commit_info()?;
+                Ok((file.version, file.timestamp_ms(info.as_ref()), info))
+            })
+            .try_collect::<Vec<_>>()
+            .await?;
+        rows.reverse();
+        history_batch(&rows)
     }
 
     /// The actions of the commits `start..=end` (`end` `None`: the latest), one batch per
     /// commit with columns `version`, `action` (the action name) and `json` (the action object
     /// as written).
     pub async fn commits(&self, start: u64, end: Option<u64>) -> Result<Vec<RecordBatch>> {
-        let latest = self.latest_version().await?;
-        let end = end.unwrap_or(latest);
-        if start > end || end > latest {
+        if let Some(end) = end.filter(|end| start > *end) {
             return Err(Error::VersionNotFound {
                 table: self.name.to_string(),
-                version: end.max(start),
-                reason: format!("the requested range {start}..={end} is outside 0..={latest}"),
+                version: start,
+                reason: format!("the requested range {start}..={end} is empty"),
             });
         }
-        let listing = self.list_from(start).await?;
-        let mut commits: Vec<LogPath> = listing
-            .into_iter()
-            .filter(|path| path.kind == LogFileKind::Commit && path.version <= end)
-            .collect();
-        commits.sort_by_key(|path| path.version);
-        if let Some(missing) = (start..=end).zip(&commits).find(|(v, c)| *v != c.version) {
-            return Err(self.missing_commit(missing.0));
-        }
-        if commits.len() as u64 != end - start + 1 {
-            return Err(self.missing_commit(start + commits.len() as u64));
-        }
-        let locations = commits.iter().map(|c| c.location.clone()).collect();
-        let contents = fetch_all(&self.storage, locations).await?;
-        commits
-            .iter()
-            .zip(&contents)
-            .map(|(commit, bytes)| {
-                actions_batch(
-                    &self.storage.url_of(&commit.location),
-                    commit.version,
-                    bytes,
-                )
+        let range = CommitRange::list(&self.storage, start, end).await?;
+        range
+            .stream(&self.storage)
+            .map(|file| {
+                let file = file?;
+                actions_batch(&file.name, file.version, &file.bytes)
             })
-            .collect()
+            .try_collect()
+            .await
     }
 
     /// Every log file of version `start` or later.
@@ -205,41 +190,14 @@ impl Table {
             .ok()
             .map(|hint| hint.version)
     }
-
-    fn missing_commit(&self, version: u64) -> Error {
-        Error::VersionNotFound {
-            table: self.name.to_string(),
-            version,
-            reason: "its commit file is not in the log (cleaned up or never written)".into(),
-        }
-    }
 }
 
-/// The `commitInfo` of a commit file (the first one found), if any.
-pub fn first_commit_info(file: &str, bytes: &[u8]) -> Result<Option<CommitInfo>> {
-    for (index, line) in action_lines(bytes, file) {
-        let line = line?;
-        if line.name == "commitInfo" {
-            let mut object: HashMap<String, serde_json::Map<String, serde_json::Value>> =
-                serde_json::from_slice(line.json).map_err(|error| {
-                    Error::corrupt(file, format!("line {}: {error}", index + 1))
-                })?;
-            return Ok(object.remove("commitInfo").map(|raw| CommitInfo { raw }));
-        }
-    }
-    Ok(None)
-}
-
-fn history_batch(
-    commits: &[LogPath],
-    infos: &[Option<CommitInfo>],
-    timestamps: &[i64],
-) -> Result<RecordBatch> {
+/// The history rows: version, commit timestamp and `commitInfo` of each commit.
+fn history_batch(rows: &[(u64, i64, Option<CommitInfo>)]) -> Result<RecordBatch> {
     let text = |f: &dyn Fn(&CommitInfo) -> Option<String>| -> ArrayRef {
         Arc::new(StringArray::from(
-            infos
-                .iter()
-                .map(|info| info.as_ref().and_then(f))
+            rows.iter()
+                .map(|(_, _, info)| info.as_ref().and_then(f))
                 .collect::<Vec<_>>(),
         ))
     };
@@ -254,16 +212,16 @@ fn history_batch(
     let utc = Some(Arc::from("UTC"));
     let columns: Vec<ArrayRef> = vec![
         Arc::new(Int64Array::from_iter_values(
-            commits.iter().map(|c| c.version as i64),
+            rows.iter().map(|(version, _, _)| *version as i64),
         )),
         Arc::new(
-            TimestampMillisecondArray::from(timestamps.to_vec()).with_timezone_opt(utc.clone()),
+            TimestampMillisecondArray::from_iter_values(rows.iter().map(|(_, time, _)| *time))
+                .with_timezone_opt(utc.clone()),
         ),
         Arc::new(
             TimestampMillisecondArray::from(
-                infos
-                    .iter()
-                    .map(|i| i.as_ref().and_then(CommitInfo::in_commit_timestamp))
+                rows.iter()
+                    .map(|(_, _, i)| i.as_ref().and_then(CommitInfo::in_commit_timestamp))
                     .collect::<Vec<_>>(),
             )
             .with_timezone_opt(utc.clone()),

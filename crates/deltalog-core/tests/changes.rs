@@ -123,6 +123,8 @@ async fn commit_timestamp_is_the_file_time_without_in_commit_timestamp() {
     let a = t.data_file("a.parquet", &[1], &["x"]);
     t.commit(0, &[protocol(), metadata(id_name(), &[], true)]);
     t.commit(1, &[json!({"commitInfo": {"timestamp": 5}}), add(&a)]);
+    let earlier = SystemTime::UNIX_EPOCH + Duration::from_millis(1_600_000_000_000);
+    t.set_commit_time(0, earlier);
     let time = SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
     t.set_commit_time(1, time);
     let (_, batches) = read_all(&t, 1, None, ChangesOptions::default()).await;

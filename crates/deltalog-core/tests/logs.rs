@@ -20,12 +20,12 @@ use std::time::{Duration, UNIX_EPOCH};
 use arrow_array::{Array, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use deltalog_core::action_schema::string_map;
-use deltalog_core::last_checkpoint::{write_last_checkpoint, LastCheckpointHint};
-use deltalog_core::log_path::{
+use deltalog_core::log::last_checkpoint::{write_last_checkpoint, LastCheckpointHint};
+use deltalog_core::log::path::{
     classic_checkpoint_file_name, commit_file_name, compaction_file_name,
     multi_part_checkpoint_file_name, uuid_checkpoint_file_name, CheckpointFormat,
 };
-use deltalog_core::log_segment::LogSegment;
+use deltalog_core::log::segment::LogSegment;
 use deltalog_core::{Error, ProtocolKind, Snapshot, SnapshotAt, Table};
 use serde_json::{json, Value};
 
@@ -1208,6 +1208,82 @@ fn timestamp_travel_uses_file_times_without_in_commit_timestamps() {
         matches!(error, Error::TimestampNotFound { .. }),
         "{error:?}"
     );
+}
+
+#[test]
+fn file_times_that_go_backwards_give_monotonic_timestamps_everywhere() {
+    let log = LogBuilder::new();
+    log.commit(0, &[commit_info(None), protocol(), metadata(), add("a")]);
+    log.commit(1, &[commit_info(None), add("b")]);
+    log.commit(2, &[commit_info(None), add("c")]);
+    log.commit(3, &[commit_info(None), add("d")]);
+    for (version, ms) in [(0, 100_000), (1, 90_000), (2, 100_000), (3, 300_000)] {
+        log.set_modified(&commit_file_name(version), ms);
+    }
+
+    let history = history_timestamps(&log);
+    assert_eq!(
+        history,
+        [(3, 300_000), (2, 100_002), (1, 100_001), (0, 100_000)]
+    );
+    for (version, timestamp) in history {
+        let at_time = log.load(SnapshotAt::Timestamp(timestamp)).unwrap();
+        assert_eq!(at_time.version(), version, "at {timestamp}");
+        let at_version = log.load(SnapshotAt::Version(version)).unwrap();
+        assert_eq!(at_version.timestamp_ms(), timestamp, "version {version}");
+    }
+    assert_eq!(
+        log.load(SnapshotAt::Timestamp(100_001)).unwrap().version(),
+        1
+    );
+}
+
+#[test]
+fn history_and_time_travel_use_in_commit_timestamps() {
+    let log = LogBuilder::new();
+    log.commit(
+        0,
+        &[
+            commit_info(Some(1_000)),
+            protocol_ict(),
+            metadata_ict(),
+            add("a"),
+        ],
+    );
+    log.commit(1, &[commit_info(Some(2_000)), add("b")]);
+    log.commit(2, &[commit_info(Some(3_000)), add("c")]);
+    for version in 0..=2 {
+        log.set_modified(&commit_file_name(version), 10_000_000 - version as i64);
+    }
+
+    let history = history_timestamps(&log);
+    assert_eq!(history, [(2, 3_000), (1, 2_000), (0, 1_000)]);
+    for (version, timestamp) in history {
+        let at_time = log.load(SnapshotAt::Timestamp(timestamp)).unwrap();
+        assert_eq!(at_time.version(), version, "at {timestamp}");
+        let at_version = log.load(SnapshotAt::Version(version)).unwrap();
+        assert_eq!(at_version.timestamp_ms(), timestamp, "version {version}");
+    }
+}
+
+/// `(version, timestamp)` of every row of the history, newest first.
+fn history_timestamps(log: &LogBuilder) -> Vec<(u64, i64)> {
+    let batch = runtime().block_on(log.table().history(None)).unwrap();
+    let versions = batch
+        .column_by_name("version")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<arrow_array::Int64Array>()
+        .unwrap();
+    let timestamps = batch
+        .column_by_name("timestamp")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<arrow_array::TimestampMillisecondArray>()
+        .unwrap();
+    (0..batch.num_rows())
+        .map(|row| (versions.value(row) as u64, timestamps.value(row)))
+        .collect()
 }
 
 #[test]

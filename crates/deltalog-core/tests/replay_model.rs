@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use arrow_array::{Array, Int32Array, StringArray, StructArray};
 use arrow_schema::{Schema, SchemaRef};
-use deltalog_core::last_checkpoint::{write_last_checkpoint, LastCheckpointHint};
-use deltalog_core::log_path::{
+use deltalog_core::log::last_checkpoint::{write_last_checkpoint, LastCheckpointHint};
+use deltalog_core::log::path::{
     classic_checkpoint_file_name, commit_file_name, compaction_file_name,
     multi_part_checkpoint_file_name, uuid_checkpoint_file_name, CheckpointFormat,
 };
