@@ -48,12 +48,12 @@ use crate::load::fetch_all;
 use crate::log_path::{LogFileKind, LogPath};
 use crate::log_segment::latest_version;
 use crate::partition::{partition_values_to_arrow, SessionTimeZone};
-use crate::scan::{FileSetScan, FileToRead, ScanOptions, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY};
+use crate::scan::{FileSetScan, FileToRead, ScanOptions};
 use crate::schema::{
     parse_schema, ColumnMappingMode, DataType, PrimitiveType, StructField, StructType,
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
-use crate::storage::Storage;
+use crate::storage::{IoConfig, Storage};
 use crate::table::{SnapshotAt, Table};
 
 /// The column holding the kind of change of a row (catalogue E3-03).
@@ -64,9 +64,6 @@ pub const COMMIT_VERSION_COLUMN: &str = "_commit_version";
 pub const COMMIT_TIMESTAMP_COLUMN: &str = "_commit_timestamp";
 /// The table property that turns the change data feed on (catalogue E3-01).
 pub const ENABLE_CHANGE_DATA_FEED_KEY: &str = "delta.enableChangeDataFeed";
-
-/// Deletion vectors loaded at once while planning.
-const DELETION_VECTOR_CONCURRENCY: usize = 8;
 
 /// The kind of change of a row, as its `_change_type` value says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -194,7 +191,7 @@ impl ChangeScan {
         let schema = self.inner.schema.clone();
         stream::iter(self.inner.reads.clone())
             .map(|read| async move { read.scan.read(read.file) })
-            .buffered(DEFAULT_CONCURRENCY)
+            .buffered(IoConfig::DEFAULT.scan_files)
             .flatten()
             .map(move |batch| with_schema(batch?, &schema))
             .boxed()
@@ -842,9 +839,8 @@ impl Planner {
             columns: options.columns.clone(),
             timezone: options.timezone.clone(),
             row_tracking: false,
-            batch_size: DEFAULT_BATCH_SIZE,
-            concurrency: DEFAULT_CONCURRENCY,
             filter: options.filter.clone(),
+            ..ScanOptions::default()
         };
         let partition_names: Vec<String> = partitions.iter().map(|p| p.name.clone()).collect();
         let kind = |change_type_in_file| {
@@ -893,7 +889,7 @@ impl Planner {
         }
         let reads: Vec<Vec<PlannedRead>> = stream::iter(pending)
             .map(|pending| self.resolve(pending))
-            .buffered(DELETION_VECTOR_CONCURRENCY)
+            .buffered(self.storage.io().deletion_vectors.max(1))
             .try_collect()
             .await?;
         Ok(reads.into_iter().flatten().collect())

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
 use crate::features::ensure_readable;
 use crate::file_list::{active_files, FileListOptions};
-use crate::load::{fold_state, load_segment, read_deltas, TableState};
+use crate::load::{fold_state_async, load_segment, read_deltas, TableState};
 use crate::log_path::{LogFileKind, LogPath};
 use crate::log_segment::LogSegment;
 use crate::replay::FileKeys;
@@ -280,14 +280,8 @@ impl Snapshot {
         let refs: Vec<&LogPath> = commits.iter().collect();
         let deltas = read_deltas(table.storage(), &refs, self.inner.state.has_stats).await?;
         let keys = FileKeys::new(table.storage().root_url());
-        let state = fold_state(
-            table.uri(),
-            version,
-            deltas,
-            None,
-            Some(&self.inner.state),
-            &keys,
-        )?;
+        let base = Some(self.inner.state.clone());
+        let state = fold_state_async(table.uri(), version, deltas, None, base, keys).await?;
         Snapshot::from_state(table.clone(), state, file_time, None)
     }
 }

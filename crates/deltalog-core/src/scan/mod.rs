@@ -1,6 +1,7 @@
 //! Reading the rows of a snapshot: the data files of its file list, decoded with the parquet
-//! crate through object_store, several at once, each streamed in batches (catalogue G-16..G-23,
-//! E1, E2, E4, E5).
+//! crate through [`crate::storage::Storage::parquet_reader`], several at once, each streamed in
+//! batches (catalogue G-16..G-23, E1, E2, E4, E5). The defaults of [`ScanOptions`] and the
+//! read-ahead come from [`crate::storage::IoConfig`].
 //!
 //! Every file goes through the same steps: resolve its path (never outside the table), read
 //! only the Parquet columns asked for (matched by physical name or field id, spec "Column
@@ -37,6 +38,7 @@ use crate::schema::{
     StructField, StructType,
 };
 use crate::snapshot::{table_schema, Snapshot};
+use crate::storage::IoConfig;
 use crate::table::Table;
 pub(crate) use files::{FileSetScan, FileToRead};
 pub(crate) use read::load_deletion_vector;
@@ -52,16 +54,6 @@ pub const MATERIALIZED_ROW_ID_KEY: &str = "delta.rowTracking.materializedRowIdCo
 pub const MATERIALIZED_ROW_COMMIT_VERSION_KEY: &str =
     "delta.rowTracking.materializedRowCommitVersionColumnName";
 
-/// Rows per batch unless asked otherwise.
-pub const DEFAULT_BATCH_SIZE: usize = 64 * 1024;
-/// Files read at once unless asked otherwise.
-pub const DEFAULT_CONCURRENCY: usize = 4;
-
-/// Batches a file may decode ahead of the reader.
-const READ_AHEAD_BATCHES: usize = 2;
-/// Deletion vectors loaded at once by [`deletion_vectors`].
-const DELETION_VECTOR_CONCURRENCY: usize = 8;
-
 /// What a scan reads.
 #[derive(Debug, Clone)]
 pub struct ScanOptions {
@@ -72,9 +64,10 @@ pub struct ScanOptions {
     pub timezone: SessionTimeZone,
     /// Append [`ROW_ID_COLUMN`] and [`ROW_COMMIT_VERSION_COLUMN`] (catalogue E4-10).
     pub row_tracking: bool,
-    /// Rows per batch read from a file (at most; deleted rows make batches smaller).
+    /// Rows per batch read from a file (at most; deleted rows make batches smaller). Default
+    /// [`IoConfig::batch_size`].
     pub batch_size: usize,
-    /// Data files read at once.
+    /// Data files read at once. Default [`IoConfig::scan_files`].
     pub concurrency: usize,
     /// Only rows for which this is true (SQL semantics, see [`crate::expr::evaluate`]),
     /// evaluated on the rows as the table defines them (after column mapping, casts,
@@ -88,8 +81,8 @@ impl Default for ScanOptions {
             columns: None,
             timezone: SessionTimeZone::utc(),
             row_tracking: false,
-            batch_size: DEFAULT_BATCH_SIZE,
-            concurrency: DEFAULT_CONCURRENCY,
+            batch_size: IoConfig::DEFAULT.batch_size,
+            concurrency: IoConfig::DEFAULT.scan_files,
             filter: None,
         }
     }
@@ -271,14 +264,7 @@ pub async fn deletion_vectors(snapshot: &Snapshot) -> Result<RecordBatch> {
     let storage = snapshot.table().storage();
     let (paths_in_order, descriptors): (Vec<String>, Vec<DeletionVectorDescriptor>) =
         described.into_iter().unzip();
-    let bitmaps = crate::deletion_vector::load_many(
-        storage.store().as_ref(),
-        &descriptors,
-        storage.root_url(),
-        |url| storage.resolve(url.as_str()),
-        DELETION_VECTOR_CONCURRENCY,
-    )
-    .await?;
+    let bitmaps = crate::deletion_vector::load_many(storage, &descriptors).await?;
     let item_field = Arc::new(Field::new("item", ArrowType::UInt64, false));
     let mut paths = StringBuilder::new();
     let mut rows = ListBuilder::new(UInt64Builder::new()).with_field(item_field.clone());
@@ -715,7 +701,8 @@ fn file_stream(
         return read_file(context, task);
     };
     let path = task.path.clone();
-    let (sender, receiver) = tokio::sync::mpsc::channel(READ_AHEAD_BATCHES);
+    let read_ahead = context.storage.io().read_ahead_batches.max(1);
+    let (sender, receiver) = tokio::sync::mpsc::channel(read_ahead);
     let mut batches = read_file(context, task);
     let decoder = runtime.spawn(async move {
         while let Some(item) = batches.next().await {

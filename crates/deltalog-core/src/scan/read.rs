@@ -13,10 +13,7 @@ use arrow_array::{
 use arrow_schema::{DataType as ArrowType, SchemaRef};
 use futures::stream::{self, BoxStream};
 use futures::{StreamExt, TryStreamExt};
-use object_store::path::Path;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-#[allow(deprecated)]
-use parquet::arrow::async_reader::ParquetObjectReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use roaring::RoaringTreemap;
 
@@ -93,13 +90,7 @@ pub(crate) async fn load_deletion_vector(
     storage: &Storage,
     descriptor: &DeletionVectorDescriptor,
 ) -> Result<RoaringTreemap> {
-    deletion_vector::load(
-        storage.store().as_ref(),
-        descriptor,
-        storage.root_url(),
-        |url| storage.resolve(url.as_str()),
-    )
-    .await
+    deletion_vector::load(storage, descriptor).await
 }
 
 /// An opened data file: its decoded batches and what turns them into output batches.
@@ -121,7 +112,7 @@ impl FileReader {
             path: url.clone(),
             reason: error.to_string(),
         };
-        let mut reader = object_reader(storage, &location, task.size);
+        let mut reader = storage.parquet_reader(&location, task.size);
         let metadata = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())
             .await
             .map_err(corrupt)?;
@@ -374,13 +365,4 @@ fn plan_projection(
         .map(|file_index| file_index.and_then(|i| roots.binary_search(&i).ok()))
         .collect();
     Ok((roots, sources))
-}
-
-#[allow(deprecated)]
-fn object_reader(storage: &Storage, path: &Path, size: Option<u64>) -> ParquetObjectReader {
-    let reader = ParquetObjectReader::new(storage.store().clone(), path.clone());
-    match size {
-        Some(size) => reader.with_file_size(size),
-        None => reader,
-    }
 }
