@@ -691,8 +691,10 @@ fn missing(table: &str, name: &str) -> Error {
     )
 }
 
-/// The batches of one file: decoded by a task of the current tokio runtime, a few batches
-/// ahead of the reader, or by the reader itself when there is no runtime.
+/// The batches of one file, a few ahead of the reader: a task of the current tokio runtime
+/// drives the file's IO and awaits its decoding jobs ([`crate::cpu::run`], so the task never
+/// blocks a runtime thread), which lets several files progress while the reader consumes
+/// another. Without a runtime the reader drives the file itself, one batch at a time.
 fn file_stream(
     context: Arc<ScanContext>,
     task: FileTask,
