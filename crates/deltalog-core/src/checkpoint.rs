@@ -444,7 +444,13 @@ impl<'a> PartSource<'a> {
                             let batches = row_group
                                 .collect::<Result<Vec<RecordBatch>, _>>()
                                 .map_err(|error| Error::corrupt(&*name, error))?;
-                            decode_batches(&batches, version, &name, projection, skipping.as_deref())
+                            decode_batches(
+                                &batches,
+                                version,
+                                &name,
+                                projection,
+                                skipping.as_deref(),
+                            )
                         };
                         let part = cpu::run(job, |reason| Error::corrupt(&*file, reason)).await?;
                         merge(&mut decoded, part, &file)?;

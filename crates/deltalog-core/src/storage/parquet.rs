@@ -131,14 +131,17 @@ mod tests {
     fn parquet_file(rows: i64) -> Bytes {
         let ids = Int64Array::from_iter_values(0..rows);
         let names = StringArray::from_iter_values((0..rows).map(|i| format!("row {i}")));
-        let batch =
-            RecordBatch::try_from_iter([("id", Arc::new(ids) as _), ("name", Arc::new(names) as _)])
-                .unwrap();
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(ids) as _),
+            ("name", Arc::new(names) as _),
+        ])
+        .unwrap();
         let properties = WriterProperties::builder()
             .set_max_row_group_row_count(Some(100))
             .build();
         let mut bytes = Vec::new();
-        let mut writer = ArrowWriter::try_new(&mut bytes, batch.schema(), Some(properties)).unwrap();
+        let mut writer =
+            ArrowWriter::try_new(&mut bytes, batch.schema(), Some(properties)).unwrap();
         writer.write(&batch).unwrap();
         writer.close().unwrap();
         Bytes::from(bytes)
