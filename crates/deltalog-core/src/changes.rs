@@ -41,6 +41,7 @@ use serde::Deserialize;
 
 use crate::actions::{CommitInfo, DeletionVectorDescriptor, Metadata, Protocol};
 use crate::commit::{action_lines, ActionLine};
+use crate::cpu;
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, partition_only, Expr};
 use crate::features::ensure_readable;
@@ -323,11 +324,17 @@ async fn read_commits(table: &Table, start: u64, end: Option<u64>) -> Result<Vec
     let storage = table.storage();
     let locations = commits.iter().map(|c| c.location.clone()).collect();
     let contents = fetch_all(storage, locations).await?;
-    commits
-        .iter()
-        .zip(&contents)
-        .map(|(commit, bytes)| decode_commit(&storage.url_of(&commit.location), commit, bytes))
-        .collect()
+    let names: Vec<String> = commits.iter().map(|c| storage.url_of(&c.location)).collect();
+    let decode = move || {
+        commits
+            .iter()
+            .zip(&contents)
+            .zip(&names)
+            .map(|((commit, bytes), name)| decode_commit(name, commit, bytes))
+            .collect()
+    };
+    let log = storage.url_of(storage.log_dir());
+    cpu::run(decode, |reason| Error::corrupt(log, reason)).await
 }
 
 /// The actions of one commit file that matter to changes; its timestamp is its first

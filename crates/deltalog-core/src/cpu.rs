@@ -39,10 +39,10 @@ where
     match receiver.await {
         Ok(Ok(result)) => result,
         Ok(Err(panic)) => Err(on_failure(format!(
-            "a decoding job panicked: {}",
+            "a CPU job panicked: {}",
             panic_message(panic.as_ref())
         ))),
-        Err(_) => Err(on_failure("a decoding job was dropped unfinished".into())),
+        Err(_) => Err(on_failure("a CPU job was dropped before it finished".into())),
     }
 }
 
