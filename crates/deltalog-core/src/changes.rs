@@ -324,7 +324,10 @@ async fn read_commits(table: &Table, start: u64, end: Option<u64>) -> Result<Vec
     let storage = table.storage();
     let locations = commits.iter().map(|c| c.location.clone()).collect();
     let contents = fetch_all(storage, locations).await?;
-    let names: Vec<String> = commits.iter().map(|c| storage.url_of(&c.location)).collect();
+    let names: Vec<String> = commits
+        .iter()
+        .map(|c| storage.url_of(&c.location))
+        .collect();
     let decode = move || {
         commits
             .iter()

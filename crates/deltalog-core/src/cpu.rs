@@ -42,7 +42,9 @@ where
             "a CPU job panicked: {}",
             panic_message(panic.as_ref())
         ))),
-        Err(_) => Err(on_failure("a CPU job was dropped before it finished".into())),
+        Err(_) => Err(on_failure(
+            "a CPU job was dropped before it finished".into(),
+        )),
     }
 }
 
