@@ -12,6 +12,7 @@ pub mod actions;
 pub mod changes;
 pub mod checkpoint;
 pub mod commit;
+pub mod cpu;
 pub mod deletion_vector;
 pub mod error;
 pub mod expr;

@@ -9,7 +9,7 @@ use crate::actions::{CommitInfo, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
 use crate::file_list::{active_files, FileListOptions};
-use crate::load::{decode_commits, fold_state, load_segment, TableState};
+use crate::load::{decode_commits, fold_state_async, load_segment, TableState};
 use crate::log::commit_range::CommitRange;
 use crate::log::segment::{latest_version, LogSegment};
 use crate::log::timestamps::{commit_timestamp, MONOTONIC_LOOKBACK};
@@ -268,16 +268,10 @@ impl Snapshot {
         };
         let file_time = range.file_times().last().copied().unwrap_or_default();
         let files = range.read_all(table.storage()).await?;
-        let deltas = decode_commits(&files, self.inner.state.has_stats)?;
+        let deltas = decode_commits(files, self.inner.state.has_stats).await?;
         let keys = FileKeys::new(table.storage().root_url());
-        let state = fold_state(
-            table.uri(),
-            newest,
-            deltas,
-            None,
-            Some(&self.inner.state),
-            &keys,
-        )?;
+        let base = Some(self.inner.state.clone());
+        let state = fold_state_async(table.uri(), newest, deltas, None, base, keys).await?;
         Snapshot::from_state(table.clone(), state, file_time, None)
     }
 }
