@@ -23,6 +23,7 @@ pub mod log_path;
 pub mod log_segment;
 pub mod partition;
 pub mod replay;
+pub mod scalar;
 pub mod scan;
 pub mod schema;
 pub mod snapshot;
