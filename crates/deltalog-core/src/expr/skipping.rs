@@ -16,20 +16,30 @@ use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, TimeUnit};
 use super::ast::{CompareOp, Expr};
 use super::convert::{normalize_comparison, Normalized};
 use super::eval::{apply_compare, evaluate, find_field, lookup, null_as_false};
+use crate::action_schema::PARTITION_VALUES_PARSED;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use crate::stats::{MAX_VALUES, MIN_VALUES, NULL_COUNT, NUM_RECORDS};
 
-/// Decides for every file of a snapshot's file list whether it COULD hold a row matching
-/// `expr`: false only when no row of the file can match (catalogue G-25).
+/// Decides for every file of a batch of per-file statistics whether it COULD hold a row
+/// matching `expr`: false only when no row of the file can match (catalogue G-25).
 ///
-/// `files` has the columns of the snapshot's file list: `partition_values` (struct of typed
-/// partition columns, logical names), `num_records` (Int64) and, when statistics were loaded,
-/// `min_values`, `max_values`, `null_count` (structs mirroring the data schema, logical names)
-/// and `tight_bounds`; missing columns mean no information.
+/// `stats` has one row per file, in the layout of the decoded statistics
+/// ([`crate::stats::parse_stats`]) with the typed partition values beside them, every column
+/// optional (a missing column means no information):
+/// * `partitionValues_parsed` ([`PARTITION_VALUES_PARSED`]): a struct of the typed partition
+///   columns, logical names;
+/// * `numRecords` ([`NUM_RECORDS`]): an integer;
+/// * `minValues`, `maxValues`, `nullCount` ([`MIN_VALUES`], [`MAX_VALUES`], [`NULL_COUNT`]):
+///   structs mirroring the data schema, logical names;
+///
+/// other columns (such as `tightBounds`) are ignored.
+/// `crate::file_list::skipping_stats` builds it from a snapshot's `add` actions and
+/// `crate::file_list::file_list_stats` from the rows of a file list.
 ///
 /// The rules:
 /// * A sub-expression that references only partition columns (or none) is evaluated exactly
-///   on `partition_values`, IS NULL included.
+///   on the partition values, IS NULL included.
 /// * AND keeps a file when both sides may match, OR when either side may; NOT is pushed down
 ///   by [`Expr::negate`], which is exact, so nothing is lost.
 /// * A data column leaf uses its statistics; a NULL statistic (missing stats, a null struct, a
@@ -54,8 +64,8 @@ use crate::scalar::Scalar;
 ///
 /// A literal that cannot be compared with a column's statistics type is an
 /// [`Error::InvalidArgument`], as in [`evaluate`].
-pub fn files_may_match(expr: &Expr, files: &RecordBatch) -> Result<BooleanArray> {
-    let context = SkippingContext::new(files)?;
+pub fn files_may_match(expr: &Expr, stats: &RecordBatch) -> Result<BooleanArray> {
+    let context = SkippingContext::new(stats)?;
     context.may_match(expr)
 }
 
@@ -117,18 +127,18 @@ impl<'f> SkippingContext<'f> {
                 .column_by_name(name)
                 .and_then(|column| column.as_struct_opt())
         };
-        let partitions = partition_batch(structure("partition_values"), rows)?;
+        let partitions = partition_batch(structure(PARTITION_VALUES_PARSED), rows)?;
         let num_records = files
-            .column_by_name("num_records")
+            .column_by_name(NUM_RECORDS)
             .map(|column| cast(column, &DataType::Int64))
             .transpose()
-            .map_err(|error| Error::arrow("num_records of the file list", error))?;
+            .map_err(|error| Error::arrow("numRecords of the file statistics", error))?;
         Ok(SkippingContext {
             rows,
             partitions,
-            min_values: structure("min_values"),
-            max_values: structure("max_values"),
-            null_count: structure("null_count"),
+            min_values: structure(MIN_VALUES),
+            max_values: structure(MAX_VALUES),
+            null_count: structure(NULL_COUNT),
             num_records,
         })
     }
@@ -407,7 +417,7 @@ fn partition_batch(partition_values: Option<&StructArray>, rows: usize) -> Resul
         columns,
         &RecordBatchOptions::new().with_row_count(Some(rows)),
     )
-    .map_err(|error| Error::arrow("partition values of the file list", error))
+    .map_err(|error| Error::arrow("partition values of the file statistics", error))
 }
 
 fn bound_kind(data_type: &DataType) -> Option<BoundKind> {
@@ -609,7 +619,7 @@ fn negate_mask(mask: &BooleanArray) -> BooleanArray {
 }
 
 fn skipping_error(error: ArrowError) -> Error {
-    Error::arrow("data skipping over the file list", error)
+    Error::arrow("data skipping over the file statistics", error)
 }
 
 fn implied_partition_filter(expr: &Expr, is_partition: &dyn Fn(&[String]) -> bool) -> Option<Expr> {
