@@ -287,10 +287,10 @@ impl RowGroupSkipping {
             return Ok(BooleanArray::from(vec![true; rows]));
         };
         let mut columns = vec![
-            ("min_values", Arc::new(min) as ArrayRef),
-            ("max_values", Arc::new(max) as ArrayRef),
+            (crate::stats::MIN_VALUES, Arc::new(min) as ArrayRef),
+            (crate::stats::MAX_VALUES, Arc::new(max) as ArrayRef),
         ];
-        columns.extend(num_records.map(|records| ("num_records", records)));
+        columns.extend(num_records.map(|records| (crate::stats::NUM_RECORDS, records)));
         let batch = RecordBatch::try_from_iter(columns)
             .map_err(|error| Error::arrow("statistics for skipping", error))?;
         files_may_match(&self.filter, &batch)

@@ -21,6 +21,7 @@ pub mod load;
 pub mod log;
 pub mod partition;
 pub mod replay;
+pub mod scalar;
 pub mod scan;
 pub mod schema;
 pub mod snapshot;

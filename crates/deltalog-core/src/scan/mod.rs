@@ -29,7 +29,7 @@ use futures::{StreamExt, TryStreamExt};
 use crate::actions::{DeletionVectorDescriptor, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, files_may_match, Expr};
-use crate::file_list::FileListOptions;
+use crate::file_list::{file_list_stats, FileListOptions};
 use crate::partition::SessionTimeZone;
 use crate::schema::{
     to_arrow_schema, ArrayType, DataType as DeltaType, MapType, PrimitiveType, StructField,
@@ -506,7 +506,7 @@ fn filter_only_columns(
 fn files_matching(files: Vec<RecordBatch>, filter: &Expr) -> Result<Vec<RecordBatch>> {
     let mut kept = Vec::with_capacity(files.len());
     for batch in files {
-        let may_match = files_may_match(filter, &batch)?;
+        let may_match = files_may_match(filter, &file_list_stats(&batch)?)?;
         let batch = filter_record_batch(&batch, &may_match)
             .map_err(|error| Error::arrow("skipping files with the filter", error))?;
         if batch.num_rows() > 0 {
