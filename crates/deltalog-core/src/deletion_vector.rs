@@ -833,8 +833,6 @@ mod tests {
     use crate::storage::IoConfig;
     use proptest::prelude::*;
 
-    const GOLDEN_DIR: &str = "/work/shared/conformance/golden";
-
     /// Catalogue B-V08: the spec's `u` example and the file it names.
     const EXAMPLE_U_PATH: &str = "ab^-aqEH.-t@S}K{vb[*k^";
     const EXAMPLE_UUID: &str = "d2c639aa-8816-431a-aaf6-d3fe2512ff61";
@@ -1457,14 +1455,13 @@ mod tests {
         use super::*;
         use std::process::Command;
 
-        /// Unpacks the golden table `name` into a temporary directory, or `None` (with a note)
-        /// when this machine has no golden tables at all.
+        /// Unpacks the golden table `name` (from `tests/data/golden`) into a temporary
+        /// directory.
         fn unpack(name: &str) -> Option<(tempfile::TempDir, std::path::PathBuf)> {
-            if !std::path::Path::new(GOLDEN_DIR).is_dir() {
-                eprintln!("no golden tables at {GOLDEN_DIR}; skipping {name}");
-                return None;
-            }
-            let archive = format!("{GOLDEN_DIR}/{name}.tar.zst");
+            let archive = crate::golden_archives()
+                .join(format!("{name}.tar.zst"))
+                .display()
+                .to_string();
             let dir = tempfile::tempdir().unwrap();
             let status = Command::new("tar")
                 .args(["--zstd", "-xf", &archive, "-C"])

@@ -30,6 +30,12 @@ pub mod storage;
 pub mod table;
 pub mod table_config;
 
+/// Where the golden tables (written by Delta on Spark) are kept in this repository.
+#[cfg(test)]
+pub(crate) fn golden_archives() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/golden")
+}
+
 pub use error::{Error, ProtocolKind, Result};
 pub use snapshot::Snapshot;
 pub use table::{SnapshotAt, Table};

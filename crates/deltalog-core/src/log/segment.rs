@@ -462,21 +462,16 @@ fn compaction_end(path: &LogPath) -> u64 {
     }
 }
 
-/// The directory of the unpacked golden tables, unpacking them on first use; `None` (with a
-/// note) when the shared conformance data is absent.
+/// The directory of the unpacked golden tables (`tests/data/golden`), unpacking them on first
+/// use.
 #[cfg(test)]
 pub(crate) fn golden_tables_dir() -> Option<std::path::PathBuf> {
     static UNPACKED: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
     UNPACKED
         .get_or_init(|| {
-            let archives = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../../shared/conformance/golden");
+            let archives = crate::golden_archives();
             if !archives.is_dir() {
-                eprintln!(
-                    "note: {} is absent; golden-table checks skipped",
-                    archives.display()
-                );
-                return None;
+                panic!("the golden tables are not at {}", archives.display());
             }
             let target = std::path::PathBuf::from("/tmp/golden");
             std::fs::create_dir_all(&target).ok()?;

@@ -11,17 +11,16 @@ use deltalog_core::action_schema::{file_action_schema, string_map};
 use serde_json::Value;
 
 pub fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/golden")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/golden")
 }
 
-/// Unpacks every golden table once into a temporary folder; `None` when the set is absent.
+/// Unpacks every golden table once into a temporary folder (panics when the set is absent).
 pub fn unpacked() -> Option<&'static Path> {
     static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
     DIR.get_or_init(|| {
         let source = golden_dir();
         if !source.is_dir() {
-            eprintln!("golden tables not found at {}: skipping", source.display());
-            return None;
+            panic!("the golden tables are not at {}", source.display());
         }
         let target = tempfile::tempdir().unwrap();
         for entry in std::fs::read_dir(&source).unwrap() {

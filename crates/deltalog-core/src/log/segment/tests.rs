@@ -487,8 +487,7 @@ fn golden_tables_give_sensible_segments() {
     let Some(golden) = golden_tables_dir() else {
         return;
     };
-    let archives =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/golden");
+    let archives = crate::golden_archives();
     let names = golden_table_names(&archives);
     assert_eq!(names.len(), 89);
     let mut readable = 0;
