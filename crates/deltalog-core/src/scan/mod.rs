@@ -41,11 +41,11 @@ use crate::schema::{
 use crate::snapshot::{table_schema, Snapshot};
 use crate::table::Table;
 pub(crate) use files::{FileSetScan, FileToRead};
-pub(crate) use read::load_deletion_vector;
 pub use native::{NativeColumn, NativeColumns, NativeFiles};
+pub(crate) use read::load_deletion_vector;
 use read::{read_file, FileTask, OutputColumn, ScanContext};
-pub use task::{ScanTask, DEFAULT_OPEN_COST, DEFAULT_TARGET_SIZE};
 use task::TaskSource;
+pub use task::{ScanTask, DEFAULT_OPEN_COST, DEFAULT_TARGET_SIZE};
 
 /// Name of the row id column a scan adds when asked for row tracking (catalogue E4-10).
 pub const ROW_ID_COLUMN: &str = "row_id";

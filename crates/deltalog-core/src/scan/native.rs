@@ -17,8 +17,8 @@ use super::{string_column, struct_column, Scan};
 use crate::actions::Metadata;
 use crate::error::{Error, Result};
 use crate::schema::{
-    ArrayType, DataType, MapType, PrimitiveType, StructField, StructType,
-    COLUMN_MAPPING_MODE_KEY, COLUMN_MAPPING_PHYSICAL_NAME_KEY, TYPE_CHANGES_KEY,
+    ArrayType, DataType, MapType, PrimitiveType, StructField, StructType, COLUMN_MAPPING_MODE_KEY,
+    COLUMN_MAPPING_PHYSICAL_NAME_KEY, TYPE_CHANGES_KEY,
 };
 
 /// Characters a path-globbing reader (Hadoop's `globStatus`) reads as a pattern.
@@ -94,8 +94,8 @@ impl Scan {
         let mut glob_path: Option<String> = None;
         for batch in &self.inner.files {
             let paths = string_column(batch, "path", table)?;
-            with_vectors += batch.num_rows() - struct_column(batch, "deletion_vector", table)?
-                .null_count();
+            with_vectors +=
+                batch.num_rows() - struct_column(batch, "deletion_vector", table)?.null_count();
             for path in paths.iter().flatten() {
                 if glob_path.is_none() && path.contains(GLOB_CHARACTERS) {
                     glob_path = Some(path.to_string());

@@ -174,12 +174,15 @@ impl ScanTask {
         let header: Header = serde_json::from_slice(header)
             .map_err(|error| invalid(format!("its header is not valid: {error}")))?;
         let source = header.into_source()?;
-        let reader = StreamReader::try_new(files, None)
-            .map_err(|error| invalid(format!("its file list is not an Arrow IPC stream: {error}")))?;
+        let reader = StreamReader::try_new(files, None).map_err(|error| {
+            invalid(format!("its file list is not an Arrow IPC stream: {error}"))
+        })?;
         let files_schema = reader.schema();
         let files = reader
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|error| invalid(format!("its file list is not an Arrow IPC stream: {error}")))?;
+            .map_err(|error| {
+                invalid(format!("its file list is not an Arrow IPC stream: {error}"))
+            })?;
         Ok(ScanTask::new(Arc::new(source), files_schema, files))
     }
 }
@@ -257,5 +260,7 @@ impl Header {
 }
 
 fn invalid(reason: String) -> Error {
-    Error::InvalidArgument(format!("these bytes are not a deltalog scan task: {reason}"))
+    Error::InvalidArgument(format!(
+        "these bytes are not a deltalog scan task: {reason}"
+    ))
 }

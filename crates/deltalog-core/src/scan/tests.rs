@@ -800,7 +800,10 @@ async fn scan_tasks_survive_encoding_and_read_without_the_log() {
     };
     let planned = Scan::new(&snapshot, options).await.unwrap();
     let tasks = planned.tasks(1, 0).unwrap();
-    assert_eq!(tasks.len(), planned.files().iter().map(|b| b.num_rows()).sum::<usize>());
+    assert_eq!(
+        tasks.len(),
+        planned.files().iter().map(|b| b.num_rows()).sum::<usize>()
+    );
     let total: u64 = tasks.iter().map(|task| task.size().unwrap()).sum();
     assert_eq!(total, planned.total_size().unwrap());
     std::fs::remove_dir_all(table.dir.path().join("_delta_log")).unwrap();
@@ -833,7 +836,12 @@ async fn scan_tasks_survive_encoding_and_read_without_the_log() {
 
 #[test]
 fn bytes_that_are_not_a_scan_task_are_refused() {
-    for bytes in [&b""[..], b"garbage", b"DLTASK1\n\x05\x00", b"DLTASK1\n\x02\x00\x00\x00{}"] {
+    for bytes in [
+        &b""[..],
+        b"garbage",
+        b"DLTASK1\n\x05\x00",
+        b"DLTASK1\n\x02\x00\x00\x00{}",
+    ] {
         let error = ScanTask::decode(bytes).err().unwrap();
         assert!(
             matches!(&error, Error::InvalidArgument(m) if m.contains("not a deltalog scan task")),
@@ -856,7 +864,10 @@ async fn native_files_name_deletion_vectors_and_glob_characters() {
     urls.sort();
     assert_eq!(
         urls,
-        [format!("file:{root}f0.parquet"), format!("file:{root}f1.parquet")]
+        [
+            format!("file:{root}f0.parquet"),
+            format!("file:{root}f1.parquet")
+        ]
     );
 
     let mut table = TestTable::new(vec![field("id", json!("integer"))], &[], json!({}));
