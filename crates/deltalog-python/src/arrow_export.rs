@@ -98,30 +98,10 @@ impl RawArrowStream {
         let requested = requested_schema
             .map(|capsule| import_schema(py, capsule))
             .transpose()?;
-        let batches = match &self.batches {
-            Batches::Held(batches) => batches,
-            Batches::Lazy(start) => {
-                let target = requested.filter(|target| castable(&self.schema, target));
-                let schema = target.clone().unwrap_or_else(|| self.schema.clone());
-                let stream = start();
-                let stream = match target {
-                    Some(target) => stream
-                        .map(move |batch| cast_batch(&target, &batch?).map_err(cast_error))
-                        .boxed(),
-                    None => stream,
-                };
-                return export_stream(py, schema, stream);
-            }
-        };
-        let (schema, batches) = match requested {
-            Some(target) => {
-                cast_to(&target, batches).unwrap_or_else(|| (self.schema.clone(), batches.clone()))
-            }
-            None => (self.schema.clone(), batches.clone()),
-        };
-        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
-        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
-        PyCapsule::new_with_value(py, stream, STREAM_CAPSULE)
+        match &self.batches {
+            Batches::Held(batches) => export_held(py, &self.schema, batches, requested),
+            Batches::Lazy(start) => export_lazy(py, &self.schema, start(), requested),
+        }
     }
 
     /// The schema of the batches as an `ArrowSchema` capsule.
@@ -144,19 +124,7 @@ impl RawArrowStream {
     /// The rows as newline-delimited JSON objects (nulls written out, timestamps as ISO-8601
     /// text in UTC), for callers that have no Arrow library.
     fn to_json_rows(&self, py: Python<'_>) -> PyResult<String> {
-        let mut writer = WriterBuilder::new()
-            .with_explicit_nulls(true)
-            .build::<_, LineDelimited>(Vec::new());
-        let written = self
-            .held(py)?
-            .iter()
-            .try_for_each(|batch| writer.write(&with_utc_offsets(batch)?))
-            .and_then(|()| writer.finish());
-        if let Err(source) = written {
-            let error = Error::arrow("cannot render the rows as JSON", source);
-            return Err(to_py_err(py, error));
-        }
-        Ok(String::from_utf8_lossy(&writer.into_inner()).into_owned())
+        json_rows(&self.held(py)?).map_err(|error| to_py_err(py, error))
     }
 }
 
@@ -196,6 +164,53 @@ impl RawSchema {
     /// `metadata`), built from the core schema.
     fn fields<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         self.delta.fields.iter().map(|f| to_py(py, f)).collect()
+    }
+}
+
+/// `batches` as newline-delimited JSON objects (see `RawArrowStream.to_json_rows`).
+fn json_rows(batches: &[RecordBatch]) -> Result<String, Error> {
+    let mut writer = WriterBuilder::new()
+        .with_explicit_nulls(true)
+        .build::<_, LineDelimited>(Vec::new());
+    batches
+        .iter()
+        .try_for_each(|batch| writer.write(&with_utc_offsets(batch)?))
+        .and_then(|()| writer.finish())
+        .map_err(|source| Error::arrow("cannot render the rows as JSON", source))?;
+    Ok(String::from_utf8_lossy(&writer.into_inner()).into_owned())
+}
+
+/// Held `batches` of `schema` as an `ArrowArrayStream` capsule, cast to `requested` when
+/// every batch can be.
+fn export_held<'py>(
+    py: Python<'py>,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    requested: Option<SchemaRef>,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let (schema, batches) = requested
+        .and_then(|target| cast_to(&target, batches))
+        .unwrap_or_else(|| (schema.clone(), batches.to_vec()));
+    let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
+    let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+    PyCapsule::new_with_value(py, stream, STREAM_CAPSULE)
+}
+
+/// A core stream of batches of `schema` as a lazy capsule, each batch cast to `requested`
+/// when every column type can be cast to it.
+fn export_lazy<'py>(
+    py: Python<'py>,
+    schema: &SchemaRef,
+    stream: CoreStream,
+    requested: Option<SchemaRef>,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    match requested.filter(|target| castable(schema, target)) {
+        Some(target) => {
+            let cast = target.clone();
+            let stream = stream.map(move |batch| cast_batch(&cast, &batch?).map_err(cast_error));
+            export_stream(py, target, stream.boxed())
+        }
+        None => export_stream(py, schema.clone(), stream),
     }
 }
 
