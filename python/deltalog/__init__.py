@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from . import _core
 from ._arrow import ArrowStream, Schema
-from ._scan import Filter, Scan, ScanTask, read_table
+from ._read import read_table
+from ._scan import Filter, Scan, ScanTask
 from ._table import DeltaTable, Metadata, Protocol, Snapshot
 from .exceptions import (
     ArrowError,

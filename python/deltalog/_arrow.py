@@ -25,8 +25,9 @@ __all__ = ["ArrowStream", "Schema"]
 class ArrowStream(Frozen):
     """Arrow record batches sharing one schema, as returned by ``files()``, ``history()``, ...
 
-    The batches are held in memory; every export (``__arrow_c_stream__``) starts a new stream
-    over them, so the object can be read any number of times.
+    The batches are held in memory, or (``changes()``) read as they are consumed; every
+    export (``__arrow_c_stream__``) starts a new stream over them, so the object can be read
+    any number of times.
     """
 
     __slots__ = ("_raw",)
@@ -126,8 +127,7 @@ class Schema(Frozen):
     def fields(self) -> list[dict[str, Any]]:
         """The top-level fields of the Delta schema, each with ``name``, ``type``,
         ``nullable`` and ``metadata``."""
-        fields: list[dict[str, Any]] = json.loads(self.json()).get("fields", [])
-        return fields
+        return self._raw.fields()
 
     def to_pyarrow(self) -> pyarrow.Schema:
         """The Arrow schema as a ``pyarrow.Schema`` (needs pyarrow)."""
@@ -136,13 +136,10 @@ class Schema(Frozen):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Schema):
             return NotImplemented
-        return self._canonical_json() == other._canonical_json()
+        return self.fields() == other.fields()
 
     def __hash__(self) -> int:
-        return hash(self._canonical_json())
-
-    def _canonical_json(self) -> str:
-        return json.dumps(json.loads(self.json()), sort_keys=True)
+        return hash(tuple(self.names))
 
     def __repr__(self) -> str:
         columns = ", ".join(

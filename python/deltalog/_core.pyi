@@ -1,11 +1,22 @@
 # Type stubs of the extension module deltalog._core (crates/deltalog-python), checked by
 # `python -m mypy.stubtest deltalog._core`. Use the wrappers in `deltalog` instead.
 
-from typing import final
+from typing import Any, final
 
-__all__ = ["RawArrowStream", "RawDeltaTable", "RawScan", "RawSchema", "RawSnapshot", "__version__"]
+__all__ = [
+    "DEFAULT_OPEN_COST",
+    "DEFAULT_TARGET_SIZE",
+    "RawArrowStream",
+    "RawDeltaTable",
+    "RawScan",
+    "RawSchema",
+    "RawSnapshot",
+    "__version__",
+]
 
 __version__: str
+DEFAULT_TARGET_SIZE: int
+DEFAULT_OPEN_COST: int
 
 @final
 class RawDeltaTable:
@@ -44,8 +55,20 @@ class RawSnapshot:
     @property
     def partition_columns(self) -> list[str]: ...
     def schema(self) -> RawSchema: ...
-    def protocol_json(self) -> str: ...
-    def metadata_json(self) -> str: ...
+    def protocol(self) -> tuple[int, int, list[str] | None, list[str] | None]: ...
+    def metadata(
+        self,
+    ) -> tuple[
+        str,
+        str | None,
+        str | None,
+        list[str],
+        dict[str, str],
+        int | None,
+        str,
+        dict[str, str],
+        str | None,
+    ]: ...
     def files(self, with_stats: bool = False) -> RawArrowStream: ...
     def transaction_version(self, app_id: str) -> int | None: ...
     def domain_metadata(self, domain: str) -> str | None: ...
@@ -56,24 +79,22 @@ class RawSnapshot:
         timezone: str | None = None,
         row_tracking: bool = False,
     ) -> RawScan: ...
+    def native_columns(
+        self, columns: list[str] | None = None
+    ) -> tuple[list[tuple[dict[str, Any], dict[str, Any] | None]], str | None]: ...
     def deletion_vectors(self) -> RawArrowStream: ...
     def refresh(self) -> RawSnapshot: ...
 
 @final
 class RawScan:
     @staticmethod
-    def from_task(
-        table_uri: str,
-        storage_options: dict[str, str] | None,
-        protocol_json: str,
-        metadata_json: str,
-        files_ipc: bytes,
-        columns: list[str] | None = None,
-        filter: object | None = None,
-        timezone: str | None = None,
-        row_tracking: bool = False,
-    ) -> RawScan: ...
+    def from_task(task: bytes, storage_options: dict[str, str] | None = None) -> RawScan: ...
     def tasks(self, target_size: int, open_cost: int) -> list[tuple[bytes, int, int]]: ...
+    def native_files(self) -> tuple[list[str], str | None]: ...
+    @property
+    def table_uri(self) -> str: ...
+    @property
+    def version(self) -> int: ...
     def files(self) -> RawArrowStream: ...
     def to_batches(self) -> RawArrowStream: ...
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
@@ -87,6 +108,7 @@ class RawSchema:
     @property
     def names(self) -> list[str]: ...
     def json(self) -> str: ...
+    def fields(self) -> list[dict[str, Any]]: ...
 
 @final
 class RawArrowStream:

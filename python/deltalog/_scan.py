@@ -1,14 +1,13 @@
-"""Reading a snapshot's rows: :class:`Scan` and :func:`read_table`."""
+"""Reading a snapshot's rows: :class:`Scan` and its :class:`ScanTask` shares."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, final
 
 from . import _core
-from ._arrow import ArrowStream, _import_pyarrow
+from ._arrow import ArrowStream
 from ._frozen import Frozen
 from .exceptions import InvalidArgumentError
 
@@ -16,9 +15,7 @@ if TYPE_CHECKING:
     import pandas
     import pyarrow
 
-    from ._table import Snapshot
-
-__all__ = ["Filter", "Scan", "ScanTask", "read_table"]
+__all__ = ["Filter", "Scan", "ScanTask"]
 
 #: A filter: SQL-like text (``"x > 5 AND p IN ('a', 'b')"``), or pyarrow's DNF form: a list of
 #: ``(column, op, value)`` tuples (AND), or a list of such lists (OR of ANDs).
@@ -35,15 +32,15 @@ class Scan(Frozen):
     at once; :meth:`to_pyarrow` and :meth:`to_pandas` read them all.
     """
 
-    __slots__ = ("_raw", "_source")
+    __slots__ = ("_raw", "_storage_options")
     _wraps: ClassVar[type] = _core.RawScan
 
     _raw: _core.RawScan
-    _source: TaskSource
+    _storage_options: dict[str, str] | None
 
-    def __init__(self, raw: _core.RawScan, source: TaskSource) -> None:
+    def __init__(self, raw: _core.RawScan, storage_options: dict[str, str] | None) -> None:
         object.__setattr__(self, "_raw", raw)
-        object.__setattr__(self, "_source", source)
+        object.__setattr__(self, "_storage_options", storage_options)
 
     def files(self) -> ArrowStream:
         """The data files this scan reads (the snapshot's file list, after skipping)."""
@@ -54,7 +51,11 @@ class Scan(Frozen):
         """The names of the output columns."""
         return self._raw.column_names
 
-    def tasks(self, target_size: int = 128 * 2**20, open_cost: int = 4 * 2**20) -> list[ScanTask]:
+    def tasks(
+        self,
+        target_size: int = _core.DEFAULT_TARGET_SIZE,
+        open_cost: int = _core.DEFAULT_OPEN_COST,
+    ) -> list[ScanTask]:
         """This scan split into tasks that other processes can read, for a distributed read.
 
         The files are bin-packed, in file-list order, into tasks of about ``target_size``
@@ -65,17 +66,17 @@ class Scan(Frozen):
         """
         if target_size < 1 or open_cost < 0:
             raise InvalidArgumentError("target_size must be positive and open_cost not negative")
-        source = self._source
+        raw = self._raw
         return [
             ScanTask(
-                table_uri=source.table_uri,
-                version=source.version,
+                table_uri=raw.table_uri,
+                version=raw.version,
                 num_files=num_files,
                 size=size,
-                _source=source,
-                _files=files,
+                _storage_options=self._storage_options,
+                _task=task,
             )
-            for files, num_files, size in self._raw.tasks(target_size, open_cost)
+            for task, num_files, size in raw.tasks(target_size, open_cost)
         ]
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
@@ -99,22 +100,6 @@ class Scan(Frozen):
         return self.to_pyarrow().to_pandas()
 
 
-@dataclass(frozen=True)
-class TaskSource:
-    """What a :class:`ScanTask` needs to plan its scan again elsewhere: the table, the version
-    (its protocol and metadata actions as JSON) and the scan's options."""
-
-    table_uri: str
-    storage_options: dict[str, str] | None = field(repr=False)
-    version: int
-    protocol_json: str = field(repr=False)
-    metadata_json: str = field(repr=False)
-    columns: tuple[str, ...] | None
-    filter: Filter
-    timezone: str | None
-    row_tracking: bool
-
-
 @final
 @dataclass(frozen=True, eq=False)
 class ScanTask:
@@ -133,8 +118,10 @@ class ScanTask:
     """How many data files the task reads."""
     size: int
     """The total size of those files, in bytes."""
-    _source: TaskSource = field(repr=False)
-    _files: bytes = field(repr=False)
+    _storage_options: dict[str, str] | None = field(repr=False)
+    _task: bytes = field(repr=False)
+    """The task in deltalog's scan task wire format (table, version, protocol, metadata,
+    scan options and file list rows); storage options are kept apart."""
 
     def files(self) -> ArrowStream:
         """The file-list rows of the task's files (the columns of :meth:`Scan.files`)."""
@@ -157,38 +144,4 @@ class ScanTask:
         return self.to_batches().to_pyarrow()
 
     def _scan(self) -> _core.RawScan:
-        source = self._source
-        return _core.RawScan.from_task(
-            source.table_uri,
-            source.storage_options,
-            source.protocol_json,
-            source.metadata_json,
-            self._files,
-            None if source.columns is None else list(source.columns),
-            source.filter,
-            source.timezone,
-            source.row_tracking,
-        )
-
-
-def read_table(
-    uri: str,
-    version: int | None = None,
-    columns: Sequence[str] | None = None,
-    filter: Filter = None,
-    *,
-    timestamp: datetime | str | None = None,
-    timezone: str | None = None,
-    storage_options: Mapping[str, str] | None = None,
-) -> pyarrow.Table:
-    """Reads a table's rows into a ``pyarrow.Table`` in one call.
-
-    ``version`` or ``timestamp`` pick the snapshot (default: the latest); ``columns``,
-    ``filter`` and ``timezone`` are those of :meth:`Snapshot.scan`.
-    """
-    from ._table import DeltaTable
-
-    _import_pyarrow()
-    table = DeltaTable(uri, storage_options=storage_options)
-    snapshot: Snapshot = table.snapshot(version, timestamp=timestamp)
-    return snapshot.scan(columns=columns, filter=filter, timezone=timezone).to_pyarrow()
+        return _core.RawScan.from_task(self._task, self._storage_options)

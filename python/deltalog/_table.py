@@ -2,22 +2,37 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from types import MappingProxyType
-from typing import Any, ClassVar, final
+from typing import ClassVar, TypeAlias, final
 
 from . import _core
 from ._arrow import ArrowStream, Schema
 from ._frozen import Frozen
-from ._scan import Filter, Scan, TaskSource
+from ._scan import Filter, Scan
 from ._time import from_epoch_ms, to_epoch_ms
 from .exceptions import InvalidArgumentError
 
 __all__ = ["DeltaTable", "Metadata", "Protocol", "Snapshot"]
+
+#: ``RawSnapshot.protocol()``: min reader and writer versions, reader and writer features.
+_ProtocolTuple: TypeAlias = tuple[int, int, list[str] | None, list[str] | None]
+#: ``RawSnapshot.metadata()``: id, name, description, partition columns, configuration,
+#: created time (ms), format provider, format options, schema string.
+_MetadataTuple: TypeAlias = tuple[
+    str,
+    str | None,
+    str | None,
+    list[str],
+    dict[str, str],
+    int | None,
+    str,
+    dict[str, str],
+    str | None,
+]
 
 
 @final
@@ -175,12 +190,12 @@ class Snapshot(Frozen):
     @property
     def protocol(self) -> Protocol:
         """The protocol in force: versions and table features."""
-        return Protocol._from_json(self._raw.protocol_json())
+        return Protocol._from_raw(self._raw.protocol())
 
     @property
     def metadata(self) -> Metadata:
         """The table metadata in force: id, name, partitioning, configuration, ..."""
-        return Metadata._from_json(self._raw.metadata_json())
+        return Metadata._from_raw(self._raw.metadata())
 
     @property
     def partition_columns(self) -> tuple[str, ...]:
@@ -223,22 +238,9 @@ class Snapshot(Frozen):
         ``timezone``: the session time zone partition timestamps are read in (default UTC).
         ``row_tracking``: add ``row_id`` and ``row_commit_version`` columns.
         """
-        selected = None if columns is None else tuple(columns)
-        raw = self._raw.scan(
-            None if selected is None else list(selected), filter, timezone, row_tracking
-        )
-        source = TaskSource(
-            table_uri=self._table.uri,
-            storage_options=self._table._storage_options,
-            version=self.version,
-            protocol_json=self._raw.protocol_json(),
-            metadata_json=self._raw.metadata_json(),
-            columns=selected,
-            filter=filter,
-            timezone=timezone,
-            row_tracking=row_tracking,
-        )
-        return Scan(raw, source)
+        selected = None if columns is None else list(columns)
+        raw = self._raw.scan(selected, filter, timezone, row_tracking)
+        return Scan(raw, self._table._storage_options)
 
     def deletion_vectors(self) -> ArrowStream:
         """Every deletion vector of the snapshot, evaluated: ``path`` and ``deleted_rows``
@@ -275,13 +277,13 @@ class Protocol:
     """The writer features (writer version 7), or ``None`` for older protocols."""
 
     @classmethod
-    def _from_json(cls, text: str) -> Protocol:
-        action: dict[str, Any] = json.loads(text)
+    def _from_raw(cls, raw: _ProtocolTuple) -> Protocol:
+        min_reader_version, min_writer_version, reader_features, writer_features = raw
         return cls(
-            min_reader_version=action["minReaderVersion"],
-            min_writer_version=action["minWriterVersion"],
-            reader_features=_optional_tuple(action.get("readerFeatures")),
-            writer_features=_optional_tuple(action.get("writerFeatures")),
+            min_reader_version=min_reader_version,
+            min_writer_version=min_writer_version,
+            reader_features=_optional_tuple(reader_features),
+            writer_features=_optional_tuple(writer_features),
         )
 
 
@@ -303,20 +305,28 @@ class Metadata:
     """The Delta schema as written in the log (see :attr:`Snapshot.schema`)."""
 
     @classmethod
-    def _from_json(cls, text: str) -> Metadata:
-        action: dict[str, Any] = json.loads(text)
-        data_format: dict[str, Any] = action.get("format") or {}
-        created_time = action.get("createdTime")
+    def _from_raw(cls, raw: _MetadataTuple) -> Metadata:
+        (
+            id,
+            name,
+            description,
+            partitioning,
+            configuration,
+            created_ms,
+            provider,
+            options,
+            schema,
+        ) = raw
         return cls(
-            id=action["id"],
-            name=action.get("name"),
-            description=action.get("description"),
-            partition_columns=tuple(action.get("partitionColumns") or ()),
-            configuration=MappingProxyType(dict(action.get("configuration") or {})),
-            created_time=None if created_time is None else from_epoch_ms(created_time),
-            format_provider=data_format.get("provider", "parquet"),
-            format_options=MappingProxyType(dict(data_format.get("options") or {})),
-            schema_string=action.get("schemaString"),
+            id=id,
+            name=name,
+            description=description,
+            partition_columns=tuple(partitioning),
+            configuration=MappingProxyType(configuration),
+            created_time=None if created_ms is None else from_epoch_ms(created_ms),
+            format_provider=provider,
+            format_options=MappingProxyType(options),
+            schema_string=schema,
         )
 
 

@@ -85,7 +85,7 @@ def _info(args: argparse.Namespace) -> int:
                 "partition_columns": list(snapshot.partition_columns),
                 "num_files": snapshot.num_files,
                 "total_size": snapshot.total_size,
-                "schema": json.loads(snapshot.schema.json()),
+                "schema": {"type": "struct", "fields": snapshot.schema.fields()},
             }
         )
         return EXIT_OK

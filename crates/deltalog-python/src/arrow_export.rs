@@ -2,25 +2,38 @@
 //!
 //! [`RawArrowStream`] implements `__arrow_c_stream__` and `__arrow_c_schema__`, so
 //! `pyarrow.table(x)`, `polars.DataFrame(x)` and any other consumer of the protocol take the
-//! batches without a copy and without deltalog depending on pyarrow. The batches are retained,
-//! so every `__arrow_c_stream__` call exports a fresh stream: the object can be read any
-//! number of times. [`RawSchema`] is a table's logical schema in both forms, Arrow (through
+//! batches without a copy and without deltalog depending on pyarrow. Its batches are either
+//! retained or read from a core stream that every export starts afresh, so every
+//! `__arrow_c_stream__` call exports a fresh stream: the object can be read any number of
+//! times. [`RawSchema`] is a table's logical schema in both forms, Arrow (through
 //! `__arrow_c_schema__`) and Delta (its JSON).
 
 use std::ffi::CStr;
 use std::sync::Arc;
 
-use arrow::array::{make_array, ArrayData, RecordBatch, RecordBatchIterator};
+use arrow::array::{make_array, ArrayData, RecordBatch, RecordBatchIterator, RecordBatchReader};
 use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
 use arrow::error::ArrowError;
 use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::FFI_ArrowArrayStream;
 use arrow::json::writer::{LineDelimited, WriterBuilder};
+use deltalog_core::schema::StructType;
 use deltalog_core::Error;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
+use tokio::runtime::Runtime;
 
+use crate::convert::to_py;
 use crate::errors::to_py_err;
+use crate::runtime::{shared_runtime, wait_for_future};
+
+/// A stream of core batches, read lazily.
+pub type CoreStream = BoxStream<'static, deltalog_core::Result<RecordBatch>>;
+
+/// Starts a new read of a core stream.
+type StartStream = Arc<dyn Fn() -> CoreStream + Send + Sync>;
 
 /// The capsule name the protocol gives an `ArrowArrayStream`.
 pub const STREAM_CAPSULE: &CStr = c"arrow_array_stream";
@@ -31,13 +44,43 @@ const SCHEMA_CAPSULE: &CStr = c"arrow_schema";
 #[pyclass(frozen, module = "deltalog._core")]
 pub struct RawArrowStream {
     schema: SchemaRef,
-    batches: Vec<RecordBatch>,
+    batches: Batches,
+}
+
+/// Where the batches of a [`RawArrowStream`] come from.
+enum Batches {
+    /// Held in memory.
+    Held(Vec<RecordBatch>),
+    /// Read afresh by every export, as the consumer pulls them.
+    Lazy(StartStream),
 }
 
 impl RawArrowStream {
     /// Wraps `batches`, each of which has `schema`.
     pub fn new(schema: SchemaRef, batches: Vec<RecordBatch>) -> Self {
-        RawArrowStream { schema, batches }
+        RawArrowStream {
+            schema,
+            batches: Batches::Held(batches),
+        }
+    }
+
+    /// The batches of the core streams `start` begins (each of `schema`), read when consumed.
+    pub fn lazy(schema: SchemaRef, start: impl Fn() -> CoreStream + Send + Sync + 'static) -> Self {
+        RawArrowStream {
+            schema,
+            batches: Batches::Lazy(Arc::new(start)),
+        }
+    }
+
+    /// Every batch, read now when the batches are lazy.
+    fn held(&self, py: Python<'_>) -> PyResult<Vec<RecordBatch>> {
+        match &self.batches {
+            Batches::Held(batches) => Ok(batches.clone()),
+            Batches::Lazy(start) => {
+                let start = start.clone();
+                wait_for_future(py, move || async move { start().try_collect().await })
+            }
+        }
     }
 }
 
@@ -55,14 +98,10 @@ impl RawArrowStream {
         let requested = requested_schema
             .map(|capsule| import_schema(py, capsule))
             .transpose()?;
-        let (schema, batches) = match requested {
-            Some(target) => cast_to(&target, &self.batches)
-                .unwrap_or_else(|| (self.schema.clone(), self.batches.clone())),
-            None => (self.schema.clone(), self.batches.clone()),
-        };
-        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
-        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
-        PyCapsule::new_with_value(py, stream, STREAM_CAPSULE)
+        match &self.batches {
+            Batches::Held(batches) => export_held(py, &self.schema, batches, requested),
+            Batches::Lazy(start) => export_lazy(py, &self.schema, start(), requested),
+        }
     }
 
     /// The schema of the batches as an `ArrowSchema` capsule.
@@ -72,8 +111,8 @@ impl RawArrowStream {
 
     /// The number of rows in all batches.
     #[getter]
-    fn num_rows(&self) -> usize {
-        self.batches.iter().map(RecordBatch::num_rows).sum()
+    fn num_rows(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.held(py)?.iter().map(RecordBatch::num_rows).sum())
     }
 
     /// The names of the top-level columns.
@@ -85,33 +124,21 @@ impl RawArrowStream {
     /// The rows as newline-delimited JSON objects (nulls written out, timestamps as ISO-8601
     /// text in UTC), for callers that have no Arrow library.
     fn to_json_rows(&self, py: Python<'_>) -> PyResult<String> {
-        let mut writer = WriterBuilder::new()
-            .with_explicit_nulls(true)
-            .build::<_, LineDelimited>(Vec::new());
-        let written = self
-            .batches
-            .iter()
-            .try_for_each(|batch| writer.write(&with_utc_offsets(batch)?))
-            .and_then(|()| writer.finish());
-        if let Err(source) = written {
-            let error = Error::arrow("cannot render the rows as JSON", source);
-            return Err(to_py_err(py, error));
-        }
-        Ok(String::from_utf8_lossy(&writer.into_inner()).into_owned())
+        json_rows(&self.held(py)?).map_err(|error| to_py_err(py, error))
     }
 }
 
-/// A table's logical schema: Arrow for data, the Delta schema JSON for everything else.
+/// A table's logical schema: Arrow for data, the Delta schema for everything else.
 #[pyclass(frozen, module = "deltalog._core")]
 pub struct RawSchema {
     arrow: SchemaRef,
-    delta_json: String,
+    delta: StructType,
 }
 
 impl RawSchema {
-    /// The schema with Arrow form `arrow` and Delta form `delta_json`.
-    pub fn new(arrow: SchemaRef, delta_json: String) -> Self {
-        RawSchema { arrow, delta_json }
+    /// The schema with Arrow form `arrow` and Delta form `delta`.
+    pub fn new(arrow: SchemaRef, delta: StructType) -> Self {
+        RawSchema { arrow, delta }
     }
 }
 
@@ -129,11 +156,81 @@ impl RawSchema {
     }
 
     /// The Delta schema as JSON (spec "Schema Serialization Format").
-    fn json(&self) -> &str {
-        &self.delta_json
+    fn json(&self, py: Python<'_>) -> PyResult<String> {
+        self.delta.to_json().map_err(|error| to_py_err(py, error))
+    }
+
+    /// The top-level fields of the Delta schema as dicts (`name`, `type`, `nullable`,
+    /// `metadata`), built from the core schema.
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.delta.fields.iter().map(|f| to_py(py, f)).collect()
     }
 }
 
+/// `batches` as newline-delimited JSON objects (see `RawArrowStream.to_json_rows`).
+fn json_rows(batches: &[RecordBatch]) -> Result<String, Error> {
+    let mut writer = WriterBuilder::new()
+        .with_explicit_nulls(true)
+        .build::<_, LineDelimited>(Vec::new());
+    batches
+        .iter()
+        .try_for_each(|batch| writer.write(&with_utc_offsets(batch)?))
+        .and_then(|()| writer.finish())
+        .map_err(|source| Error::arrow("cannot render the rows as JSON", source))?;
+    Ok(String::from_utf8_lossy(&writer.into_inner()).into_owned())
+}
+
+/// Held `batches` of `schema` as an `ArrowArrayStream` capsule, cast to `requested` when
+/// every batch can be.
+fn export_held<'py>(
+    py: Python<'py>,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    requested: Option<SchemaRef>,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let (schema, batches) = requested
+        .and_then(|target| cast_to(&target, batches))
+        .unwrap_or_else(|| (schema.clone(), batches.to_vec()));
+    let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
+    let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+    PyCapsule::new_with_value(py, stream, STREAM_CAPSULE)
+}
+
+/// A core stream of batches of `schema` as a lazy capsule, each batch cast to `requested`
+/// when every column type can be cast to it.
+fn export_lazy<'py>(
+    py: Python<'py>,
+    schema: &SchemaRef,
+    stream: CoreStream,
+    requested: Option<SchemaRef>,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    match requested.filter(|target| castable(schema, target)) {
+        Some(target) => {
+            let cast = target.clone();
+            let stream = stream.map(move |batch| cast_batch(&cast, &batch?).map_err(cast_error));
+            export_stream(py, target, stream.boxed())
+        }
+        None => export_stream(py, schema.clone(), stream),
+    }
+}
+
+/// `stream` (batches of `schema`) as a lazy `ArrowArrayStream` capsule: the consumer's thread
+/// pulls each batch by blocking on the shared runtime.
+pub fn export_stream<'py>(
+    py: Python<'py>,
+    schema: SchemaRef,
+    stream: CoreStream,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let reader = BlockingReader {
+        schema,
+        stream,
+        runtime: shared_runtime()?,
+    };
+    let exported = FFI_ArrowArrayStream::new(Box::new(reader));
+    PyCapsule::new_with_value(py, exported, STREAM_CAPSULE)
+}
+
+/// An `ArrowSchema` capsule of `schema`.
 pub fn export_schema<'py>(py: Python<'py>, schema: &Schema) -> PyResult<Bound<'py, PyCapsule>> {
     let exported = FFI_ArrowSchema::try_from(schema)
         .map_err(|source| to_py_err(py, Error::arrow("cannot export the Arrow schema", source)))?;
@@ -162,23 +259,67 @@ fn import_schema(py: Python<'_>, capsule: &Bound<'_, PyAny>) -> PyResult<SchemaR
         .map_err(|error| invalid(format!("cannot be read: {error}")))
 }
 
+/// Pulls batches from a core stream by blocking on the shared runtime; the consumer of the C
+/// stream calls it from its own thread.
+struct BlockingReader {
+    schema: SchemaRef,
+    stream: CoreStream,
+    runtime: Arc<Runtime>,
+}
+
+impl Iterator for BlockingReader {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let item = self.runtime.block_on(self.stream.next())?;
+        Some(item.map_err(|error| ArrowError::ExternalError(Box::new(error))))
+    }
+}
+
+impl RecordBatchReader for BlockingReader {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
 /// `batches` with every column cast to the type `target` gives it, or `None` when the column
 /// count differs or a cast is impossible.
 fn cast_to(target: &SchemaRef, batches: &[RecordBatch]) -> Option<(SchemaRef, Vec<RecordBatch>)> {
-    let cast_batch = |batch: &RecordBatch| -> Option<RecordBatch> {
-        if batch.num_columns() != target.fields().len() {
-            return None;
-        }
-        let columns = batch
-            .columns()
+    let cast = batches
+        .iter()
+        .map(|batch| cast_batch(target, batch).ok())
+        .collect::<Option<Vec<_>>>()?;
+    Some((target.clone(), cast))
+}
+
+/// Whether every column of `schema` can be cast to the type `target` gives it.
+fn castable(schema: &Schema, target: &Schema) -> bool {
+    schema.fields().len() == target.fields().len()
+        && schema
+            .fields()
             .iter()
             .zip(target.fields())
-            .map(|(column, field)| arrow::compute::cast(column, field.data_type()).ok())
-            .collect::<Option<Vec<_>>>()?;
-        RecordBatch::try_new(target.clone(), columns).ok()
-    };
-    let cast = batches.iter().map(cast_batch).collect::<Option<Vec<_>>>()?;
-    Some((target.clone(), cast))
+            .all(|(from, to)| arrow::compute::can_cast_types(from.data_type(), to.data_type()))
+}
+
+/// `batch` with every column cast to the type `target` gives it.
+fn cast_batch(target: &SchemaRef, batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
+    if batch.num_columns() != target.fields().len() {
+        return Err(ArrowError::SchemaError(
+            "the requested schema has another number of columns".to_string(),
+        ));
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(target.fields())
+        .map(|(column, field)| arrow::compute::cast(column, field.data_type()))
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(target.clone(), columns)
+}
+
+fn cast_error(error: ArrowError) -> Error {
+    Error::arrow("casting to the requested schema", error)
 }
 
 fn field_names(schema: &Schema) -> Vec<String> {
@@ -287,7 +428,10 @@ mod tests {
             vec![batch_with_nested_timestamp()],
         );
         let mut writer = WriterBuilder::new().build::<_, LineDelimited>(Vec::new());
-        for batch in &stream.batches {
+        let Batches::Held(batches) = &stream.batches else {
+            panic!("held batches")
+        };
+        for batch in batches {
             writer.write(&with_utc_offsets(batch).unwrap()).unwrap();
         }
         writer.finish().unwrap();

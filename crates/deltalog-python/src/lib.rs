@@ -1,13 +1,15 @@
 //! `deltalog._core`: the extension module behind the `deltalog` Python package.
 //!
-//! This crate only registers things. Every decision about Delta tables lives in
+//! This crate only registers things and moves values across. Every decision about Delta tables lives in
 //! `deltalog-core`; here core values are wrapped in frozen Python classes, futures are run on
 //! one shared runtime ([`runtime`]), core errors become the `deltalog.exceptions` hierarchy
-//! ([`errors`]) and Arrow data leaves through the PyCapsule interface ([`arrow_export`]).
+//! ([`errors`]), arguments become core values in [`convert`] and Arrow data leaves through
+//! the PyCapsule interface ([`arrow_export`]). The modules depend in one direction:
+//! `table` -> `snapshot` -> `scan` -> {`convert`, `arrow_export`, `errors`, `runtime`}.
 
 mod arrow_export;
+mod convert;
 mod errors;
-mod filter;
 mod runtime;
 mod scan;
 mod snapshot;
@@ -20,6 +22,11 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    module.add(
+        "DEFAULT_TARGET_SIZE",
+        deltalog_core::scan::DEFAULT_TARGET_SIZE,
+    )?;
+    module.add("DEFAULT_OPEN_COST", deltalog_core::scan::DEFAULT_OPEN_COST)?;
     module.add_class::<table::RawDeltaTable>()?;
     module.add_class::<snapshot::RawSnapshot>()?;
     module.add_class::<arrow_export::RawSchema>()?;

@@ -1,30 +1,13 @@
 //! `RawScan`: a planned read of a snapshot's rows, wrapped by `deltalog.Scan`.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
-use arrow::array::{AsArray, RecordBatch, RecordBatchReader};
-use arrow::datatypes::Int64Type;
-use arrow::datatypes::SchemaRef;
-use arrow::error::ArrowError;
-use arrow::ffi_stream::FFI_ArrowArrayStream;
-use arrow::ipc::reader::StreamReader;
-use arrow::ipc::writer::StreamWriter;
-use deltalog_core::actions::{Metadata, Protocol};
-use deltalog_core::scan::{Scan, ScanOptions};
-use deltalog_core::storage::Storage;
-use deltalog_core::{Error, Table};
-use futures::stream::BoxStream;
-use futures::StreamExt;
+use deltalog_core::scan::{Scan, ScanTask};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
-use tokio::runtime::Runtime;
 
-use crate::arrow_export::{export_schema, RawArrowStream, STREAM_CAPSULE};
+use crate::arrow_export::{export_schema, export_stream, RawArrowStream};
+use crate::convert::PyStorageOptions;
 use crate::errors::to_py_err;
-use crate::filter::filter_from_py;
 use crate::runtime::{shared_runtime, wait_for_future};
-use crate::table::session_time_zone;
 
 /// A core [`Scan`]: the files to read and how, planned once.
 #[pyclass(frozen, module = "deltalog._core")]
@@ -39,71 +22,49 @@ impl RawScan {
     }
 }
 
+/// One task of a scan, as Python receives it: the encoded task (see [`ScanTask::encode`]),
+/// its number of files and their total size in bytes.
+type TaskTuple<'py> = (Bound<'py, PyBytes>, usize, u64);
+
 #[pymethods]
 impl RawScan {
-    /// The scan of the files in `files_ipc` (file list rows as an Arrow IPC stream, from
-    /// [`RawScan::tasks`]) of the table version described by its protocol and metadata
-    /// actions (JSON), without reading the log (see [`Scan::over_files`]).
+    /// The scan of the task that `task` encodes (see [`ScanTask::decode`]), through a store
+    /// opened with `storage_options`, without reading the log.
     #[staticmethod]
-    #[pyo3(signature = (
-        table_uri, storage_options, protocol_json, metadata_json, files_ipc,
-        columns=None, filter=None, timezone=None, row_tracking=false,
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (task, storage_options=None))]
     fn from_task(
         py: Python<'_>,
-        table_uri: &str,
-        storage_options: Option<HashMap<String, String>>,
-        protocol_json: &str,
-        metadata_json: &str,
-        files_ipc: &[u8],
-        columns: Option<Vec<String>>,
-        filter: Option<&Bound<'_, PyAny>>,
-        timezone: Option<&str>,
-        row_tracking: bool,
-    ) -> PyResult<RawScan> {
-        let options = ScanOptions {
-            columns,
-            filter: filter_from_py(filter)?,
-            timezone: session_time_zone(py, timezone)?,
-            row_tracking,
-            ..ScanOptions::default()
-        };
-        let planned = (|| {
-            let storage = Storage::open(table_uri, &storage_options.unwrap_or_default())?;
-            let table = Table::from_storage(storage);
-            let protocol: Protocol = parse_action(protocol_json, "protocol", table.uri())?;
-            let metadata: Metadata = parse_action(metadata_json, "metaData", table.uri())?;
-            let files = decode_file_list(files_ipc, table.uri())?;
-            Scan::over_files(&table, &protocol, &metadata, options, files)
-        })();
-        planned
+        task: &[u8],
+        storage_options: Option<PyStorageOptions>,
+    ) -> PyResult<Self> {
+        ScanTask::decode(task)
+            .and_then(|task| task.scan(&PyStorageOptions::or_empty(storage_options)))
             .map(RawScan::new)
             .map_err(|error| to_py_err(py, error))
     }
 
-    /// The files bin-packed into groups of about `target_size` bytes (see
-    /// [`Scan::pack_files`]): per group, its file list rows as Arrow IPC stream bytes, its
-    /// number of files and their total size in bytes.
+    /// The scan split into tasks of about `target_size` bytes (see [`Scan::tasks`]), encoded.
     fn tasks<'py>(
         &self,
         py: Python<'py>,
         target_size: u64,
         open_cost: u64,
-    ) -> PyResult<Vec<(Bound<'py, PyBytes>, usize, u64)>> {
-        let schema = self.inner.files_schema();
-        let groups = self
-            .inner
-            .pack_files(target_size, open_cost)
-            .map_err(|error| to_py_err(py, error))?;
-        let mut tasks = Vec::with_capacity(groups.len());
-        for group in groups {
-            let num_files = group.iter().map(RecordBatch::num_rows).sum();
-            let size = total_size(&group);
-            let bytes = encode_file_list(&schema, &group).map_err(|error| to_py_err(py, error))?;
-            tasks.push((PyBytes::new(py, &bytes), num_files, size));
-        }
-        Ok(tasks)
+    ) -> PyResult<Vec<TaskTuple<'py>>> {
+        let encode = |task: ScanTask| -> deltalog_core::Result<_> {
+            Ok((task.encode()?, task.num_files(), task.size()?))
+        };
+        let tasks = self.inner.tasks(target_size, open_cost);
+        let encoded = tasks.and_then(|tasks| tasks.into_iter().map(encode).collect());
+        let encoded: Vec<_> = encoded.map_err(|error| to_py_err(py, error))?;
+        let to_py = |(bytes, files, size): (Vec<u8>, _, _)| (PyBytes::new(py, &bytes), files, size);
+        Ok(encoded.into_iter().map(to_py).collect())
+    }
+
+    /// The files for a plain Parquet reader (see [`Scan::native_files`]): their URLs, and why
+    /// it cannot read them as they are (`None` when it can).
+    fn native_files(&self, py: Python<'_>) -> PyResult<(Vec<String>, Option<String>)> {
+        let native = self.inner.native_files().map_err(|e| to_py_err(py, e))?;
+        Ok((native.urls, native.obstacle))
     }
 
     /// The data files left after partition pruning and statistics skipping.
@@ -127,23 +88,28 @@ impl RawScan {
         requested_schema: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let runtime = shared_runtime()?;
         let stream = {
-            let _entered = runtime.enter();
+            let _entered = shared_runtime()?.enter();
             self.inner.stream()
         };
-        let reader = BlockingReader {
-            schema: self.inner.schema(),
-            stream,
-            runtime,
-        };
-        let exported = FFI_ArrowArrayStream::new(Box::new(reader));
-        PyCapsule::new_with_value(py, exported, STREAM_CAPSULE)
+        export_stream(py, self.inner.schema(), stream)
     }
 
     /// The schema of the rows as an `ArrowSchema` capsule.
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
         export_schema(py, &self.inner.schema())
+    }
+
+    /// The table root as a URL ending in '/'.
+    #[getter]
+    fn table_uri(&self) -> &str {
+        self.inner.table_uri()
+    }
+
+    /// The table version the scan reads.
+    #[getter]
+    fn version(&self) -> u64 {
+        self.inner.version()
     }
 
     /// The names of the output columns.
@@ -152,76 +118,4 @@ impl RawScan {
         let schema = self.inner.schema();
         schema.fields().iter().map(|f| f.name().clone()).collect()
     }
-}
-
-/// Pulls batches from the scan's stream by blocking on the shared runtime; the consumer of
-/// the C stream calls it from its own thread.
-struct BlockingReader {
-    schema: SchemaRef,
-    stream: BoxStream<'static, deltalog_core::Result<RecordBatch>>,
-    runtime: Arc<Runtime>,
-}
-
-impl Iterator for BlockingReader {
-    type Item = Result<RecordBatch, ArrowError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let item = self.runtime.block_on(self.stream.next())?;
-        Some(item.map_err(|error| ArrowError::ExternalError(Box::new(error))))
-    }
-}
-
-impl RecordBatchReader for BlockingReader {
-    fn schema(&self) -> SchemaRef {
-        self.schema.clone()
-    }
-}
-
-/// A `protocol` or `metaData` action from its JSON.
-fn parse_action<T: serde::de::DeserializeOwned>(
-    text: &str,
-    action: &str,
-    table: &str,
-) -> Result<T, Error> {
-    serde_json::from_str(text).map_err(|error| {
-        Error::InvalidArgument(format!(
-            "the scan task's {action} action of {table} is not valid JSON: {error}"
-        ))
-    })
-}
-
-/// File list rows as Arrow IPC stream bytes.
-fn encode_file_list(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>, Error> {
-    let encode = || {
-        let mut writer = StreamWriter::try_new(Vec::new(), schema)?;
-        for batch in batches {
-            writer.write(batch)?;
-        }
-        writer.into_inner()
-    };
-    encode().map_err(|error| Error::arrow("encoding a scan task's file list", error))
-}
-
-/// File list rows from Arrow IPC stream bytes.
-fn decode_file_list(bytes: &[u8], table: &str) -> Result<Vec<RecordBatch>, Error> {
-    let decode = || StreamReader::try_new(bytes, None)?.collect::<Result<Vec<_>, _>>();
-    decode().map_err(|error| {
-        Error::InvalidArgument(format!(
-            "the file list of a scan task of {table} is not an Arrow IPC stream: {error}"
-        ))
-    })
-}
-
-/// The sum of the `size` column of file list rows.
-fn total_size(batches: &[RecordBatch]) -> u64 {
-    let mut total = 0u64;
-    for batch in batches {
-        let sizes = batch
-            .column_by_name("size")
-            .and_then(|column| column.as_primitive_opt::<Int64Type>());
-        for size in sizes.into_iter().flatten().flatten() {
-            total = total.saturating_add(u64::try_from(size).unwrap_or(0));
-        }
-    }
-    total
 }

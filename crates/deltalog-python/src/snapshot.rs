@@ -1,16 +1,43 @@
 //! `RawSnapshot`: one immutable version of a table, wrapped by `deltalog.Snapshot`.
 
+use std::collections::HashMap;
+
+use deltalog_core::actions::{Metadata, Protocol};
+use deltalog_core::scan::{deletion_vectors, NativeColumns, Scan, ScanOptions};
 use deltalog_core::Snapshot;
 use pyo3::prelude::*;
-use serde::Serialize;
 
 use crate::arrow_export::{RawArrowStream, RawSchema};
-use crate::errors::internal_error;
-use crate::filter::filter_from_py;
+use crate::convert::{to_py, PyFilter, PyTimeZone};
+use crate::errors::to_py_err;
 use crate::runtime::wait_for_future;
 use crate::scan::RawScan;
-use crate::table::session_time_zone;
-use deltalog_core::scan::{deletion_vectors, Scan, ScanOptions};
+
+/// The `protocol` action as Python receives it: `(min_reader_version, min_writer_version,
+/// reader_features, writer_features)`.
+type ProtocolTuple = (i32, i32, Option<Vec<String>>, Option<Vec<String>>);
+
+/// The `metaData` action as Python receives it: `(id, name, description, partition_columns,
+/// configuration, created_time_ms, format_provider, format_options, schema_string)`.
+type MetadataTuple = (
+    String,
+    Option<String>,
+    Option<String>,
+    Vec<String>,
+    HashMap<String, String>,
+    Option<i64>,
+    String,
+    HashMap<String, String>,
+    Option<String>,
+);
+
+/// The selected columns for a plain Parquet reader: per column its logical field and its
+/// physical field (`None` for a partition column) as dicts, and why the reader cannot read
+/// them as stored.
+type NativeColumnsTuple<'py> = (
+    Vec<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)>,
+    Option<String>,
+);
 
 /// A core [`Snapshot`]: the table's state at one version.
 #[pyclass(frozen, module = "deltalog._core")]
@@ -58,19 +85,18 @@ impl RawSnapshot {
     }
 
     /// The logical schema.
-    fn schema(&self, py: Python<'_>) -> PyResult<RawSchema> {
-        let delta_json = to_json(py, self.inner.schema())?;
-        Ok(RawSchema::new(self.inner.arrow_schema(), delta_json))
+    fn schema(&self) -> RawSchema {
+        RawSchema::new(self.inner.arrow_schema(), self.inner.schema().clone())
     }
 
-    /// The `protocol` action in force, as its JSON object.
-    fn protocol_json(&self, py: Python<'_>) -> PyResult<String> {
-        to_json(py, self.inner.protocol())
+    /// The `protocol` action in force.
+    fn protocol(&self) -> ProtocolTuple {
+        protocol_tuple(self.inner.protocol().clone())
     }
 
-    /// The `metaData` action in force, as its JSON object.
-    fn metadata_json(&self, py: Python<'_>) -> PyResult<String> {
-        to_json(py, self.inner.metadata())
+    /// The `metaData` action in force.
+    fn metadata(&self) -> MetadataTuple {
+        metadata_tuple(self.inner.metadata().clone())
     }
 
     /// The active files (see [`Snapshot::files`]).
@@ -99,24 +125,37 @@ impl RawSnapshot {
         &self,
         py: Python<'_>,
         columns: Option<Vec<String>>,
-        filter: Option<&Bound<'_, PyAny>>,
-        timezone: Option<&str>,
+        filter: Option<PyFilter>,
+        timezone: Option<PyTimeZone>,
         row_tracking: bool,
     ) -> PyResult<RawScan> {
-        let timezone = session_time_zone(py, timezone)?;
+        let (filter, timezone) = (PyFilter::expr(filter), PyTimeZone::or_utc(timezone));
         let options = ScanOptions {
             columns,
-            filter: filter_from_py(filter)?,
+            filter,
             timezone,
             row_tracking,
             ..ScanOptions::default()
         };
         let snapshot = self.inner.clone();
-        wait_for_future(
-            py,
-            move || async move { Scan::new(&snapshot, options).await },
-        )
-        .map(RawScan::new)
+        let scan = move || async move { Scan::new(&snapshot, options).await };
+        wait_for_future(py, scan).map(RawScan::new)
+    }
+
+    /// The columns `columns` (all when `None`) for a plain Parquet reader (see
+    /// [`NativeColumns`]).
+    #[pyo3(signature = (columns=None))]
+    fn native_columns<'py>(
+        &self,
+        py: Python<'py>,
+        columns: Option<Vec<String>>,
+    ) -> PyResult<NativeColumnsTuple<'py>> {
+        let (metadata, schema) = (self.inner.metadata(), self.inner.schema());
+        let native = NativeColumns::of(metadata, schema, columns.as_deref());
+        let native = native.map_err(|error| to_py_err(py, error))?;
+        let pair = |c: &_| native_column(py, c);
+        let columns = native.columns.iter().map(pair).collect::<PyResult<_>>()?;
+        Ok((columns, native.obstacle))
     }
 
     /// Every deletion vector, evaluated: `path` and `deleted_rows` (sorted row indexes).
@@ -133,7 +172,34 @@ impl RawSnapshot {
     }
 }
 
-fn to_json<T: Serialize>(py: Python<'_>, value: &T) -> PyResult<String> {
-    serde_json::to_string(value)
-        .map_err(|error| internal_error(py, &format!("cannot serialize to JSON: {error}")))
+fn protocol_tuple(protocol: Protocol) -> ProtocolTuple {
+    (
+        protocol.min_reader_version,
+        protocol.min_writer_version,
+        protocol.reader_features,
+        protocol.writer_features,
+    )
+}
+
+fn metadata_tuple(metadata: Metadata) -> MetadataTuple {
+    (
+        metadata.id,
+        metadata.name,
+        metadata.description,
+        metadata.partition_columns,
+        metadata.configuration,
+        metadata.created_time,
+        metadata.format.provider,
+        metadata.format.options,
+        metadata.schema_string,
+    )
+}
+
+/// One native column as its logical and physical field dicts.
+fn native_column<'py>(
+    py: Python<'py>,
+    column: &deltalog_core::scan::NativeColumn,
+) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
+    let physical = column.physical.as_ref().map(|f| to_py(py, f)).transpose()?;
+    Ok((to_py(py, &column.logical)?, physical))
 }

@@ -1,19 +1,16 @@
 //! `RawDeltaTable`: a handle on a table location, wrapped by `deltalog.DeltaTable`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use deltalog_core::{Error, SnapshotAt, Table};
+use deltalog_core::changes::{ChangeScan, ChangesOptions};
+use deltalog_core::Table;
 use pyo3::prelude::*;
 
 use crate::arrow_export::RawArrowStream;
-use crate::errors::to_py_err;
-use crate::filter::filter_from_py;
+use crate::convert::{PyFilter, PySnapshotAt, PyStorageOptions, PyTimeZone};
 use crate::runtime::wait_for_future;
 use crate::snapshot::RawSnapshot;
-use deltalog_core::changes::{ChangeScan, ChangesOptions};
-use deltalog_core::partition::SessionTimeZone;
 
 /// An opened Delta table (core [`Table`]); cheap to clone, shared between snapshots.
 #[pyclass(frozen, module = "deltalog._core")]
@@ -35,9 +32,9 @@ impl RawDeltaTable {
     fn open(
         py: Python<'_>,
         uri: String,
-        storage_options: Option<HashMap<String, String>>,
+        storage_options: Option<PyStorageOptions>,
     ) -> PyResult<Self> {
-        let options = storage_options.unwrap_or_default();
+        let options = PyStorageOptions::or_empty(storage_options);
         wait_for_future(py, move || async move { Table::open(&uri, &options).await }).map(Self::new)
     }
 
@@ -62,10 +59,10 @@ impl RawDeltaTable {
         py: Python<'_>,
         version: Option<u64>,
         timestamp_ms: Option<i64>,
-        filter: Option<&Bound<'_, PyAny>>,
+        filter: Option<PyFilter>,
     ) -> PyResult<RawSnapshot> {
-        let at = snapshot_at(version, timestamp_ms).map_err(|error| to_py_err(py, error))?;
-        let filter = filter_from_py(filter)?;
+        let at = PySnapshotAt::new(py, version, timestamp_ms)?.0;
+        let filter = PyFilter::expr(filter);
         let table = self.inner.clone();
         let snapshot = wait_for_future(py, move || async move {
             match filter {
@@ -96,7 +93,8 @@ impl RawDeltaTable {
     }
 
     /// The row changes of commits `start..=end` (change data feed), with `_change_type`,
-    /// `_commit_version` and `_commit_timestamp` (see [`ChangeScan`]).
+    /// `_commit_version` and `_commit_timestamp` (see [`ChangeScan`]), planned now and read
+    /// as the consumer pulls them.
     #[pyo3(signature = (start, end=None, columns=None, filter=None, timezone=None))]
     fn changes(
         &self,
@@ -104,40 +102,21 @@ impl RawDeltaTable {
         start: u64,
         end: Option<u64>,
         columns: Option<Vec<String>>,
-        filter: Option<&Bound<'_, PyAny>>,
-        timezone: Option<&str>,
+        filter: Option<PyFilter>,
+        timezone: Option<PyTimeZone>,
     ) -> PyResult<RawArrowStream> {
+        let (filter, timezone) = (PyFilter::expr(filter), PyTimeZone::or_utc(timezone));
         let options = ChangesOptions {
             columns,
-            filter: filter_from_py(filter)?,
-            timezone: session_time_zone(py, timezone)?,
+            filter,
+            timezone,
         };
         let table = self.inner.clone();
-        let (schema, batches) = wait_for_future(py, move || async move {
-            let changes = ChangeScan::new(&table, start, end, options).await?;
-            Ok((changes.schema(), changes.to_batches().await?))
-        })?;
-        Ok(RawArrowStream::new(schema, batches))
-    }
-}
-
-/// The session time zone named `name` (UTC when `None`).
-pub fn session_time_zone(py: Python<'_>, name: Option<&str>) -> PyResult<SessionTimeZone> {
-    match name {
-        Some(name) => SessionTimeZone::parse(name).map_err(|error| to_py_err(py, error)),
-        None => Ok(SessionTimeZone::utc()),
-    }
-}
-
-/// Which snapshot the arguments name; both at once is the caller's mistake.
-fn snapshot_at(version: Option<u64>, timestamp_ms: Option<i64>) -> Result<SnapshotAt, Error> {
-    match (version, timestamp_ms) {
-        (None, None) => Ok(SnapshotAt::Latest),
-        (Some(version), None) => Ok(SnapshotAt::Version(version)),
-        (None, Some(timestamp_ms)) => Ok(SnapshotAt::Timestamp(timestamp_ms)),
-        (Some(_), Some(_)) => Err(Error::InvalidArgument(
-            "give a version or a timestamp, not both".to_string(),
-        )),
+        let plan = move || async move { ChangeScan::new(&table, start, end, options).await };
+        let changes = wait_for_future(py, plan)?;
+        Ok(RawArrowStream::lazy(changes.schema(), move || {
+            changes.stream()
+        }))
     }
 }
 
@@ -154,25 +133,6 @@ fn commits_schema() -> SchemaRef {
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn snapshot_at_picks_latest_version_or_timestamp() {
-        assert!(matches!(snapshot_at(None, None), Ok(SnapshotAt::Latest)));
-        assert!(matches!(
-            snapshot_at(Some(3), None),
-            Ok(SnapshotAt::Version(3))
-        ));
-        assert!(matches!(
-            snapshot_at(None, Some(-5)),
-            Ok(SnapshotAt::Timestamp(-5))
-        ));
-    }
-
-    #[test]
-    fn snapshot_at_refuses_version_and_timestamp_together() {
-        let error = snapshot_at(Some(1), Some(2)).err().unwrap();
-        assert!(matches!(error, Error::InvalidArgument(message) if message.contains("not both")));
-    }
 
     #[test]
     fn empty_commit_range_has_the_documented_columns() {

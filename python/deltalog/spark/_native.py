@@ -13,7 +13,9 @@ terms, returns ``spark.read.schema(physical).parquet(*files)`` with
 
 Otherwise (a deletion vector on a file read, column mapping ``id`` mode, a type change, a
 variant column, a file name Spark would take as a glob pattern) it reads through the
-``deltalog`` data source, which applies all of it in the Rust scan.
+``deltalog`` data source, which applies all of it in the Rust scan. Which columns and files
+those are, their physical names and their paths are the core's answers
+(``RawSnapshot.native_columns``, ``RawScan.native_files``); Spark's side is built here.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -47,6 +48,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from .._scan import Scan
 from .._table import DeltaTable, Snapshot
 from ..exceptions import DeltaError, InvalidArgumentError, UnsupportedFeatureError
 from ._source import SOURCE_NAME, filter_pushdown_enabled, register
@@ -63,9 +65,6 @@ __all__ = ["MAX_UNION_GROUPS", "read"]
 MAX_UNION_GROUPS = 64
 
 _MODES = ("auto", "native", "deltalog")
-_GLOB_CHARACTERS = frozenset("{}[]*?\\")
-_PHYSICAL_NAME = "delta.columnMapping.physicalName"
-_TYPE_CHANGES = "delta.typeChanges"
 _FILE_KEY = "__deltalog_file"
 
 
@@ -104,60 +103,72 @@ def read(
     zone = timezone or str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
     table = DeltaTable(uri, storage_options=storage_options)
     snapshot = table.snapshot(version, timestamp=timestamp)
-    fields = _selected_fields(snapshot, columns)
+    selection = _Selection.of(snapshot, columns)
+    fields = selection.fields
     if mode == "deltalog":
         return _through_data_source(spark, uri, snapshot, fields, filter, zone, storage_options)
-    files = _planned_files(snapshot, fields, filter, zone)
-    obstacle = _native_obstacle(spark, snapshot, fields, files)
+    scan = _planned_scan(snapshot, fields, filter, zone)
+    files = _files_of(scan)
+    urls, file_obstacle = scan._raw.native_files()
+    obstacle = _native_obstacle(spark, snapshot, selection, files, file_obstacle)
     if obstacle is not None:
         if mode == "native":
             raise UnsupportedFeatureError(
                 f"Spark's Parquet reader cannot read {table.uri} as planned: {obstacle}"
             )
         return _through_data_source(spark, uri, snapshot, fields, filter, zone, storage_options)
-    frame = _native_frame(spark, snapshot, fields, files)
+    frame = _native_frame(spark, selection, files, urls)
     return frame if filter is None else frame.where(filter)
 
 
 # --- planning -------------------------------------------------------------------------------
 
 
-def _selected_fields(snapshot: Snapshot, columns: Sequence[str] | None) -> list[dict[str, Any]]:
-    """The Delta schema's top-level fields (JSON objects, metadata kept) of ``columns``, in
-    that order; every non-void field when ``None``."""
-    fields = [field for field in snapshot.schema.fields() if field.get("type") != "void"]
-    if columns is None:
-        return fields
-    if isinstance(columns, str):
-        raise InvalidArgumentError("columns must be a list of names, not a string")
-    chosen = []
-    for name in columns:
-        matches = [field for field in fields if field["name"] == name] or [
-            field for field in fields if str(field["name"]).lower() == str(name).lower()
-        ]
-        if len(matches) != 1:
-            available = ", ".join(str(field["name"]) for field in fields)
-            raise InvalidArgumentError(f"the table has no column {name!r} (it has: {available})")
-        chosen.append(matches[0])
-    return chosen
+@dataclass(frozen=True)
+class _Selection:
+    """The selected columns as the core describes them for a plain Parquet reader."""
+
+    fields: list[dict[str, Any]]
+    """The Delta schema's top-level fields (metadata kept) of the columns, in order."""
+    physical: list[dict[str, Any] | None]
+    """Each field as the data files hold it (physical names), ``None`` for partitions."""
+    obstacle: str | None
+    """Why Spark's Parquet reader cannot read these columns as stored, or ``None``."""
+
+    @classmethod
+    def of(cls, snapshot: Snapshot, columns: Sequence[str] | None) -> _Selection:
+        """The columns ``columns`` (every non-void one when ``None``), in that order."""
+        if isinstance(columns, str):
+            raise InvalidArgumentError("columns must be a list of names, not a string")
+        names = None if columns is None else [str(name) for name in columns]
+        pairs, obstacle = snapshot._raw.native_columns(names)
+        return cls(
+            fields=[logical for logical, _ in pairs],
+            physical=[physical for _, physical in pairs],
+            obstacle=obstacle,
+        )
 
 
-def _planned_files(
+def _planned_scan(
     snapshot: Snapshot,
     fields: Sequence[dict[str, Any]],
     filter: str | None,
     zone: str,
-) -> pyarrow.Table:
-    """The scan's file list; pruned by ``filter`` when deltalog reads it as Spark does."""
-    import pyarrow as pa
-
+) -> Scan:
+    """The scan; its files pruned by ``filter`` when deltalog reads it as Spark does."""
     names = [str(field["name"]) for field in fields]
     if filter is not None and _prunable(filter, zone):
         try:
-            return pa.table(snapshot.scan(columns=names, filter=filter, timezone=zone).files())
+            return snapshot.scan(columns=names, filter=filter, timezone=zone)
         except DeltaError:
             pass
-    return pa.table(snapshot.scan(columns=names, timezone=zone).files())
+    return snapshot.scan(columns=names, timezone=zone)
+
+
+def _files_of(scan: Scan) -> pyarrow.Table:
+    import pyarrow as pa
+
+    return pa.table(scan.files())
 
 
 def _prunable(filter: str, zone: str) -> bool:
@@ -173,27 +184,17 @@ def _prunable(filter: str, zone: str) -> bool:
 def _native_obstacle(
     spark: SparkSession,
     snapshot: Snapshot,
-    fields: Sequence[dict[str, Any]],
+    selection: _Selection,
     files: pyarrow.Table,
+    file_obstacle: str | None,
 ) -> str | None:
-    """Why the native reader cannot read this plan, or ``None`` when it can."""
-    configuration = snapshot.metadata.configuration
-    mode = configuration.get("delta.columnMapping.mode", "none")
-    if mode not in ("none", "name"):
-        return f"column mapping mode {mode!r} matches columns by id"
-    if snapshot.metadata.format_provider != "parquet":
-        return f"its files are {snapshot.metadata.format_provider!r}, not parquet"
-    for field in fields:
-        if _has_metadata(field, _TYPE_CHANGES):
-            return f"column `{field['name']}` changed type (type widening)"
-        if _contains_variant(field.get("type")):
-            return f"column `{field['name']}` is a variant"
-    vectors = files.column("deletion_vector").null_count
-    if vectors != files.num_rows:
-        return f"{files.num_rows - vectors} of its files have deletion vectors"
-    for path in files.column("path").to_pylist():
-        if _GLOB_CHARACTERS & set(path):
-            return f"file {path!r} has a character Spark reads as a glob pattern"
+    """Why the native reader cannot read this plan, or ``None`` when it can: the core's
+    reasons for the columns, then for the files, then Spark's own."""
+    if selection.obstacle is not None:
+        return selection.obstacle
+    if file_obstacle is not None:
+        return file_obstacle
+    fields = selection.fields
     partitioned = set(snapshot.partition_columns) & {str(field["name"]) for field in fields}
     if partitioned and _group_count(files, partitioned) > MAX_UNION_GROUPS and not _has_jvm(spark):
         return "too many partitions to union, and no JVM to join partition values (Connect)"
@@ -205,17 +206,16 @@ def _native_obstacle(
 
 def _native_frame(
     spark: SparkSession,
-    snapshot: Snapshot,
-    fields: Sequence[dict[str, Any]],
+    selection: _Selection,
     files: pyarrow.Table,
+    paths: Sequence[str],
 ) -> DataFrame:
     """The plan as Spark's Parquet reads: one per partition tuple unioned, or one joined with
-    the partition values of each file."""
-    projection = _Projection.of(snapshot, fields)
+    the partition values of each file (``paths``: each file as the path Spark reads)."""
+    projection = _Projection.of(selection)
     if files.num_rows == 0:
         return spark.createDataFrame([], projection.logical)
     reader = spark.read.schema(projection.physical)
-    paths = [_spark_path(snapshot.table.uri, path) for path in files.column("path").to_pylist()]
     values = [row or {} for row in files.column("partition_values").to_pylist()]
     partitions = projection.partition_names
     if not partitions:
@@ -247,17 +247,19 @@ class _Projection:
     """Each output column's physical name, ``None`` for partition columns."""
 
     @classmethod
-    def of(cls, snapshot: Snapshot, fields: Sequence[dict[str, Any]]) -> _Projection:
-        name_mode = snapshot.metadata.configuration.get("delta.columnMapping.mode") == "name"
-        partition_columns = set(snapshot.partition_columns)
-        logical = StructType([_logical_field(field) for field in fields])
-        data_fields = [field for field in fields if field["name"] not in partition_columns]
+    def of(cls, selection: _Selection) -> _Projection:
+        pairs = list(zip(selection.fields, selection.physical, strict=True))
         return cls(
-            logical=logical,
-            physical=StructType([_physical_field(field, name_mode) for field in data_fields]),
+            logical=StructType([_logical_field(field) for field in selection.fields]),
+            physical=StructType(
+                [
+                    _physical_field(physical, str(field.get("name")))
+                    for field, physical in pairs
+                    if physical is not None
+                ]
+            ),
             physical_names=tuple(
-                None if field["name"] in partition_columns else _physical_name(field, name_mode)
-                for field in fields
+                None if physical is None else str(physical.get("name")) for _, physical in pairs
             ),
         )
 
@@ -349,42 +351,14 @@ def _logical_field(field: Mapping[str, Any]) -> StructField:
     return StructField(name, spark_type(field.get("type"), name), bool(field.get("nullable", True)))
 
 
-def _physical_field(field: Mapping[str, Any], name_mode: bool) -> StructField:
-    """The field as the data files name it (physical names at every level in ``name`` mode),
-    with the logical nullability."""
+def _physical_field(physical: Mapping[str, Any], logical_name: str) -> StructField:
+    """The field as the data files name it (the core's physical field), with the logical
+    nullability; ``logical_name`` names it in errors."""
     return StructField(
-        _physical_name(field, name_mode),
-        _physical_type(field.get("type"), name_mode, str(field.get("name"))),
-        bool(field.get("nullable", True)),
+        str(physical.get("name")),
+        spark_type(physical.get("type"), logical_name),
+        bool(physical.get("nullable", True)),
     )
-
-
-def _physical_type(delta_type: Any, name_mode: bool, path: str) -> DataType:
-    if not name_mode or not isinstance(delta_type, Mapping):
-        return spark_type(delta_type, path)
-    kind = delta_type.get("type")
-    if kind == "struct":
-        return StructType(
-            [
-                _physical_field(child, name_mode)
-                for child in delta_type.get("fields") or []
-                if child.get("type") != "void"
-            ]
-        )
-    if kind == "array":
-        element = _physical_type(delta_type.get("elementType"), name_mode, f"{path}.element")
-        return ArrayType(element, bool(delta_type.get("containsNull", True)))
-    if kind == "map":
-        key = _physical_type(delta_type.get("keyType"), name_mode, f"{path}.key")
-        value = _physical_type(delta_type.get("valueType"), name_mode, f"{path}.value")
-        return MapType(key, value, bool(delta_type.get("valueContainsNull", True)))
-    return spark_type(delta_type, path)
-
-
-def _physical_name(field: Mapping[str, Any], name_mode: bool) -> str:
-    metadata = field.get("metadata") or {}
-    physical = metadata.get(_PHYSICAL_NAME) if name_mode else None
-    return str(physical) if physical else str(field.get("name"))
 
 
 def _logical_column(column: Column, physical: DataType, logical: DataType) -> Column:
@@ -511,23 +485,6 @@ def _value_column(value: Any, data_type: DataType) -> Column:
 # --- paths and values -------------------------------------------------------------------------
 
 
-def _spark_path(root_url: str, path: str) -> str:
-    """A file of the file list (decoded, relative to the table root, or an absolute URI) as
-    the Hadoop path string Spark reads literally: scheme, authority, decoded path."""
-    url = urlsplit(path if _is_absolute(path) else root_url)
-    location = unquote(url.path)
-    if not _is_absolute(path):
-        location = location.rstrip("/") + "/" + path
-    if url.scheme == "file":
-        return "file:" + location
-    return f"{url.scheme}://{url.netloc}{location}"
-
-
-def _is_absolute(path: str) -> bool:
-    scheme, separator, _ = path.partition(":")
-    return bool(separator) and scheme.isalpha() and len(scheme) > 1 and "/" not in scheme
-
-
 def _spark_file_keys(spark: SparkSession, paths: Iterable[str]) -> list[str]:
     """Each path as ``_metadata.file_path`` shows it: Hadoop's qualified path as a URI."""
     jvm = spark._jvm
@@ -564,45 +521,6 @@ def _epoch_micros(value: datetime) -> int:
     moment = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
     delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def _has_metadata(field: Mapping[str, Any], key: str) -> bool:
-    """Whether ``field`` or a field nested in it carries metadata ``key``."""
-    if key in (field.get("metadata") or {}):
-        return True
-    return _type_has_metadata(field.get("type"), key)
-
-
-def _type_has_metadata(delta_type: Any, key: str) -> bool:
-    if not isinstance(delta_type, Mapping):
-        return False
-    kind = delta_type.get("type")
-    if kind == "struct":
-        return any(_has_metadata(child, key) for child in delta_type.get("fields") or [])
-    if kind == "array":
-        return _type_has_metadata(delta_type.get("elementType"), key)
-    if kind == "map":
-        return _type_has_metadata(delta_type.get("keyType"), key) or _type_has_metadata(
-            delta_type.get("valueType"), key
-        )
-    return False
-
-
-def _contains_variant(delta_type: Any) -> bool:
-    if delta_type == "variant":
-        return True
-    if not isinstance(delta_type, Mapping):
-        return False
-    kind = delta_type.get("type")
-    if kind == "struct":
-        return any(_contains_variant(child.get("type")) for child in delta_type.get("fields") or [])
-    if kind == "array":
-        return _contains_variant(delta_type.get("elementType"))
-    if kind == "map":
-        return _contains_variant(delta_type.get("keyType")) or _contains_variant(
-            delta_type.get("valueType")
-        )
-    return False
 
 
 def _quoted(name: str) -> str:

@@ -6,16 +6,17 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .. import _core
 from ..exceptions import InvalidArgumentError
 
 __all__ = ["DEFAULT_OPEN_COST", "DEFAULT_TARGET_SIZE", "ReadOptions"]
 
 #: Input partitions hold about this many bytes of data files (Spark's
 #: ``spark.sql.files.maxPartitionBytes`` default).
-DEFAULT_TARGET_SIZE = 128 * 2**20
+DEFAULT_TARGET_SIZE: int = _core.DEFAULT_TARGET_SIZE
 #: What opening a file costs, in bytes, when files are packed into partitions (Spark's
 #: ``spark.sql.files.openCostInBytes`` default).
-DEFAULT_OPEN_COST = 4 * 2**20
+DEFAULT_OPEN_COST: int = _core.DEFAULT_OPEN_COST
 
 #: Option names (lower case: Spark hands options over case-insensitively) that are ours; every
 #: other option goes to the object store.

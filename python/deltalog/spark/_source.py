@@ -27,7 +27,7 @@ from .._table import DeltaTable, Snapshot
 from ..exceptions import InvalidArgumentError
 from ._filters import conjunction, filter_text
 from ._options import ReadOptions
-from ._types import arrow_schema, conform_batch, spark_schema
+from ._types import arrow_schema, conform_batch, spark_struct
 
 if TYPE_CHECKING:
     import pyarrow
@@ -125,7 +125,7 @@ class DeltalogDataSource(DataSource):
         pinned: PinnedTable | None = getattr(self, "_pinned_table", None)
         if pinned is None:
             snapshot = _open(options, options.version, options.timestamp)
-            pinned = PinnedTable(snapshot.version, spark_schema(snapshot.schema.json()))
+            pinned = PinnedTable(snapshot.version, spark_struct(snapshot.schema.fields()))
             self._pinned_table = pinned
         return pinned
 

@@ -87,6 +87,14 @@ def spark_schema(schema_json: str) -> StructType:
     return struct
 
 
+def spark_struct(fields: Sequence[Mapping[str, Any]]) -> StructType:
+    """The Spark schema of a Delta schema's top-level fields (``Snapshot.schema.fields()``),
+    as :func:`spark_schema`."""
+    struct = spark_type({"type": "struct", "fields": list(fields)}, "")
+    assert isinstance(struct, StructType)
+    return struct
+
+
 def spark_type(delta_type: Any, path: str) -> DataType:
     """The Spark type of one Delta type (a name such as ``"long"`` or a nested type object);
     ``path`` names the column in errors. Struct fields of type ``void`` are dropped."""

@@ -13,7 +13,9 @@
 
 mod files;
 mod mapping;
+mod native;
 mod read;
+mod task;
 
 use std::sync::Arc;
 
@@ -40,8 +42,11 @@ use crate::storage::IoConfig;
 use crate::table::Table;
 use crate::table_config::TableConfiguration;
 pub(crate) use files::{FileSetScan, FileToRead};
+pub use native::{NativeColumn, NativeColumns, NativeFiles};
 pub(crate) use read::load_deletion_vector;
 use read::{read_file, FileTask, OutputColumn, ScanContext};
+use task::TaskSource;
+pub use task::{ScanTask, DEFAULT_OPEN_COST, DEFAULT_TARGET_SIZE};
 
 /// Name of the row id column a scan adds when asked for row tracking (catalogue E4-10).
 pub const ROW_ID_COLUMN: &str = "row_id";
@@ -95,6 +100,7 @@ struct ScanInner {
     files: Vec<RecordBatch>,
     tasks: Vec<FileTask>,
     concurrency: usize,
+    source: Arc<TaskSource>,
 }
 
 impl Scan {
@@ -122,17 +128,25 @@ impl Scan {
             Some(filter) => files_matching(files, filter)?,
             None => files,
         };
-        plan.with_files(files_schema, files, shape.table.uri(), options.concurrency)
+        let source = TaskSource {
+            table_uri: shape.table.uri().to_string(),
+            version: snapshot.version(),
+            protocol: snapshot.protocol().clone(),
+            metadata: snapshot.metadata().clone(),
+            options,
+        };
+        plan.with_files(files_schema, files, source)
     }
 
-    /// Plans a scan of the files `files` of a table version known by its `protocol` and
-    /// `metadata`, without reading the log: how a task of a distributed read (a Spark task)
+    /// Plans a scan of the files `files` of the table version `version`, known by its
+    /// `protocol` and `metadata`, without reading the log: how a task of a distributed read (a Spark task)
     /// reads its share of a scan planned elsewhere. `files` are rows of a file list with the
     /// columns of [`Scan::files`] (say, a slice of them); they are read as given, with no
     /// skipping. `options` work as for [`Scan::new`], with the same errors; a protocol this
     /// library cannot read is refused as by [`Snapshot`].
     pub fn over_files(
         table: &Table,
+        version: u64,
         protocol: &Protocol,
         metadata: &Metadata,
         options: ScanOptions,
@@ -147,7 +161,41 @@ impl Scan {
         let files_schema = files
             .first()
             .map_or_else(|| Arc::new(Schema::empty()), RecordBatch::schema);
-        plan.with_files(files_schema, files, table.uri(), options.concurrency)
+        let source = TaskSource {
+            table_uri: table.uri().to_string(),
+            version,
+            protocol: protocol.clone(),
+            metadata: metadata.clone(),
+            options,
+        };
+        plan.with_files(files_schema, files, source)
+    }
+
+    /// The scan split into [`ScanTask`]s: the groups of [`Scan::pack_files`] (about
+    /// `target_size` bytes each, a file counting its size plus `open_cost`; see
+    /// [`DEFAULT_TARGET_SIZE`] and [`DEFAULT_OPEN_COST`]), each with what reading it needs.
+    /// A scan with no files has no tasks.
+    pub fn tasks(&self, target_size: u64, open_cost: u64) -> Result<Vec<ScanTask>> {
+        let groups = self.pack_files(target_size, open_cost)?;
+        Ok(groups
+            .into_iter()
+            .map(|files| ScanTask::new(self.inner.source.clone(), self.files_schema(), files))
+            .collect())
+    }
+
+    /// The table root as a URL ending in '/'.
+    pub fn table_uri(&self) -> &str {
+        &self.inner.source.table_uri
+    }
+
+    /// The table version the scan reads.
+    pub fn version(&self) -> u64 {
+        self.inner.source.version
+    }
+
+    /// The total size in bytes of the files this scan reads.
+    pub fn total_size(&self) -> Result<u64> {
+        task::total_size(&self.inner.files, &self.inner.source.table_uri)
     }
 
     /// The rows of [`Scan::files`] bin-packed, in order, into groups of about `target_size`
@@ -286,10 +334,10 @@ impl ScanPlan {
         self,
         files_schema: SchemaRef,
         files: Vec<RecordBatch>,
-        table: &str,
-        concurrency: usize,
+        source: TaskSource,
     ) -> Result<Scan> {
-        let tasks = file_tasks(&files, &self.partition_names, table)?;
+        let tasks = file_tasks(&files, &self.partition_names, &source.table_uri)?;
+        let concurrency = source.options.concurrency;
         Ok(Scan {
             inner: Arc::new(ScanInner {
                 context: Arc::new(self.context),
@@ -297,6 +345,7 @@ impl ScanPlan {
                 files,
                 tasks,
                 concurrency,
+                source: Arc::new(source),
             }),
         })
     }

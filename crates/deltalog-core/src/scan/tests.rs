@@ -741,6 +741,7 @@ async fn a_scan_over_given_files_reads_them_without_the_log() {
     for group in groups {
         let scan = Scan::over_files(
             snapshot.table(),
+            snapshot.version(),
             snapshot.protocol(),
             snapshot.metadata(),
             options.clone(),
@@ -763,6 +764,7 @@ async fn a_scan_over_files_refuses_what_a_snapshot_would() {
     protocol.min_reader_version = 9;
     let unreadable = Scan::over_files(
         snapshot.table(),
+        snapshot.version(),
         &protocol,
         snapshot.metadata(),
         ScanOptions::default(),
@@ -778,10 +780,103 @@ async fn a_scan_over_files_refuses_what_a_snapshot_would() {
     };
     let refused = Scan::over_files(
         snapshot.table(),
+        snapshot.version(),
         snapshot.protocol(),
         snapshot.metadata(),
         unknown,
         files,
     );
     assert!(matches!(refused, Err(Error::InvalidArgument(message)) if message.contains("nope")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scan_tasks_survive_encoding_and_read_without_the_log() {
+    let (table, snapshot) = table_of_files(4).await;
+    let options = ScanOptions {
+        columns: Some(vec!["id".to_string()]),
+        filter: Some(crate::expr::parse_sql("id < 3 AND id IN (1, 2, 5)").unwrap()),
+        timezone: crate::partition::SessionTimeZone::parse("America/Los_Angeles").unwrap(),
+        ..ScanOptions::default()
+    };
+    let planned = Scan::new(&snapshot, options).await.unwrap();
+    let tasks = planned.tasks(1, 0).unwrap();
+    assert_eq!(
+        tasks.len(),
+        planned.files().iter().map(|b| b.num_rows()).sum::<usize>()
+    );
+    let total: u64 = tasks.iter().map(|task| task.size().unwrap()).sum();
+    assert_eq!(total, planned.total_size().unwrap());
+    std::fs::remove_dir_all(table.dir.path().join("_delta_log")).unwrap();
+    let mut ids = Vec::new();
+    for task in &tasks {
+        let decoded = ScanTask::decode(&task.encode().unwrap()).unwrap();
+        assert_eq!(decoded.table_uri(), task.table_uri());
+        assert_eq!(decoded.version(), snapshot.version());
+        assert_eq!(decoded.protocol(), snapshot.protocol());
+        assert_eq!(decoded.metadata(), snapshot.metadata());
+        assert_eq!(decoded.num_files(), 1);
+        assert_eq!(decoded.size().unwrap(), task.size().unwrap());
+        assert_eq!(decoded.files(), task.files());
+        let options = decoded.options();
+        assert_eq!(options.columns, task.options().columns);
+        assert_eq!(options.timezone.to_string(), "America/Los_Angeles");
+        assert_eq!(
+            options.filter.as_ref().map(ToString::to_string),
+            task.options().filter.as_ref().map(ToString::to_string)
+        );
+        let scan = decoded.scan(&HashMap::new()).unwrap();
+        assert_eq!(scan.version(), snapshot.version());
+        for batch in scan.to_batches().await.unwrap() {
+            ids.extend(int32s(&batch, "id").into_iter().flatten());
+        }
+    }
+    ids.sort_unstable();
+    assert_eq!(ids, [1, 2], "the deletion vector and the filter apply");
+}
+
+#[test]
+fn bytes_that_are_not_a_scan_task_are_refused() {
+    for bytes in [
+        &b""[..],
+        b"garbage",
+        b"DLTASK1\n\x05\x00",
+        b"DLTASK1\n\x02\x00\x00\x00{}",
+    ] {
+        let error = ScanTask::decode(bytes).err().unwrap();
+        assert!(
+            matches!(&error, Error::InvalidArgument(m) if m.contains("not a deltalog scan task")),
+            "{error:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn native_files_name_deletion_vectors_and_glob_characters() {
+    let (_table, snapshot) = table_of_files(2).await;
+    let scan = Scan::new(&snapshot, ScanOptions::default()).await.unwrap();
+    let native = scan.native_files().unwrap();
+    assert_eq!(
+        native.obstacle.as_deref(),
+        Some("1 of its files have deletion vectors")
+    );
+    let root = snapshot.table().uri().trim_start_matches("file://");
+    let mut urls = native.urls.clone();
+    urls.sort();
+    assert_eq!(
+        urls,
+        [
+            format!("file:{root}f0.parquet"),
+            format!("file:{root}f1.parquet")
+        ]
+    );
+
+    let mut table = TestTable::new(vec![field("id", json!("integer"))], &[], json!({}));
+    let rows = batch(vec![(int_field("id"), ints([1]))]);
+    table.add("a[1].parquet", &rows, json!({}), json!({}));
+    let snapshot = table.snapshot().await;
+    let scan = Scan::new(&snapshot, ScanOptions::default()).await.unwrap();
+    assert_eq!(
+        scan.native_files().unwrap().obstacle.as_deref(),
+        Some("file 'a[1].parquet' has a character Spark reads as a glob pattern")
+    );
 }
