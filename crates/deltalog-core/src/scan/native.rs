@@ -17,9 +17,10 @@ use super::{string_column, struct_column, Scan};
 use crate::actions::Metadata;
 use crate::error::{Error, Result};
 use crate::schema::{
-    ArrayType, DataType, MapType, PrimitiveType, StructField, StructType, COLUMN_MAPPING_MODE_KEY,
+    ArrayType, DataType, MapType, PrimitiveType, StructField, StructType,
     COLUMN_MAPPING_PHYSICAL_NAME_KEY, TYPE_CHANGES_KEY,
 };
+use crate::table_config::properties::COLUMN_MAPPING_MODE;
 
 /// Characters a path-globbing reader (Hadoop's `globStatus`) reads as a pattern.
 const GLOB_CHARACTERS: &[char] = &['{', '}', '[', ']', '*', '?', '\\'];
@@ -67,7 +68,7 @@ impl NativeColumns {
     ) -> Result<NativeColumns> {
         let name_mode = metadata
             .configuration
-            .get(COLUMN_MAPPING_MODE_KEY)
+            .get(COLUMN_MAPPING_MODE)
             .is_some_and(|mode| mode == "name");
         let selected = selected_fields(schema, columns)?;
         let obstacle = table_obstacle(metadata, &selected);
@@ -161,7 +162,7 @@ fn selected_fields<'a>(
 fn table_obstacle(metadata: &Metadata, fields: &[&StructField]) -> Option<String> {
     let mode = metadata
         .configuration
-        .get(COLUMN_MAPPING_MODE_KEY)
+        .get(COLUMN_MAPPING_MODE)
         .map_or("none", String::as_str);
     if mode != "none" && mode != "name" {
         return Some(format!(
@@ -377,7 +378,7 @@ mod tests {
 
     #[test]
     fn name_mode_gives_physical_names_at_every_depth() {
-        let meta = metadata(&[(COLUMN_MAPPING_MODE_KEY, "name")], &["p"]);
+        let meta = metadata(&[(COLUMN_MAPPING_MODE, "name")], &["p"]);
         let columns = NativeColumns::of(&meta, &schema(), None).unwrap();
         assert_eq!(
             names(&columns),
@@ -427,7 +428,7 @@ mod tests {
         let obstacle = |meta: &Metadata, schema: &StructType| {
             NativeColumns::of(meta, schema, None).unwrap().obstacle
         };
-        let id_mode = metadata(&[(COLUMN_MAPPING_MODE_KEY, "id")], &[]);
+        let id_mode = metadata(&[(COLUMN_MAPPING_MODE, "id")], &[]);
         assert_eq!(
             obstacle(&id_mode, &schema()).as_deref(),
             Some("column mapping mode 'id' matches columns by id")
