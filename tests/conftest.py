@@ -15,7 +15,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_TABLE = REPO_ROOT / "tests" / "data" / "sample-table"
-GOLDEN_DIR = REPO_ROOT.parent / "shared" / "conformance" / "golden"
+GOLDEN_DIR = REPO_ROOT / "tests" / "data" / "golden"
 
 #: The schema of the hand-made tables: an int partition column and two data columns.
 DEFAULT_SCHEMA: dict[str, Any] = {
@@ -204,6 +204,5 @@ class GoldenTables:
 
 @pytest.fixture(scope="session")
 def golden_tables(tmp_path_factory: pytest.TempPathFactory) -> GoldenTables:
-    if not GOLDEN_DIR.is_dir():
-        pytest.skip(f"the golden tables are not at {GOLDEN_DIR}")
+    assert GOLDEN_DIR.is_dir(), f"the golden tables are not at {GOLDEN_DIR}"
     return GoldenTables(GOLDEN_DIR, tmp_path_factory.mktemp("golden"))

@@ -1,4 +1,4 @@
-"""Conformance on the golden tables (../shared/conformance/golden, see its README.md).
+"""Conformance on the golden tables (tests/data/golden, see its README.md).
 
 One case per table, named for the behaviour the table pins down. Tables with ``expected/``
 rows must load at their newest version, list their files with the documented columns, and
@@ -17,13 +17,6 @@ import pytest
 
 import deltalog
 from conftest import GOLDEN_DIR, GoldenTables
-
-if not GOLDEN_DIR.is_dir():
-    pytest.skip(
-        f"the golden tables are not at {GOLDEN_DIR} (they live in the shared/ folder beside "
-        "the repository)",
-        allow_module_level=True,
-    )
 
 ALL_TABLES = sorted(path.name[: -len(".tar.zst")] for path in GOLDEN_DIR.glob("*.tar.zst"))
 

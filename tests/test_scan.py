@@ -198,6 +198,9 @@ def test_scan_tasks_pack_files_to_the_target_size(sample_table: Path) -> None:
 
 def test_a_task_with_damaged_files_says_so(sample_table: Path) -> None:
     (task,) = deltalog.DeltaTable(sample_table).snapshot().scan().tasks()
-    damaged = dataclasses.replace(task, _files=b"not arrow")
+    # The wire format: magic line, header length (u32 LE), JSON header, then the file list as
+    # Arrow IPC; keep the header and damage the file list.
+    header_end = 12 + int.from_bytes(task._task[8:12], "little")
+    damaged = dataclasses.replace(task, _task=task._task[:header_end] + b"not arrow")
     with pytest.raises(deltalog.InvalidArgumentError, match="Arrow IPC"):
         damaged.to_batches()

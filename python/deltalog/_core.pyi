@@ -12,11 +12,14 @@ __all__ = [
     "RawSchema",
     "RawSnapshot",
     "__version__",
+    "parse_timestamp_ms",
 ]
 
 __version__: str
 DEFAULT_TARGET_SIZE: int
 DEFAULT_OPEN_COST: int
+
+def parse_timestamp_ms(text: str) -> int: ...
 
 @final
 class RawDeltaTable:

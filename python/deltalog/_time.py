@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import date, datetime, timedelta, timezone
 
+from . import _core
 from .exceptions import InvalidArgumentError
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -15,11 +15,11 @@ def to_epoch_ms(value: datetime | date | str) -> int:
     """Milliseconds since the epoch for ``value``.
 
     A ``datetime`` without a time zone is UTC, a ``date`` is its midnight in UTC, and a string
-    is read as ISO-8601 (``2024-05-01``, ``2024-05-01T12:30:00Z``, ``...+02:00``). Sub-millisecond
-    parts are dropped, rounding towards the past.
+    is read as ISO-8601 (``2024-05-01``, ``2024-05-01T12:30:00Z``, ``...+02:00``) by the core's
+    timestamp grammar. Sub-millisecond parts are dropped, rounding towards the past.
     """
     if isinstance(value, str):
-        value = _parse_iso8601(value)
+        return _core.parse_timestamp_ms(value)
     if isinstance(value, datetime):
         moment = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
     elif isinstance(value, date):
@@ -36,12 +36,3 @@ def from_epoch_ms(milliseconds: int) -> datetime:
     """The timezone-aware UTC ``datetime`` of ``milliseconds`` since the epoch."""
     return _EPOCH + timedelta(milliseconds=milliseconds)
 
-
-def _parse_iso8601(text: str) -> datetime:
-    cleaned = text.strip()
-    if sys.version_info < (3, 11) and cleaned[-1:] in ("Z", "z"):
-        cleaned = cleaned[:-1] + "+00:00"
-    try:
-        return datetime.fromisoformat(cleaned)
-    except ValueError:
-        raise InvalidArgumentError(f"{text!r} is not an ISO-8601 timestamp") from None

@@ -27,10 +27,18 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
         deltalog_core::scan::DEFAULT_TARGET_SIZE,
     )?;
     module.add("DEFAULT_OPEN_COST", deltalog_core::scan::DEFAULT_OPEN_COST)?;
+    module.add_function(wrap_pyfunction!(parse_timestamp_ms, module)?)?;
     module.add_class::<table::RawDeltaTable>()?;
     module.add_class::<snapshot::RawSnapshot>()?;
     module.add_class::<arrow_export::RawSchema>()?;
     module.add_class::<arrow_export::RawArrowStream>()?;
     module.add_class::<scan::RawScan>()?;
     Ok(())
+}
+
+/// Milliseconds since the epoch of a user-given time text (an ISO-8601 date or timestamp; UTC
+/// without a zone), read by the core's one timestamp grammar.
+#[pyfunction]
+fn parse_timestamp_ms(py: Python<'_>, text: &str) -> PyResult<i64> {
+    deltalog_core::scalar::parse_user_timestamp_ms(text).map_err(|error| errors::to_py_err(py, error))
 }
