@@ -27,7 +27,8 @@ pub mod stats;
 pub mod storage;
 pub mod table;
 pub mod table_config;
+pub mod transaction;
 
-pub use error::{Error, ProtocolKind, Result};
+pub use error::{ConflictKind, Error, ProtocolKind, Result};
 pub use snapshot::Snapshot;
 pub use table::{SnapshotAt, Table};

@@ -1,0 +1,3 @@
+//! Writing to a table: transactions, atomic commits, conflict checks and retries.
+
+pub mod encode;
