@@ -143,6 +143,8 @@ pub enum ConflictKind {
     /// The winner wrote a `txn` of an application id this transaction read or writes, or a
     /// metadata domain this transaction also writes.
     ConcurrentTransaction,
+    /// The transaction lost the race more often than its retry limit allows.
+    MaxCommitAttemptsExceeded,
 }
 
 impl ConflictKind {
@@ -155,6 +157,7 @@ impl ConflictKind {
             ConflictKind::MetadataChanged => "MetadataChanged",
             ConflictKind::ProtocolChanged => "ProtocolChanged",
             ConflictKind::ConcurrentTransaction => "ConcurrentTransaction",
+            ConflictKind::MaxCommitAttemptsExceeded => "MaxCommitAttemptsExceeded",
         }
     }
 }
