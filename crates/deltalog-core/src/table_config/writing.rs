@@ -7,13 +7,13 @@ use std::collections::HashMap;
 
 use crate::actions::{Metadata, Protocol};
 use crate::error::{Error, ProtocolKind, Result};
+use crate::schema::ColumnMappingMode;
 use crate::schema::{DataType, PrimitiveType, StructField, StructType};
 use crate::table_config::features::{MAX_READER_VERSION, MAX_WRITER_VERSION};
 use crate::table_config::properties::{
     CheckpointPolicy, FEATURE_PREFIX, MIN_READER_VERSION, MIN_WRITER_VERSION,
 };
 use crate::table_config::{TableConfiguration, TableFeature, TableProperties};
-use crate::schema::ColumnMappingMode;
 
 /// Column metadata key of a column invariant (spec "Column Invariants").
 pub const INVARIANTS_KEY: &str = "delta.invariants";
@@ -52,8 +52,13 @@ pub fn writer_duty(feature: &TableFeature) -> WriterDuty {
         | VariantTypePreview => WriterDuty::Log,
         Invariants | CheckConstraints | GeneratedColumns | IdentityColumns
         | AllowColumnDefaults | ColumnMapping | Clustering => WriterDuty::DataWriter,
-        IcebergCompatV1 | IcebergCompatV2 | IcebergWriterCompatV1 | VariantShreddingPreview
-        | CatalogManaged | CatalogOwnedPreview | Unknown(_) => WriterDuty::Unsupported,
+        IcebergCompatV1
+        | IcebergCompatV2
+        | IcebergWriterCompatV1
+        | VariantShreddingPreview
+        | CatalogManaged
+        | CatalogOwnedPreview
+        | Unknown(_) => WriterDuty::Unsupported,
     }
 }
 
@@ -104,11 +109,13 @@ impl TableConfiguration {
         }
         let schema = self.schema();
         match feature {
-            TableFeature::Invariants => any_field(schema, &|f| f.metadata.contains_key(INVARIANTS_KEY)),
-            TableFeature::CheckConstraints => has_constraints(&self.metadata().configuration),
-            TableFeature::GeneratedColumns => {
-                any_field(schema, &|f| f.metadata.contains_key(GENERATION_EXPRESSION_KEY))
+            TableFeature::Invariants => {
+                any_field(schema, &|f| f.metadata.contains_key(INVARIANTS_KEY))
             }
+            TableFeature::CheckConstraints => has_constraints(&self.metadata().configuration),
+            TableFeature::GeneratedColumns => any_field(schema, &|f| {
+                f.metadata.contains_key(GENERATION_EXPRESSION_KEY)
+            }),
             TableFeature::IdentityColumns => {
                 any_field(schema, &|f| f.metadata.contains_key(IDENTITY_START_KEY))
             }
@@ -180,9 +187,10 @@ pub fn least_protocol(features: &[TableFeature], min_reader: i32, min_writer: i3
         let (reader, writer) = features
             .iter()
             .filter_map(TableFeature::legacy_versions)
-            .fold((min_reader.max(1), min_writer.max(2)), |(r, w), (fr, fw)| {
-                (r.max(fr), w.max(fw))
-            });
+            .fold(
+                (min_reader.max(1), min_writer.max(2)),
+                |(r, w), (fr, fw)| (r.max(fr), w.max(fw)),
+            );
         return Protocol {
             min_reader_version: reader,
             min_writer_version: writer,
@@ -220,10 +228,7 @@ pub fn least_protocol(features: &[TableFeature], min_reader: i32, min_writer: i3
 /// listing what the old versions implied plus the new features.
 pub fn upgrade_protocol(protocol: &Protocol, features: &[TableFeature]) -> Protocol {
     use crate::table_config::features::{reader_features, supports, writer_features};
-    let missing: Vec<&TableFeature> = features
-        .iter()
-        .filter(|f| !supports(protocol, f))
-        .collect();
+    let missing: Vec<&TableFeature> = features.iter().filter(|f| !supports(protocol, f)).collect();
     if missing.is_empty() {
         return protocol.clone();
     }
@@ -254,7 +259,10 @@ pub fn requested_versions(configuration: &HashMap<String, String>) -> (i32, i32)
             .and_then(|value| value.parse().ok())
             .unwrap_or(default)
     };
-    (version(MIN_READER_VERSION, 1), version(MIN_WRITER_VERSION, 2))
+    (
+        version(MIN_READER_VERSION, 1),
+        version(MIN_WRITER_VERSION, 2),
+    )
 }
 
 /// True when a configuration holds the keys that only steer the protocol
@@ -368,7 +376,10 @@ mod tests {
             &plain(),
         );
         assert_eq!(versions(&protocol), (3, 7));
-        assert_eq!(protocol.reader_features, Some(vec!["deletionVectors".into()]));
+        assert_eq!(
+            protocol.reader_features,
+            Some(vec!["deletionVectors".into()])
+        );
         assert_eq!(
             protocol.writer_features,
             Some(vec!["deletionVectors".into(), "appendOnly".into()])
@@ -379,10 +390,17 @@ mod tests {
             protocol.writer_features,
             Some(vec!["rowTracking".into(), "domainMetadata".into()])
         );
-        let ntz = StructType::new(vec![StructField::new("t", PrimitiveType::TimestampNtz, true)]);
+        let ntz = StructType::new(vec![StructField::new(
+            "t",
+            PrimitiveType::TimestampNtz,
+            true,
+        )]);
         let protocol = least(&[], &ntz);
         assert_eq!(protocol.reader_features, Some(vec!["timestampNtz".into()]));
-        let protocol = least(&[("delta.feature.inCommitTimestamp", "supported")], &plain());
+        let protocol = least(
+            &[("delta.feature.inCommitTimestamp", "supported")],
+            &plain(),
+        );
         assert_eq!(
             protocol.writer_features,
             Some(vec!["inCommitTimestamp".into()])
@@ -397,7 +415,10 @@ mod tests {
             reader_features: None,
             writer_features: None,
         };
-        assert_eq!(upgrade_protocol(&legacy, &[TableFeature::AppendOnly]), legacy);
+        assert_eq!(
+            upgrade_protocol(&legacy, &[TableFeature::AppendOnly]),
+            legacy
+        );
         let upgraded = upgrade_protocol(&legacy, &[TableFeature::DeletionVectors]);
         assert_eq!(versions(&upgraded), (3, 7));
         assert_eq!(

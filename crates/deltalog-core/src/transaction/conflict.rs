@@ -313,7 +313,11 @@ fn first_matching(current: &Current<'_>, added: &StructArray) -> Result<Option<S
     let Some(snapshot) = current.snapshot.filter(|_| !current.read_whole_table) else {
         return Ok(first_path(None));
     };
-    let (_, files) = active_files(snapshot, std::slice::from_ref(added), &FileListOptions::default())?;
+    let (_, files) = active_files(
+        snapshot,
+        std::slice::from_ref(added),
+        &FileListOptions::default(),
+    )?;
     let partition_columns = snapshot.partition_columns();
     for predicate in current.read_predicates {
         let Some(partition_predicate) = partition_only(predicate, partition_columns) else {

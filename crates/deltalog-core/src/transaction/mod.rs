@@ -196,7 +196,10 @@ impl Snapshot {
 impl Table {
     /// A transaction reading the latest snapshot (see [`Snapshot::transaction`]).
     pub async fn transaction(&self, operation: &str) -> Result<Transaction> {
-        Ok(self.snapshot(SnapshotAt::Latest).await?.transaction(operation))
+        Ok(self
+            .snapshot(SnapshotAt::Latest)
+            .await?
+            .transaction(operation))
     }
 
     /// A transaction for a blind append to the latest version: it reads the protocol,
@@ -247,7 +250,11 @@ impl Table {
         let metadata = new_metadata(&spec)?;
         let schema = &spec.schema;
         let (reader, writer) = requested_versions(&spec.configuration);
-        let protocol = least_protocol(&required_features(&spec_metadata(&spec)?, schema), reader, writer);
+        let protocol = least_protocol(
+            &required_features(&spec_metadata(&spec)?, schema),
+            reader,
+            writer,
+        );
         let read = ReadBase {
             version: None,
             config: None,
@@ -309,7 +316,8 @@ impl Transaction {
 
     /// Sets an entry of `commitInfo.operationParameters` (Delta on Spark writes strings).
     pub fn with_operation_parameter(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.operation_parameters.insert(key.to_string(), value.into());
+        self.operation_parameters
+            .insert(key.to_string(), value.into());
         self
     }
 
@@ -397,7 +405,9 @@ impl Transaction {
         let keys = self.keys();
         let mut found: HashSet<String> = HashSet::new();
         for adds in snapshot.add_actions() {
-            let Some(column) = adds.column_by_name(add::PATH).and_then(|c| c.as_string_opt::<i32>())
+            let Some(column) = adds
+                .column_by_name(add::PATH)
+                .and_then(|c| c.as_string_opt::<i32>())
             else {
                 continue;
             };
@@ -434,7 +444,11 @@ impl Transaction {
     /// Errors: [`Error::InvalidArgument`] when `filter` names a column that is not a
     /// partition column (removing whole files by a data filter would drop rows that do not
     /// match).
-    pub async fn remove_where(&mut self, filter: Option<&Expr>, data_change: bool) -> Result<usize> {
+    pub async fn remove_where(
+        &mut self,
+        filter: Option<&Expr>,
+        data_change: bool,
+    ) -> Result<usize> {
         let snapshot = self.require_snapshot("remove files")?.clone();
         if let Some(filter) = filter {
             let partition_columns = snapshot.partition_columns();
@@ -523,13 +537,20 @@ impl Transaction {
 
     /// The configuration of `domain` in the version read, when it is set.
     pub fn domain_metadata(&self, domain: &str) -> Option<&str> {
-        self.read.domains.get(domain).map(|d| d.configuration.as_str())
+        self.read
+            .domains
+            .get(domain)
+            .map(|d| d.configuration.as_str())
     }
 
     /// Stages `domain` set to `configuration`, or removed (`None`) (spec "Domain Metadata").
     /// The table must support `domainMetadata` (after this transaction's protocol change);
     /// domains named `delta.*` belong to the system and are refused.
-    pub fn set_domain_metadata(&mut self, domain: &str, configuration: Option<String>) -> Result<()> {
+    pub fn set_domain_metadata(
+        &mut self,
+        domain: &str,
+        configuration: Option<String>,
+    ) -> Result<()> {
         if domain.starts_with("delta.") {
             return Err(Error::InvalidArgument(format!(
                 "the metadata domain {domain} is reserved for Delta itself"
@@ -846,8 +867,7 @@ impl Transaction {
                 }
             }
         }
-        if !self.domains.is_empty() && !config.is_feature_supported(&TableFeature::DomainMetadata)
-        {
+        if !self.domains.is_empty() && !config.is_feature_supported(&TableFeature::DomainMetadata) {
             return Err(Error::NotAllowed(format!(
                 "{} does not support the domainMetadata feature",
                 self.table.uri()
@@ -859,7 +879,11 @@ impl Transaction {
             && self.read_files.is_empty()
             && !self.read_whole_table;
         let base_level = self.isolation_level.unwrap_or_else(|| {
-            match config.metadata().configuration.contains_key(ISOLATION_LEVEL) {
+            match config
+                .metadata()
+                .configuration
+                .contains_key(ISOLATION_LEVEL)
+            {
                 true => config.properties().isolation_level,
                 false => IsolationLevel::WriteSerializable,
             }
@@ -902,7 +926,9 @@ impl Transaction {
         let now = now_ms();
         let config = &prepared.config;
         let ict = config.is_in_commit_timestamps_enabled().then(|| {
-            let after = rebase.last_commit_timestamp.map_or(i64::MIN, |t| t.saturating_add(1));
+            let after = rebase
+                .last_commit_timestamp
+                .map_or(i64::MIN, |t| t.saturating_add(1));
             now.max(after)
         });
         let mut metadata = self.metadata.clone();
@@ -918,9 +944,10 @@ impl Transaction {
                 IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION.into(),
                 version.to_string(),
             );
-            metadata
-                .configuration
-                .insert(IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP.into(), ict.to_string());
+            metadata.configuration.insert(
+                IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP.into(),
+                ict.to_string(),
+            );
         }
         let (adds, high_water_mark) = match config.is_row_tracking_supported() {
             true => assign_row_ids(&self.adds, rebase.row_id_high_water_mark, version)?,
@@ -1038,9 +1065,7 @@ impl Transaction {
             (Some(metadata), _) => metadata.clone(),
             (None, Some(config)) => config.metadata().clone(),
             (None, None) => {
-                return Err(Error::InvalidArgument(
-                    "a new table needs metadata".into(),
-                ))
+                return Err(Error::InvalidArgument("a new table needs metadata".into()))
             }
         };
         TableConfiguration::try_new(protocol, metadata, self.table.uri())
@@ -1050,7 +1075,9 @@ impl Transaction {
         match (&self.protocol, &self.read.config) {
             (Some(protocol), _) => Ok(protocol.clone()),
             (None, Some(config)) => Ok(config.protocol().clone()),
-            (None, None) => Err(Error::InvalidArgument("a new table needs a protocol".into())),
+            (None, None) => Err(Error::InvalidArgument(
+                "a new table needs a protocol".into(),
+            )),
         }
     }
 
@@ -1105,7 +1132,9 @@ pub fn isolation_name(level: IsolationLevel) -> &'static str {
 /// without its protocol keys, created now.
 fn new_metadata(spec: &TableSpec) -> Result<Metadata> {
     let mut metadata = spec_metadata(spec)?;
-    metadata.configuration.retain(|key, _| !is_protocol_key(key));
+    metadata
+        .configuration
+        .retain(|key, _| !is_protocol_key(key));
     let config_check = crate::table_config::properties::TableProperties::try_from_configuration(
         &metadata.configuration,
     )?;
