@@ -41,16 +41,17 @@ use serde::Deserialize;
 
 use crate::actions::{CommitInfo, DeletionVectorDescriptor, Metadata, Protocol};
 use crate::commit::{action_lines, commit_info, ActionLine};
+use crate::cpu;
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, partition_only, Expr};
 use crate::log::commit_range::{CommitFile, CommitRange};
 use crate::partition::{partition_values_to_arrow, SessionTimeZone};
-use crate::scan::{FileSetScan, FileToRead, ScanOptions, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY};
+use crate::scan::{FileSetScan, FileToRead, ScanOptions};
 use crate::schema::{
     ColumnMappingMode, DataType, PrimitiveType, StructField, StructType,
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
-use crate::storage::Storage;
+use crate::storage::{IoConfig, Storage};
 use crate::table::{SnapshotAt, Table};
 use crate::table_config::features::ensure_readable;
 use crate::table_config::properties::{parse_bool, ENABLE_CHANGE_DATA_FEED};
@@ -62,9 +63,6 @@ pub const CHANGE_TYPE_COLUMN: &str = "_change_type";
 pub const COMMIT_VERSION_COLUMN: &str = "_commit_version";
 /// The column holding the timestamp of the commit that made the change (catalogue E3-06).
 pub const COMMIT_TIMESTAMP_COLUMN: &str = "_commit_timestamp";
-
-/// Deletion vectors loaded at once while planning.
-const DELETION_VECTOR_CONCURRENCY: usize = 8;
 
 /// The kind of change of a row, as its `_change_type` value says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -192,7 +190,7 @@ impl ChangeScan {
         let schema = self.inner.schema.clone();
         stream::iter(self.inner.reads.clone())
             .map(|read| async move { read.scan.read(read.file) })
-            .buffered(DEFAULT_CONCURRENCY)
+            .buffered(IoConfig::DEFAULT.scan_files)
             .flatten()
             .map(move |batch| with_schema(batch?, &schema))
             .boxed()
@@ -284,11 +282,10 @@ async fn read_commits(table: &Table, start: u64, end: Option<u64>) -> Result<Vec
     }
     let storage = table.storage();
     let range = CommitRange::list(storage, start, end).await?;
-    range
-        .stream(storage)
-        .map(|file| decode_commit(&file?))
-        .try_collect()
-        .await
+    let files = range.read_all(storage).await?;
+    let decode = move || files.iter().map(decode_commit).collect();
+    let log = storage.url_of(storage.log_dir());
+    cpu::run(decode, |reason| Error::corrupt(log, reason)).await
 }
 
 /// The actions of one commit file that matter to changes, with its commit timestamp (see
@@ -786,9 +783,8 @@ impl Planner {
             columns: options.columns.clone(),
             timezone: options.timezone.clone(),
             row_tracking: false,
-            batch_size: DEFAULT_BATCH_SIZE,
-            concurrency: DEFAULT_CONCURRENCY,
             filter: options.filter.clone(),
+            ..ScanOptions::default()
         };
         let partition_names: Vec<String> = partitions.iter().map(|p| p.name.clone()).collect();
         let kind = |change_type_in_file| {
@@ -837,7 +833,7 @@ impl Planner {
         }
         let reads: Vec<Vec<PlannedRead>> = stream::iter(pending)
             .map(|pending| self.resolve(pending))
-            .buffered(DELETION_VECTOR_CONCURRENCY)
+            .buffered(self.storage.io().deletion_vectors.max(1))
             .try_collect()
             .await?;
         Ok(reads.into_iter().flatten().collect())

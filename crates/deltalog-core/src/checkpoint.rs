@@ -6,6 +6,10 @@
 //! [`crate::action_schema`], whatever optional fields the writer included; the other actions
 //! (protocol, metaData, txn, domainMetadata, checkpointMetadata, sidecar) are turned into JSON
 //! lines and decoded like a commit, so both formats share one decoder.
+//!
+//! Bytes come through [`Storage::parquet_reader`]; the row groups of a part are fetched by
+//! several readers at once and each row group is decoded as a job of [`crate::cpu::run`], so
+//! row groups decode in parallel on the rayon pool.
 
 use std::sync::Arc;
 
@@ -16,12 +20,11 @@ use arrow_array::{
     StructArray, UInt64Array,
 };
 use arrow_schema::{DataType, Field, Fields, Schema};
-use futures::TryStreamExt;
+use futures::future::BoxFuture;
+use futures::FutureExt;
 use object_store::path::Path;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-#[allow(deprecated)]
-use parquet::arrow::async_reader::ParquetObjectReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
 use crate::action_schema::{
@@ -29,14 +32,12 @@ use crate::action_schema::{
 };
 use crate::actions::Metadata;
 use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
+use crate::cpu;
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
 use crate::storage::Storage;
 use crate::table_config::logical_schema;
 use crate::table_config::properties::column_mapping_mode;
-
-/// Rows per decoded batch.
-const BATCH_SIZE: usize = 32 * 1024;
 
 /// Top-level checkpoint columns that hold non-file actions.
 const OTHER_ACTIONS: &[&str] = &[
@@ -86,8 +87,9 @@ impl Default for CheckpointProjection {
 
 /// Reads the Parquet checkpoint part (or sidecar) at `path` of `size` bytes, for `version`.
 ///
-/// The footer is read once; the row groups are then decoded by several tasks at once, each
-/// fetching only the projected column chunks of its row groups.
+/// The footer is read once; the row groups are then shared among several readers that run at
+/// once, each fetching only the projected column chunks of its row groups and handing each
+/// row group to [`crate::cpu::run`] to decode.
 pub async fn read_parquet_actions(
     storage: &Storage,
     path: &Path,
@@ -111,7 +113,7 @@ pub async fn read_parquet_actions_skipping(
     skipping: Option<&RowGroupSkipping>,
 ) -> Result<DecodedActions> {
     let file: Arc<str> = Arc::from(storage.url_of(path));
-    let mut reader = object_reader(storage, path, size);
+    let mut reader = storage.parquet_reader(path, Some(size));
     let metadata = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())
         .await
         .map_err(|error| Error::corrupt(&*file, error))?;
@@ -147,23 +149,21 @@ pub async fn read_parquet_actions_skipping(
         prefer_parsed_stats: skipping.is_some(),
         ..projection
     };
-    let mut handles = source.decode(both, projection, skipping);
+    let skipping = skipping.cloned().map(Arc::new);
+    let mut readers = source.decode(both, projection, skipping.clone());
     let files = CheckpointProjection {
         other_actions: false,
         ..projection
     };
-    handles.extend(source.decode(files_only, files, skipping));
+    readers.extend(source.decode(files_only, files, skipping));
     let others = CheckpointProjection {
         file_actions: false,
         stats: false,
         ..projection
     };
-    handles.extend(source.decode(others_only, others, None));
+    readers.extend(source.decode(others_only, others, None));
     let mut decoded = DecodedActions::default();
-    for handle in handles {
-        let part = handle
-            .await
-            .map_err(|error| Error::corrupt(&*file, format!("decoding task failed: {error}")))??;
+    for part in futures::future::try_join_all(readers).await? {
         merge(&mut decoded, part, &file)?;
     }
     Ok(decoded)
@@ -287,10 +287,10 @@ impl RowGroupSkipping {
             return Ok(BooleanArray::from(vec![true; rows]));
         };
         let mut columns = vec![
-            ("min_values", Arc::new(min) as ArrayRef),
-            ("max_values", Arc::new(max) as ArrayRef),
+            (crate::stats::MIN_VALUES, Arc::new(min) as ArrayRef),
+            (crate::stats::MAX_VALUES, Arc::new(max) as ArrayRef),
         ];
-        columns.extend(num_records.map(|records| ("num_records", records)));
+        columns.extend(num_records.map(|records| (crate::stats::NUM_RECORDS, records)));
         let batch = RecordBatch::try_from_iter(columns)
             .map_err(|error| Error::arrow("statistics for skipping", error))?;
         files_may_match(&self.filter, &batch)
@@ -405,50 +405,62 @@ struct PartSource<'a> {
     metadata: ArrowReaderMetadata,
 }
 
-impl PartSource<'_> {
-    /// Tasks decoding `row_groups` with `projection`, a share of them each.
+impl<'a> PartSource<'a> {
+    /// Readers of `row_groups` with `projection`, a share of them each, one per thread of the
+    /// rayon pool at most. Each fetches its row groups one after the other and decodes each
+    /// one as a job of [`cpu::run`].
     fn decode(
         &self,
         row_groups: Vec<usize>,
         projection: CheckpointProjection,
-        skipping: Option<&RowGroupSkipping>,
-    ) -> Vec<tokio::task::JoinHandle<Result<DecodedActions>>> {
+        skipping: Option<Arc<RowGroupSkipping>>,
+    ) -> Vec<BoxFuture<'a, Result<DecodedActions>>> {
         let mask = projection_mask(self.metadata.parquet_schema(), projection);
-        let tasks = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .clamp(1, row_groups.len().max(1));
-        let per_task = row_groups.len().div_ceil(tasks).max(1);
+        let readers = rayon::current_num_threads().clamp(1, row_groups.len().max(1));
+        let per_reader = row_groups.len().div_ceil(readers).max(1);
         let version = self.version;
+        let batch_size = self.storage.io().checkpoint_batch_size;
         row_groups
-            .chunks(per_task)
+            .chunks(per_reader)
             .map(|chunk| {
                 let chunk = chunk.to_vec();
-                let reader = object_reader(self.storage, self.path, self.size);
+                let reader = self.storage.parquet_reader(self.path, Some(self.size));
                 let (metadata, mask) = (self.metadata.clone(), mask.clone());
                 let file = self.file.clone();
-                let skipping = skipping.cloned();
-                tokio::spawn(async move {
-                    let stream =
+                let skipping = skipping.clone();
+                async move {
+                    let corrupt = |error| Error::corrupt(&*file, error);
+                    let mut stream =
                         ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
                             .with_projection(mask)
                             .with_row_groups(chunk)
-                            .with_batch_size(BATCH_SIZE)
+                            .with_batch_size(batch_size)
                             .build()
-                            .map_err(|error| Error::corrupt(&*file, error))?;
-                    let batches: Vec<RecordBatch> = stream
-                        .try_collect()
-                        .await
-                        .map_err(|error| Error::corrupt(&*file, error))?;
-                    decode_batches(&batches, version, &file, projection, skipping.as_ref())
-                })
+                            .map_err(corrupt)?;
+                    let mut decoded = DecodedActions::default();
+                    while let Some(row_group) = stream.next_row_group().await.map_err(corrupt)? {
+                        let (name, skipping) = (file.clone(), skipping.clone());
+                        let job = move || {
+                            let batches = row_group
+                                .collect::<Result<Vec<RecordBatch>, _>>()
+                                .map_err(|error| Error::corrupt(&*name, error))?;
+                            decode_batches(
+                                &batches,
+                                version,
+                                &name,
+                                projection,
+                                skipping.as_deref(),
+                            )
+                        };
+                        let part = cpu::run(job, |reason| Error::corrupt(&*file, reason)).await?;
+                        merge(&mut decoded, part, &file)?;
+                    }
+                    Ok(decoded)
+                }
+                .boxed()
             })
             .collect()
     }
-}
-
-#[allow(deprecated)]
-fn object_reader(storage: &Storage, path: &Path, size: u64) -> ParquetObjectReader {
-    ParquetObjectReader::new(storage.store().clone(), path.clone()).with_file_size(size)
 }
 
 fn decode_batches(

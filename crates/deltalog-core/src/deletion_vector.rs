@@ -1,9 +1,10 @@
 //! Deletion vectors: locating, decoding, applying and encoding them (spec "Deletion Vectors",
 //! "Deletion Vector Format" and "Deletion Vector File Storage Format"; catalogue B-V, E2).
 //!
-//! Everything here is a pure function over bytes except [`read_record`] and [`load`], the only
-//! IO edge: resolving a descriptor ([`resolve`]) and decoding what was read ([`decode_dv_file`],
-//! [`decode_dv_record`], [`decode_inline`]) never touch a store.
+//! Everything here is a pure function over bytes except [`read_record`], [`load`] and
+//! [`load_many`], which read through a [`Storage`]: resolving a descriptor ([`resolve`]) and
+//! decoding what was read ([`decode_dv_file`], [`decode_dv_record`], [`decode_inline`]) never
+//! touch a store.
 //!
 //! A deletion vector is a set of 0-based physical row indexes of one parquet file, held here as a
 //! [`RoaringTreemap`].
@@ -16,13 +17,13 @@ use arrow_array::builder::BooleanBufferBuilder;
 use arrow_array::{BooleanArray, UInt64Array};
 use futures::StreamExt;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
 use roaring::{RoaringBitmap, RoaringTreemap};
 use url::Url;
 use uuid::Uuid;
 
 use crate::actions::DeletionVectorDescriptor;
 use crate::error::{Error, Result};
+use crate::storage::Storage;
 
 /// Magic number of the portable "RoaringBitmapArray" serialisation, read little-endian
 /// (catalogue E2-14). The only format this module writes.
@@ -228,61 +229,56 @@ pub fn record_range(offset: u64, descriptor: &DeletionVectorDescriptor) -> Resul
     Ok(offset..offset.saturating_add(size as u64 + 8))
 }
 
-/// Reads and decodes the record at `offset` of the deletion vector file `file` in `store`,
+/// Reads and decodes the record at `offset` of the deletion vector file `file` of `storage`,
 /// fetching only that record's byte range (see [`record_range`] and [`decode_dv_record`]).
 /// The file's version byte is not read. Store failures are an [`Error::Storage`] naming `file`.
 pub async fn read_record(
-    store: &dyn ObjectStore,
+    storage: &Storage,
     file: &Path,
     offset: u64,
     descriptor: &DeletionVectorDescriptor,
 ) -> Result<RoaringTreemap> {
     let range = record_range(offset, descriptor)?;
-    let bytes = store
-        .get_range(file, range)
-        .await
-        .map_err(|source| Error::storage(file.as_ref(), source))?;
+    let bytes = storage
+        .read_range(file, range.start, range.end - range.start)
+        .await?;
     decode_dv_record(&bytes, descriptor, file.as_ref())
 }
 
-/// Loads the deletion vector of `descriptor` for the table at `table_root`: [`resolve`]s it,
-/// decodes inline vectors without IO, and reads file-backed ones with [`read_record`] at the
-/// store path `store_path_of` gives for the file's URL.
+/// Loads the deletion vector of `descriptor` for the table of `storage`: [`resolve`]s it
+/// against the table root, decodes inline vectors without IO, and reads file-backed ones with
+/// [`read_record`] (a file outside the table's store is an [`Error::InvalidPath`]).
 pub async fn load(
-    store: &dyn ObjectStore,
+    storage: &Storage,
     descriptor: &DeletionVectorDescriptor,
-    table_root: &Url,
-    store_path_of: impl Fn(&Url) -> Result<Path>,
 ) -> Result<RoaringTreemap> {
-    match resolve(descriptor, table_root)? {
+    match resolve(descriptor, storage.root_url())? {
         DvLocation::Inline(serialised) => decode_inline(&serialised, descriptor),
         DvLocation::File { url, offset } => {
-            let file = store_path_of(&url)?;
-            read_record(store, &file, offset, descriptor).await
+            let file = storage.resolve(url.as_str())?;
+            read_record(storage, &file, offset, descriptor).await
         }
     }
 }
 
 /// Loads many deletion vectors at once, as [`load`] does one: inline vectors are decoded
 /// without IO; the records of each deletion vector file are fetched together with one
-/// coalescing ranged read per file (`ObjectStore::get_ranges`), `concurrency` files at a
-/// time. The bitmaps come back in the order of `descriptors`.
+/// coalescing ranged read per file ([`Storage::read_ranges`]),
+/// [`crate::storage::IoConfig::deletion_vectors`] files at a time. The bitmaps come back in
+/// the order of `descriptors`.
 pub async fn load_many(
-    store: &dyn ObjectStore,
+    storage: &Storage,
     descriptors: &[DeletionVectorDescriptor],
-    table_root: &Url,
-    store_path_of: impl Fn(&Url) -> Result<Path>,
-    concurrency: usize,
 ) -> Result<Vec<RoaringTreemap>> {
     let mut bitmaps: Vec<Option<RoaringTreemap>> = vec![None; descriptors.len()];
     let mut by_file: HashMap<Path, Vec<(usize, u64)>> = HashMap::new();
     for (index, descriptor) in descriptors.iter().enumerate() {
-        match resolve(descriptor, table_root)? {
+        match resolve(descriptor, storage.root_url())? {
             DvLocation::Inline(serialised) => {
                 bitmaps[index] = Some(decode_inline(&serialised, descriptor)?);
             }
             DvLocation::File { url, offset } => {
-                let file = store_path_of(&url)?;
+                let file = storage.resolve(url.as_str())?;
                 by_file.entry(file).or_default().push((index, offset));
             }
         }
@@ -293,10 +289,7 @@ pub async fn load_many(
                 .iter()
                 .map(|(index, offset)| record_range(*offset, &descriptors[*index]))
                 .collect::<Result<Vec<_>>>()?;
-            let contents = store
-                .get_ranges(&file, &ranges)
-                .await
-                .map_err(|source| Error::storage(file.as_ref(), source))?;
+            let contents = storage.read_ranges(&file, &ranges).await?;
             records
                 .into_iter()
                 .zip(contents)
@@ -306,7 +299,7 @@ pub async fn load_many(
                 })
                 .collect::<Result<Vec<_>>>()
         })
-        .buffer_unordered(concurrency.max(1));
+        .buffer_unordered(storage.io().deletion_vectors.max(1));
     while let Some(decoded) = files.next().await {
         for (index, bitmap) in decoded? {
             bitmaps[index] = Some(bitmap);
@@ -834,7 +827,10 @@ mod tests {
     use super::*;
     use arrow_array::Array;
     use object_store::memory::InMemory;
-    use object_store::PutPayload;
+    use object_store::{ObjectStoreExt, PutPayload};
+    use std::sync::Arc;
+
+    use crate::storage::IoConfig;
     use proptest::prelude::*;
 
     const GOLDEN_DIR: &str = "/work/shared/conformance/golden";
@@ -862,6 +858,12 @@ mod tests {
 
     fn root() -> Url {
         Url::parse("s3://mytable/").unwrap()
+    }
+
+    /// The table `memory:///tables/t/` on `store`.
+    fn memory_table(store: &Arc<InMemory>) -> Storage {
+        let root = Url::parse("memory:///tables/t/").unwrap();
+        Storage::with_store(store.clone(), root, Path::from("tables/t"))
     }
 
     fn assert_corrupt(result: Result<RoaringTreemap>, path: &str, reason_part: &str) {
@@ -1316,30 +1318,19 @@ mod tests {
 
     #[tokio::test]
     async fn load_reads_only_the_record_and_decodes_inline_without_io() {
-        let store = InMemory::new();
+        let store = Arc::new(InMemory::new());
+        let storage = memory_table(&store);
         let (file, descriptors, vectors) = two_vector_file();
-        let root = Url::parse("memory:///tables/t/").unwrap();
         let uuid = Uuid::parse_str(EXAMPLE_UUID).unwrap();
         let file_path = Path::from(format!("tables/t/{}", dv_file_name(&uuid)));
         store.put(&file_path, PutPayload::from(file)).await.unwrap();
-        let store_path_of = |url: &Url| {
-            Path::from_url_path(url.path())
-                .map_err(|error| Error::InvalidArgument(error.to_string()))
-        };
         for (descriptor, vector) in descriptors.iter().zip(&vectors) {
-            let loaded = load(&store, descriptor, &root, store_path_of)
-                .await
-                .unwrap();
+            let loaded = load(&storage, descriptor).await.unwrap();
             assert_eq!(&loaded, vector);
         }
         let inline = encode_inline(&vectors[1]).unwrap();
-        let empty_store = InMemory::new();
-        assert_eq!(
-            load(&empty_store, &inline, &root, store_path_of)
-                .await
-                .unwrap(),
-            vectors[1]
-        );
+        let empty_store = memory_table(&Arc::new(InMemory::new()));
+        assert_eq!(load(&empty_store, &inline).await.unwrap(), vectors[1]);
 
         let missing = uuid_descriptor(
             &Uuid::nil(),
@@ -1351,27 +1342,24 @@ mod tests {
             },
         )
         .unwrap();
-        let error = load(&store, &missing, &root, store_path_of)
-            .await
-            .unwrap_err();
+        let error = load(&storage, &missing).await.unwrap_err();
         assert!(error.is_not_found(), "{error}");
     }
 
     #[tokio::test]
     async fn load_many_reads_each_file_once_and_keeps_the_order() {
-        let store = InMemory::new();
+        let store = Arc::new(InMemory::new());
+        let storage = memory_table(&store).with_io(IoConfig {
+            deletion_vectors: 2,
+            ..IoConfig::default()
+        });
         let (file, descriptors, vectors) = two_vector_file();
-        let root = Url::parse("memory:///tables/t/").unwrap();
         let uuid = Uuid::parse_str(EXAMPLE_UUID).unwrap();
         let file_path = Path::from(format!("tables/t/{}", dv_file_name(&uuid)));
         store
             .put(&file_path, PutPayload::from(file.clone()))
             .await
             .unwrap();
-        let store_path_of = |url: &Url| {
-            Path::from_url_path(url.path())
-                .map_err(|error| Error::InvalidArgument(error.to_string()))
-        };
         let inline = encode_inline(&treemap(&[3, 4])).unwrap();
         let asked = [
             descriptors[1].clone(),
@@ -1379,9 +1367,7 @@ mod tests {
             descriptors[0].clone(),
             descriptors[1].clone(),
         ];
-        let loaded = load_many(&store, &asked, &root, store_path_of, 2)
-            .await
-            .unwrap();
+        let loaded = load_many(&storage, &asked).await.unwrap();
         let expected = [
             vectors[1].clone(),
             treemap(&[3, 4]),
@@ -1392,7 +1378,7 @@ mod tests {
 
         let truncated = PutPayload::from(file[..file.len() - 2].to_vec());
         store.put(&file_path, truncated).await.unwrap();
-        let result = load_many(&store, &asked, &root, store_path_of, 2).await;
+        let result = load_many(&storage, &asked).await;
         let error = result.unwrap_err();
         assert!(
             matches!(error, Error::CorruptDeletionVector { .. }),
@@ -1404,18 +1390,16 @@ mod tests {
     #[test]
     fn load_futures_can_be_spawned() {
         fn assert_send<T: Send>(_: &T) {}
-        let store = InMemory::new();
+        let storage = memory_table(&Arc::new(InMemory::new()));
         let inline = encode_inline(&treemap(&[1])).unwrap();
-        let table_root = root();
-        let future = load(&store, &inline, &table_root, |url: &Url| {
-            Ok(Path::from(url.path()))
-        });
+        let future = load(&storage, &inline);
         assert_send(&future);
     }
 
     #[tokio::test]
     async fn load_reports_a_truncated_file_as_corrupt() {
-        let store = InMemory::new();
+        let store = Arc::new(InMemory::new());
+        let storage = memory_table(&store);
         let (file, descriptors, _) = two_vector_file();
         let path = Path::from("t/dv.bin");
         store
@@ -1423,7 +1407,7 @@ mod tests {
             .await
             .unwrap();
         let result = read_record(
-            &store,
+            &storage,
             &path,
             descriptors[1].offset.unwrap() as u64,
             &descriptors[1],
@@ -1564,16 +1548,10 @@ mod tests {
             let Some((_dir, table)) = unpack("log-replay-dv-key-cases") else {
                 return;
             };
-            let root = Url::from_directory_path(&table).unwrap();
-            let store = object_store::local::LocalFileSystem::new();
-            let store_path_of = |url: &Url| {
-                Path::from_url_path(url.path())
-                    .map_err(|error| Error::InvalidArgument(error.to_string()))
-            };
+            let options = HashMap::new();
+            let storage = Storage::open(table.to_str().unwrap(), &options).unwrap();
             for descriptor in descriptors_in_log(&table) {
-                let bitmap = load(&store, &descriptor, &root, store_path_of)
-                    .await
-                    .unwrap();
+                let bitmap = load(&storage, &descriptor).await.unwrap();
                 assert_eq!(bitmap.len(), descriptor.cardinality as u64);
             }
         }

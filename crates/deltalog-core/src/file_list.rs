@@ -10,7 +10,10 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow::compute::cast;
-use arrow_array::{Array, ArrayRef, Int64Array, MapArray, RecordBatch, StringArray, StructArray};
+use arrow_array::{
+    Array, ArrayRef, Int64Array, MapArray, RecordBatch, RecordBatchOptions, StringArray,
+    StructArray,
+};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
 use crate::action_schema::{add, PARTITION_VALUES_PARSED};
@@ -18,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::partition::{partition_values_to_arrow, SessionTimeZone};
 use crate::schema::{to_arrow_data_type, ColumnMappingMode, DataType as DeltaType, StructType};
 use crate::snapshot::Snapshot;
-use crate::stats::{parse_stats, stats_schema};
+use crate::stats::{self, parse_stats, stats_schema};
 
 /// What to put in the file list.
 #[derive(Debug, Clone, Default)]
@@ -42,6 +45,64 @@ pub fn active_files(
         .map(|adds| builder.build(adds))
         .collect::<Result<Vec<_>>>()?;
     Ok((builder.schema.clone(), batches))
+}
+
+/// The per-file statistics that file skipping reads ([`crate::expr::files_may_match`]) of
+/// `adds` (with their `stats` strings), one batch per struct array: `partitionValues_parsed`
+/// (typed in `timezone`, logical names), `numRecords`, and the decoded `minValues`,
+/// `maxValues`, `nullCount` and `tightBounds` with logical names. Nothing else of the file
+/// list is built.
+///
+/// Without `timestamp_partitions`, a table with a `timestamp` partition column gets no
+/// partition values at all (such values depend on the session time zone, which only a scan
+/// knows).
+pub fn skipping_stats(
+    snapshot: &Snapshot,
+    adds: &[StructArray],
+    timezone: &SessionTimeZone,
+    timestamp_partitions: bool,
+) -> Result<Vec<RecordBatch>> {
+    let options = FileListOptions {
+        with_stats: false,
+        timezone: timezone.clone(),
+    };
+    let builder = FileListBuilder::new(snapshot, &options)?;
+    let zoned = |field: &arrow_schema::FieldRef| {
+        matches!(field.data_type(), DataType::Timestamp(_, Some(_)))
+    };
+    let with_partitions = timestamp_partitions || !builder.partition_fields.iter().any(zoned);
+    adds.iter()
+        .map(|adds| builder.stats_batch(adds, with_partitions))
+        .collect()
+}
+
+/// The per-file statistics of file list rows (the columns [`active_files`] gives with
+/// statistics) in the layout [`crate::expr::files_may_match`] reads: `partition_values`
+/// becomes `partitionValues_parsed`, `num_records` `numRecords`, `min_values`, `max_values`,
+/// `null_count` and `tight_bounds` `minValues`, `maxValues`, `nullCount` and `tightBounds`.
+pub fn file_list_stats(files: &RecordBatch) -> Result<RecordBatch> {
+    let renames = [
+        ("partition_values", PARTITION_VALUES_PARSED),
+        ("num_records", stats::NUM_RECORDS),
+        ("min_values", stats::MIN_VALUES),
+        ("max_values", stats::MAX_VALUES),
+        ("null_count", stats::NULL_COUNT),
+        ("tight_bounds", stats::TIGHT_BOUNDS),
+    ];
+    let mut fields = Vec::new();
+    let mut columns = Vec::new();
+    for (listed, name) in renames {
+        if let Some(column) = files.column_by_name(listed) {
+            fields.push(Field::new(name, column.data_type().clone(), true));
+            columns.push(column.clone());
+        }
+    }
+    RecordBatch::try_new_with_options(
+        Arc::new(Schema::new(fields)),
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(files.num_rows())),
+    )
+    .map_err(|error| Error::arrow("statistics of the file list", error))
 }
 
 /// The sum of `size` over the given add structs.
@@ -172,6 +233,43 @@ impl<'a> FileListBuilder<'a> {
         }
         RecordBatch::try_new(self.schema.clone(), columns)
             .map_err(|error| Error::arrow("building the file list", error))
+    }
+
+    /// The rows of [`skipping_stats`] for `adds`.
+    fn stats_batch(&self, adds: &StructArray, with_partitions: bool) -> Result<RecordBatch> {
+        let mut columns: Vec<(&str, ArrayRef)> = Vec::with_capacity(6);
+        if with_partitions {
+            columns.push((PARTITION_VALUES_PARSED, self.partition_values(adds)?));
+        }
+        if let Some(records) = adds.column_by_name(add::NUM_RECORDS) {
+            columns.push((stats::NUM_RECORDS, records.clone()));
+        }
+        let parsed = self.parse_stats(adds)?;
+        let data_schema = self
+            .snapshot
+            .schema()
+            .data_schema(&self.snapshot.metadata().partition_columns);
+        let logical = logical_stats(&parsed, &data_schema, self.snapshot.column_mapping())?;
+        for name in [
+            stats::MIN_VALUES,
+            stats::MAX_VALUES,
+            stats::NULL_COUNT,
+            stats::TIGHT_BOUNDS,
+        ] {
+            if let Some(array) = logical.column_by_name(name) {
+                columns.push((name, array.clone()));
+            }
+        }
+        let fields: Vec<Field> = columns
+            .iter()
+            .map(|(name, column)| Field::new(*name, column.data_type().clone(), true))
+            .collect();
+        RecordBatch::try_new_with_options(
+            Arc::new(Schema::new(fields)),
+            columns.into_iter().map(|(_, column)| column).collect(),
+            &RecordBatchOptions::new().with_row_count(Some(adds.len())),
+        )
+        .map_err(|error| Error::arrow("statistics for skipping", error))
     }
 
     fn parse_stats(&self, adds: &StructArray) -> Result<StructArray> {

@@ -1,8 +1,10 @@
 //! Reading the files of a [`LogSegment`] and folding them into snapshot state
 //! (spec "Action Reconciliation", "Checkpoints"; catalogue C, G).
 //!
-//! IO is concurrent: commit files, checkpoint parts and sidecars are fetched together; JSON is
-//! decoded on the rayon pool and Parquet parts on the async runtime, in parallel.
+//! IO goes through [`Storage`], [`crate::storage::IoConfig::concurrent_reads`] objects at once:
+//! commit files, checkpoint parts and sidecars are fetched together. Decoding and replay are CPU
+//! work and run through [`crate::cpu::run`]: commits are decoded in parallel, checkpoint row
+//! groups too (see [`crate::checkpoint`]), and the fold into a state is one job.
 
 use std::collections::HashMap;
 
@@ -18,6 +20,7 @@ use crate::checkpoint::{
     merge, read_parquet_actions_skipping, CheckpointProjection, RowGroupSkipping,
 };
 use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
+use crate::cpu;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::log::commit_range::CommitFile;
@@ -25,9 +28,6 @@ use crate::log::path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, S
 use crate::log::segment::{CheckpointFiles, LogSegment};
 use crate::replay::{replay_files, FileKeys, ReplayedFiles};
 use crate::storage::Storage;
-
-/// How many files are fetched at once.
-pub const IO_CONCURRENCY: usize = 16;
 
 /// The state of one version before it becomes a [`crate::Snapshot`].
 #[derive(Debug, Clone)]
@@ -49,38 +49,54 @@ pub struct TableState {
 /// Decoded commits, newest first, with their versions.
 pub type Deltas = Vec<(u64, DecodedActions)>;
 
-/// Decodes commit files read from a [`crate::log::commit_range::CommitRange`] (ascending), on the rayon pool, newest
-/// first.
-pub fn decode_commits(files: &[CommitFile], keep_stats: bool) -> Result<Deltas> {
-    files
-        .par_iter()
-        .rev()
-        .map(|file| file.decode(keep_stats).map(|d| (file.version, d)))
-        .collect()
+/// Decodes commit files read from a [`crate::log::commit_range::CommitRange`] (ascending),
+/// newest first. The files are decoded in parallel, through [`cpu::run`].
+pub async fn decode_commits(files: Vec<CommitFile>, keep_stats: bool) -> Result<Deltas> {
+    let log = files
+        .first()
+        .map(|file| file.name.clone())
+        .unwrap_or_default();
+    let decode = move || {
+        files
+            .par_iter()
+            .rev()
+            .map(|file| file.decode(keep_stats).map(|d| (file.version, d)))
+            .collect()
+    };
+    cpu::run(decode, |reason| Error::corrupt(log, reason)).await
 }
 
-/// Reads and decodes the commits and compaction files of `segment`, newest first.
+/// Reads and decodes the commits and compaction files of `segment`, newest first. The files
+/// are decoded in parallel, through [`cpu::run`].
 pub async fn read_deltas(
     storage: &Storage,
     files: &[&LogPath],
     keep_stats: bool,
 ) -> Result<Deltas> {
     let locations: Vec<Path> = files.iter().map(|f| f.location.clone()).collect();
-    let contents = fetch_all(storage, locations).await?;
-    files
-        .par_iter()
-        .zip(contents.par_iter())
-        .rev()
-        .map(|(file, bytes)| {
-            let is_compaction = matches!(file.kind, LogFileKind::Compaction { .. });
-            let name = storage.url_of(&file.location);
+    let contents = storage.read_all(locations).await?;
+    let named: Vec<(u64, String, DecodeOptions)> = files
+        .iter()
+        .map(|file| {
             let options = DecodeOptions {
-                from_checkpoint: is_compaction,
+                from_checkpoint: matches!(file.kind, LogFileKind::Compaction { .. }),
                 keep_stats,
             };
-            decode_actions(bytes, file.version, &name, options).map(|d| (file.version, d))
+            (file.version, storage.url_of(&file.location), options)
         })
-        .collect()
+        .collect();
+    let log = storage.url_of(storage.log_dir());
+    let decode = move || {
+        named
+            .par_iter()
+            .zip(contents.par_iter())
+            .rev()
+            .map(|((version, name, options), bytes)| {
+                decode_actions(bytes, *version, name, *options).map(|d| (*version, d))
+            })
+            .collect()
+    };
+    cpu::run(decode, |reason| Error::corrupt(log, reason)).await
 }
 
 /// Reads every part of `checkpoint`, and its sidecars when it is a V2 checkpoint; with
@@ -101,7 +117,7 @@ pub async fn read_checkpoint(
         .map(|part| async move {
             read_checkpoint_part(storage, &part, version, projection, skipping).await
         })
-        .buffered(IO_CONCURRENCY)
+        .buffered(storage.io().concurrent_reads.max(1))
         .try_collect::<Vec<_>>()
         .await?;
     let mut all = DecodedActions::default();
@@ -119,7 +135,7 @@ pub async fn read_checkpoint(
             let path = sidecar_path(storage, &sidecar.path)?;
             let size = u64::try_from(sidecar.size_in_bytes).unwrap_or_default();
             let size = match size {
-                0 => head_size(storage, &path).await?,
+                0 => storage.size(&path).await?,
                 size => size,
             };
             let version = checkpoint.version;
@@ -133,7 +149,7 @@ pub async fn read_checkpoint(
             )
             .await
         })
-        .buffered(IO_CONCURRENCY)
+        .buffered(storage.io().concurrent_reads.max(1))
         .try_collect::<Vec<_>>()
         .await?;
     for sidecar in sidecar_files {
@@ -142,8 +158,23 @@ pub async fn read_checkpoint(
     Ok(all)
 }
 
+/// [`fold_state`] as a job of [`cpu::run`], for async code.
+pub async fn fold_state_async(
+    table: &str,
+    version: u64,
+    deltas: Deltas,
+    checkpoint: Option<DecodedActions>,
+    base: Option<TableState>,
+    keys: FileKeys,
+) -> Result<TableState> {
+    let name = table.to_string();
+    let fold = move || fold_state(&name, version, deltas, checkpoint, base.as_ref(), &keys);
+    cpu::run(fold, |reason| Error::invalid_table(table, reason)).await
+}
+
 /// Folds decoded deltas (newest first) and an optional checkpoint into the state of
 /// `version`. `base` is an earlier state to build on instead of a checkpoint (refresh).
+/// CPU work (replay, see [`replay_files`]): async code calls [`fold_state_async`].
 pub fn fold_state(
     table: &str,
     version: u64,
@@ -264,7 +295,8 @@ pub async fn load_segment(
             }
         })?;
     let keys = FileKeys::new(storage.root_url());
-    let mut state = fold_state(table, segment.end_version, deltas, checkpoint, None, &keys)?;
+    let version = segment.end_version;
+    let mut state = fold_state_async(table, version, deltas, checkpoint, None, keys).await?;
     state.has_stats = with_stats;
     Ok(state)
 }
@@ -327,7 +359,8 @@ pub async fn load_segment_matching(
         None => None,
     };
     let keys = FileKeys::new(storage.root_url());
-    let mut state = fold_state(table, segment.end_version, deltas, checkpoint, None, &keys)?;
+    let version = segment.end_version;
+    let mut state = fold_state_async(table, version, deltas, checkpoint, None, keys).await?;
     state.has_stats = true;
     Ok(state)
 }
@@ -373,7 +406,9 @@ async fn read_checkpoint_part(
                 from_checkpoint: true,
                 keep_stats: projection.stats,
             };
-            decode_actions(&bytes, version, &name, options)
+            let file = name.clone();
+            let decode = move || decode_actions(&bytes, version, &name, options);
+            cpu::run(decode, |reason| Error::corrupt(file, reason)).await
         }
         _ => {
             let (location, size) = (&part.location, part.size);
@@ -393,21 +428,7 @@ fn sidecar_path(storage: &Storage, path: &str) -> Result<Path> {
     storage.resolve(&relative)
 }
 
-async fn head_size(storage: &Storage, path: &Path) -> Result<u64> {
-    use object_store::ObjectStoreExt;
-    storage
-        .store()
-        .head(path)
-        .await
-        .map(|meta| meta.size)
-        .map_err(|source| Error::storage(path.as_ref(), source))
-}
-
-/// Fetches several objects concurrently, in order.
+/// Fetches several objects concurrently, in order ([`Storage::read_all`]).
 pub async fn fetch_all(storage: &Storage, paths: Vec<Path>) -> Result<Vec<Bytes>> {
-    futures::stream::iter(paths)
-        .map(|path| async move { storage.read(&path).await })
-        .buffered(IO_CONCURRENCY)
-        .try_collect()
-        .await
+    storage.read_all(paths).await
 }

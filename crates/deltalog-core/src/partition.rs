@@ -1,9 +1,9 @@
-//! Partition values: from the strings of `add.partitionValues` to typed Arrow arrays, the
-//! session time zone that zone-less timestamps are read in, and Hive-style directory name
-//! escaping (spec "Partition Value Serialization", catalogue H-PV, G-16, E5-04, X-18, X-19).
+//! Partition values: from the strings of `add.partitionValues` to typed Arrow arrays, and
+//! Hive-style directory name escaping (spec "Partition Value Serialization", catalogue H-PV,
+//! G-16, E5-04, X-18, X-19). The text of each value is read by the scalar codec
+//! ([`crate::scalar::parse_partition_value`] for one value); [`SessionTimeZone`], the zone
+//! zone-less timestamps are read in, is [`crate::scalar::SessionTimeZone`].
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -14,31 +14,17 @@ use arrow_array::types::{
     TimestampMicrosecondType,
 };
 use arrow_array::{ArrayRef, ArrowPrimitiveType, NullArray};
-use chrono::{FixedOffset, MappedLocalTime, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone};
-use chrono_tz::Tz;
 
 use crate::error::{Error, Result};
-use crate::schema::{PrimitiveType, MAX_DECIMAL_PRECISION};
+pub use crate::scalar::SessionTimeZone;
+use crate::scalar::{
+    parse_boolean, parse_date_prefix, parse_decimal, parse_number, parse_timestamp,
+    parse_timestamp_ntz,
+};
+use crate::schema::PrimitiveType;
 
 /// The directory name Hive-style writers use for a NULL partition value.
 pub const HIVE_DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
-
-/// The time zone in which zone-less `timestamp` partition values are read (catalogue H-PV05).
-///
-/// Delta on Spark writes a timestamp partition value as the wall-clock time of the writer's
-/// session time zone, so reading it back needs that zone; the default is UTC. Parsed from
-/// `UTC` (also `Z`, `GMT`, `UT`), a fixed offset (`+05:30`, `-08:00`, `+0530`, `+5`, `UTC+01:00`,
-/// `GMT-8`), an IANA name (`America/Los_Angeles`) or one of Java's short ids (`PST`, `JST`, ...).
-#[derive(Clone, PartialEq, Eq)]
-pub struct SessionTimeZone {
-    zone: Zone,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Zone {
-    Fixed(FixedOffset),
-    Named(Tz),
-}
 
 /// Builds a typed Arrow array from the serialised partition values of one column, in one pass
 /// (catalogue H-PV01..H-PV08, G-16).
@@ -92,18 +78,18 @@ pub fn partition_values_to_arrow(
             parse_number,
         )?),
         PrimitiveType::Date => Arc::new(build_primitive::<Date32Type>(values, &column, |s| {
-            parse_date_days(s)
+            parse_date_prefix(s)
         })?),
         PrimitiveType::Timestamp => Arc::new(
             build_primitive::<TimestampMicrosecondType>(values, &column, |s| {
-                parse_timestamp_micros(s, session_tz)
+                parse_timestamp(s, session_tz)
             })?
             .with_timezone("UTC"),
         ),
         PrimitiveType::TimestampNtz => Arc::new(build_primitive::<TimestampMicrosecondType>(
             values,
             &column,
-            parse_timestamp_ntz_micros,
+            parse_timestamp_ntz,
         )?),
         PrimitiveType::Decimal { precision, scale } => {
             Arc::new(build_decimals(values, &column, precision, scale)?)
@@ -157,74 +143,6 @@ pub fn unescape_partition_path_value(path: &str) -> String {
     }
     unescaped.push_str(rest);
     unescaped
-}
-
-impl SessionTimeZone {
-    /// UTC, the default session time zone.
-    pub fn utc() -> Self {
-        SessionTimeZone {
-            zone: Zone::Fixed(utc_offset()),
-        }
-    }
-
-    /// Parses a zone as described on [`SessionTimeZone`]. An unknown name is an
-    /// [`Error::InvalidArgument`].
-    pub fn parse(name: &str) -> Result<Self> {
-        parse_zone(name.trim())
-            .map(|zone| SessionTimeZone { zone })
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "unknown session time zone `{name}`: expected UTC, an offset such as \
-                     +05:30, or an IANA name such as America/Los_Angeles"
-                ))
-            })
-    }
-
-    /// Microseconds since the epoch of a wall-clock time in this zone, resolved as Java and
-    /// Spark do: a time repeated by a backward shift takes the earlier offset (the earlier
-    /// instant); a time skipped by a forward shift moves forward by the length of the gap.
-    /// `None` only when the result leaves the `i64` range.
-    pub fn local_to_utc_micros(&self, local: NaiveDateTime) -> Option<i64> {
-        let offset_seconds = match self.zone {
-            Zone::Fixed(offset) => offset.local_minus_utc(),
-            Zone::Named(tz) => named_zone_offset(tz, local),
-        };
-        local
-            .and_utc()
-            .timestamp_micros()
-            .checked_sub(i64::from(offset_seconds).checked_mul(1_000_000)?)
-    }
-}
-
-impl Default for SessionTimeZone {
-    fn default() -> Self {
-        SessionTimeZone::utc()
-    }
-}
-
-impl FromStr for SessionTimeZone {
-    type Err = Error;
-
-    fn from_str(name: &str) -> Result<Self> {
-        SessionTimeZone::parse(name)
-    }
-}
-
-impl fmt::Debug for SessionTimeZone {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SessionTimeZone({self})")
-    }
-}
-
-impl fmt::Display for SessionTimeZone {
-    /// `UTC`, an offset such as `+05:30`, or the IANA name.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.zone {
-            Zone::Fixed(offset) if offset.local_minus_utc() == 0 => f.write_str("UTC"),
-            Zone::Fixed(offset) => write!(f, "{offset}"),
-            Zone::Named(tz) => f.write_str(tz.name()),
-        }
-    }
 }
 
 /// The column being decoded, for error messages.
@@ -284,14 +202,9 @@ fn build_booleans(
         match non_null(value) {
             None => builder.append_null(),
             Some(text) => {
-                let trimmed = text.trim_ascii();
-                if trimmed.eq_ignore_ascii_case("true") {
-                    builder.append_value(true);
-                } else if trimmed.eq_ignore_ascii_case("false") {
-                    builder.append_value(false);
-                } else {
-                    return Err(column.error(text, "expected `true` or `false`"));
-                }
+                let value = parse_boolean(text.trim_ascii())
+                    .ok_or_else(|| column.error(text, "expected `true` or `false`"))?;
+                builder.append_value(value);
             }
         }
     }
@@ -337,297 +250,6 @@ fn build_decimals(
         }
     }
     Ok(builder.finish())
-}
-
-/// Parses an integer or a float; floats include `NaN`, `Infinity` and `-Infinity` (any case,
-/// also `inf`).
-fn parse_number<N: FromStr>(text: &str) -> std::result::Result<N, String>
-where
-    N::Err: fmt::Display,
-{
-    text.parse::<N>().map_err(|e| e.to_string())
-}
-
-/// Parses decimal text (`-12.50`, `1E+3`, `.5`) into the unscaled value at `scale`, exactly.
-fn parse_decimal(text: &str, precision: u8, scale: i8) -> std::result::Result<i128, String> {
-    let (negative, unsigned) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
-        Some(at) => {
-            let exponent: i32 = unsigned[at + 1..]
-                .parse()
-                .map_err(|_| "bad exponent".to_string())?;
-            (&unsigned[..at], exponent)
-        }
-        None => (unsigned, 0),
-    };
-    let (integer, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits_ok = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if (integer.is_empty() && fraction.is_empty()) || !digits_ok(integer) || !digits_ok(fraction) {
-        return Err("not a decimal number".to_string());
-    }
-    // value = digits * 10^(exponent - fraction_len); the unscaled value is value * 10^scale.
-    let fraction_len = i64::try_from(fraction.len()).map_err(|_| "too many digits".to_string())?;
-    let shift = i64::from(exponent) - fraction_len + i64::from(scale);
-    let too_big = || format!("does not fit decimal({precision},{scale})");
-    let digits = integer.as_bytes().iter().chain(fraction.as_bytes());
-    let total = integer.len() + fraction.len();
-    let dropped = usize::try_from(shift.min(0).unsigned_abs()).unwrap_or(usize::MAX);
-    let kept = total.saturating_sub(dropped);
-    let mut unscaled: i128 = 0;
-    for (i, digit) in digits.enumerate() {
-        let digit = i128::from(digit - b'0');
-        if i >= kept {
-            if digit != 0 {
-                return Err(format!(
-                    "has more fractional digits than the scale {scale} allows"
-                ));
-            }
-            continue;
-        }
-        unscaled = unscaled
-            .checked_mul(10)
-            .and_then(|u| u.checked_add(digit))
-            .ok_or_else(too_big)?;
-    }
-    if shift > 0 {
-        let factor = u32::try_from(shift)
-            .ok()
-            .and_then(|shift| 10i128.checked_pow(shift))
-            .ok_or_else(too_big)?;
-        unscaled = unscaled.checked_mul(factor).ok_or_else(too_big)?;
-    }
-    let limit = 10i128.pow(u32::from(precision.min(MAX_DECIMAL_PRECISION)));
-    if unscaled >= limit {
-        return Err(too_big());
-    }
-    Ok(if negative { -unscaled } else { unscaled })
-}
-
-/// Days since the epoch of `yyyy-M-d`, ignoring a trailing ` ...` or `T...` time part.
-fn parse_date_days(text: &str) -> std::result::Result<i32, String> {
-    let date_part = text.split([' ', 'T']).next().unwrap_or(text);
-    let date = parse_date(date_part).ok_or_else(|| "expected yyyy-MM-dd".to_string())?;
-    let days = date.signed_duration_since(epoch_date()).num_days();
-    i32::try_from(days).map_err(|_| "out of range".to_string())
-}
-
-fn parse_date(text: &str) -> Option<NaiveDate> {
-    let mut parts = text.splitn(3, '-');
-    let year = parts.next()?;
-    let month = parts.next()?;
-    let day = parts.next()?;
-    let number = |s: &str, max_len: usize| -> Option<u32> {
-        (!s.is_empty() && s.len() <= max_len && s.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| s.parse().ok())
-            .flatten()
-    };
-    let year = i32::try_from(number(year, 6)?).ok()?;
-    NaiveDate::from_ymd_opt(year, number(month, 2)?, number(day, 2)?)
-}
-
-fn epoch_date() -> NaiveDate {
-    NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default()
-}
-
-/// A timestamp's wall-clock time and the zone written after it, if any.
-struct ParsedTimestamp {
-    local: NaiveDateTime,
-    zone: Option<Zone>,
-}
-
-fn parse_timestamp_micros(
-    text: &str,
-    session_tz: &SessionTimeZone,
-) -> std::result::Result<i64, String> {
-    let parsed = parse_timestamp(text)?;
-    let zone = parsed
-        .zone
-        .map(|zone| SessionTimeZone { zone })
-        .unwrap_or_else(|| session_tz.clone());
-    zone.local_to_utc_micros(parsed.local)
-        .ok_or_else(|| "out of range".to_string())
-}
-
-fn parse_timestamp_ntz_micros(text: &str) -> std::result::Result<i64, String> {
-    Ok(parse_timestamp(text)?.local.and_utc().timestamp_micros())
-}
-
-fn parse_timestamp(text: &str) -> std::result::Result<ParsedTimestamp, String> {
-    let expected = || "expected yyyy-MM-dd HH:mm:ss[.SSSSSS][zone]".to_string();
-    let date_end = text.find([' ', 'T']).unwrap_or(text.len());
-    let date = parse_date(&text[..date_end]).ok_or_else(expected)?;
-    let rest = text.get(date_end + 1..).unwrap_or("");
-    if rest.trim().is_empty() {
-        return Ok(ParsedTimestamp {
-            local: date.and_time(NaiveTime::MIN),
-            zone: None,
-        });
-    }
-    let (time, zone_text) = parse_time(rest).ok_or_else(expected)?;
-    let zone_text = zone_text.trim();
-    let zone = if zone_text.is_empty() {
-        None
-    } else {
-        Some(parse_zone(zone_text).ok_or_else(|| format!("unknown time zone `{zone_text}`"))?)
-    };
-    Ok(ParsedTimestamp {
-        local: date.and_time(time),
-        zone,
-    })
-}
-
-/// Parses `H[H]:m[m][:s[s][.fraction]]` and returns the time and the text after it.
-fn parse_time(text: &str) -> Option<(NaiveTime, &str)> {
-    let (hour, rest) = take_digits(text, 1, 2)?;
-    let rest = rest.strip_prefix(':')?;
-    let (minute, mut rest) = take_digits(rest, 1, 2)?;
-    let mut second = 0;
-    let mut micros = 0;
-    if let Some(after_colon) = rest.strip_prefix(':') {
-        let (s, after_seconds) = take_digits(after_colon, 1, 2)?;
-        second = s;
-        rest = after_seconds;
-        if let Some(after_dot) = rest.strip_prefix('.') {
-            let digits = after_dot.bytes().take_while(u8::is_ascii_digit).count();
-            if digits == 0 || digits > 9 {
-                return None;
-            }
-            let fraction = &after_dot[..digits];
-            let micro_digits = &fraction[..digits.min(6)];
-            let value: u32 = micro_digits.parse().ok()?;
-            micros = value * 10u32.pow(u32::try_from(6 - micro_digits.len()).ok()?);
-            rest = &after_dot[digits..];
-        }
-    }
-    let time = NaiveTime::from_hms_micro_opt(hour, minute, second, micros)?;
-    Some((time, rest))
-}
-
-/// Leading ASCII digits (between `min` and `max` of them) as a number, and the rest.
-fn take_digits(text: &str, min: usize, max: usize) -> Option<(u32, &str)> {
-    let count = text.bytes().take_while(u8::is_ascii_digit).count();
-    if count < min || count > max {
-        return None;
-    }
-    Some((text[..count].parse().ok()?, &text[count..]))
-}
-
-fn parse_zone(name: &str) -> Option<Zone> {
-    if matches!(name, "Z" | "UTC" | "GMT" | "UT" | "z" | "utc" | "gmt") {
-        return Some(Zone::Fixed(utc_offset()));
-    }
-    if name.starts_with(['+', '-']) {
-        return parse_offset(name).map(Zone::Fixed);
-    }
-    for prefix in ["UTC", "GMT", "UT"] {
-        if let Some(offset) = name.strip_prefix(prefix) {
-            if offset.starts_with(['+', '-']) {
-                return parse_offset(offset).map(Zone::Fixed);
-            }
-        }
-    }
-    if let Some(alias) = java_short_id(name) {
-        return parse_zone(alias);
-    }
-    if let Ok(tz) = name.parse::<Tz>() {
-        return Some(Zone::Named(tz));
-    }
-    chrono_tz::TZ_VARIANTS
-        .iter()
-        .find(|tz| tz.name().eq_ignore_ascii_case(name))
-        .map(|tz| Zone::Named(*tz))
-}
-
-/// Parses `±H`, `±HH`, `±HH:MM`, `±HHMM`, `±HH:MM:SS` (at most 18 hours, as in Java).
-fn parse_offset(text: &str) -> Option<FixedOffset> {
-    let sign = match text.as_bytes().first()? {
-        b'+' => 1,
-        b'-' => -1,
-        _ => return None,
-    };
-    let body = &text[1..];
-    let (hours, minutes, seconds) = if let Some((h, rest)) = body.split_once(':') {
-        let (m, s) = rest.split_once(':').unwrap_or((rest, "0"));
-        (h, m, s)
-    } else if body.len() == 4 {
-        (&body[..2], &body[2..], "0")
-    } else {
-        (body, "0", "0")
-    };
-    let field = |s: &str, max: i32| -> Option<i32> {
-        let valid = !s.is_empty() && s.len() <= 2 && s.bytes().all(|b| b.is_ascii_digit());
-        valid
-            .then(|| s.parse().ok())
-            .flatten()
-            .filter(|v| *v <= max)
-    };
-    let total = field(hours, 18)? * 3600 + field(minutes, 59)? * 60 + field(seconds, 59)?;
-    if total > 18 * 3600 {
-        return None;
-    }
-    FixedOffset::east_opt(sign * total)
-}
-
-fn utc_offset() -> FixedOffset {
-    Offset::fix(&chrono::Utc)
-}
-
-/// The offset (seconds east of UTC) that applies to a wall-clock time in `tz`, resolved as
-/// described on [`SessionTimeZone::local_to_utc_micros`].
-fn named_zone_offset(tz: Tz, local: NaiveDateTime) -> i32 {
-    match tz.offset_from_local_datetime(&local) {
-        MappedLocalTime::Single(offset) | MappedLocalTime::Ambiguous(offset, _) => {
-            offset.fix().local_minus_utc()
-        }
-        MappedLocalTime::None => {
-            // In a gap the offsets before and after the transition are found by probing the
-            // instants on either side; the time is read with the offset before the gap, which
-            // moves it forward by the gap's length.
-            let first = tz.offset_from_utc_datetime(&local).fix().local_minus_utc();
-            let probe = local - chrono::Duration::seconds(i64::from(first));
-            let second = tz.offset_from_utc_datetime(&probe).fix().local_minus_utc();
-            first.min(second)
-        }
-    }
-}
-
-/// Java's `ZoneId.SHORT_IDS`, which Spark accepts as session time zones.
-fn java_short_id(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "ACT" => "Australia/Darwin",
-        "AET" => "Australia/Sydney",
-        "AGT" => "America/Argentina/Buenos_Aires",
-        "ART" => "Africa/Cairo",
-        "AST" => "America/Anchorage",
-        "BET" => "America/Sao_Paulo",
-        "BST" => "Asia/Dhaka",
-        "CAT" => "Africa/Harare",
-        "CNT" => "America/St_Johns",
-        "CST" => "America/Chicago",
-        "CTT" => "Asia/Shanghai",
-        "EAT" => "Africa/Addis_Ababa",
-        "ECT" => "Europe/Paris",
-        "IET" => "America/Indiana/Indianapolis",
-        "IST" => "Asia/Kolkata",
-        "JST" => "Asia/Tokyo",
-        "MIT" => "Pacific/Apia",
-        "NET" => "Asia/Yerevan",
-        "NST" => "Pacific/Auckland",
-        "PLT" => "Asia/Karachi",
-        "PNT" => "America/Phoenix",
-        "PRT" => "America/Puerto_Rico",
-        "PST" => "America/Los_Angeles",
-        "SST" => "Pacific/Guadalcanal",
-        "VST" => "Asia/Ho_Chi_Minh",
-        "EST" => "-05:00",
-        "MST" => "-07:00",
-        "HST" => "-10:00",
-        _ => return None,
-    })
 }
 
 fn needs_path_escape(c: char) -> bool {

@@ -5,7 +5,10 @@
 //! relative, so `/t/a`, `file:/t/a`, `file:///t/a` and `a` name one file. Commits are replayed
 //! newest first; for every key only the newest action counts (C-08). Commits fill the set of
 //! seen keys; checkpoint rows are already reconciled, so they only probe it, and their batches
-//! are probed in parallel.
+//! are probed in parallel on the rayon pool.
+//!
+//! Replay is CPU work: async code runs it through [`crate::cpu::run`] (see
+//! [`crate::load::fold_state_async`]), never on a runtime thread.
 
 use std::borrow::Cow;
 

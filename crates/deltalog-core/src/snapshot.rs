@@ -8,11 +8,12 @@ use arrow_schema::SchemaRef;
 use crate::actions::{CommitInfo, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
-use crate::file_list::{active_files, FileListOptions};
-use crate::load::{decode_commits, fold_state, load_segment, TableState};
+use crate::file_list::{active_files, skipping_stats, FileListOptions};
+use crate::load::{decode_commits, fold_state_async, load_segment, TableState};
 use crate::log::commit_range::CommitRange;
 use crate::log::segment::{latest_version, LogSegment};
 use crate::log::timestamps::{commit_timestamp, MONOTONIC_LOOKBACK};
+use crate::partition::SessionTimeZone;
 use crate::replay::FileKeys;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::table::{SnapshotAt, Table};
@@ -54,18 +55,19 @@ impl Snapshot {
     ) -> Result<Self> {
         let file_time = segment.file_time_ms;
         let unpruned = Snapshot::from_state(table.clone(), state, file_time, None)?;
-        let options = FileListOptions {
-            with_stats: true,
-            ..FileListOptions::default()
-        };
-        let (_, files) = active_files(&unpruned, unpruned.add_actions(), &options)?;
+        let stats = skipping_stats(
+            &unpruned,
+            unpruned.add_actions(),
+            &SessionTimeZone::utc(),
+            false,
+        )?;
         let mut state = unpruned.inner.state.clone();
         state.files.adds = unpruned
             .add_actions()
             .iter()
-            .zip(&files)
-            .map(|(adds, listed)| {
-                let may_match = files_may_match(&filter, &without_timestamp_partitions(listed)?)?;
+            .zip(&stats)
+            .map(|(adds, stats)| {
+                let may_match = files_may_match(&filter, stats)?;
                 let kept = arrow::compute::filter(adds, &may_match)
                     .map_err(|error| Error::arrow("skipping files", error))?;
                 Ok(kept.as_struct().clone())
@@ -280,43 +282,10 @@ impl Snapshot {
         };
         let file_time = range.file_times().last().copied().unwrap_or_default();
         let files = range.read_all(table.storage()).await?;
-        let deltas = decode_commits(&files, self.inner.state.has_stats)?;
+        let deltas = decode_commits(files, self.inner.state.has_stats).await?;
         let keys = FileKeys::new(table.storage().root_url());
-        let state = fold_state(
-            table.uri(),
-            newest,
-            deltas,
-            None,
-            Some(&self.inner.state),
-            &keys,
-        )?;
+        let base = Some(self.inner.state.clone());
+        let state = fold_state_async(table.uri(), newest, deltas, None, base, keys).await?;
         Snapshot::from_state(table.clone(), state, file_time, None)
     }
-}
-
-/// `files` (file list rows) without the `timestamp` partition columns, whose values depend on
-/// the session time zone a scan gives: only a scan may skip files by them.
-fn without_timestamp_partitions(files: &RecordBatch) -> Result<RecordBatch> {
-    let Some(values) = files
-        .column_by_name("partition_values")
-        .and_then(|column| column.as_struct_opt())
-    else {
-        return Ok(files.clone());
-    };
-    let zoned = |field: &arrow_schema::FieldRef| {
-        matches!(
-            field.data_type(),
-            arrow_schema::DataType::Timestamp(_, Some(_))
-        )
-    };
-    if !values.fields().iter().any(zoned) {
-        return Ok(files.clone());
-    }
-    let index = files
-        .schema()
-        .index_of("partition_values")
-        .map_err(|error| Error::arrow("file list", error))?;
-    let mut files = files.clone();
-    files.remove_column(index);
-    Ok(files)
 }

@@ -14,7 +14,6 @@ use futures::{Stream, StreamExt, TryStreamExt};
 use crate::actions::CommitInfo;
 use crate::commit::{decode_actions, read_commit_info, DecodeOptions, DecodedActions};
 use crate::error::{Error, Result};
-use crate::load::IO_CONCURRENCY;
 use crate::log::path::LogPath;
 use crate::log::segment::latest_version;
 use crate::log::timestamps::{
@@ -174,7 +173,7 @@ impl CommitRange {
         self.commits.is_empty()
     }
 
-    /// Reads the commit files, [`IO_CONCURRENCY`] at once, yielding them in version order.
+    /// Reads the commit files, [`crate::storage::IoConfig::concurrent_reads`] at once, yielding them in version order.
     pub fn stream<'a>(
         &'a self,
         storage: &'a Storage,
@@ -189,7 +188,7 @@ impl CommitRange {
                     file_time_ms: *file_time_ms,
                 })
             })
-            .buffered(IO_CONCURRENCY)
+            .buffered(storage.io().concurrent_reads)
     }
 
     /// Every commit file of [`CommitRange::stream`], in memory.

@@ -1,6 +1,7 @@
 //! Reading the rows of a snapshot: the data files of its file list, decoded with the parquet
-//! crate through object_store, several at once, each streamed in batches (catalogue G-16..G-23,
-//! E1, E2, E4, E5).
+//! crate through [`crate::storage::Storage::parquet_reader`], several at once, each streamed in
+//! batches (catalogue G-16..G-23, E1, E2, E4, E5). The defaults of [`ScanOptions`] and the
+//! read-ahead come from [`crate::storage::IoConfig`].
 //!
 //! Every file goes through the same steps: resolve its path (never outside the table), read
 //! only the Parquet columns asked for (matched by physical name or field id, spec "Column
@@ -28,13 +29,14 @@ use futures::{StreamExt, TryStreamExt};
 use crate::actions::{DeletionVectorDescriptor, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, files_may_match, Expr};
-use crate::file_list::FileListOptions;
+use crate::file_list::{file_list_stats, FileListOptions};
 use crate::partition::SessionTimeZone;
 use crate::schema::{
     to_arrow_schema, ArrayType, DataType as DeltaType, MapType, PrimitiveType, StructField,
     StructType,
 };
 use crate::snapshot::Snapshot;
+use crate::storage::IoConfig;
 use crate::table::Table;
 use crate::table_config::TableConfiguration;
 pub(crate) use files::{FileSetScan, FileToRead};
@@ -46,16 +48,6 @@ pub const ROW_ID_COLUMN: &str = "row_id";
 /// Name of the row commit version column a scan adds when asked for row tracking.
 pub const ROW_COMMIT_VERSION_COLUMN: &str = "row_commit_version";
 
-/// Rows per batch unless asked otherwise.
-pub const DEFAULT_BATCH_SIZE: usize = 64 * 1024;
-/// Files read at once unless asked otherwise.
-pub const DEFAULT_CONCURRENCY: usize = 4;
-
-/// Batches a file may decode ahead of the reader.
-const READ_AHEAD_BATCHES: usize = 2;
-/// Deletion vectors loaded at once by [`deletion_vectors`].
-const DELETION_VECTOR_CONCURRENCY: usize = 8;
-
 /// What a scan reads.
 #[derive(Debug, Clone)]
 pub struct ScanOptions {
@@ -66,9 +58,10 @@ pub struct ScanOptions {
     pub timezone: SessionTimeZone,
     /// Append [`ROW_ID_COLUMN`] and [`ROW_COMMIT_VERSION_COLUMN`] (catalogue E4-10).
     pub row_tracking: bool,
-    /// Rows per batch read from a file (at most; deleted rows make batches smaller).
+    /// Rows per batch read from a file (at most; deleted rows make batches smaller). Default
+    /// [`IoConfig::batch_size`].
     pub batch_size: usize,
-    /// Data files read at once.
+    /// Data files read at once. Default [`IoConfig::scan_files`].
     pub concurrency: usize,
     /// Only rows for which this is true (SQL semantics, see [`crate::expr::evaluate`]),
     /// evaluated on the rows as the table defines them (after column mapping, casts,
@@ -82,8 +75,8 @@ impl Default for ScanOptions {
             columns: None,
             timezone: SessionTimeZone::utc(),
             row_tracking: false,
-            batch_size: DEFAULT_BATCH_SIZE,
-            concurrency: DEFAULT_CONCURRENCY,
+            batch_size: IoConfig::DEFAULT.batch_size,
+            concurrency: IoConfig::DEFAULT.scan_files,
             filter: None,
         }
     }
@@ -256,14 +249,7 @@ pub async fn deletion_vectors(snapshot: &Snapshot) -> Result<RecordBatch> {
     let storage = snapshot.table().storage();
     let (paths_in_order, descriptors): (Vec<String>, Vec<DeletionVectorDescriptor>) =
         described.into_iter().unzip();
-    let bitmaps = crate::deletion_vector::load_many(
-        storage.store().as_ref(),
-        &descriptors,
-        storage.root_url(),
-        |url| storage.resolve(url.as_str()),
-        DELETION_VECTOR_CONCURRENCY,
-    )
-    .await?;
+    let bitmaps = crate::deletion_vector::load_many(storage, &descriptors).await?;
     let item_field = Arc::new(Field::new("item", ArrowType::UInt64, false));
     let mut paths = StringBuilder::new();
     let mut rows = ListBuilder::new(UInt64Builder::new()).with_field(item_field.clone());
@@ -520,7 +506,7 @@ fn filter_only_columns(
 fn files_matching(files: Vec<RecordBatch>, filter: &Expr) -> Result<Vec<RecordBatch>> {
     let mut kept = Vec::with_capacity(files.len());
     for batch in files {
-        let may_match = files_may_match(filter, &batch)?;
+        let may_match = files_may_match(filter, &file_list_stats(&batch)?)?;
         let batch = filter_record_batch(&batch, &may_match)
             .map_err(|error| Error::arrow("skipping files with the filter", error))?;
         if batch.num_rows() > 0 {
@@ -686,8 +672,10 @@ fn missing(table: &str, name: &str) -> Error {
     )
 }
 
-/// The batches of one file: decoded by a task of the current tokio runtime, a few batches
-/// ahead of the reader, or by the reader itself when there is no runtime.
+/// The batches of one file, a few ahead of the reader: a task of the current tokio runtime
+/// drives the file's IO and awaits its decoding jobs ([`crate::cpu::run`], so the task never
+/// blocks a runtime thread), which lets several files progress while the reader consumes
+/// another. Without a runtime the reader drives the file itself, one batch at a time.
 fn file_stream(
     context: Arc<ScanContext>,
     task: FileTask,
@@ -696,7 +684,8 @@ fn file_stream(
         return read_file(context, task);
     };
     let path = task.path.clone();
-    let (sender, receiver) = tokio::sync::mpsc::channel(READ_AHEAD_BATCHES);
+    let read_ahead = context.storage.io().read_ahead_batches.max(1);
+    let (sender, receiver) = tokio::sync::mpsc::channel(read_ahead);
     let mut batches = read_file(context, task);
     let decoder = runtime.spawn(async move {
         while let Some(item) = batches.next().await {

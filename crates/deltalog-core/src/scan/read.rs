@@ -1,6 +1,10 @@
 //! Reading one data file of a scan: the Parquet columns the scan needs, turned into table
 //! columns, with partition constants, row tracking columns and the file's deletion vector
 //! applied (catalogue G-16..G-23, E2-03, E4-10).
+//!
+//! IO goes through [`Storage::parquet_reader`], one row group's projected column chunks at a
+//! time; decoding a batch and turning it into an output batch is CPU work, one job of
+//! [`crate::cpu::run`] per batch.
 
 use std::sync::Arc;
 
@@ -13,20 +17,21 @@ use arrow_array::{
 use arrow_schema::{DataType as ArrowType, SchemaRef};
 use futures::stream::{self, BoxStream};
 use futures::{StreamExt, TryStreamExt};
-use object_store::path::Path;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-#[allow(deprecated)]
-use parquet::arrow::async_reader::ParquetObjectReader;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+};
+use parquet::arrow::async_reader::ParquetRecordBatchStream;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use roaring::RoaringTreemap;
 
 use super::mapping::{find_file_field, int96_as_micros, to_table_column};
 use crate::actions::DeletionVectorDescriptor;
+use crate::cpu;
 use crate::deletion_vector::{self, row_mask};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, Expr};
 use crate::schema::{ColumnMappingMode, StructField};
-use crate::storage::Storage;
+use crate::storage::{ParquetReader, Storage};
 
 /// What every file of a scan shares: where to read, what to produce.
 #[derive(Debug)]
@@ -93,19 +98,23 @@ pub(crate) async fn load_deletion_vector(
     storage: &Storage,
     descriptor: &DeletionVectorDescriptor,
 ) -> Result<RoaringTreemap> {
-    deletion_vector::load(
-        storage.store().as_ref(),
-        descriptor,
-        storage.root_url(),
-        |url| storage.resolve(url.as_str()),
-    )
-    .await
+    deletion_vector::load(storage, descriptor).await
 }
 
-/// An opened data file: its decoded batches and what turns them into output batches.
+/// An opened data file: its row groups to fetch and what turns their batches into output
+/// batches.
 struct FileReader {
-    stream: BoxStream<'static, Result<RecordBatch>>,
-    assembler: BatchAssembler,
+    row_groups: ParquetRecordBatchStream<ParquetReader>,
+    assembler: Arc<BatchAssembler>,
+}
+
+/// Where [`FileReader::batches`] is in its file.
+struct Position {
+    row_groups: ParquetRecordBatchStream<ParquetReader>,
+    /// The fetched row group being decoded, if any.
+    row_group: Option<ParquetRecordBatchReader>,
+    /// The index, in the file, of the next row to decode.
+    next_row: u64,
 }
 
 impl FileReader {
@@ -121,7 +130,7 @@ impl FileReader {
             path: url.clone(),
             reason: error.to_string(),
         };
-        let mut reader = object_reader(storage, &location, task.size);
+        let mut reader = storage.parquet_reader(&location, task.size);
         let metadata = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())
             .await
             .map_err(corrupt)?;
@@ -135,42 +144,88 @@ impl FileReader {
         };
         let (roots, sources) = plan_projection(&context, metadata.schema())?;
         let mask = ProjectionMask::roots(metadata.parquet_schema(), roots);
-        let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
+        let row_groups = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
             .with_projection(mask)
             .with_batch_size(context.batch_size)
             .build()
             .map_err(corrupt)?;
-        let stream_url = url.clone();
-        let stream = stream
-            .map_err(move |error| Error::CorruptDataFile {
-                path: stream_url.clone(),
-                reason: error.to_string(),
-            })
-            .boxed();
-        let assembler = BatchAssembler {
+        let assembler = Arc::new(BatchAssembler {
             context,
             task,
             url,
             sources,
             deleted,
-        };
-        Ok(FileReader { stream, assembler })
+        });
+        Ok(FileReader {
+            row_groups,
+            assembler,
+        })
     }
 
-    /// The file's output batches. Row indexes count every row of the file, deleted or not.
+    /// The file's output batches: each row group is fetched, then its batches are decoded and
+    /// assembled one [`cpu::run`] job at a time. Row indexes count every row of the file,
+    /// deleted or not.
     fn batches(self) -> BoxStream<'static, Result<RecordBatch>> {
-        let FileReader { stream, assembler } = self;
-        let mut next_row: u64 = 0;
-        stream
-            .map(move |batch| {
-                let batch = batch?;
-                let first_row = next_row;
-                next_row += batch.num_rows() as u64;
-                assembler.assemble(&batch, first_row)
-            })
-            .try_filter(|batch| futures::future::ready(batch.num_rows() > 0))
-            .boxed()
+        let FileReader {
+            row_groups,
+            assembler,
+        } = self;
+        let start = Position {
+            row_groups,
+            row_group: None,
+            next_row: 0,
+        };
+        stream::try_unfold(start, move |position| {
+            let assembler = assembler.clone();
+            async move { next_batch(position, assembler).await }
+        })
+        .try_filter(|batch| futures::future::ready(batch.num_rows() > 0))
+        .boxed()
     }
+}
+
+/// The next output batch of a file and the position after it; `None` at the end of the file.
+async fn next_batch(
+    mut position: Position,
+    assembler: Arc<BatchAssembler>,
+) -> Result<Option<(RecordBatch, Position)>> {
+    loop {
+        let row_group = match position.row_group.take() {
+            Some(row_group) => row_group,
+            None => match position.row_groups.next_row_group().await {
+                Ok(Some(row_group)) => row_group,
+                Ok(None) => return Ok(None),
+                Err(error) => return Err(assembler.corrupt(error.to_string())),
+            },
+        };
+        let first_row = position.next_row;
+        let job_assembler = assembler.clone();
+        let job = move || decode_batch(row_group, &job_assembler, first_row);
+        let failed = |reason| assembler.corrupt(reason);
+        let Some((row_group, batch, rows)) = cpu::run(job, failed).await? else {
+            continue;
+        };
+        position.row_group = Some(row_group);
+        position.next_row += rows;
+        return Ok(Some((batch, position)));
+    }
+}
+
+/// Decodes the next batch of `row_group` (whose next row is row `first_row` of the file) and
+/// assembles it: the row group to go on with, the output batch and the rows decoded; `None`
+/// when the row group is done.
+fn decode_batch(
+    mut row_group: ParquetRecordBatchReader,
+    assembler: &BatchAssembler,
+    first_row: u64,
+) -> Result<Option<(ParquetRecordBatchReader, RecordBatch, u64)>> {
+    let Some(decoded) = row_group.next() else {
+        return Ok(None);
+    };
+    let batch = decoded.map_err(|error| assembler.corrupt(error.to_string()))?;
+    let rows = batch.num_rows() as u64;
+    let output = assembler.assemble(&batch, first_row)?;
+    Ok(Some((row_group, output, rows)))
 }
 
 /// Turns the batches of one data file into output batches.
@@ -374,13 +429,4 @@ fn plan_projection(
         .map(|file_index| file_index.and_then(|i| roots.binary_search(&i).ok()))
         .collect();
     Ok((roots, sources))
-}
-
-#[allow(deprecated)]
-fn object_reader(storage: &Storage, path: &Path, size: Option<u64>) -> ParquetObjectReader {
-    let reader = ParquetObjectReader::new(storage.store().clone(), path.clone());
-    match size {
-        Some(size) => reader.with_file_size(size),
-        None => reader,
-    }
 }

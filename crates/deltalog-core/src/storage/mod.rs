@@ -1,28 +1,75 @@
-//! The only IO module: a table root on an object store, and the few operations the log needs.
+//! The only IO module: a table root on an object store, the operations the rest of the crate
+//! asks of it, and the tuning knobs of that IO ([`IoConfig`]).
+//!
+//! No other module touches `object_store::ObjectStore`: they ask a [`Storage`] to read an object
+//! (whole, by ranges, or its size), list the log, write an object if absent, or open a Parquet
+//! file ([`Storage::parquet_reader`], see [`parquet`]). Decoding what was read is CPU work and
+//! runs through [`crate::cpu::run`], never here.
 //!
 //! Locations in the log are table-relative, URL-encoded paths or absolute URIs (spec "Add File
 //! and Remove File", catalogue A-21/A-22); [`Storage::resolve`] turns either into a path of the
 //! table's store and refuses anything that leaves it.
 
+pub mod parquet;
+
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use url::Url;
 
+pub use self::parquet::ParquetReader;
 use crate::error::{Error, Result};
 use crate::log::path::LogPath;
 
-/// A table root on an object store. Cheap to clone.
+/// The tuning knobs of the crate's IO. [`IoConfig::default`] holds the values every reader uses
+/// unless told otherwise; a [`Storage`] carries one ([`Storage::io`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoConfig {
+    /// Small objects (commit files, checkpoint parts, sidecars) fetched at once. Default 16.
+    pub concurrent_reads: usize,
+    /// Data files a scan reads at once. Default 4.
+    pub scan_files: usize,
+    /// Deletion vector files loaded at once. Default 8.
+    pub deletion_vectors: usize,
+    /// Batches a data file may decode ahead of the reader of a scan. Default 2.
+    pub read_ahead_batches: usize,
+    /// Rows per batch read from a data file. Default 64 Ki (65,536).
+    pub batch_size: usize,
+    /// Rows per batch decoded from a Parquet checkpoint part or sidecar. Default 32 Ki (32,768).
+    pub checkpoint_batch_size: usize,
+}
+
+impl IoConfig {
+    /// The default knobs, usable in constant expressions.
+    pub const DEFAULT: IoConfig = IoConfig {
+        concurrent_reads: 16,
+        scan_files: 4,
+        deletion_vectors: 8,
+        read_ahead_batches: 2,
+        batch_size: 64 * 1024,
+        checkpoint_batch_size: 32 * 1024,
+    };
+}
+
+impl Default for IoConfig {
+    fn default() -> Self {
+        IoConfig::DEFAULT
+    }
+}
+
+/// A table root on an object store, with the [`IoConfig`] its readers use. Cheap to clone.
 #[derive(Clone)]
 pub struct Storage {
     store: Arc<dyn ObjectStore>,
     root_url: Url,
     root: Path,
     log: Path,
+    io: IoConfig,
 }
 
 impl std::fmt::Debug for Storage {
@@ -52,17 +99,23 @@ impl Storage {
             root_url,
             root,
             log,
+            io: IoConfig::default(),
         }
+    }
+
+    /// This storage with the IO knobs `io`.
+    pub fn with_io(self, io: IoConfig) -> Storage {
+        Storage { io, ..self }
+    }
+
+    /// The IO knobs of the readers of this storage.
+    pub fn io(&self) -> &IoConfig {
+        &self.io
     }
 
     /// The table root as a URL ending in `/`.
     pub fn root_url(&self) -> &Url {
         &self.root_url
-    }
-
-    /// The object store holding the table.
-    pub fn store(&self) -> &Arc<dyn ObjectStore> {
-        &self.store
     }
 
     /// The path of `_delta_log` in the store.
@@ -127,12 +180,46 @@ impl Storage {
         }
     }
 
+    /// Reads several whole objects, [`IoConfig::concurrent_reads`] at once; the contents come
+    /// back in the order of `paths`.
+    pub async fn read_all(&self, paths: Vec<Path>) -> Result<Vec<Bytes>> {
+        futures::stream::iter(paths)
+            .map(|path| async move { self.read(&path).await })
+            .buffered(self.io.concurrent_reads.max(1))
+            .try_collect()
+            .await
+    }
+
     /// Reads `len` bytes at `offset`.
     pub async fn read_range(&self, path: &Path, offset: u64, len: u64) -> Result<Bytes> {
         self.store
             .get_range(path, offset..offset + len)
             .await
             .map_err(|source| Error::storage(path.as_ref(), source))
+    }
+
+    /// Reads the byte ranges `ranges` of one object, in order. Nearby ranges are fetched with
+    /// one request (object_store's coalescing `get_ranges`).
+    pub async fn read_ranges(&self, path: &Path, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        self.store
+            .get_ranges(path, ranges)
+            .await
+            .map_err(|source| Error::storage(path.as_ref(), source))
+    }
+
+    /// The size of an object in bytes, without reading it.
+    pub async fn size(&self, path: &Path) -> Result<u64> {
+        self.store
+            .head(path)
+            .await
+            .map(|meta| meta.size)
+            .map_err(|source| Error::storage(path.as_ref(), source))
+    }
+
+    /// A Parquet reader of the object at `path`, of `size` bytes when known (the footer is then
+    /// read with bounded ranges, else with a suffix request). Nothing is read yet.
+    pub fn parquet_reader(&self, path: &Path, size: Option<u64>) -> ParquetReader {
+        ParquetReader::new(self.store.clone(), path.clone(), size)
     }
 
     /// Writes `bytes` to `path` only if nothing is there yet. Returns `Ok(false)` when another

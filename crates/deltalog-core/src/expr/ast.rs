@@ -1,0 +1,408 @@
+//! The expression tree of a filter ([`Expr`]) and its display as SQL that parses back.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use super::parse::RESERVED;
+use crate::scalar::Scalar;
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareOp {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+/// A filter expression.
+///
+/// A column is named by its path of field names (`["a", "b"]` is the field `b` of the struct
+/// column `a`). When a path is resolved against a schema, a run of parts joined by `.` may also
+/// name one field, so `["a.b"]` and `["a", "b"]` both find a top-level column called `a.b` or
+/// the nested field `a.b`. Names match exactly first, then ASCII-case-insensitively.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    Column(Vec<String>),
+    Literal(Scalar),
+    Compare {
+        op: CompareOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
+    /// `expr IN (list)`, or `expr NOT IN (list)` when `negated`.
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Scalar>,
+        negated: bool,
+    },
+    /// `expr IS NULL`, or `expr IS NOT NULL` when `negated`.
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    /// `expr BETWEEN low AND high` (both ends included), or `NOT BETWEEN` when `negated`.
+    Between {
+        expr: Box<Expr>,
+        low: Box<Expr>,
+        high: Box<Expr>,
+        negated: bool,
+    },
+    /// `expr LIKE pattern` (`%` any run, `_` one character, `\` escapes), or `NOT LIKE`.
+    Like {
+        expr: Box<Expr>,
+        pattern: String,
+        negated: bool,
+    },
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+}
+
+impl CompareOp {
+    /// The SQL spelling (`=`, `!=`, `<`, `<=`, `>`, `>=`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "=",
+            CompareOp::NotEq => "!=",
+            CompareOp::Lt => "<",
+            CompareOp::LtEq => "<=",
+            CompareOp::Gt => ">",
+            CompareOp::GtEq => ">=",
+        }
+    }
+
+    /// The operator with its operands swapped: `a op b` ⇔ `b op.swapped() a`.
+    pub fn swapped(self) -> Self {
+        match self {
+            CompareOp::Lt => CompareOp::Gt,
+            CompareOp::LtEq => CompareOp::GtEq,
+            CompareOp::Gt => CompareOp::Lt,
+            CompareOp::GtEq => CompareOp::LtEq,
+            other => other,
+        }
+    }
+
+    /// The complement: `NOT (a op b)` ⇔ `a op.negated() b` (both are NULL on NULL operands).
+    pub fn negated(self) -> Self {
+        match self {
+            CompareOp::Eq => CompareOp::NotEq,
+            CompareOp::NotEq => CompareOp::Eq,
+            CompareOp::Lt => CompareOp::GtEq,
+            CompareOp::LtEq => CompareOp::Gt,
+            CompareOp::Gt => CompareOp::LtEq,
+            CompareOp::GtEq => CompareOp::Lt,
+        }
+    }
+}
+
+impl Expr {
+    /// A column reference; dots separate nested field names (`"a.b"` is `["a", "b"]`).
+    pub fn column(name: &str) -> Expr {
+        Expr::Column(name.split('.').map(str::to_string).collect())
+    }
+
+    /// A column reference by its path of field names.
+    pub fn column_path<I, S>(parts: I) -> Expr
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Expr::Column(parts.into_iter().map(Into::into).collect())
+    }
+
+    /// A literal.
+    pub fn literal(value: impl Into<Scalar>) -> Expr {
+        Expr::Literal(value.into())
+    }
+
+    /// `self op other`.
+    pub fn compare(self, op: CompareOp, other: Expr) -> Expr {
+        Expr::Compare {
+            op,
+            left: Box::new(self),
+            right: Box::new(other),
+        }
+    }
+
+    /// `self AND other`.
+    pub fn and(self, other: Expr) -> Expr {
+        Expr::And(Box::new(self), Box::new(other))
+    }
+
+    /// `self OR other`.
+    pub fn or(self, other: Expr) -> Expr {
+        Expr::Or(Box::new(self), Box::new(other))
+    }
+
+    /// `self IS NULL`.
+    pub fn is_null(self) -> Expr {
+        Expr::IsNull {
+            expr: Box::new(self),
+            negated: false,
+        }
+    }
+
+    /// `self IS NOT NULL`.
+    pub fn is_not_null(self) -> Expr {
+        Expr::IsNull {
+            expr: Box::new(self),
+            negated: true,
+        }
+    }
+
+    /// `self IN (list)`, or `self NOT IN (list)` when `negated`.
+    pub fn in_list(self, list: Vec<Scalar>, negated: bool) -> Expr {
+        Expr::InList {
+            expr: Box::new(self),
+            list,
+            negated,
+        }
+    }
+
+    /// The AND of all `exprs`, or `None` when there are none.
+    pub fn conjunction(exprs: impl IntoIterator<Item = Expr>) -> Option<Expr> {
+        exprs.into_iter().reduce(Expr::and)
+    }
+
+    /// The OR of all `exprs`, or `None` when there are none.
+    pub fn disjunction(exprs: impl IntoIterator<Item = Expr>) -> Option<Expr> {
+        exprs.into_iter().reduce(Expr::or)
+    }
+
+    /// The referenced columns as dotted names (path parts joined by `.`), each once, in order
+    /// of first appearance.
+    pub fn columns(&self) -> Vec<String> {
+        self.column_paths()
+            .into_iter()
+            .map(|path| path.join("."))
+            .collect()
+    }
+
+    /// The referenced column paths, each once, in order of first appearance.
+    pub fn column_paths(&self) -> Vec<Vec<String>> {
+        let mut paths = Vec::new();
+        let mut seen = HashSet::new();
+        self.visit_columns(&mut |path| {
+            if seen.insert(path.to_vec()) {
+                paths.push(path.to_vec());
+            }
+        });
+        paths
+    }
+
+    /// The expression that is true exactly where `self` is false (and NULL where `self` is
+    /// NULL), with the negation pushed one level down (De Morgan for AND/OR, the complementary
+    /// operator for leaves). Exact in three-valued logic.
+    pub fn negate(&self) -> Expr {
+        match self {
+            Expr::Column(_) => self.clone().compare(CompareOp::Eq, Expr::literal(false)),
+            Expr::Literal(Scalar::Boolean(value)) => Expr::literal(!value),
+            Expr::Literal(Scalar::Null) => Expr::Literal(Scalar::Null),
+            Expr::Literal(_) => Expr::Not(Box::new(self.clone())),
+            Expr::Compare { op, left, right } => Expr::Compare {
+                op: op.negated(),
+                left: left.clone(),
+                right: right.clone(),
+            },
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList {
+                expr: expr.clone(),
+                list: list.clone(),
+                negated: !negated,
+            },
+            Expr::IsNull { expr, negated } => Expr::IsNull {
+                expr: expr.clone(),
+                negated: !negated,
+            },
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => Expr::Between {
+                expr: expr.clone(),
+                low: low.clone(),
+                high: high.clone(),
+                negated: !negated,
+            },
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+            } => Expr::Like {
+                expr: expr.clone(),
+                pattern: pattern.clone(),
+                negated: !negated,
+            },
+            Expr::And(left, right) => left.negate().or(right.negate()),
+            Expr::Or(left, right) => left.negate().and(right.negate()),
+            Expr::Not(inner) => inner.as_ref().clone(),
+        }
+    }
+
+    fn visit_columns(&self, visit: &mut dyn FnMut(&[String])) {
+        match self {
+            Expr::Column(path) => visit(path),
+            Expr::Literal(_) => {}
+            Expr::Compare { left, right, .. } | Expr::And(left, right) | Expr::Or(left, right) => {
+                left.visit_columns(visit);
+                right.visit_columns(visit);
+            }
+            Expr::InList { expr, .. }
+            | Expr::IsNull { expr, .. }
+            | Expr::Like { expr, .. }
+            | Expr::Not(expr) => expr.visit_columns(visit),
+            Expr::Between {
+                expr, low, high, ..
+            } => {
+                expr.visit_columns(visit);
+                low.visit_columns(visit);
+                high.visit_columns(visit);
+            }
+        }
+    }
+
+    fn is_atom(&self) -> bool {
+        matches!(self, Expr::Column(_) | Expr::Literal(_))
+    }
+}
+
+impl std::ops::Not for Expr {
+    type Output = Expr;
+
+    /// `NOT self`.
+    fn not(self) -> Expr {
+        Expr::Not(Box::new(self))
+    }
+}
+
+impl fmt::Display for CompareOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.symbol())
+    }
+}
+
+impl fmt::Display for Expr {
+    /// Readable SQL that [`parse_sql`] parses back into an equivalent expression.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Column(path) => write_column(f, path),
+            Expr::Literal(value) => write!(f, "{value}"),
+            Expr::Compare { op, left, right } => {
+                write_operand(f, left)?;
+                write!(f, " {op} ")?;
+                write_operand(f, right)
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                write_operand(f, expr)?;
+                f.write_str(if *negated { " NOT IN (" } else { " IN (" })?;
+                for (index, value) in list.iter().enumerate() {
+                    if index > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{value}")?;
+                }
+                f.write_str(")")
+            }
+            Expr::IsNull { expr, negated } => {
+                write_operand(f, expr)?;
+                f.write_str(if *negated { " IS NOT NULL" } else { " IS NULL" })
+            }
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
+                write_operand(f, expr)?;
+                f.write_str(if *negated {
+                    " NOT BETWEEN "
+                } else {
+                    " BETWEEN "
+                })?;
+                write_operand(f, low)?;
+                f.write_str(" AND ")?;
+                write_operand(f, high)
+            }
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+            } => {
+                write_operand(f, expr)?;
+                f.write_str(if *negated { " NOT LIKE " } else { " LIKE " })?;
+                write_quoted(f, pattern, '\'')
+            }
+            Expr::And(left, right) => {
+                write_conjunct(f, left)?;
+                f.write_str(" AND ")?;
+                write_conjunct(f, right)
+            }
+            Expr::Or(left, right) => write!(f, "{left} OR {right}"),
+            Expr::Not(inner) if inner.is_atom() => write!(f, "NOT {inner}"),
+            Expr::Not(inner) => write!(f, "NOT ({inner})"),
+        }
+    }
+}
+
+fn write_column(f: &mut fmt::Formatter<'_>, path: &[String]) -> fmt::Result {
+    for (index, part) in path.iter().enumerate() {
+        if index > 0 {
+            f.write_str(".")?;
+        }
+        if is_plain_identifier(part) {
+            f.write_str(part)?;
+        } else {
+            write_quoted(f, part, '`')?;
+        }
+    }
+    Ok(())
+}
+
+fn write_operand(f: &mut fmt::Formatter<'_>, expr: &Expr) -> fmt::Result {
+    if expr.is_atom() {
+        write!(f, "{expr}")
+    } else {
+        write!(f, "({expr})")
+    }
+}
+
+fn write_conjunct(f: &mut fmt::Formatter<'_>, expr: &Expr) -> fmt::Result {
+    if matches!(expr, Expr::Or(..)) {
+        write!(f, "({expr})")
+    } else {
+        write!(f, "{expr}")
+    }
+}
+
+fn write_quoted(f: &mut fmt::Formatter<'_>, text: &str, quote: char) -> fmt::Result {
+    use fmt::Write;
+    f.write_char(quote)?;
+    for c in text.chars() {
+        if c == quote {
+            f.write_char(quote)?;
+        }
+        f.write_char(c)?;
+    }
+    f.write_char(quote)
+}
+
+fn is_plain_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    let starts_well = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    starts_well
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        && !RESERVED.iter().any(|word| word.eq_ignore_ascii_case(name))
+}

@@ -1,0 +1,495 @@
+//! The SQL-like filter language: a lexer and a recursive-descent parser into [`Expr`].
+
+use super::ast::{CompareOp, Expr};
+use super::invalid;
+use crate::error::{Error, Result};
+use crate::scalar::{parse_sql_number, parse_sql_typed, Scalar};
+
+/// Parses a SQL-like filter such as `x > 5 AND p IN ('a', 'b') AND y IS NOT NULL`.
+///
+/// Grammar (keywords case-insensitive, loosest binding first): `OR`; `AND`; `NOT`; a predicate
+/// `operand (= | == | != | <> | < | <= | > | >=) operand`, `operand [NOT] IN (literal, ...)`,
+/// `operand IS [NOT] NULL`, `operand [NOT] BETWEEN operand AND operand`,
+/// `operand [NOT] LIKE 'pattern'` or a bare operand (a boolean column); an operand is a column,
+/// a literal or a parenthesised expression. Columns: identifiers (`[A-Za-z_][A-Za-z0-9_$]*`),
+/// `` `backtick quoted` `` or `"double quoted"` names (the quote doubled inside), joined by `.`
+/// for nested fields. Literals: `'strings'` (`''` inside for a quote), integers, decimals
+/// (`1.50`, exact), floats with an exponent (`1e-3`), `TRUE`, `FALSE`, `NULL`,
+/// `DATE 'YYYY-MM-DD'`, `TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.ffffff][Z|±HH:MM]'` (without an offset
+/// the time is read as UTC), `TIMESTAMP_NTZ '...'` and `X'hex'` bytes; a `-` may precede a
+/// number.
+///
+/// Errors are [`Error::InvalidArgument`] naming the 1-based character position, what was
+/// expected there and what was found.
+pub fn parse_sql(text: &str) -> Result<Expr> {
+    let tokens = tokenize(text)?;
+    let mut parser = Parser {
+        text,
+        tokens,
+        index: 0,
+    };
+    let expr = parser.parse_or()?;
+    match parser.peek().kind {
+        TokenKind::End => Ok(expr),
+        _ => Err(parser.unexpected("AND, OR or the end of the filter")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokenizer and parser
+
+pub(super) const RESERVED: &[&str] = &[
+    "AND", "OR", "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "BETWEEN", "LIKE",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+enum TokenKind {
+    Word(String),
+    QuotedName(String),
+    Str(String),
+    Hex(Vec<u8>),
+    Number(String),
+    Op(CompareOp, &'static str),
+    LParen,
+    RParen,
+    Comma,
+    Dot,
+    Minus,
+    End,
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    kind: TokenKind,
+    /// 1-based character position of the token's first character.
+    position: usize,
+}
+
+fn tokenize(text: &str) -> Result<Vec<Token>> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut tokens = Vec::new();
+    let mut index = 0;
+    while let Some(&c) = chars.get(index) {
+        let position = index + 1;
+        let at = |offset: usize| chars.get(index + offset).copied();
+        let (kind, length) = match c {
+            c if c.is_whitespace() => {
+                index += 1;
+                continue;
+            }
+            '(' => (TokenKind::LParen, 1),
+            ')' => (TokenKind::RParen, 1),
+            ',' => (TokenKind::Comma, 1),
+            '.' => (TokenKind::Dot, 1),
+            '-' => (TokenKind::Minus, 1),
+            '=' if at(1) == Some('=') => (TokenKind::Op(CompareOp::Eq, "=="), 2),
+            '=' => (TokenKind::Op(CompareOp::Eq, "="), 1),
+            '!' if at(1) == Some('=') => (TokenKind::Op(CompareOp::NotEq, "!="), 2),
+            '<' if at(1) == Some('=') => (TokenKind::Op(CompareOp::LtEq, "<="), 2),
+            '<' if at(1) == Some('>') => (TokenKind::Op(CompareOp::NotEq, "<>"), 2),
+            '<' => (TokenKind::Op(CompareOp::Lt, "<"), 1),
+            '>' if at(1) == Some('=') => (TokenKind::Op(CompareOp::GtEq, ">="), 2),
+            '>' => (TokenKind::Op(CompareOp::Gt, ">"), 1),
+            '\'' => {
+                let (value, length) = read_quoted(text, &chars, index, '\'', "string")?;
+                (TokenKind::Str(value), length)
+            }
+            '`' | '"' => {
+                let (value, length) = read_quoted(text, &chars, index, c, "quoted name")?;
+                (TokenKind::QuotedName(value), length)
+            }
+            'x' | 'X' if at(1) == Some('\'') => {
+                let (value, length) = read_quoted(text, &chars, index + 1, '\'', "hex string")?;
+                let bytes = hex_bytes(&value).ok_or_else(|| {
+                    parse_error(
+                        text,
+                        position,
+                        "an even number of hex digits in X'...'",
+                        &format!("X'{value}'"),
+                    )
+                })?;
+                (TokenKind::Hex(bytes), length + 1)
+            }
+            c if c.is_ascii_digit() => {
+                let length = number_length(&chars, index);
+                let number: String = chars.iter().skip(index).take(length).collect();
+                (TokenKind::Number(number), length)
+            }
+            c if c.is_alphabetic() || c == '_' => {
+                let word: String = chars
+                    .iter()
+                    .skip(index)
+                    .take_while(|c| c.is_alphanumeric() || **c == '_' || **c == '$')
+                    .collect();
+                let length = word.chars().count();
+                (TokenKind::Word(word), length)
+            }
+            other => {
+                return Err(parse_error(
+                    text,
+                    position,
+                    "a column, a value, an operator or a parenthesis",
+                    &format!("'{other}'"),
+                ))
+            }
+        };
+        tokens.push(Token { kind, position });
+        index += length;
+    }
+    tokens.push(Token {
+        kind: TokenKind::End,
+        position: chars.len() + 1,
+    });
+    Ok(tokens)
+}
+
+/// Reads a `quote`-delimited run starting at `start` (where the opening quote is), with the
+/// quote doubled inside; returns the content and the number of characters consumed.
+fn read_quoted(
+    text: &str,
+    chars: &[char],
+    start: usize,
+    quote: char,
+    what: &str,
+) -> Result<(String, usize)> {
+    let mut value = String::new();
+    let mut index = start + 1;
+    loop {
+        match chars.get(index) {
+            None => {
+                return Err(parse_error(
+                    text,
+                    start + 1,
+                    &format!("a closing {quote} for the {what} starting here"),
+                    "end of input",
+                ))
+            }
+            Some(&c) if c == quote => {
+                if chars.get(index + 1) == Some(&quote) {
+                    value.push(quote);
+                    index += 2;
+                } else {
+                    return Ok((value, index + 1 - start));
+                }
+            }
+            Some(&c) => {
+                value.push(c);
+                index += 1;
+            }
+        }
+    }
+}
+
+fn number_length(chars: &[char], start: usize) -> usize {
+    let digits_from = |from: usize| {
+        chars
+            .iter()
+            .skip(from)
+            .take_while(|c| c.is_ascii_digit())
+            .count()
+    };
+    let mut end = start + digits_from(start);
+    if chars.get(end) == Some(&'.') {
+        end += 1 + digits_from(end + 1);
+    }
+    if matches!(chars.get(end), Some('e' | 'E')) {
+        let sign = usize::from(matches!(chars.get(end + 1), Some('+' | '-')));
+        let exponent = digits_from(end + 1 + sign);
+        if exponent > 0 {
+            end += 1 + sign + exponent;
+        }
+    }
+    end - start
+}
+
+fn hex_bytes(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|at| {
+            text.get(at..at + 2)
+                .and_then(|pair| u8::from_str_radix(pair, 16).ok())
+        })
+        .collect()
+}
+
+fn parse_error(text: &str, position: usize, expected: &str, found: &str) -> Error {
+    invalid(format!(
+        "cannot parse filter {text:?}: expected {expected} at position {position}, found {found}"
+    ))
+}
+
+struct Parser<'t> {
+    text: &'t str,
+    tokens: Vec<Token>,
+    index: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Token {
+        self.tokens
+            .get(self.index)
+            .or_else(|| self.tokens.last())
+            .cloned()
+            .unwrap_or(Token {
+                kind: TokenKind::End,
+                position: self.text.chars().count() + 1,
+            })
+    }
+
+    fn advance(&mut self) -> Token {
+        let token = self.peek();
+        if self.index < self.tokens.len() {
+            self.index += 1;
+        }
+        token
+    }
+
+    fn peek_keyword(&self, keyword: &str) -> bool {
+        matches!(&self.peek().kind, TokenKind::Word(word) if word.eq_ignore_ascii_case(keyword))
+    }
+
+    fn eat_keyword(&mut self, keyword: &str) -> bool {
+        let found = self.peek_keyword(keyword);
+        if found {
+            self.advance();
+        }
+        found
+    }
+
+    fn expect_keyword(&mut self, keyword: &str) -> Result<()> {
+        if self.eat_keyword(keyword) {
+            Ok(())
+        } else {
+            Err(self.unexpected(keyword))
+        }
+    }
+
+    fn unexpected(&self, expected: &str) -> Error {
+        let token = self.peek();
+        parse_error(
+            self.text,
+            token.position,
+            expected,
+            &describe_token(&token.kind),
+        )
+    }
+
+    fn parse_or(&mut self) -> Result<Expr> {
+        let mut expr = self.parse_and()?;
+        while self.eat_keyword("OR") {
+            expr = expr.or(self.parse_and()?);
+        }
+        Ok(expr)
+    }
+
+    fn parse_and(&mut self) -> Result<Expr> {
+        let mut expr = self.parse_not()?;
+        while self.eat_keyword("AND") {
+            expr = expr.and(self.parse_not()?);
+        }
+        Ok(expr)
+    }
+
+    fn parse_not(&mut self) -> Result<Expr> {
+        if self.eat_keyword("NOT") {
+            Ok(!self.parse_not()?)
+        } else {
+            self.parse_predicate()
+        }
+    }
+
+    fn parse_predicate(&mut self) -> Result<Expr> {
+        let left = self.parse_operand()?;
+        if let TokenKind::Op(op, _) = self.peek().kind {
+            self.advance();
+            let right = self.parse_operand()?;
+            return Ok(left.compare(op, right));
+        }
+        if self.eat_keyword("IS") {
+            let negated = self.eat_keyword("NOT");
+            self.expect_keyword("NULL")?;
+            return Ok(Expr::IsNull {
+                expr: Box::new(left),
+                negated,
+            });
+        }
+        let negated = self.eat_keyword("NOT");
+        if self.eat_keyword("IN") {
+            let list = self.parse_literal_list()?;
+            return Ok(left.in_list(list, negated));
+        }
+        if self.eat_keyword("BETWEEN") {
+            let low = self.parse_operand()?;
+            self.expect_keyword("AND")?;
+            let high = self.parse_operand()?;
+            return Ok(Expr::Between {
+                expr: Box::new(left),
+                low: Box::new(low),
+                high: Box::new(high),
+                negated,
+            });
+        }
+        if self.eat_keyword("LIKE") {
+            let TokenKind::Str(pattern) = self.peek().kind else {
+                return Err(self.unexpected("a quoted pattern after LIKE"));
+            };
+            self.advance();
+            return Ok(Expr::Like {
+                expr: Box::new(left),
+                pattern,
+                negated,
+            });
+        }
+        if negated {
+            return Err(self.unexpected("IN, BETWEEN or LIKE after NOT"));
+        }
+        Ok(left)
+    }
+
+    fn parse_literal_list(&mut self) -> Result<Vec<Scalar>> {
+        if !matches!(self.peek().kind, TokenKind::LParen) {
+            return Err(self.unexpected("'(' after IN"));
+        }
+        self.advance();
+        let mut list = Vec::new();
+        if matches!(self.peek().kind, TokenKind::RParen) {
+            self.advance();
+            return Ok(list);
+        }
+        loop {
+            let token = self.peek();
+            match self.parse_operand()? {
+                Expr::Literal(value) => list.push(value),
+                other => {
+                    return Err(parse_error(
+                        self.text,
+                        token.position,
+                        "a literal value in the IN list",
+                        &format!("{other}"),
+                    ))
+                }
+            }
+            match self.advance().kind {
+                TokenKind::Comma => continue,
+                TokenKind::RParen => return Ok(list),
+                _ => {
+                    self.index = self.index.saturating_sub(1);
+                    return Err(self.unexpected("',' or ')' in the IN list"));
+                }
+            }
+        }
+    }
+
+    fn parse_operand(&mut self) -> Result<Expr> {
+        let token = self.peek();
+        match token.kind {
+            TokenKind::LParen => {
+                self.advance();
+                let expr = self.parse_or()?;
+                if !matches!(self.peek().kind, TokenKind::RParen) {
+                    return Err(self.unexpected("')'"));
+                }
+                self.advance();
+                Ok(expr)
+            }
+            TokenKind::Minus => {
+                self.advance();
+                let TokenKind::Number(text) = self.peek().kind else {
+                    return Err(self.unexpected("a number after '-'"));
+                };
+                self.advance();
+                Ok(Expr::Literal(parse_sql_number(&format!("-{text}"))))
+            }
+            TokenKind::Number(text) => {
+                self.advance();
+                Ok(Expr::Literal(parse_sql_number(&text)))
+            }
+            TokenKind::Str(value) => {
+                self.advance();
+                Ok(Expr::Literal(Scalar::Utf8(value)))
+            }
+            TokenKind::Hex(bytes) => {
+                self.advance();
+                Ok(Expr::Literal(Scalar::Binary(bytes)))
+            }
+            TokenKind::QuotedName(name) => {
+                self.advance();
+                self.parse_column_rest(name)
+            }
+            TokenKind::Word(word) => self.parse_word_operand(word),
+            _ => Err(self.unexpected("a column name or a value")),
+        }
+    }
+
+    fn parse_word_operand(&mut self, word: String) -> Result<Expr> {
+        let upper = word.to_ascii_uppercase();
+        let literal = match upper.as_str() {
+            "TRUE" => Some(Scalar::Boolean(true)),
+            "FALSE" => Some(Scalar::Boolean(false)),
+            "NULL" => Some(Scalar::Null),
+            _ => None,
+        };
+        if let Some(literal) = literal {
+            self.advance();
+            return Ok(Expr::Literal(literal));
+        }
+        if RESERVED.contains(&upper.as_str()) {
+            return Err(self.unexpected("a column name or a value"));
+        }
+        self.advance();
+        if matches!(upper.as_str(), "DATE" | "TIMESTAMP" | "TIMESTAMP_NTZ") {
+            let next = self.peek();
+            if let TokenKind::Str(value) = next.kind {
+                self.advance();
+                return typed_literal(self.text, &upper, &value, next.position).map(Expr::Literal);
+            }
+        }
+        self.parse_column_rest(word)
+    }
+
+    fn parse_column_rest(&mut self, first: String) -> Result<Expr> {
+        let mut path = vec![first];
+        while matches!(self.peek().kind, TokenKind::Dot) {
+            self.advance();
+            match self.peek().kind {
+                TokenKind::Word(part) | TokenKind::QuotedName(part) => {
+                    self.advance();
+                    path.push(part);
+                }
+                _ => return Err(self.unexpected("a field name after '.'")),
+            }
+        }
+        Ok(Expr::Column(path))
+    }
+}
+
+fn describe_token(kind: &TokenKind) -> String {
+    match kind {
+        TokenKind::Word(word) => format!("'{word}'"),
+        TokenKind::QuotedName(name) => format!("the quoted name `{name}`"),
+        TokenKind::Str(value) => format!("the string '{value}'"),
+        TokenKind::Hex(bytes) => format!("{}", Scalar::Binary(bytes.clone())),
+        TokenKind::Number(number) => format!("the number {number}"),
+        TokenKind::Op(_, symbol) => format!("'{symbol}'"),
+        TokenKind::LParen => "'('".to_string(),
+        TokenKind::RParen => "')'".to_string(),
+        TokenKind::Comma => "','".to_string(),
+        TokenKind::Dot => "'.'".to_string(),
+        TokenKind::Minus => "'-'".to_string(),
+        TokenKind::End => "end of input".to_string(),
+    }
+}
+
+fn typed_literal(text: &str, keyword: &str, value: &str, position: usize) -> Result<Scalar> {
+    parse_sql_typed(keyword, value).ok_or_else(|| {
+        let expected = if keyword == "DATE" {
+            "a date 'YYYY-MM-DD'".to_string()
+        } else {
+            format!("a {keyword} 'YYYY-MM-DD HH:MM:SS[.ffffff][Z|±HH:MM]'")
+        };
+        parse_error(text, position, &expected, &format!("'{value}'"))
+    })
+}
