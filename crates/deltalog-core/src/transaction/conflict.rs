@@ -21,7 +21,7 @@ use crate::actions::Protocol;
 use crate::commit::DecodedActions;
 use crate::error::{ConflictKind, Error, Result};
 use crate::expr::{files_may_match, partition_only, Expr};
-use crate::file_list::{active_files, FileListOptions};
+use crate::file_list::{active_files, file_list_stats, FileListOptions};
 use crate::replay::FileKeys;
 use crate::snapshot::Snapshot;
 use crate::table_config::properties::IsolationLevel;
@@ -324,7 +324,7 @@ fn first_matching(current: &Current<'_>, added: &StructArray) -> Result<Option<S
             return Ok(first_path(None));
         };
         for batch in &files {
-            let may_match = files_may_match(&partition_predicate, batch)?;
+            let may_match = files_may_match(&partition_predicate, &file_list_stats(batch)?)?;
             if may_match.true_count() > 0 {
                 return Ok(first_path(Some(&may_match)));
             }

@@ -34,7 +34,7 @@ use crate::actions::{CommitInfo, DomainMetadata, Format, Metadata, Protocol, Txn
 use crate::commit::{decode_actions, DecodeOptions};
 use crate::error::{ConflictKind, Error, Result};
 use crate::expr::{files_may_match, Expr};
-use crate::file_list::FileListOptions;
+use crate::file_list::{file_list_stats, FileListOptions};
 use crate::load::load_segment_without_files;
 use crate::log::commit_range::CommitRange;
 use crate::log::segment::latest_version;
@@ -467,7 +467,7 @@ impl Transaction {
         let mut removed = 0;
         for (adds, listed) in snapshot.add_actions().iter().zip(&files) {
             let mask = match filter {
-                Some(filter) => files_may_match(filter, listed)?,
+                Some(filter) => files_may_match(filter, &file_list_stats(listed)?)?,
                 None => BooleanArray::from(vec![true; adds.len()]),
             };
             if mask.true_count() == 0 {
