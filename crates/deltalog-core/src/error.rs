@@ -93,9 +93,26 @@ pub enum Error {
         source: arrow_schema::ArrowError,
     },
 
-    /// Another writer committed first and its changes conflict with ours.
-    #[error("commit conflict at version {version}: {reason}")]
-    CommitConflict { version: u64, reason: String },
+    /// Another writer committed `version` first and its changes conflict with what this
+    /// transaction read or wrote (Delta on Spark's conflict rules; `kind` names the rule). The
+    /// transaction wrote nothing to the log; the operation may be run again on a new snapshot.
+    #[error("{kind} at version {version} of {table}: {reason}")]
+    CommitConflict {
+        kind: ConflictKind,
+        version: u64,
+        table: String,
+        reason: String,
+    },
+
+    /// Writing the commit of `version` failed in a way that leaves its outcome unknown (a
+    /// transport error, and the commit file could not be read back to tell whether it is
+    /// ours). The table may or may not hold the commit: read it before retrying.
+    #[error("the commit of version {version} of {table} may or may not have happened: {reason}")]
+    CommitStateUnknown {
+        table: String,
+        version: u64,
+        reason: String,
+    },
 
     /// The operation is not allowed on this table (for example a write to a read-only table).
     #[error("{0}")]
@@ -107,6 +124,48 @@ pub enum Error {
 pub enum ProtocolKind {
     Reader,
     Writer,
+}
+
+/// Which conflict rule a concurrent commit broke, named as Delta on Spark names its
+/// exceptions (`ConcurrentAppendException`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConflictKind {
+    /// The winner added files that match what this transaction read.
+    ConcurrentAppend,
+    /// The winner removed files this transaction read.
+    ConcurrentDeleteRead,
+    /// The winner removed files this transaction also removes.
+    ConcurrentDeleteDelete,
+    /// The winner changed the table's metadata.
+    MetadataChanged,
+    /// The winner changed the table's protocol.
+    ProtocolChanged,
+    /// The winner wrote a `txn` of an application id this transaction read or writes, or a
+    /// metadata domain this transaction also writes.
+    ConcurrentTransaction,
+    /// The transaction lost the race more often than its retry limit allows.
+    MaxCommitAttemptsExceeded,
+}
+
+impl ConflictKind {
+    /// The name Delta on Spark gives the conflict's exception, without `Exception`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConflictKind::ConcurrentAppend => "ConcurrentAppend",
+            ConflictKind::ConcurrentDeleteRead => "ConcurrentDeleteRead",
+            ConflictKind::ConcurrentDeleteDelete => "ConcurrentDeleteDelete",
+            ConflictKind::MetadataChanged => "MetadataChanged",
+            ConflictKind::ProtocolChanged => "ProtocolChanged",
+            ConflictKind::ConcurrentTransaction => "ConcurrentTransaction",
+            ConflictKind::MaxCommitAttemptsExceeded => "MaxCommitAttemptsExceeded",
+        }
+    }
+}
+
+impl fmt::Display for ConflictKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl fmt::Display for ProtocolKind {

@@ -29,6 +29,7 @@ pub mod stats;
 pub mod storage;
 pub mod table;
 pub mod table_config;
+pub mod transaction;
 
 /// Where the golden tables (written by Delta on Spark) are kept in this repository.
 #[cfg(test)]
@@ -36,6 +37,6 @@ pub(crate) fn golden_archives() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/golden")
 }
 
-pub use error::{Error, ProtocolKind, Result};
+pub use error::{ConflictKind, Error, ProtocolKind, Result};
 pub use snapshot::Snapshot;
 pub use table::{SnapshotAt, Table};

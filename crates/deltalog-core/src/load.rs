@@ -301,6 +301,42 @@ pub async fn load_segment(
     Ok(state)
 }
 
+/// Loads the state of `segment.end_version` without its files: protocol, metadata, `txn`
+/// versions, domains and the last `commitInfo`, what a blind append needs. The file actions
+/// of the commits after the checkpoint are decoded and dropped; those of the checkpoint (its
+/// `add`/`remove` columns and its sidecars) are not read.
+pub async fn load_segment_without_files(
+    storage: &Storage,
+    table: &str,
+    segment: &LogSegment,
+) -> Result<TableState> {
+    let mut deltas = read_deltas(storage, &segment.deltas_ascending(), false).await?;
+    for (_, delta) in &mut deltas {
+        delta.file_actions.clear();
+    }
+    let checkpoint = match &segment.checkpoint {
+        Some(checkpoint) => {
+            let projection = CheckpointProjection {
+                file_actions: false,
+                ..CheckpointProjection::default()
+            };
+            let mut all = DecodedActions::default();
+            for part in &checkpoint.parts {
+                let decoded =
+                    read_checkpoint_part(storage, part, checkpoint.version, projection, None)
+                        .await?;
+                merge(&mut all, decoded, part.location.as_ref())?;
+            }
+            all.sidecars.clear();
+            all.file_actions.clear();
+            Some(all)
+        }
+        None => None,
+    };
+    let keys = FileKeys::new(storage.root_url());
+    fold_state(table, segment.end_version, deltas, checkpoint, None, &keys)
+}
+
 /// Loads the state of `segment.end_version` holding the live files that may hold rows
 /// matching `filter`: checkpoint row groups that cannot match (by their `stats_parsed`
 /// bounds) are not read, so the state is for a filtered listing only. Statistics are kept.

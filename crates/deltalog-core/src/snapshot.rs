@@ -254,19 +254,31 @@ impl Snapshot {
     /// The snapshot of the newest version, reading only the commits added since this one.
     /// Falls back to a full load when those commits cannot all be read (a gap, or a cleanup).
     pub async fn refresh(&self) -> Result<Snapshot> {
+        self.refresh_up_to(None).await
+    }
+
+    /// The snapshot of `version` (not before this one), reading only the commits added since
+    /// this one, as [`Snapshot::refresh`] does.
+    pub async fn refresh_to(&self, version: u64) -> Result<Snapshot> {
+        self.refresh_up_to(Some(version)).await
+    }
+
+    async fn refresh_up_to(&self, target: Option<u64>) -> Result<Snapshot> {
         let table = self.table();
+        let at = target.map_or(SnapshotAt::Latest, SnapshotAt::Version);
         if let Some(filter) = &self.inner.matching {
-            return table.snapshot_matching(SnapshotAt::Latest, filter).await;
+            return table.snapshot_matching(at, filter).await;
         }
         let start = self.version() + 1;
         let listing = table
             .list_from(start.saturating_sub(MONOTONIC_LOOKBACK))
             .await?;
-        let Some(newest) = latest_version(&listing).filter(|newest| *newest >= start) else {
+        let newest = latest_version(&listing).map(|newest| target.unwrap_or(newest).min(newest));
+        let Some(newest) = newest.filter(|newest| *newest >= start) else {
             return Ok(self.clone());
         };
         let Ok(range) = CommitRange::from_listing(table.uri(), &listing, start, newest) else {
-            return table.snapshot(SnapshotAt::Latest).await;
+            return table.snapshot(at).await;
         };
         let file_time = range.file_times().last().copied().unwrap_or_default();
         let files = range.read_all(table.storage()).await?;

@@ -10,6 +10,7 @@
 
 pub mod features;
 pub mod properties;
+pub mod writing;
 
 use std::sync::{Arc, OnceLock};
 

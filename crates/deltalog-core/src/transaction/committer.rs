@@ -1,0 +1,131 @@
+//! The atomic commit: `_delta_log/<version>.json` written once, never overwritten, never
+//! partial (spec "Delta Log Entries": writers must never overwrite an existing log entry;
+//! "Writer Requirements"; reliability notes §2).
+//!
+//! A [`Committer`] is the one seam between a transaction and the store's mutual exclusion.
+//! [`FileSystemCommitter`] writes the file in one put-if-absent ([`Storage::put_if_absent`]):
+//! an exclusive create on the local filesystem, a conditional put (`If-None-Match`) on S3,
+//! generation and ETag preconditions on GCS and Azure. [`attempt`] wraps a committer and
+//! resolves the outcomes a transport error leaves unknown by reading the file back and
+//! comparing its `commitInfo.txnId` with the transaction's own.
+
+use std::fmt;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+
+use crate::commit::read_commit_info;
+use crate::error::{Error, Result};
+use crate::storage::Storage;
+
+/// What became of one attempt to write a commit file.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitOutcome {
+    /// The file is written: the version is ours.
+    Committed,
+    /// A file of that version already exists (another writer's, or our own from an earlier
+    /// attempt whose answer was lost); nothing was written.
+    VersionExists,
+}
+
+/// Writes the bytes of a commit as the log entry of a version, atomically.
+///
+/// Implementations must write all of `bytes` or nothing, must never replace an existing
+/// entry, and return [`CommitOutcome::VersionExists`] when the entry exists. Any error means
+/// the outcome is unknown to the implementation.
+pub trait Committer: Send + Sync + fmt::Debug {
+    /// Writes `bytes` as `_delta_log/<version>.json` of the table in `storage`.
+    fn commit<'a>(
+        &'a self,
+        storage: &'a Storage,
+        version: u64,
+        bytes: Bytes,
+    ) -> BoxFuture<'a, Result<CommitOutcome>>;
+}
+
+/// The committer for tables without a catalog: one put-if-absent of the commit file through
+/// the table's object store.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FileSystemCommitter;
+
+impl Committer for FileSystemCommitter {
+    fn commit<'a>(
+        &'a self,
+        storage: &'a Storage,
+        version: u64,
+        bytes: Bytes,
+    ) -> BoxFuture<'a, Result<CommitOutcome>> {
+        Box::pin(async move {
+            let path = storage.log_file(&commit_file_name(version));
+            Ok(match storage.put_if_absent(&path, bytes).await? {
+                true => CommitOutcome::Committed,
+                false => CommitOutcome::VersionExists,
+            })
+        })
+    }
+}
+
+/// The name of the commit file of `version` (`00000000000000000007.json`).
+pub fn commit_file_name(version: u64) -> String {
+    format!("{version:020}.json")
+}
+
+/// The outcome of [`attempt`], every unknown resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempt {
+    /// The commit file holds this transaction's commit.
+    Committed,
+    /// Another transaction's commit holds the version.
+    Lost,
+    /// The write failed and nothing is at the version: the same version may be tried again.
+    NotWritten,
+}
+
+/// Writes `bytes` (a commit whose `commitInfo.txnId` is `txn_id`) at `version` through
+/// `committer`. When the committer fails (a transport error: the put may or may not have
+/// landed), the file is read back: holding our `txnId` it is [`Attempt::Committed`], holding
+/// another it is [`Attempt::Lost`], absent it is [`Attempt::NotWritten`]. When it cannot be
+/// read either, the result is an [`Error::CommitStateUnknown`] naming both failures.
+pub async fn attempt(
+    committer: &dyn Committer,
+    storage: &Storage,
+    version: u64,
+    bytes: Bytes,
+    txn_id: &str,
+) -> Result<Attempt> {
+    let failure = match committer.commit(storage, version, bytes).await {
+        Ok(CommitOutcome::Committed) => return Ok(Attempt::Committed),
+        Ok(CommitOutcome::VersionExists) => return Ok(Attempt::Lost),
+        Err(failure) => failure,
+    };
+    let path = storage.log_file(&commit_file_name(version));
+    let unknown = |reason: String| Error::CommitStateUnknown {
+        table: storage.root_url().to_string(),
+        version,
+        reason,
+    };
+    match storage.read_if_exists(&path).await {
+        Ok(None) => Ok(Attempt::NotWritten),
+        Ok(Some(existing)) => {
+            let name = storage.url_of(&path);
+            match read_commit_info(&existing, &name) {
+                Ok(info) if info.as_ref().and_then(|i| i.txn_id()) == Some(txn_id) => {
+                    Ok(Attempt::Committed)
+                }
+                Ok(_) => Ok(Attempt::Lost),
+                Err(read) => Err(unknown(format!(
+                    "writing failed ({failure}) and the file there does not decode ({read})"
+                ))),
+            }
+        }
+        Err(read) => Err(unknown(format!(
+            "writing failed ({failure}) and reading it back failed too ({read})"
+        ))),
+    }
+}
+
+/// The `commitInfo.txnId` of the commit `bytes` (named `name` in errors), if any.
+pub fn txn_id_of(bytes: &[u8], name: &str) -> Result<Option<String>> {
+    Ok(read_commit_info(bytes, name)?.and_then(|info| info.txn_id().map(str::to_string)))
+}

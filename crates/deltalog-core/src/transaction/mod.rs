@@ -1,0 +1,1304 @@
+//! Writing to a table: transactions, the atomic commit, conflict checks and retries (spec
+//! "Writer Requirements", "Table Features", "Commit Provenance Information", "Row Tracking",
+//! "Domain Metadata", "Set Transaction Identifiers", "Action Reconciliation"; reliability
+//! notes §1 and §2).
+//!
+//! A [`Transaction`] starts from what it reads: a [`Snapshot`] ([`Snapshot::transaction`],
+//! [`Table::transaction`]), the non-file state a blind append needs
+//! ([`Table::append_transaction`], which never builds the file list), or nothing when it
+//! creates the table ([`Table::create_transaction`], [`Table::create`]). It stages file
+//! actions as Arrow rows of the internal add/remove layout, `txn` versions, domain metadata,
+//! metadata and protocol changes, and records what it read. [`Transaction::commit`] checks
+//! the commit (writer features, append-only, action reconciliation), writes it in one
+//! put-if-absent through a [`Committer`], and when another writer won the version, reads the
+//! winners once, checks them ([`conflict`]), rebases (row ids, in-commit timestamp) and
+//! retries at the newest version, with jittered backoff, up to a limit.
+
+pub mod committer;
+pub mod conflict;
+pub mod encode;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow::compute::filter;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, StructArray};
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use crate::action_schema::{add, add_fields, cdc_fields};
+use crate::actions::{CommitInfo, DomainMetadata, Format, Metadata, Protocol, Txn};
+use crate::commit::{decode_actions, DecodeOptions};
+use crate::error::{ConflictKind, Error, Result};
+use crate::expr::{files_may_match, Expr};
+use crate::file_list::{file_list_stats, FileListOptions};
+use crate::load::load_segment_without_files;
+use crate::log::commit_range::CommitRange;
+use crate::log::segment::latest_version;
+use crate::log::timestamps::{commit_timestamp, MONOTONIC_LOOKBACK};
+use crate::replay::FileKeys;
+use crate::schema::{ColumnMappingMode, StructType};
+use crate::snapshot::Snapshot;
+use crate::table::{SnapshotAt, Table};
+use crate::table_config::properties::{
+    IsolationLevel, IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP,
+    IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION, ISOLATION_LEVEL,
+};
+use crate::table_config::writing::{
+    is_protocol_key, least_protocol, requested_versions, required_features, upgrade_protocol,
+};
+use crate::table_config::{TableConfiguration, TableFeature};
+
+pub use committer::{CommitOutcome, Committer, FileSystemCommitter};
+pub use conflict::ROW_TRACKING_DOMAIN;
+pub use encode::AddFile;
+
+/// `commitInfo.engineInfo` of every commit this library writes.
+pub const ENGINE_INFO: &str = concat!("deltalog/", env!("CARGO_PKG_VERSION"));
+
+/// How a transaction commits: the committer, and how often and how patiently it retries
+/// after losing a race.
+#[derive(Debug, Clone)]
+pub struct CommitOptions {
+    /// The committer writing the commit file.
+    pub committer: Arc<dyn Committer>,
+    /// How many times to rebase and retry after losing the race for a version (and to retry
+    /// a version whose write failed without landing). Default 100.
+    pub max_retries: u32,
+    /// The first backoff before a retry; it doubles each retry, with jitter. Default 10 ms.
+    pub backoff_base: Duration,
+    /// The longest backoff. Default 1 s.
+    pub backoff_max: Duration,
+}
+
+impl Default for CommitOptions {
+    fn default() -> Self {
+        CommitOptions {
+            committer: Arc::new(FileSystemCommitter),
+            max_retries: 100,
+            backoff_base: Duration::from_millis(10),
+            backoff_max: Duration::from_secs(1),
+        }
+    }
+}
+
+/// What a committed transaction did.
+#[derive(Debug, Clone)]
+pub struct CommitResult {
+    /// The version committed.
+    pub version: u64,
+    /// How many times the commit was retried after losing a race.
+    pub retries: u32,
+    /// The `commitInfo.txnId` of the commit.
+    pub txn_id: String,
+    /// The snapshot of the committed version, refreshed from the snapshot read (loaded at
+    /// version 0 for a created table); `None` for a transaction that started without one
+    /// ([`Table::append_transaction`]).
+    pub snapshot: Option<Snapshot>,
+    /// The number of add actions committed.
+    pub num_added_files: usize,
+    /// The number of remove actions committed.
+    pub num_removed_files: usize,
+}
+
+/// A new table: what version 0 holds.
+#[derive(Debug, Clone, Default)]
+pub struct TableSpec {
+    pub schema: StructType,
+    pub partition_columns: Vec<String>,
+    /// Table properties; `delta.minReaderVersion`, `delta.minWriterVersion` and
+    /// `delta.feature.<name>` steer the protocol and are not stored.
+    pub configuration: HashMap<String, String>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+}
+
+/// A metadata change: each `Some` replaces that part of the table's metadata;
+/// `configuration` entries are set (a `None` value removes the key).
+#[derive(Debug, Clone, Default)]
+pub struct MetadataUpdate {
+    pub schema: Option<StructType>,
+    pub configuration: Vec<(String, Option<String>)>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+}
+
+/// A pending write to one table. Built by [`Snapshot::transaction`],
+/// [`Table::transaction`], [`Table::append_transaction`] or [`Table::create_transaction`];
+/// nothing is written until [`Transaction::commit`].
+#[derive(Debug)]
+pub struct Transaction {
+    table: Table,
+    read: ReadBase,
+    operation: String,
+    operation_parameters: Map<String, Value>,
+    operation_metrics: Map<String, Value>,
+    commit_info: Map<String, Value>,
+    isolation_level: Option<IsolationLevel>,
+    options: CommitOptions,
+    data_writer_features: Vec<TableFeature>,
+    adds: Vec<StructArray>,
+    removes: Vec<StructArray>,
+    cdc: Vec<StructArray>,
+    txns: Vec<Txn>,
+    domains: Vec<DomainMetadata>,
+    metadata: Option<Metadata>,
+    protocol: Option<Protocol>,
+    read_predicates: Vec<Expr>,
+    read_files: HashSet<String>,
+    read_whole_table: bool,
+    read_app_ids: HashSet<String>,
+}
+
+/// What the transaction read: the state of its read version.
+#[derive(Debug, Clone)]
+struct ReadBase {
+    /// `None` when the transaction creates the table.
+    version: Option<u64>,
+    config: Option<TableConfiguration>,
+    txns: HashMap<String, i64>,
+    domains: HashMap<String, DomainMetadata>,
+    /// The commit timestamp of the read version.
+    timestamp_ms: Option<i64>,
+    snapshot: Option<Snapshot>,
+}
+
+impl Snapshot {
+    /// A transaction reading this snapshot, for the operation named `operation` (`WRITE`,
+    /// `DELETE`, ..., as `commitInfo.operation`).
+    pub fn transaction(&self, operation: &str) -> Transaction {
+        let read = ReadBase {
+            version: Some(self.version()),
+            config: Some(self.table_configuration().clone()),
+            txns: self.transactions(),
+            domains: self
+                .domains()
+                .into_iter()
+                .map(|(domain, configuration)| {
+                    let action = DomainMetadata {
+                        domain: domain.clone(),
+                        configuration,
+                        removed: false,
+                    };
+                    (domain, action)
+                })
+                .collect(),
+            timestamp_ms: Some(self.timestamp_ms()),
+            snapshot: Some(self.clone()),
+        };
+        Transaction::new(self.table().clone(), read, operation)
+    }
+}
+
+impl Table {
+    /// A transaction reading the latest snapshot (see [`Snapshot::transaction`]).
+    pub async fn transaction(&self, operation: &str) -> Result<Transaction> {
+        Ok(self
+            .snapshot(SnapshotAt::Latest)
+            .await?
+            .transaction(operation))
+    }
+
+    /// A transaction for a blind append to the latest version: it reads the protocol,
+    /// metadata, `txn` versions and domains (the row-id high-water mark), never the file
+    /// list, so it costs the same on a table of a million files as on one of ten. It may
+    /// add files, set application versions and domain metadata and change metadata; it
+    /// cannot remove files or record reads of files.
+    pub async fn append_transaction(&self, operation: &str) -> Result<Transaction> {
+        let segment = self.log_segment(None).await?;
+        let state = load_segment_without_files(self.storage(), self.uri(), &segment).await?;
+        let timestamp_ms = commit_timestamp(state.commit_info.as_ref(), segment.file_time_ms);
+        let config = TableConfiguration::try_new(state.protocol, state.metadata, self.uri())?;
+        let read = ReadBase {
+            version: Some(state.version),
+            config: Some(config),
+            txns: state
+                .txns
+                .into_iter()
+                .map(|(app, txn)| (app, txn.version))
+                .collect(),
+            domains: state
+                .domains
+                .into_iter()
+                .filter(|(_, domain)| !domain.removed)
+                .collect(),
+            timestamp_ms: Some(timestamp_ms),
+            snapshot: None,
+        };
+        Ok(Transaction::new(self.clone(), read, operation))
+    }
+
+    /// A transaction creating the table at version 0 with `spec` (operation `CREATE TABLE`);
+    /// files may be added to it. The protocol is the least one covering the features the
+    /// metadata uses ([`least_protocol`]).
+    ///
+    /// Errors: [`Error::NotAllowed`] when the location already holds a Delta log;
+    /// [`Error::InvalidArgument`] for partition columns not in the schema, or column mapping
+    /// asked for on a schema without physical names and ids. A creator that loses the race
+    /// for version 0 gets an [`Error::CommitConflict`] of kind
+    /// [`ConflictKind::ProtocolChanged`] from [`Transaction::commit`].
+    pub async fn create_transaction(&self, spec: TableSpec) -> Result<Transaction> {
+        if self.storage().has_log_files().await? {
+            return Err(Error::NotAllowed(format!(
+                "a Delta table already exists at {}",
+                self.uri()
+            )));
+        }
+        let metadata = new_metadata(&spec)?;
+        let schema = &spec.schema;
+        let (reader, writer) = requested_versions(&spec.configuration);
+        let protocol = least_protocol(
+            &required_features(&spec_metadata(&spec)?, schema),
+            reader,
+            writer,
+        );
+        let read = ReadBase {
+            version: None,
+            config: None,
+            txns: HashMap::new(),
+            domains: HashMap::new(),
+            timestamp_ms: None,
+            snapshot: None,
+        };
+        let mut transaction = Transaction::new(self.clone(), read, "CREATE TABLE");
+        transaction.metadata = Some(metadata);
+        transaction.protocol = Some(protocol);
+        let partition_by = serde_json::to_string(&spec.partition_columns).unwrap_or_default();
+        transaction
+            .operation_parameters
+            .insert("partitionBy".into(), Value::String(partition_by));
+        transaction
+            .operation_parameters
+            .insert("isManaged".into(), Value::String("false".into()));
+        Ok(transaction)
+    }
+
+    /// Creates the table at version 0 with `spec` and no files (see
+    /// [`Table::create_transaction`]).
+    pub async fn create(&self, spec: TableSpec) -> Result<CommitResult> {
+        self.create_transaction(spec).await?.commit().await
+    }
+}
+
+impl Transaction {
+    fn new(table: Table, read: ReadBase, operation: &str) -> Transaction {
+        Transaction {
+            table,
+            read,
+            operation: operation.to_string(),
+            operation_parameters: Map::new(),
+            operation_metrics: Map::new(),
+            commit_info: Map::new(),
+            isolation_level: None,
+            options: CommitOptions::default(),
+            data_writer_features: Vec::new(),
+            adds: Vec::new(),
+            removes: Vec::new(),
+            cdc: Vec::new(),
+            txns: Vec::new(),
+            domains: Vec::new(),
+            metadata: None,
+            protocol: None,
+            read_predicates: Vec::new(),
+            read_files: HashSet::new(),
+            read_whole_table: false,
+            read_app_ids: HashSet::new(),
+        }
+    }
+
+    /// The version read (`None` when creating the table).
+    pub fn read_version(&self) -> Option<u64> {
+        self.read.version
+    }
+
+    /// Sets an entry of `commitInfo.operationParameters` (Delta on Spark writes strings).
+    pub fn with_operation_parameter(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.operation_parameters
+            .insert(key.to_string(), value.into());
+        self
+    }
+
+    /// Sets an entry of `commitInfo.operationMetrics`, replacing the computed one.
+    pub fn with_operation_metric(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.operation_metrics.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// Adds a field to `commitInfo` (the fields this library writes cannot be replaced).
+    pub fn with_commit_info(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.commit_info.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// Overrides the isolation level (`delta.isolationLevel`, else `WriteSerializable`).
+    pub fn with_isolation_level(mut self, level: IsolationLevel) -> Self {
+        self.isolation_level = Some(level);
+        self
+    }
+
+    /// Sets the committer and the retry policy.
+    pub fn with_commit_options(mut self, options: CommitOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The hook of the data writer: the writer features whose per-row or per-file duties
+    /// (invariants, CHECK constraints, generated, identity and default columns, physical
+    /// column names, clustering statistics) the writer of the added files enforced. A
+    /// commit adding data to a table that uses one of them is refused unless it is listed
+    /// here (see [`TableConfiguration::ensure_writable`]).
+    pub fn with_data_writer_features(mut self, features: Vec<TableFeature>) -> Self {
+        self.data_writer_features = features;
+        self
+    }
+
+    /// Stages files to add: rows of the internal add layout
+    /// ([`crate::action_schema::add_fields`]; paths URL-encoded, `numRecords` set when row
+    /// tracking needs it), such as [`encode::add_rows`] builds.
+    pub fn add_files(&mut self, adds: StructArray) -> Result<()> {
+        if adds.fields() != &add_fields() {
+            return Err(Error::InvalidArgument(
+                "added files must be in the add layout of action_schema::add_fields".into(),
+            ));
+        }
+        self.adds.push(adds);
+        Ok(())
+    }
+
+    /// Stages the files described by `files` (see [`encode::add_rows`]).
+    pub fn add(&mut self, files: &[AddFile]) -> Result<()> {
+        let rows = encode::add_rows(files)?;
+        self.add_files(rows)
+    }
+
+    /// Stages change data files: rows of [`crate::action_schema::cdc_fields`].
+    pub fn add_cdc_files(&mut self, cdc: StructArray) -> Result<()> {
+        if cdc.fields() != &cdc_fields() {
+            return Err(Error::InvalidArgument(
+                "change data files must be in the layout of action_schema::cdc_fields".into(),
+            ));
+        }
+        self.cdc.push(cdc);
+        Ok(())
+    }
+
+    /// Stages removes of `files`, rows of the add layout selected from the snapshot read
+    /// (its [`Snapshot::add_actions`]), deleted now, with extended file metadata. Reads are
+    /// not recorded: the caller that selected the rows records what it read
+    /// ([`Transaction::record_read_files`], [`Transaction::record_read_predicate`]).
+    pub fn remove_files(&mut self, files: &StructArray, data_change: bool) -> Result<()> {
+        self.require_snapshot("remove files")?;
+        let removes = encode::removes_from_adds(files, now_ms(), data_change)?;
+        self.removes.push(removes);
+        Ok(())
+    }
+
+    /// Stages removes of the live files of the snapshot read whose paths (as
+    /// [`Snapshot::files`] lists them: relative and URL-decoded) are in `paths`. Returns how
+    /// many files were found; paths not in the snapshot are an [`Error::InvalidArgument`].
+    pub fn remove_paths(&mut self, wanted: &[&str], data_change: bool) -> Result<usize> {
+        let snapshot = self.require_snapshot("remove files")?.clone();
+        let wanted: HashSet<&str> = wanted.iter().copied().collect();
+        let keys = self.keys();
+        let mut found: HashSet<String> = HashSet::new();
+        for adds in snapshot.add_actions() {
+            let Some(column) = adds
+                .column_by_name(add::PATH)
+                .and_then(|c| c.as_string_opt::<i32>())
+            else {
+                continue;
+            };
+            let mask: BooleanArray = (0..adds.len())
+                .map(|row| {
+                    let key = keys.canonical(column.value(row));
+                    let hit = wanted.contains(key.as_ref());
+                    if hit {
+                        found.insert(key.into_owned());
+                    }
+                    Some(hit)
+                })
+                .collect();
+            if mask.true_count() > 0 {
+                let selected = select(adds, &mask)?;
+                self.record_read_files(paths(&selected).iter().map(String::as_str));
+                self.remove_files(&selected, data_change)?;
+            }
+        }
+        if let Some(missing) = wanted.iter().find(|path| !found.contains(**path)) {
+            return Err(Error::InvalidArgument(format!(
+                "{missing} is not a live file of version {} of {}",
+                snapshot.version(),
+                self.table.uri()
+            )));
+        }
+        Ok(found.len())
+    }
+
+    /// Stages removes of every live file of the snapshot read in the partitions matching
+    /// `filter` (`None`: every file), recording the read: `filter` as a read predicate (and
+    /// the files), or the whole table. Returns how many files are removed.
+    ///
+    /// Errors: [`Error::InvalidArgument`] when `filter` names a column that is not a
+    /// partition column (removing whole files by a data filter would drop rows that do not
+    /// match).
+    pub async fn remove_where(
+        &mut self,
+        filter: Option<&Expr>,
+        data_change: bool,
+    ) -> Result<usize> {
+        let snapshot = self.require_snapshot("remove files")?.clone();
+        if let Some(filter) = filter {
+            let partition_columns = snapshot.partition_columns();
+            let is_partition = |column: &String| {
+                partition_columns
+                    .iter()
+                    .any(|p| p.eq_ignore_ascii_case(column))
+            };
+            if let Some(column) = filter.columns().iter().find(|c| !is_partition(c)) {
+                return Err(Error::InvalidArgument(format!(
+                    "files can only be removed by a filter on partition columns; {column} is not one"
+                )));
+            }
+        }
+        let (_, files) = snapshot.file_list(&FileListOptions::default()).await?;
+        let mut removed = 0;
+        for (adds, listed) in snapshot.add_actions().iter().zip(&files) {
+            let mask = match filter {
+                Some(filter) => files_may_match(filter, &file_list_stats(listed)?)?,
+                None => BooleanArray::from(vec![true; adds.len()]),
+            };
+            if mask.true_count() == 0 {
+                continue;
+            }
+            removed += mask.true_count();
+            let selected = select(adds, &mask)?;
+            self.record_read_files(paths(&selected).iter().map(String::as_str));
+            self.remove_files(&selected, data_change)?;
+        }
+        match filter {
+            None => self.read_whole_table = true,
+            Some(filter) => self.read_predicates.push(filter.clone()),
+        }
+        Ok(removed)
+    }
+
+    /// Records that the transaction read the files matching `predicate` (over partition
+    /// columns; see [`conflict::check_appends`]).
+    pub fn record_read_predicate(&mut self, predicate: Expr) {
+        self.read_predicates.push(predicate);
+    }
+
+    /// Records that the transaction read these files (paths as the log writes them).
+    pub fn record_read_files<'a>(&mut self, paths: impl IntoIterator<Item = &'a str>) {
+        let keys = self.keys();
+        for path in paths {
+            self.read_files.insert(keys.canonical(path).into_owned());
+        }
+    }
+
+    /// Records that the transaction read the whole table.
+    pub fn record_read_whole_table(&mut self) {
+        self.read_whole_table = true;
+    }
+
+    /// The version of application `app_id` in the version read (spec "Set Transaction
+    /// Identifiers"), recorded as read: a concurrent `txn` of the same application is a
+    /// [`ConflictKind::ConcurrentTransaction`].
+    pub fn app_version(&mut self, app_id: &str) -> Option<i64> {
+        self.read_app_ids.insert(app_id.to_string());
+        self.read.txns.get(app_id).copied()
+    }
+
+    /// Stages `txn` for `app_id` at `version` (spec "Set Transaction Identifiers"). The
+    /// version must be above the one read, which makes a retried write idempotent: the
+    /// retry finds its version already there. Errors: [`Error::InvalidArgument`] when
+    /// `version` is not above the version recorded, or the id is staged twice.
+    pub fn set_app_version(&mut self, app_id: &str, version: i64) -> Result<()> {
+        if let Some(current) = self.app_version(app_id).filter(|v| *v >= version) {
+            return Err(Error::InvalidArgument(format!(
+                "application {app_id} is already at version {current}, not below {version}"
+            )));
+        }
+        if self.txns.iter().any(|txn| txn.app_id == app_id) {
+            return Err(Error::InvalidArgument(format!(
+                "application {app_id} has a version staged already"
+            )));
+        }
+        self.txns.push(Txn {
+            app_id: app_id.to_string(),
+            version,
+            last_updated: None,
+        });
+        Ok(())
+    }
+
+    /// The configuration of `domain` in the version read, when it is set.
+    pub fn domain_metadata(&self, domain: &str) -> Option<&str> {
+        self.read
+            .domains
+            .get(domain)
+            .map(|d| d.configuration.as_str())
+    }
+
+    /// Stages `domain` set to `configuration`, or removed (`None`) (spec "Domain Metadata").
+    /// The table must support `domainMetadata` (after this transaction's protocol change);
+    /// domains named `delta.*` belong to the system and are refused.
+    pub fn set_domain_metadata(
+        &mut self,
+        domain: &str,
+        configuration: Option<String>,
+    ) -> Result<()> {
+        if domain.starts_with("delta.") {
+            return Err(Error::InvalidArgument(format!(
+                "the metadata domain {domain} is reserved for Delta itself"
+            )));
+        }
+        if self.domains.iter().any(|d| d.domain == domain) {
+            return Err(Error::InvalidArgument(format!(
+                "the metadata domain {domain} is staged already"
+            )));
+        }
+        let removed = configuration.is_none();
+        let configuration = match configuration {
+            Some(configuration) => configuration,
+            None => match self.read.domains.get(domain) {
+                Some(existing) => existing.configuration.clone(),
+                None => return Ok(()),
+            },
+        };
+        self.domains.push(DomainMetadata {
+            domain: domain.to_string(),
+            configuration,
+            removed,
+        });
+        Ok(())
+    }
+
+    /// Stages a metadata change, and the protocol upgrade the new properties and schema need
+    /// ([`upgrade_protocol`]; `delta.feature.*` and protocol-version keys act on the
+    /// protocol only). Partition columns do not change.
+    pub fn update_metadata(&mut self, update: MetadataUpdate) -> Result<()> {
+        let current = match (&self.metadata, &self.read.config) {
+            (Some(staged), _) => staged.clone(),
+            (None, Some(config)) => config.metadata().clone(),
+            (None, None) => {
+                return Err(Error::InvalidArgument(
+                    "a table being created takes its metadata from its spec".into(),
+                ))
+            }
+        };
+        let mut metadata = current;
+        if let Some(schema) = &update.schema {
+            metadata.schema_string = Some(schema.to_json()?);
+        }
+        let mut protocol_keys = HashMap::new();
+        for (key, value) in update.configuration {
+            match value {
+                Some(value) if is_protocol_key(&key) => {
+                    protocol_keys.insert(key, value);
+                }
+                Some(value) => {
+                    metadata.configuration.insert(key, value);
+                }
+                None => {
+                    metadata.configuration.remove(&key);
+                }
+            }
+        }
+        if update.name.is_some() {
+            metadata.name = update.name;
+        }
+        if update.description.is_some() {
+            metadata.description = update.description;
+        }
+        let schema = crate::table_config::logical_schema(&metadata, self.table.uri())?;
+        schema
+            .partition_schema(&metadata.partition_columns)
+            .map_err(|error| Error::InvalidArgument(error.to_string()))?;
+        let mut wanted = metadata.clone();
+        wanted.configuration.extend(protocol_keys.clone());
+        let features = required_features(&wanted, &schema);
+        let current_protocol = self.effective_protocol()?;
+        let (reader, writer) = requested_versions(&protocol_keys);
+        let mut protocol = upgrade_protocol(&current_protocol, &features);
+        if reader > protocol.min_reader_version || writer > protocol.min_writer_version {
+            protocol = least_protocol(
+                &features,
+                reader.max(protocol.min_reader_version),
+                writer.max(protocol.min_writer_version),
+            );
+        }
+        if protocol != current_protocol {
+            self.protocol = Some(protocol);
+        }
+        self.metadata = Some(metadata);
+        Ok(())
+    }
+
+    /// Stages a new protocol. It must keep every feature of the current one (dropping
+    /// features is not supported): [`Error::InvalidArgument`] otherwise.
+    pub fn update_protocol(&mut self, protocol: Protocol) -> Result<()> {
+        let current = self.effective_protocol()?;
+        let keeps = crate::table_config::features::writer_features(&current)
+            .iter()
+            .chain(&crate::table_config::features::reader_features(&current))
+            .all(|f| crate::table_config::features::supports(&protocol, f));
+        if !keeps {
+            return Err(Error::InvalidArgument(
+                "the new protocol drops features of the current one".into(),
+            ));
+        }
+        self.protocol = Some(protocol);
+        Ok(())
+    }
+
+    /// Commits: checks the staged actions, writes them as the next version in one
+    /// put-if-absent, and on a lost race checks the winners, rebases and retries (see the
+    /// module documentation).
+    ///
+    /// Errors, with nothing committed: [`Error::UnsupportedFeature`] (writer) for a writer
+    /// feature this transaction cannot honour, [`Error::NotAllowed`] for a data-changing
+    /// remove on an append-only table, [`Error::InvalidArgument`] for actions the spec does
+    /// not allow together (a file added or removed twice, or both), or added files without
+    /// `numRecords` on a table with row tracking, [`Error::CommitConflict`] for a conflict
+    /// (kind [`ConflictKind::MaxCommitAttemptsExceeded`] after too many retries), and
+    /// [`Error::CommitStateUnknown`] when a failed write cannot be read back.
+    pub async fn commit(self) -> Result<CommitResult> {
+        let prepared = self.prepare()?;
+        let txn_id = uuid::Uuid::new_v4().to_string();
+        let storage = self.table.storage().clone();
+        let committer = self.options.committer.clone();
+        let mut version = self.read.version.map_or(0, |v| v + 1);
+        let mut rebase = conflict::Rebase {
+            row_id_high_water_mark: self
+                .read
+                .domains
+                .get(ROW_TRACKING_DOMAIN)
+                .and_then(|d| conflict::high_water_mark(&d.configuration))
+                .unwrap_or(-1),
+            last_commit_timestamp: self.read.timestamp_ms,
+        };
+        let mut retries = 0u32;
+        loop {
+            let bytes = self.build(&prepared, version, &rebase, &txn_id)?;
+            let outcome =
+                committer::attempt(committer.as_ref(), &storage, version, bytes, &txn_id).await?;
+            match outcome {
+                committer::Attempt::Committed => break,
+                committer::Attempt::NotWritten => {
+                    retries = self.count_retry(retries, version)?;
+                    self.backoff(retries).await;
+                }
+                committer::Attempt::Lost => {
+                    retries = self.count_retry(retries, version)?;
+                    match self
+                        .check_winners(&prepared, version, &txn_id, &mut rebase)
+                        .await?
+                    {
+                        Winners::Ours(ours) => {
+                            version = ours;
+                            break;
+                        }
+                        Winners::Rebased(next) => version = next,
+                        Winners::NoneLanded => {}
+                    }
+                    self.backoff(retries).await;
+                }
+            }
+        }
+        self.post_commit_hook(version);
+        let snapshot = match &self.read.snapshot {
+            Some(snapshot) => Some(snapshot.refresh_to(version).await?),
+            None if self.read.version.is_none() => {
+                Some(self.table.snapshot(SnapshotAt::Version(version)).await?)
+            }
+            None => None,
+        };
+        Ok(CommitResult {
+            version,
+            retries,
+            txn_id,
+            snapshot,
+            num_added_files: prepared.num_adds,
+            num_removed_files: prepared.num_removes,
+        })
+    }
+
+    /// Post-commit work (checkpoints, `.crc` files, log cleanup): none yet. Called once the
+    /// commit of `version` is in the log; nothing done here may fail the commit.
+    fn post_commit_hook(&self, version: u64) {
+        let _ = version;
+    }
+
+    fn count_retry(&self, retries: u32, version: u64) -> Result<u32> {
+        if retries >= self.options.max_retries {
+            return Err(Error::CommitConflict {
+                kind: ConflictKind::MaxCommitAttemptsExceeded,
+                version,
+                table: self.table.uri().to_string(),
+                reason: format!(
+                    "gave up after {} retries; nothing was committed",
+                    self.options.max_retries
+                ),
+            });
+        }
+        Ok(retries + 1)
+    }
+
+    async fn backoff(&self, retries: u32) {
+        let base = self.options.backoff_base.as_micros() as u64;
+        let ceiling = self.options.backoff_max.as_micros() as u64;
+        let exponential = base.saturating_mul(1u64 << retries.min(20)).min(ceiling);
+        let random = uuid::Uuid::new_v4().as_u64_pair().0;
+        let jittered = exponential / 2 + random % (exponential / 2 + 1);
+        if jittered > 0 {
+            tokio::time::sleep(Duration::from_micros(jittered)).await;
+        }
+    }
+
+    /// Reads the commits from `version` to the newest once, in order: one holding `txn_id`
+    /// is this transaction's own earlier attempt (the idempotent self-commit); every other
+    /// is checked against what this transaction read and writes. Returns the next version
+    /// to try (the newest plus one: commit peeking).
+    async fn check_winners(
+        &self,
+        prepared: &Prepared,
+        version: u64,
+        txn_id: &str,
+        rebase: &mut conflict::Rebase,
+    ) -> Result<Winners> {
+        let storage = self.table.storage();
+        let listing = storage
+            .list_log_from(version.saturating_sub(MONOTONIC_LOOKBACK))
+            .await?;
+        let Some(newest) = latest_version(&listing).filter(|newest| *newest >= version) else {
+            return Ok(Winners::NoneLanded);
+        };
+        let range = CommitRange::from_listing(self.table.uri(), &listing, version, newest)?;
+        let winners = range.read_all(storage).await?;
+        let keys = self.keys();
+        let domains: HashSet<String> = self.domains.iter().map(|d| d.domain.clone()).collect();
+        let mut app_ids = self.read_app_ids.clone();
+        app_ids.extend(self.txns.iter().map(|txn| txn.app_id.clone()));
+        let current = conflict::Current {
+            table: self.table.uri(),
+            snapshot: self.read.snapshot.as_ref(),
+            read_protocol: self.read.config.as_ref().map(|c| c.protocol()),
+            isolation: prepared.isolation,
+            read_predicates: &self.read_predicates,
+            read_files: &self.read_files,
+            read_whole_table: self.read_whole_table,
+            app_ids: &app_ids,
+            domains: &domains,
+            removed_files: &prepared.removed_keys,
+            writes_metadata: self.metadata.is_some(),
+            writes_protocol: self.protocol.is_some(),
+            keys: &keys,
+        };
+        for file in &winners {
+            let actions = file.decode(false)?;
+            let info = actions.commit_info.as_ref();
+            if info.and_then(|info| info.txn_id()) == Some(txn_id) {
+                return Ok(Winners::Ours(file.version));
+            }
+            if self.read.version.is_none() {
+                return Err(Error::CommitConflict {
+                    kind: ConflictKind::ProtocolChanged,
+                    version: file.version,
+                    table: self.table.uri().to_string(),
+                    reason: "another writer created the table concurrently".into(),
+                });
+            }
+            let winner = conflict::Winner {
+                version: file.version,
+                actions: &actions,
+                timestamp_ms: file.timestamp_ms(info),
+            };
+            conflict::check_winner(&current, &winner, rebase)?;
+        }
+        Ok(Winners::Rebased(newest + 1))
+    }
+
+    /// Checks the staged actions once, before the first attempt.
+    fn prepare(&self) -> Result<Prepared> {
+        let config = self.effective_config()?;
+        let adds_data = self
+            .adds
+            .iter()
+            .any(|adds| data_change_rows(adds).iter().any(|(_, change)| *change));
+        config.ensure_writable(adds_data, &self.data_writer_features)?;
+        let removes_data = self
+            .removes
+            .iter()
+            .any(|removes| data_change_rows(removes).iter().any(|(_, change)| *change));
+        if removes_data && config.properties().append_only {
+            return Err(Error::NotAllowed(format!(
+                "{} is append-only (delta.appendOnly): this transaction removes data",
+                self.table.uri()
+            )));
+        }
+        let keys = self.keys();
+        let added_keys = file_keys(&self.adds, &keys, "added")?;
+        let removed_keys = file_keys(&self.removes, &keys, "removed")?;
+        if let Some(both) = added_keys.intersection(&removed_keys).next() {
+            return Err(Error::InvalidArgument(format!(
+                "{} is both added and removed by the transaction",
+                both.replace('\u{0}', " with deletion vector ")
+            )));
+        }
+        let row_tracking = config.is_row_tracking_supported();
+        if row_tracking {
+            for adds in &self.adds {
+                let bases = int_column(adds, add::BASE_ROW_ID);
+                let records = int_column(adds, add::NUM_RECORDS);
+                let missing = (0..adds.len()).any(|row| {
+                    adds.is_valid(row)
+                        && bases.is_none_or(|b| b.is_null(row))
+                        && records.is_none_or(|r| r.is_null(row))
+                });
+                if missing {
+                    return Err(Error::InvalidArgument(
+                        "row tracking needs numRecords in the statistics of every added file"
+                            .into(),
+                    ));
+                }
+            }
+        }
+        if !self.domains.is_empty() && !config.is_feature_supported(&TableFeature::DomainMetadata) {
+            return Err(Error::NotAllowed(format!(
+                "{} does not support the domainMetadata feature",
+                self.table.uri()
+            )));
+        }
+        let is_blind_append = self.removes.is_empty()
+            && self.cdc.is_empty()
+            && self.read_predicates.is_empty()
+            && self.read_files.is_empty()
+            && !self.read_whole_table;
+        let base_level = self.isolation_level.unwrap_or_else(|| {
+            match config
+                .metadata()
+                .configuration
+                .contains_key(ISOLATION_LEVEL)
+            {
+                true => config.properties().isolation_level,
+                false => IsolationLevel::WriteSerializable,
+            }
+        });
+        let changes_data = adds_data || removes_data;
+        let only_file_actions = self.metadata.is_none()
+            && self.protocol.is_none()
+            && self.txns.is_empty()
+            && self.domains.is_empty();
+        let isolation = match only_file_actions && !changes_data {
+            true => IsolationLevel::SnapshotIsolation,
+            false => base_level,
+        };
+        let removed_paths = self
+            .removes
+            .iter()
+            .flat_map(|removes| paths(removes).into_iter())
+            .map(|path| keys.canonical(&path).into_owned())
+            .collect();
+        Ok(Prepared {
+            config,
+            isolation,
+            reported_isolation: base_level,
+            is_blind_append,
+            removed_keys: removed_paths,
+            num_adds: self.adds.iter().map(|a| a.len() - a.null_count()).sum(),
+            num_removes: self.removes.iter().map(|r| r.len() - r.null_count()).sum(),
+        })
+    }
+
+    /// The bytes of the commit at `version`: `commitInfo` first, then protocol, metadata,
+    /// `txn`s, domains, removes, adds and change data files.
+    fn build(
+        &self,
+        prepared: &Prepared,
+        version: u64,
+        rebase: &conflict::Rebase,
+        txn_id: &str,
+    ) -> Result<Bytes> {
+        let now = now_ms();
+        let config = &prepared.config;
+        let ict = config.is_in_commit_timestamps_enabled().then(|| {
+            let after = rebase
+                .last_commit_timestamp
+                .map_or(i64::MIN, |t| t.saturating_add(1));
+            now.max(after)
+        });
+        let mut metadata = self.metadata.clone();
+        let enables_ict = self.read.version.is_some()
+            && !self
+                .read
+                .config
+                .as_ref()
+                .is_some_and(TableConfiguration::is_in_commit_timestamps_enabled);
+        if let (Some(ict), true) = (ict, enables_ict) {
+            let metadata = metadata.get_or_insert_with(|| config.metadata().clone());
+            metadata.configuration.insert(
+                IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION.into(),
+                version.to_string(),
+            );
+            metadata.configuration.insert(
+                IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP.into(),
+                ict.to_string(),
+            );
+        }
+        let (adds, high_water_mark) = match config.is_row_tracking_supported() {
+            true => assign_row_ids(&self.adds, rebase.row_id_high_water_mark, version)?,
+            false => (self.adds.clone(), rebase.row_id_high_water_mark),
+        };
+        let mut domains = self.domains.clone();
+        if high_water_mark > rebase.row_id_high_water_mark {
+            domains.push(DomainMetadata {
+                domain: ROW_TRACKING_DOMAIN.into(),
+                configuration: format!("{{\"rowIdHighWaterMark\":{high_water_mark}}}"),
+                removed: false,
+            });
+        }
+        let info = self.commit_info(prepared, now, ict, txn_id, &adds);
+        let mut out = Vec::new();
+        let mut line = |text: String| {
+            out.extend_from_slice(text.as_bytes());
+            out.push(b'\n');
+        };
+        line(encode::commit_info_line(&info)?);
+        if let Some(protocol) = &self.protocol {
+            line(encode::protocol_line(protocol));
+        }
+        if let Some(metadata) = &metadata {
+            line(encode::metadata_line(metadata));
+        }
+        for txn in &self.txns {
+            let txn = Txn {
+                last_updated: Some(now),
+                ..txn.clone()
+            };
+            line(encode::txn_line(&txn));
+        }
+        for domain in &domains {
+            line(encode::domain_metadata_line(domain));
+        }
+        for removes in &self.removes {
+            encode::write_remove_lines(removes, &mut out)?;
+        }
+        for adds in &adds {
+            encode::write_add_lines(adds, &mut out)?;
+        }
+        for cdc in &self.cdc {
+            encode::write_cdc_lines(cdc, &mut out)?;
+        }
+        let options = DecodeOptions::default();
+        decode_actions(&out, version, "the commit being written", options)?;
+        Ok(Bytes::from(out))
+    }
+
+    fn commit_info(
+        &self,
+        prepared: &Prepared,
+        now: i64,
+        ict: Option<i64>,
+        txn_id: &str,
+        adds: &[StructArray],
+    ) -> CommitInfo {
+        let mut raw = self.commit_info.clone();
+        if let Some(ict) = ict {
+            raw.insert("inCommitTimestamp".into(), ict.into());
+        }
+        raw.insert("timestamp".into(), now.into());
+        raw.insert("operation".into(), self.operation.clone().into());
+        raw.insert(
+            "operationParameters".into(),
+            Value::Object(self.operation_parameters.clone()),
+        );
+        if let Some(read_version) = self.read.version {
+            raw.insert("readVersion".into(), read_version.into());
+        }
+        raw.insert(
+            "isolationLevel".into(),
+            isolation_name(prepared.reported_isolation).into(),
+        );
+        raw.insert("isBlindAppend".into(), prepared.is_blind_append.into());
+        let mut metrics = Map::new();
+        let rows: Option<i64> = adds
+            .iter()
+            .map(|adds| {
+                let records = int_column(adds, add::NUM_RECORDS)?;
+                (0..adds.len())
+                    .filter(|row| adds.is_valid(*row))
+                    .map(|row| records.is_valid(row).then(|| records.value(row)))
+                    .sum::<Option<i64>>()
+            })
+            .sum();
+        let bytes: i64 = adds
+            .iter()
+            .filter_map(|adds| int_column(adds, add::SIZE))
+            .map(|sizes| sizes.iter().flatten().sum::<i64>())
+            .sum();
+        metrics.insert("numFiles".into(), prepared.num_adds.to_string().into());
+        metrics.insert("numOutputBytes".into(), bytes.to_string().into());
+        if let Some(rows) = rows {
+            metrics.insert("numOutputRows".into(), rows.to_string().into());
+        }
+        if prepared.num_removes > 0 {
+            metrics.insert(
+                "numRemovedFiles".into(),
+                prepared.num_removes.to_string().into(),
+            );
+        }
+        metrics.extend(self.operation_metrics.clone());
+        raw.insert("operationMetrics".into(), Value::Object(metrics));
+        raw.insert("engineInfo".into(), ENGINE_INFO.into());
+        raw.insert("txnId".into(), txn_id.into());
+        CommitInfo { raw }
+    }
+
+    /// The protocol and metadata the commit leaves the table with, validated.
+    fn effective_config(&self) -> Result<TableConfiguration> {
+        let protocol = self.effective_protocol()?;
+        let metadata = match (&self.metadata, &self.read.config) {
+            (Some(metadata), _) => metadata.clone(),
+            (None, Some(config)) => config.metadata().clone(),
+            (None, None) => {
+                return Err(Error::InvalidArgument("a new table needs metadata".into()))
+            }
+        };
+        TableConfiguration::try_new(protocol, metadata, self.table.uri())
+    }
+
+    fn effective_protocol(&self) -> Result<Protocol> {
+        match (&self.protocol, &self.read.config) {
+            (Some(protocol), _) => Ok(protocol.clone()),
+            (None, Some(config)) => Ok(config.protocol().clone()),
+            (None, None) => Err(Error::InvalidArgument(
+                "a new table needs a protocol".into(),
+            )),
+        }
+    }
+
+    fn require_snapshot(&self, what: &str) -> Result<&Snapshot> {
+        self.read.snapshot.as_ref().ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "a transaction that did not read a snapshot cannot {what}"
+            ))
+        })
+    }
+
+    fn keys(&self) -> FileKeys {
+        FileKeys::new(self.table.storage().root_url())
+    }
+}
+
+/// What [`Transaction::prepare`] worked out once.
+#[derive(Debug)]
+struct Prepared {
+    config: TableConfiguration,
+    /// The isolation level conflicts are checked under.
+    isolation: IsolationLevel,
+    /// The isolation level written to `commitInfo`.
+    reported_isolation: IsolationLevel,
+    is_blind_append: bool,
+    removed_keys: HashSet<String>,
+    num_adds: usize,
+    num_removes: usize,
+}
+
+/// What reading the winners of a lost race found.
+enum Winners {
+    /// The version holds this transaction's own commit.
+    Ours(u64),
+    /// Every winner was checked; try this version next.
+    Rebased(u64),
+    /// Nothing is at the version after all (a store that reported a conflict for a write
+    /// that did not land): try it again.
+    NoneLanded,
+}
+
+/// The name of an isolation level as `commitInfo.isolationLevel` spells it.
+pub fn isolation_name(level: IsolationLevel) -> &'static str {
+    match level {
+        IsolationLevel::Serializable => "Serializable",
+        IsolationLevel::WriteSerializable => "WriteSerializable",
+        IsolationLevel::SnapshotIsolation => "SnapshotIsolation",
+    }
+}
+
+/// The metadata of a new table: a fresh id, the schema, partitioning and the configuration
+/// without its protocol keys, created now.
+fn new_metadata(spec: &TableSpec) -> Result<Metadata> {
+    let mut metadata = spec_metadata(spec)?;
+    metadata
+        .configuration
+        .retain(|key, _| !is_protocol_key(key));
+    let config_check = crate::table_config::properties::TableProperties::try_from_configuration(
+        &metadata.configuration,
+    )?;
+    if config_check.column_mapping_mode != ColumnMappingMode::None {
+        spec.schema
+            .physical_schema(config_check.column_mapping_mode)
+            .map_err(|error| {
+                Error::InvalidArgument(format!(
+                    "column mapping needs a physical name and id on every column: {error}"
+                ))
+            })?;
+    }
+    spec.schema
+        .partition_schema(&spec.partition_columns)
+        .map_err(|error| Error::InvalidArgument(error.to_string()))?;
+    Ok(metadata)
+}
+
+fn spec_metadata(spec: &TableSpec) -> Result<Metadata> {
+    Ok(Metadata {
+        id: uuid::Uuid::new_v4().to_string(),
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        format: Format::default(),
+        schema_string: Some(spec.schema.to_json()?),
+        partition_columns: spec.partition_columns.clone(),
+        created_time: Some(now_ms()),
+        configuration: spec.configuration.clone(),
+    })
+}
+
+/// The adds with fresh row ids (spec "Row Tracking"): each add without `baseRowId` gets the
+/// next ids after `high_water_mark` (`numRecords` of them), each without
+/// `defaultRowCommitVersion` gets `version`. Returns the adds and the new high-water mark.
+fn assign_row_ids(
+    adds: &[StructArray],
+    mut high_water_mark: i64,
+    version: u64,
+) -> Result<(Vec<StructArray>, i64)> {
+    let mut assigned = Vec::with_capacity(adds.len());
+    for batch in adds {
+        let bases = int_column(batch, add::BASE_ROW_ID);
+        let records = int_column(batch, add::NUM_RECORDS);
+        let versions = int_column(batch, add::DEFAULT_ROW_COMMIT_VERSION);
+        let mut new_bases = Vec::with_capacity(batch.len());
+        let mut new_versions = Vec::with_capacity(batch.len());
+        for row in 0..batch.len() {
+            let base = bases.filter(|b| b.is_valid(row)).map(|b| b.value(row));
+            let base = match (base, batch.is_valid(row)) {
+                (Some(base), _) => Some(base),
+                (None, false) => None,
+                (None, true) => {
+                    let count = records
+                        .filter(|r| r.is_valid(row))
+                        .map(|r| r.value(row))
+                        .unwrap_or(0);
+                    let base = high_water_mark + 1;
+                    high_water_mark += count.max(0);
+                    if count == 0 {
+                        high_water_mark = high_water_mark.max(base - 1);
+                    }
+                    Some(base)
+                }
+            };
+            new_bases.push(base);
+            let commit_version = versions.filter(|v| v.is_valid(row)).map(|v| v.value(row));
+            new_versions.push(match batch.is_valid(row) {
+                true => commit_version.or(Some(version as i64)),
+                false => commit_version,
+            });
+        }
+        let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+        let position = |name: &str| batch.fields().iter().position(|f| f.name() == name);
+        if let (Some(base_at), Some(version_at)) = (
+            position(add::BASE_ROW_ID),
+            position(add::DEFAULT_ROW_COMMIT_VERSION),
+        ) {
+            columns[base_at] = Arc::new(Int64Array::from(new_bases));
+            columns[version_at] = Arc::new(Int64Array::from(new_versions));
+        }
+        let rebuilt = StructArray::try_new(batch.fields().clone(), columns, batch.nulls().cloned())
+            .map_err(|error| Error::arrow("assigning row ids", error))?;
+        assigned.push(rebuilt);
+    }
+    Ok((assigned, high_water_mark))
+}
+
+/// The canonical keys (path and deletion vector) of the valid rows of `batches`, refusing
+/// a key that appears twice (spec "Action Reconciliation").
+fn file_keys(batches: &[StructArray], keys: &FileKeys, what: &str) -> Result<HashSet<String>> {
+    let mut seen = HashSet::new();
+    for batch in batches {
+        let paths = paths(batch);
+        let dvs = batch
+            .column_by_name(add::DELETION_VECTOR)
+            .and_then(|c| c.as_struct_opt());
+        let valid_rows = (0..batch.len()).filter(|row| batch.is_valid(*row));
+        for (path, row) in paths.iter().zip(valid_rows) {
+            let mut key = keys.canonical(path).into_owned();
+            if let Some(dv) = dvs.filter(|dv| dv.is_valid(row)) {
+                let text = |name: &str| {
+                    dv.column_by_name(name)
+                        .and_then(|c| c.as_string_opt::<i32>())
+                        .filter(|c| c.is_valid(row))
+                        .map(|c| c.value(row).to_string())
+                        .unwrap_or_default()
+                };
+                key.push('\u{0}');
+                key.push_str(&text("storageType"));
+                key.push_str(&text("pathOrInlineDv"));
+            }
+            if !seen.insert(key.clone()) {
+                return Err(Error::InvalidArgument(format!(
+                    "{} is {what} twice by the transaction",
+                    key.replace('\u{0}', " with deletion vector ")
+                )));
+            }
+        }
+    }
+    Ok(seen)
+}
+
+/// The paths of the valid rows of a file action array.
+fn paths(batch: &StructArray) -> Vec<String> {
+    let Some(column) = batch
+        .column_by_name(add::PATH)
+        .and_then(|c| c.as_string_opt::<i32>())
+    else {
+        return Vec::new();
+    };
+    (0..batch.len())
+        .filter(|row| batch.is_valid(*row) && column.is_valid(*row))
+        .map(|row| column.value(row).to_string())
+        .collect()
+}
+
+/// `(row, dataChange)` of the valid rows of a file action array (`dataChange` absent: true).
+fn data_change_rows(batch: &StructArray) -> Vec<(usize, bool)> {
+    let changes = batch
+        .column_by_name(add::DATA_CHANGE)
+        .and_then(|c| c.as_boolean_opt());
+    (0..batch.len())
+        .filter(|row| batch.is_valid(*row))
+        .map(|row| {
+            let change = changes.is_none_or(|c| c.is_null(row) || c.value(row));
+            (row, change)
+        })
+        .collect()
+}
+
+fn int_column<'a>(batch: &'a StructArray, name: &str) -> Option<&'a Int64Array> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_primitive_opt::<Int64Type>())
+}
+
+fn select(batch: &StructArray, mask: &BooleanArray) -> Result<StructArray> {
+    let selected = filter(batch, mask).map_err(|error| Error::arrow("selecting files", error))?;
+    Ok(selected.as_struct().clone())
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+#[cfg(test)]
+mod tests;
