@@ -29,6 +29,7 @@ pub mod stats;
 pub mod storage;
 pub mod table;
 pub mod table_config;
+pub mod write;
 
 pub use error::{Error, ProtocolKind, Result};
 pub use snapshot::Snapshot;
