@@ -114,6 +114,27 @@ pub enum Error {
         reason: String,
     },
 
+    /// Data given to a writer does not fit the table's schema: a column the table does not
+    /// have, or a type that cannot be cast to the column's type without loss (spec "Writer
+    /// Requirements": every column of a data file must be in the table schema).
+    #[error("schema mismatch writing to {table}: column `{column}`: {reason}")]
+    SchemaMismatch {
+        table: String,
+        column: String,
+        reason: String,
+    },
+
+    /// A row given to a writer breaks a rule of the table: a NOT NULL column, a CHECK
+    /// constraint, a column invariant, a generated column or an identity column (spec
+    /// "Invariants", "CHECK Constraints", "Generated Columns", "Identity Columns"). `reason`
+    /// names the offending row and its values.
+    #[error("{constraint} violated in {table}: {reason}")]
+    ConstraintViolation {
+        table: String,
+        constraint: String,
+        reason: String,
+    },
+
     /// The operation is not allowed on this table (for example a write to a read-only table).
     #[error("{0}")]
     NotAllowed(String),

@@ -30,6 +30,7 @@ pub mod storage;
 pub mod table;
 pub mod table_config;
 pub mod transaction;
+pub mod write;
 
 /// Where the golden tables (written by Delta on Spark) are kept in this repository.
 #[cfg(test)]

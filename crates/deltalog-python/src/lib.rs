@@ -40,5 +40,6 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
 /// without a zone), read by the core's one timestamp grammar.
 #[pyfunction]
 fn parse_timestamp_ms(py: Python<'_>, text: &str) -> PyResult<i64> {
-    deltalog_core::scalar::parse_user_timestamp_ms(text).map_err(|error| errors::to_py_err(py, error))
+    deltalog_core::scalar::parse_user_timestamp_ms(text)
+        .map_err(|error| errors::to_py_err(py, error))
 }

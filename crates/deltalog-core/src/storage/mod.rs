@@ -11,6 +11,7 @@
 //! table's store and refuses anything that leaves it.
 
 pub mod parquet;
+pub mod upload;
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -23,6 +24,7 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
 use url::Url;
 
 pub use self::parquet::ParquetReader;
+pub use self::upload::ObjectUpload;
 use crate::error::{Error, Result};
 use crate::log::path::LogPath;
 
@@ -220,6 +222,17 @@ impl Storage {
     /// read with bounded ranges, else with a suffix request). Nothing is read yet.
     pub fn parquet_reader(&self, path: &Path, size: Option<u64>) -> ParquetReader {
         ParquetReader::new(self.store.clone(), path.clone(), size)
+    }
+
+    /// A new object at `path`, written in pieces ([`ObjectUpload`]): one put when it stays
+    /// below [`upload::DEFAULT_PART_SIZE`], a multipart upload otherwise. Nothing is sent yet.
+    pub fn upload(&self, path: &Path) -> ObjectUpload {
+        self.upload_with_part_size(path, upload::DEFAULT_PART_SIZE)
+    }
+
+    /// [`Storage::upload`] with parts of `part_size` bytes.
+    pub fn upload_with_part_size(&self, path: &Path, part_size: usize) -> ObjectUpload {
+        ObjectUpload::new(self.store.clone(), path.clone(), part_size)
     }
 
     /// Writes `bytes` to `path` only if nothing is there yet. Returns `Ok(false)` when another

@@ -1,0 +1,634 @@
+//! The per-row duties of a writer: values the table computes (defaults, identity, generated
+//! columns) and rules every row must keep (NOT NULL, CHECK constraints, invariants, generated
+//! columns given by the writer).
+//!
+//! What our expression language ([`crate::expr`]: comparisons, `IN`, `IS NULL`, `BETWEEN`,
+//! `LIKE`, `AND`/`OR`/`NOT` over columns and literals) can evaluate is honoured:
+//! - CHECK constraints (`delta.constraints.<name>`, spec "CHECK Constraints") and column
+//!   invariants (`delta.invariants`, spec "Invariants"): a row passes when the expression is
+//!   true; false or NULL is an [`Error::ConstraintViolation`] naming the rule and the row;
+//! - generated columns (`delta.generationExpression`, spec "Generated Columns") whose
+//!   expression is a column or a literal: filled when the data lacks them, else checked with
+//!   `value <=> expression`;
+//! - default values (`CURRENT_DEFAULT`, spec "Default Columns") that are literals: used for
+//!   columns the data lacks;
+//! - identity columns (`delta.identity.*`, spec "Identity Columns") of type `long`: values
+//!   `start + k·step` beyond the high-water mark for columns the data lacks; values given for a
+//!   column that does not allow explicit inserts are a violation; given values (when allowed)
+//!   do not move the high-water mark.
+//!
+//! Anything else (a function call, arithmetic, a non-literal default) cannot be evaluated and is
+//! listed by [`unsupported_writer_duties`]; the writer refuses such tables.
+
+use std::sync::Arc;
+
+use arrow::compute::kernels::cmp::not_distinct;
+use arrow::compute::{cast_with_options, CastOptions};
+use arrow::util::display::array_value_to_string;
+use arrow_array::cast::AsArray;
+use arrow_array::{new_null_array, Array, ArrayRef, Int64Array, RecordBatch};
+use arrow_schema::SchemaRef;
+use serde_json::Value;
+
+use super::conform::{match_name, not_null_violation};
+use crate::error::{Error, ProtocolKind, Result};
+use crate::expr::{evaluate, parse_sql, Expr};
+use crate::scalar::Scalar;
+use crate::schema::{to_arrow_data_type, DataType, PrimitiveType, StructField, StructType};
+use crate::table_config::{TableConfiguration, TableFeature};
+
+/// Column metadata key of a generated column's expression.
+pub const GENERATION_EXPRESSION_KEY: &str = "delta.generationExpression";
+/// Column metadata key of a default value expression.
+pub const CURRENT_DEFAULT_KEY: &str = "CURRENT_DEFAULT";
+/// Column metadata key of column invariants.
+pub const INVARIANTS_KEY: &str = "delta.invariants";
+/// Column metadata key of an identity column's first value.
+pub const IDENTITY_START_KEY: &str = "delta.identity.start";
+/// Column metadata key of an identity column's step.
+pub const IDENTITY_STEP_KEY: &str = "delta.identity.step";
+/// Column metadata key of an identity column's high-water mark.
+pub const IDENTITY_HIGH_WATER_MARK_KEY: &str = "delta.identity.highWaterMark";
+/// Column metadata key saying whether users may give identity values.
+pub const IDENTITY_ALLOW_EXPLICIT_INSERT_KEY: &str = "delta.identity.allowExplicitInsert";
+/// Prefix of the table properties holding CHECK constraints.
+pub const CONSTRAINT_PREFIX: &str = "delta.constraints.";
+
+/// A rule of a table that this writer cannot honour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsupportedDuty {
+    /// The table feature the rule belongs to (`checkConstraints`, `generatedColumns`, ...).
+    pub feature: TableFeature,
+    /// The rule and why it cannot be honoured.
+    pub detail: String,
+}
+
+impl UnsupportedDuty {
+    /// The [`Error::UnsupportedFeature`] refusing a write to `table` because of this rule.
+    pub fn into_error(self, table: &str) -> Error {
+        Error::UnsupportedFeature {
+            table: table.to_string(),
+            kind: ProtocolKind::Writer,
+            feature: format!("{} ({})", self.feature.name(), self.detail),
+        }
+    }
+}
+
+/// Every per-row rule of the table `config` that [`super::DataFileWriter`] cannot honour; empty
+/// when it can write the table. A transaction refuses to write data to a table for which this
+/// is not empty.
+pub fn unsupported_writer_duties(config: &TableConfiguration) -> Vec<UnsupportedDuty> {
+    let mut duties = Vec::new();
+    for feature in [TableFeature::IcebergCompatV1, TableFeature::IcebergCompatV2] {
+        if config.is_feature_enabled(&feature) {
+            duties.push(UnsupportedDuty {
+                detail: "partition values would have to be written into the data files".into(),
+                feature,
+            });
+        }
+    }
+    duties.extend(all_unsupported(config));
+    duties
+}
+
+/// The duties of one table, parsed.
+#[derive(Debug, Clone, Default)]
+pub struct Duties {
+    /// What to do for each top-level column, in schema order.
+    columns: Vec<ColumnDuty>,
+    /// Rules every row must keep.
+    checks: Vec<Check>,
+}
+
+#[derive(Debug, Clone)]
+enum ColumnDuty {
+    None,
+    Default(Scalar),
+    Identity(Identity),
+    Generated(Expr),
+}
+
+#[derive(Debug, Clone)]
+struct Identity {
+    path: String,
+    start: i64,
+    step: i64,
+    high_water_mark: Option<i64>,
+    allow_explicit_insert: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Check {
+    /// `CHECK constraint c (a > 0)`, `invariant on a (a > 0)`.
+    name: String,
+    expr: Expr,
+}
+
+/// The next values of each identity column, carried from batch to batch.
+#[derive(Debug, Clone, Default)]
+pub struct IdentityState {
+    /// Per top-level column: the last value generated, when one was.
+    last: Vec<Option<i64>>,
+}
+
+impl Duties {
+    /// The duties of `config`, or the first one that cannot be honoured.
+    pub(crate) fn try_new(
+        config: &TableConfiguration,
+    ) -> std::result::Result<Duties, UnsupportedDuty> {
+        let schema = config.schema();
+        let mut columns = Vec::with_capacity(schema.fields.len());
+        for field in &schema.fields {
+            columns.push(column_duty(field)?);
+        }
+        let mut checks = Vec::new();
+        let mut constraints: Vec<(&String, &String)> = config
+            .metadata()
+            .configuration
+            .iter()
+            .filter(|(key, _)| key.starts_with(CONSTRAINT_PREFIX))
+            .collect();
+        constraints.sort();
+        for (key, text) in constraints {
+            let name = &key[CONSTRAINT_PREFIX.len()..];
+            let expr = parse_sql(text).map_err(|error| UnsupportedDuty {
+                feature: TableFeature::CheckConstraints,
+                detail: format!(
+                    "CHECK constraint {name} ({text}) cannot be evaluated by deltalog: {error}"
+                ),
+            })?;
+            check_columns_exist(&expr, schema).map_err(|missing| UnsupportedDuty {
+                feature: TableFeature::CheckConstraints,
+                detail: format!(
+                    "CHECK constraint {name} ({text}) names unknown column `{missing}`"
+                ),
+            })?;
+            checks.push(Check {
+                name: format!("CHECK constraint {name} ({text})"),
+                expr,
+            });
+        }
+        collect_invariants(schema, &mut Vec::new(), &mut checks)?;
+        Ok(Duties { columns, checks })
+    }
+
+    /// Completes the columns of a batch of `rows` rows: given columns as they are (identity
+    /// columns that refuse explicit values are a violation), missing ones from their default,
+    /// identity or generation expression, else NULL; then checks generated columns given by
+    /// the data and the NOT NULL top-level columns.
+    pub(crate) fn complete(
+        &self,
+        schema: &StructType,
+        arrow: &SchemaRef,
+        given: Vec<Option<ArrayRef>>,
+        rows: usize,
+        identity: &mut IdentityState,
+        table: &str,
+    ) -> Result<Vec<ArrayRef>> {
+        let mut columns: Vec<Option<ArrayRef>> = Vec::with_capacity(given.len());
+        let mut provided = Vec::with_capacity(given.len());
+        for (index, column) in given.into_iter().enumerate() {
+            provided.push(column.is_some());
+            let target = arrow.field(index).data_type();
+            let filled = match (column, self.columns.get(index)) {
+                (Some(column), Some(ColumnDuty::Identity(id))) if !id.allow_explicit_insert => {
+                    let _ = column;
+                    return Err(Error::ConstraintViolation {
+                        table: table.to_string(),
+                        constraint: format!("identity column `{}`", id.path),
+                        reason: "values cannot be given for an identity column that is \
+                                 GENERATED ALWAYS"
+                            .to_string(),
+                    });
+                }
+                (Some(column), _) => Some(column),
+                (None, Some(ColumnDuty::Default(value))) => {
+                    Some(literal_array(value, target, rows)?)
+                }
+                (None, Some(ColumnDuty::Identity(id))) => {
+                    Some(identity.generate(index, id, rows, table)?)
+                }
+                (None, _) => None,
+            };
+            columns.push(filled);
+        }
+        for (index, duty) in self.columns.iter().enumerate() {
+            let ColumnDuty::Generated(expr) = duty else {
+                continue;
+            };
+            let target = arrow.field(index).data_type();
+            let computed = generated_values(expr, schema, arrow, &columns, rows, target)?;
+            match (&columns[index], provided[index]) {
+                (Some(given), true) => {
+                    let same = not_distinct(given, &computed)
+                        .map_err(|e| Error::arrow("checking a generated column", e))?;
+                    if let Some(row) = (0..rows).find(|&row| !same.value(row)) {
+                        let field = &schema.fields[index];
+                        return Err(Error::ConstraintViolation {
+                            table: table.to_string(),
+                            constraint: format!(
+                                "generated column `{}` ({})",
+                                field.name,
+                                generation_text(field)
+                            ),
+                            reason: format!(
+                                "row {row} has `{}` = {}, the expression gives {}",
+                                field.name,
+                                shown(given, row),
+                                shown(&computed, row)
+                            ),
+                        });
+                    }
+                }
+                _ => columns[index] = Some(computed),
+            }
+        }
+        let mut complete = Vec::with_capacity(columns.len());
+        for (index, column) in columns.into_iter().enumerate() {
+            let field = arrow.field(index);
+            let column = column.unwrap_or_else(|| new_null_array(field.data_type(), rows));
+            if !field.is_nullable() {
+                if let Some(nulls) = column.logical_nulls() {
+                    if let Some(row) = (0..rows).find(|&row| nulls.is_null(row)) {
+                        return Err(not_null_violation(table, field.name(), row));
+                    }
+                }
+            }
+            complete.push(column);
+        }
+        Ok(complete)
+    }
+
+    /// Checks every CHECK constraint and invariant on every row of `batch` (the table's
+    /// logical columns).
+    pub(crate) fn check_rows(&self, batch: &RecordBatch, table: &str) -> Result<()> {
+        for check in &self.checks {
+            let passed =
+                evaluate(&check.expr, batch).map_err(|error| Error::ConstraintViolation {
+                    table: table.to_string(),
+                    constraint: check.name.clone(),
+                    reason: format!("it cannot be evaluated on the data: {error}"),
+                })?;
+            if let Some(row) = (0..batch.num_rows()).find(|&row| !passed.value(row)) {
+                let schema = batch.schema();
+                let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                let mut values = Vec::new();
+                let mut seen = Vec::new();
+                for path in check.expr.column_paths() {
+                    let Some(first) = path.first() else { continue };
+                    let Some(index) = match_name(&names, first) else {
+                        continue;
+                    };
+                    if seen.contains(&index) {
+                        continue;
+                    }
+                    seen.push(index);
+                    values.push(format!(
+                        "{} = {}",
+                        names[index],
+                        shown(batch.column(index), row)
+                    ));
+                }
+                return Err(Error::ConstraintViolation {
+                    table: table.to_string(),
+                    constraint: check.name.clone(),
+                    reason: format!("row {row} with values {}", values.join(", ")),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl IdentityState {
+    /// The state before the first batch.
+    pub fn new(duties: &Duties) -> IdentityState {
+        IdentityState {
+            last: vec![None; duties.columns.len()],
+        }
+    }
+
+    /// The new high-water mark of every identity column that generated values.
+    pub fn high_water_marks(&self, duties: &Duties) -> Vec<(String, i64)> {
+        duties
+            .columns
+            .iter()
+            .zip(&self.last)
+            .filter_map(|(duty, last)| match (duty, last) {
+                (ColumnDuty::Identity(id), Some(last)) => Some((id.path.clone(), *last)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn generate(
+        &mut self,
+        index: usize,
+        id: &Identity,
+        rows: usize,
+        table: &str,
+    ) -> Result<ArrayRef> {
+        let overflow = || Error::ConstraintViolation {
+            table: table.to_string(),
+            constraint: format!("identity column `{}`", id.path),
+            reason: "the next values overflow a long".to_string(),
+        };
+        let previous = self
+            .last
+            .get(index)
+            .copied()
+            .flatten()
+            .or(id.high_water_mark);
+        let first = match previous {
+            Some(mark) => mark.checked_add(id.step).ok_or_else(overflow)?,
+            None => id.start,
+        };
+        let mut values = Vec::with_capacity(rows);
+        let mut next = first;
+        for row in 0..rows {
+            values.push(next);
+            if row + 1 < rows {
+                next = next.checked_add(id.step).ok_or_else(overflow)?;
+            }
+        }
+        if rows > 0 {
+            if let Some(slot) = self.last.get_mut(index) {
+                *slot = Some(next);
+            }
+        }
+        Ok(Arc::new(Int64Array::from(values)))
+    }
+}
+
+fn column_duty(field: &StructField) -> std::result::Result<ColumnDuty, UnsupportedDuty> {
+    let text = |key: &str| match field.metadata.get(key) {
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(Value::Null) | None => None,
+        Some(other) => Some(other.to_string()),
+    };
+    if field.metadata.contains_key(IDENTITY_START_KEY)
+        || field.metadata.contains_key(IDENTITY_STEP_KEY)
+    {
+        let unsupported = |detail: String| UnsupportedDuty {
+            feature: TableFeature::IdentityColumns,
+            detail: format!("identity column `{}`: {detail}", field.name),
+        };
+        if field.data_type != DataType::Primitive(PrimitiveType::Long) {
+            return Err(unsupported(format!(
+                "its type is {}, not long",
+                field.data_type
+            )));
+        }
+        let number = |key: &str| -> std::result::Result<Option<i64>, UnsupportedDuty> {
+            match field.metadata.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Number(n)) => n
+                    .as_i64()
+                    .map(Some)
+                    .ok_or_else(|| unsupported(format!("{key} is not a long"))),
+                Some(Value::String(s)) => s
+                    .trim()
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| unsupported(format!("{key} is not a long"))),
+                Some(_) => Err(unsupported(format!("{key} is not a long"))),
+            }
+        };
+        let start =
+            number(IDENTITY_START_KEY)?.ok_or_else(|| unsupported("it has no start".into()))?;
+        let step =
+            number(IDENTITY_STEP_KEY)?.ok_or_else(|| unsupported("it has no step".into()))?;
+        if step == 0 {
+            return Err(unsupported("its step is 0".into()));
+        }
+        let allow_explicit_insert = matches!(
+            field.metadata.get(IDENTITY_ALLOW_EXPLICIT_INSERT_KEY),
+            Some(Value::Bool(true))
+        ) || text(IDENTITY_ALLOW_EXPLICIT_INSERT_KEY)
+            .is_some_and(|t| t.eq_ignore_ascii_case("true"));
+        return Ok(ColumnDuty::Identity(Identity {
+            path: field.name.clone(),
+            start,
+            step,
+            high_water_mark: number(IDENTITY_HIGH_WATER_MARK_KEY)?,
+            allow_explicit_insert,
+        }));
+    }
+    if let Some(expression) = text(GENERATION_EXPRESSION_KEY) {
+        let unsupported = |detail: String| UnsupportedDuty {
+            feature: TableFeature::GeneratedColumns,
+            detail: format!(
+                "generated column `{}` ({expression}) cannot be evaluated by deltalog: {detail}",
+                field.name
+            ),
+        };
+        let expr = parse_sql(&expression).map_err(|e| unsupported(e.to_string()))?;
+        return match &expr {
+            Expr::Column(_) | Expr::Literal(_) => Ok(ColumnDuty::Generated(expr)),
+            _ => Err(unsupported(
+                "only a column or a literal can be computed".into(),
+            )),
+        };
+    }
+    if let Some(expression) = text(CURRENT_DEFAULT_KEY) {
+        let unsupported = |detail: String| {
+            UnsupportedDuty {
+            feature: TableFeature::AllowColumnDefaults,
+            detail: format!(
+                "the default value of `{}` ({expression}) cannot be evaluated by deltalog: {detail}",
+                field.name
+            ),
+        }
+        };
+        let expr = parse_sql(&expression).map_err(|e| unsupported(e.to_string()))?;
+        let Expr::Literal(value) = expr else {
+            return Err(unsupported("only literal defaults are supported".into()));
+        };
+        let target =
+            to_arrow_data_type(&field.data_type).map_err(|e| unsupported(e.to_string()))?;
+        literal_array(&value, &target, 1).map_err(|e| unsupported(e.to_string()))?;
+        return Ok(ColumnDuty::Default(value));
+    }
+    Ok(ColumnDuty::None)
+}
+
+/// The invariants of `schema` (and its nested structs), as checks.
+fn collect_invariants(
+    schema: &StructType,
+    prefix: &mut Vec<String>,
+    checks: &mut Vec<Check>,
+) -> std::result::Result<(), UnsupportedDuty> {
+    for field in &schema.fields {
+        prefix.push(field.name.clone());
+        if let Some(value) = field.metadata.get(INVARIANTS_KEY) {
+            let path = prefix.join(".");
+            let unsupported = |detail: String| UnsupportedDuty {
+                feature: TableFeature::Invariants,
+                detail: format!(
+                    "the invariant on `{path}` cannot be evaluated by deltalog: {detail}"
+                ),
+            };
+            let parsed: Value = match value {
+                Value::String(text) => {
+                    serde_json::from_str(text).map_err(|e| unsupported(e.to_string()))?
+                }
+                other => other.clone(),
+            };
+            let text = parsed
+                .pointer("/expression/expression")
+                .and_then(Value::as_str)
+                .ok_or_else(|| unsupported("it has no expression.expression".into()))?
+                .to_string();
+            let expr = parse_sql(&text).map_err(|e| unsupported(e.to_string()))?;
+            checks.push(Check {
+                name: format!("invariant on `{path}` ({text})"),
+                expr,
+            });
+        }
+        if let DataType::Struct(nested) = &field.data_type {
+            collect_invariants(nested, prefix, checks)?;
+        }
+        prefix.pop();
+    }
+    Ok(())
+}
+
+/// Every unsupported duty of `config`, not only the first.
+fn all_unsupported(config: &TableConfiguration) -> Vec<UnsupportedDuty> {
+    let mut found = Vec::new();
+    let schema = config.schema();
+    for field in &schema.fields {
+        if let Err(duty) = column_duty(field) {
+            found.push(duty);
+        }
+    }
+    let mut constraints: Vec<(&String, &String)> = config
+        .metadata()
+        .configuration
+        .iter()
+        .filter(|(key, _)| key.starts_with(CONSTRAINT_PREFIX))
+        .collect();
+    constraints.sort();
+    for (key, text) in constraints {
+        let name = &key[CONSTRAINT_PREFIX.len()..];
+        let detail = match parse_sql(text) {
+            Err(error) => Some(format!(
+                "CHECK constraint {name} ({text}) cannot be evaluated by deltalog: {error}"
+            )),
+            Ok(expr) => check_columns_exist(&expr, schema).err().map(|missing| {
+                format!("CHECK constraint {name} ({text}) names unknown column `{missing}`")
+            }),
+        };
+        if let Some(detail) = detail {
+            found.push(UnsupportedDuty {
+                feature: TableFeature::CheckConstraints,
+                detail,
+            });
+        }
+    }
+    if let Err(duty) = collect_invariants(schema, &mut Vec::new(), &mut Vec::new()) {
+        found.push(duty);
+    }
+    found
+}
+
+/// `Err(name)` for the first column `expr` names whose first part is not a top-level column.
+fn check_columns_exist(expr: &Expr, schema: &StructType) -> std::result::Result<(), String> {
+    let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+    for path in expr.column_paths() {
+        let joined = path.join(".");
+        let known = path
+            .first()
+            .is_some_and(|first| match_name(&names, first).is_some())
+            || match_name(&names, &joined).is_some();
+        if !known {
+            return Err(joined);
+        }
+    }
+    Ok(())
+}
+
+/// The values of a generated column whose expression is a column or a literal.
+fn generated_values(
+    expr: &Expr,
+    schema: &StructType,
+    arrow: &SchemaRef,
+    columns: &[Option<ArrayRef>],
+    rows: usize,
+    target: &arrow_schema::DataType,
+) -> Result<ArrayRef> {
+    match expr {
+        Expr::Literal(value) => literal_array(value, target, rows),
+        Expr::Column(path) => {
+            let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+            let unknown = || Error::InvalidArgument(format!("unknown column `{}`", path.join(".")));
+            let first = path.first().ok_or_else(unknown)?;
+            let index = match_name(&names, first).ok_or_else(unknown)?;
+            let mut array = match &columns[index] {
+                Some(array) => array.clone(),
+                None => new_null_array(arrow.field(index).data_type(), rows),
+            };
+            for part in &path[1..] {
+                let st = array.as_struct_opt().ok_or_else(unknown)?;
+                let child_names: Vec<&str> = st.column_names();
+                let child = match_name(&child_names, part).ok_or_else(unknown)?;
+                let nested = st.column(child).clone();
+                array = match st.nulls() {
+                    Some(nulls) => arrow::compute::nullif(
+                        &nested,
+                        &arrow_array::BooleanArray::new(!nulls.inner(), None),
+                    )
+                    .map_err(|e| Error::arrow("computing a generated column", e))?,
+                    None => nested,
+                };
+            }
+            cast_strict(&array, target)
+        }
+        _ => Err(Error::InvalidArgument(
+            "only a column or a literal can be computed".to_string(),
+        )),
+    }
+}
+
+/// `value` repeated `rows` times as the Arrow type `target`; a value that does not fit is an
+/// [`Error::InvalidArgument`].
+fn literal_array(value: &Scalar, target: &arrow_schema::DataType, rows: usize) -> Result<ArrayRef> {
+    let array = value.to_array(rows)?;
+    cast_strict(&array, target)
+}
+
+fn cast_strict(array: &ArrayRef, target: &arrow_schema::DataType) -> Result<ArrayRef> {
+    if array.data_type() == target {
+        return Ok(array.clone());
+    }
+    let options = CastOptions {
+        safe: false,
+        ..CastOptions::default()
+    };
+    cast_with_options(array, target, &options).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "a {} value cannot be a {target}: {e}",
+            array.data_type()
+        ))
+    })
+}
+
+fn generation_text(field: &StructField) -> String {
+    match field.metadata.get(GENERATION_EXPRESSION_KEY) {
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+/// The value at `row` as text for messages (`NULL` for nulls, strings quoted).
+fn shown(array: &ArrayRef, row: usize) -> String {
+    if array.is_null(row) {
+        return "NULL".to_string();
+    }
+    let text = array_value_to_string(array, row).unwrap_or_else(|_| "?".to_string());
+    match array.data_type() {
+        arrow_schema::DataType::Utf8 | arrow_schema::DataType::LargeUtf8 => format!("'{text}'"),
+        _ => text,
+    }
+}

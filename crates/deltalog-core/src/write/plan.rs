@@ -1,0 +1,367 @@
+//! What a [`super::DataFileWriter`] works out once per table version ([`WritePlan`]) and the
+//! preparation of one input batch into the parts written to each partition's file.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+use arrow::compute::take_record_batch;
+use arrow::row::{RowConverter, SortField};
+use arrow_array::{make_array, Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_schema::SchemaRef;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use super::conform::conform_batch;
+use super::duties::{Duties, IdentityState};
+use super::stats::StatsPlan;
+use super::{Codec, WriterOptions, DEFAULT_TARGET_FILE_SIZE};
+use crate::error::{Error, Result};
+use crate::partition::{escape_partition_path_value, HIVE_DEFAULT_PARTITION};
+use crate::scalar::{to_partition_value, Scalar};
+use crate::schema::{
+    to_arrow_physical_schema, to_arrow_schema, DataType, PrimitiveType, StructType,
+};
+use crate::table_config::TableConfiguration;
+
+/// The text partition values of a file, in partition column order; `None` for NULL.
+pub(crate) type PartitionKey = Vec<Option<String>>;
+
+/// Everything about the table a write needs, worked out once.
+#[derive(Debug)]
+pub(crate) struct WritePlan {
+    pub table: String,
+    pub schema: StructType,
+    pub logical_arrow: SchemaRef,
+    /// Top-level index and physical name of each partition column, in partition order.
+    partition_columns: Vec<(usize, String, PrimitiveType)>,
+    /// Top-level indexes of the data columns, in schema order.
+    data_columns: Vec<usize>,
+    /// The Arrow schema of the data files: physical names, Parquet field ids.
+    pub physical_arrow: SchemaRef,
+    pub stats: StatsPlan,
+    pub duties: Duties,
+    pub options: WriterOptions,
+    pub target_file_size: u64,
+    pub properties: WriterProperties,
+    /// Length of the random directory prefix under `delta.randomizeFilePrefixes`.
+    pub random_prefix: Option<usize>,
+    pub file_counter: AtomicUsize,
+}
+
+/// The rows of one input batch that go to one partition.
+#[derive(Debug)]
+pub(crate) struct Part {
+    pub key: PartitionKey,
+    /// Physical partition column name and value text.
+    pub partition_values: Arc<Vec<(String, Option<String>)>>,
+    /// `col=value/...` directories, empty for unpartitioned tables.
+    pub directory: String,
+    /// The data columns, as the data files store them.
+    pub batch: RecordBatch,
+}
+
+impl WritePlan {
+    pub fn try_new(config: &TableConfiguration, options: WriterOptions) -> Result<WritePlan> {
+        let positive = |value: u64, what: &str| {
+            if value == 0 {
+                Err(Error::InvalidArgument(format!(
+                    "the {what} must be positive"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        positive(options.row_group_bytes as u64, "row group size")?;
+        positive(options.row_group_rows as u64, "row group row count")?;
+        positive(options.upload_part_size as u64, "upload part size")?;
+        if let Some(records) = options.max_records_per_file {
+            positive(records, "number of records per file")?;
+        }
+        let target_file_size = options
+            .target_file_size
+            .or(config.properties().target_file_size)
+            .unwrap_or(DEFAULT_TARGET_FILE_SIZE);
+        positive(target_file_size, "target file size")?;
+
+        let table = config.table_uri().to_string();
+        let schema = config.schema().clone();
+        let mode = config.column_mapping();
+        let partition_schema = schema.partition_schema(config.partition_columns())?;
+        let mut partition_columns = Vec::new();
+        for field in &partition_schema.fields {
+            let index = schema
+                .fields
+                .iter()
+                .position(|f| f.name == field.name)
+                .ok_or_else(|| Error::invalid_table(&table, "partition column not found"))?;
+            let ty = match &field.data_type {
+                DataType::Primitive(primitive) => *primitive,
+                other => {
+                    return Err(Error::invalid_table(
+                        &table,
+                        format!("partition column `{}` has type {other}", field.name),
+                    ))
+                }
+            };
+            partition_columns.push((index, field.physical_name(mode)?.to_string(), ty));
+        }
+        let data_schema = schema.data_schema(config.partition_columns());
+        let data_columns = schema
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(_, field)| data_schema.field(&field.name).is_some())
+            .map(|(index, _)| index)
+            .collect();
+        let physical_arrow = Arc::new(to_arrow_physical_schema(&data_schema, mode)?);
+        let stats = StatsPlan::try_new(
+            &data_schema,
+            &config.metadata().configuration,
+            mode,
+            config.is_feature_supported(&crate::table_config::TableFeature::DeletionVectors),
+        )?;
+        let duties = Duties::try_new(config).map_err(|duty| duty.into_error(config.table_uri()))?;
+        let compression = match options.codec {
+            Codec::Zstd => Compression::ZSTD(ZstdLevel::default()),
+            Codec::Snappy => Compression::SNAPPY,
+            Codec::Uncompressed => Compression::UNCOMPRESSED,
+        };
+        let properties = WriterProperties::builder()
+            .set_compression(compression)
+            .set_max_row_group_row_count(Some(options.row_group_rows))
+            .set_max_row_group_bytes(Some(options.row_group_bytes))
+            .build();
+        let properties_of_table = config.properties();
+        let random_prefix = properties_of_table
+            .randomize_file_prefixes
+            .then_some(properties_of_table.random_prefix_length);
+        Ok(WritePlan {
+            table,
+            logical_arrow: Arc::new(to_arrow_schema(&schema)?),
+            schema,
+            partition_columns,
+            data_columns,
+            physical_arrow,
+            stats,
+            duties,
+            options,
+            target_file_size,
+            properties,
+            random_prefix,
+            file_counter: AtomicUsize::new(0),
+        })
+    }
+
+    /// The file name suffix of the codec (`.zstd.parquet`).
+    pub fn file_suffix(&self) -> &'static str {
+        match self.options.codec {
+            Codec::Zstd => ".zstd.parquet",
+            Codec::Snappy => ".snappy.parquet",
+            Codec::Uncompressed => ".parquet",
+        }
+    }
+
+    /// Conforms `batch` to the table, does the table's per-row duties and splits the rows by
+    /// partition. CPU work: run it through [`crate::cpu::run`].
+    pub fn prepare(&self, batch: &RecordBatch, identity: &mut IdentityState) -> Result<Vec<Part>> {
+        let given = conform_batch(batch, &self.schema, &self.logical_arrow, &self.table)?;
+        let columns = self.duties.complete(
+            &self.schema,
+            &self.logical_arrow,
+            given,
+            batch.num_rows(),
+            identity,
+            &self.table,
+        )?;
+        let logical = RecordBatch::try_new(self.logical_arrow.clone(), columns)
+            .map_err(|e| Error::arrow(format!("assembling rows for {}", self.table), e))?;
+        self.duties.check_rows(&logical, &self.table)?;
+        if self.partition_columns.is_empty() {
+            return Ok(vec![Part {
+                key: Vec::new(),
+                partition_values: Arc::new(Vec::new()),
+                directory: String::new(),
+                batch: self.data_batch(&logical)?,
+            }]);
+        }
+        self.split(&logical)
+    }
+
+    /// The rows of `logical` grouped by their partition values, in order of first appearance.
+    fn split(&self, logical: &RecordBatch) -> Result<Vec<Part>> {
+        let arrays: Vec<ArrayRef> = self
+            .partition_columns
+            .iter()
+            .map(|(index, _, _)| logical.column(*index).clone())
+            .collect();
+        let fields = arrays
+            .iter()
+            .map(|array| SortField::new(array.data_type().clone()))
+            .collect();
+        let converter =
+            RowConverter::new(fields).map_err(|e| Error::arrow("grouping rows by partition", e))?;
+        let rows = converter
+            .convert_columns(&arrays)
+            .map_err(|e| Error::arrow("grouping rows by partition", e))?;
+        let mut groups: HashMap<&[u8], usize> = HashMap::new();
+        let mut members: Vec<Vec<u32>> = Vec::new();
+        for (row, bytes) in rows.iter().enumerate() {
+            let group = *groups.entry(bytes.data()).or_insert_with(|| {
+                members.push(Vec::new());
+                members.len() - 1
+            });
+            members[group].push(row as u32);
+        }
+        let mut parts = Vec::with_capacity(members.len());
+        for rows in members {
+            let first = rows[0] as usize;
+            let mut key = Vec::with_capacity(arrays.len());
+            let mut values = Vec::with_capacity(arrays.len());
+            let mut directories = Vec::with_capacity(arrays.len());
+            for ((_, physical, ty), array) in self.partition_columns.iter().zip(&arrays) {
+                let scalar = scalar_at(array.as_ref(), first, *ty)?;
+                let text = to_partition_value(&scalar, &self.options.partition_time_zone)?
+                    .filter(|text| !text.is_empty());
+                let shown = match &text {
+                    Some(text) => escape_partition_path_value(text),
+                    None => HIVE_DEFAULT_PARTITION.to_string(),
+                };
+                directories.push(format!("{}={shown}", escape_partition_path_value(physical)));
+                values.push((physical.clone(), text.clone()));
+                key.push(text);
+            }
+            let indices = UInt32Array::from(rows);
+            let taken = take_record_batch(logical, &indices)
+                .map_err(|e| Error::arrow("splitting rows by partition", e))?;
+            parts.push(Part {
+                key,
+                partition_values: Arc::new(values),
+                directory: directories.join("/"),
+                batch: self.data_batch(&taken)?,
+            });
+        }
+        Ok(parts)
+    }
+
+    /// The data columns of `logical`, retyped to the physical schema (names and field ids
+    /// differ, the layout is the same).
+    fn data_batch(&self, logical: &RecordBatch) -> Result<RecordBatch> {
+        let columns = self
+            .data_columns
+            .iter()
+            .zip(self.physical_arrow.fields())
+            .map(|(index, field)| {
+                let data = logical
+                    .column(*index)
+                    .to_data()
+                    .into_builder()
+                    .data_type(field.data_type().clone())
+                    .build()
+                    .map_err(|e| Error::arrow("renaming columns to physical names", e))?;
+                Ok(make_array(data))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        RecordBatch::try_new(self.physical_arrow.clone(), columns)
+            .map_err(|e| Error::arrow(format!("assembling data columns for {}", self.table), e))
+    }
+}
+
+/// The value at `row` of a column of the primitive type `ty` (in its table Arrow type).
+pub(crate) fn scalar_at(array: &dyn Array, row: usize, ty: PrimitiveType) -> Result<Scalar> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{
+        Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+        Int8Type, TimestampMicrosecondType,
+    };
+    if array.is_null(row) {
+        return Ok(Scalar::Null);
+    }
+    let wrong = || {
+        Error::InvalidArgument(format!(
+            "a {} array cannot hold values of type {ty}",
+            array.data_type()
+        ))
+    };
+    Ok(match ty {
+        PrimitiveType::Boolean => {
+            Scalar::Boolean(array.as_boolean_opt().ok_or_else(wrong)?.value(row))
+        }
+        PrimitiveType::Byte => Scalar::Int8(
+            array
+                .as_primitive_opt::<Int8Type>()
+                .ok_or_else(wrong)?
+                .value(row),
+        ),
+        PrimitiveType::Short => Scalar::Int16(
+            array
+                .as_primitive_opt::<Int16Type>()
+                .ok_or_else(wrong)?
+                .value(row),
+        ),
+        PrimitiveType::Integer => Scalar::Int32(
+            array
+                .as_primitive_opt::<Int32Type>()
+                .ok_or_else(wrong)?
+                .value(row),
+        ),
+        PrimitiveType::Long => Scalar::Int64(
+            array
+                .as_primitive_opt::<Int64Type>()
+                .ok_or_else(wrong)?
+                .value(row),
+        ),
+        PrimitiveType::Float => Scalar::Float32(
+            array
+                .as_primitive_opt::<Float32Type>()
+                .ok_or_else(wrong)?
+                .value(row),
+        ),
+        PrimitiveType::Double => Scalar::Float64(
+            array
+                .as_primitive_opt::<Float64Type>()
+                .ok_or_else(wrong)?
+                .value(row),
+        ),
+        PrimitiveType::Decimal { scale, .. } => Scalar::Decimal {
+            value: array
+                .as_primitive_opt::<Decimal128Type>()
+                .ok_or_else(wrong)?
+                .value(row),
+            scale: u8::try_from(scale).map_err(|_| wrong())?,
+        },
+        PrimitiveType::String => Scalar::Utf8(
+            array
+                .as_string_opt::<i32>()
+                .ok_or_else(wrong)?
+                .value(row)
+                .to_string(),
+        ),
+        PrimitiveType::Binary => Scalar::Binary(
+            array
+                .as_binary_opt::<i32>()
+                .ok_or_else(wrong)?
+                .value(row)
+                .to_vec(),
+        ),
+        PrimitiveType::Date => Scalar::Date(
+            array
+                .as_primitive_opt::<Date32Type>()
+                .ok_or_else(wrong)?
+                .value(row),
+        ),
+        PrimitiveType::Timestamp => Scalar::Timestamp(
+            array
+                .as_primitive_opt::<TimestampMicrosecondType>()
+                .ok_or_else(wrong)?
+                .value(row),
+        ),
+        PrimitiveType::TimestampNtz => Scalar::TimestampNtz(
+            array
+                .as_primitive_opt::<TimestampMicrosecondType>()
+                .ok_or_else(wrong)?
+                .value(row),
+        ),
+        PrimitiveType::Void | PrimitiveType::Variant => Scalar::Null,
+    })
+}
