@@ -20,8 +20,8 @@ use crate::action_schema::{add, PARTITION_VALUES_PARSED};
 use crate::error::{Error, Result};
 use crate::partition::{partition_values_to_arrow, SessionTimeZone};
 use crate::schema::{to_arrow_data_type, ColumnMappingMode, DataType as DeltaType, StructType};
-use crate::snapshot::Snapshot;
 use crate::stats::{self, parse_stats, stats_schema};
+use crate::table_config::TableConfiguration;
 
 /// What to put in the file list.
 #[derive(Debug, Clone, Default)]
@@ -32,14 +32,14 @@ pub struct FileListOptions {
     pub timezone: SessionTimeZone,
 }
 
-/// The live files of `snapshot` (its `adds`, with or without statistics), one batch per
+/// The live files of a table version with `config` (its `adds`, with or without statistics), one batch per
 /// replayed batch.
 pub fn active_files(
-    snapshot: &Snapshot,
+    config: &TableConfiguration,
     adds: &[StructArray],
     options: &FileListOptions,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let builder = FileListBuilder::new(snapshot, options)?;
+    let builder = FileListBuilder::new(config, options)?;
     let batches = adds
         .iter()
         .map(|adds| builder.build(adds))
@@ -57,7 +57,7 @@ pub fn active_files(
 /// partition values at all (such values depend on the session time zone, which only a scan
 /// knows).
 pub fn skipping_stats(
-    snapshot: &Snapshot,
+    config: &TableConfiguration,
     adds: &[StructArray],
     timezone: &SessionTimeZone,
     timestamp_partitions: bool,
@@ -66,7 +66,7 @@ pub fn skipping_stats(
         with_stats: false,
         timezone: timezone.clone(),
     };
-    let builder = FileListBuilder::new(snapshot, &options)?;
+    let builder = FileListBuilder::new(config, &options)?;
     let zoned = |field: &arrow_schema::FieldRef| {
         matches!(field.data_type(), DataType::Timestamp(_, Some(_)))
     };
@@ -115,7 +115,7 @@ pub fn total_size(adds: &[StructArray]) -> i64 {
 }
 
 struct FileListBuilder<'a> {
-    snapshot: &'a Snapshot,
+    config: &'a TableConfiguration,
     options: &'a FileListOptions,
     partition_schema: StructType,
     partition_fields: Fields,
@@ -126,10 +126,10 @@ struct FileListBuilder<'a> {
 }
 
 impl<'a> FileListBuilder<'a> {
-    fn new(snapshot: &'a Snapshot, options: &'a FileListOptions) -> Result<Self> {
-        let table = snapshot.table().uri().to_string();
-        let metadata = snapshot.metadata();
-        let partition_schema = snapshot
+    fn new(config: &'a TableConfiguration, options: &'a FileListOptions) -> Result<Self> {
+        let table = config.table_uri().to_string();
+        let metadata = config.metadata();
+        let partition_schema = config
             .schema()
             .partition_schema(&metadata.partition_columns)
             .map_err(|error| Error::invalid_table(&table, error))?;
@@ -144,7 +144,7 @@ impl<'a> FileListBuilder<'a> {
                 ))
             })
             .collect::<Result<Vec<_>>>()?;
-        let data_schema = snapshot.schema().data_schema(&metadata.partition_columns);
+        let data_schema = config.schema().data_schema(&metadata.partition_columns);
         let stats_type = stats_schema(&data_schema, &metadata.configuration)?;
         let mut fields = vec![
             Field::new("path", DataType::Utf8, false),
@@ -166,7 +166,7 @@ impl<'a> FileListBuilder<'a> {
             Field::new("tags", crate::action_schema::string_map(), true),
         ];
         if options.with_stats {
-            let logical = logical_stats_type(&stats_type, &data_schema, snapshot.column_mapping())?;
+            let logical = logical_stats_type(&stats_type, &data_schema, config.column_mapping())?;
             if let DataType::Struct(stats_fields) = &logical {
                 for (name, output) in [
                     ("minValues", "min_values"),
@@ -181,7 +181,7 @@ impl<'a> FileListBuilder<'a> {
             }
         }
         Ok(FileListBuilder {
-            snapshot,
+            config,
             options,
             partition_schema,
             partition_fields: Fields::from(partition_fields),
@@ -220,10 +220,10 @@ impl<'a> FileListBuilder<'a> {
             let logical = logical_stats(
                 &stats,
                 &self
-                    .snapshot
+                    .config
                     .schema()
-                    .data_schema(&self.snapshot.metadata().partition_columns),
-                self.snapshot.column_mapping(),
+                    .data_schema(&self.config.metadata().partition_columns),
+                self.config.column_mapping(),
             )?;
             for name in ["minValues", "maxValues", "nullCount", "tightBounds"] {
                 if let Some(array) = logical.column_by_name(name) {
@@ -246,10 +246,10 @@ impl<'a> FileListBuilder<'a> {
         }
         let parsed = self.parse_stats(adds)?;
         let data_schema = self
-            .snapshot
+            .config
             .schema()
-            .data_schema(&self.snapshot.metadata().partition_columns);
-        let logical = logical_stats(&parsed, &data_schema, self.snapshot.column_mapping())?;
+            .data_schema(&self.config.metadata().partition_columns);
+        let logical = logical_stats(&parsed, &data_schema, self.config.column_mapping())?;
         for name in [
             stats::MIN_VALUES,
             stats::MAX_VALUES,
@@ -295,7 +295,7 @@ impl<'a> FileListBuilder<'a> {
         let maps = adds
             .column_by_name(add::PARTITION_VALUES)
             .and_then(|c| c.as_any().downcast_ref::<MapArray>());
-        let mode = self.snapshot.column_mapping();
+        let mode = self.config.column_mapping();
         let mut children = Vec::with_capacity(self.partition_schema.fields.len());
         let parsed = adds
             .column_by_name(PARTITION_VALUES_PARSED)

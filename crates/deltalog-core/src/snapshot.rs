@@ -9,17 +9,30 @@ use crate::actions::{CommitInfo, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
 use crate::file_list::{active_files, skipping_stats, FileListOptions};
-use crate::load::{decode_commits, fold_state_async, load_segment, TableState};
+use crate::load::{
+    decode_commits, fold_state_async, load_segment, load_segment_matching, TableState,
+};
 use crate::log::commit_range::CommitRange;
 use crate::log::segment::{latest_version, LogSegment};
 use crate::log::timestamps::{commit_timestamp, MONOTONIC_LOOKBACK};
 use crate::partition::SessionTimeZone;
 use crate::replay::FileKeys;
 use crate::schema::{ColumnMappingMode, StructType};
-use crate::table::{SnapshotAt, Table};
+use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
+
+/// Which version of a table to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotAt {
+    /// The newest version.
+    Latest,
+    /// A version number.
+    Version(u64),
+    /// The newest version committed at or before this time (ms since the epoch, UTC).
+    Timestamp(i64),
+}
 
 /// The state of a table at one version. Cheap to clone; never changes.
 #[derive(Clone, Debug)]
@@ -29,7 +42,7 @@ pub struct Snapshot {
 
 #[derive(Debug)]
 struct SnapshotInner {
-    table: Table,
+    storage: Storage,
     state: TableState,
     /// The same version loaded with statistics, when they were asked for and `state` lacks them.
     with_stats: tokio::sync::OnceCell<TableState>,
@@ -40,23 +53,41 @@ struct SnapshotInner {
 }
 
 impl Snapshot {
-    /// Builds a snapshot from replayed state, checking that this library can read it.
-    pub(crate) fn new(table: Table, state: TableState, segment: &LogSegment) -> Result<Self> {
-        Snapshot::from_state(table, state, segment.file_time_ms, None)
+    /// Loads the snapshot of the version `at` names from the table on `storage`.
+    pub(crate) async fn load(storage: &Storage, at: SnapshotAt) -> Result<Snapshot> {
+        let segment =
+            crate::log::locate_segment(storage, target_version(storage, at).await?).await?;
+        let table = storage.root_url().as_str();
+        let state = load_segment(storage, table, &segment, false, None).await?;
+        Snapshot::from_state(storage.clone(), state, segment.file_time_ms, None)
+    }
+
+    /// The snapshot of the version `at` names holding only the files that may match `filter`
+    /// (see [`crate::table::Table::snapshot_matching`]).
+    pub(crate) async fn load_matching(
+        storage: &Storage,
+        at: SnapshotAt,
+        filter: &Expr,
+    ) -> Result<Snapshot> {
+        let segment =
+            crate::log::locate_segment(storage, target_version(storage, at).await?).await?;
+        let table = storage.root_url().as_str();
+        let state = load_segment_matching(storage, table, &segment, filter).await?;
+        Snapshot::new_matching(storage.clone(), state, &segment, filter.clone())
     }
 
     /// A snapshot of the files of `state` that may match `filter` (see
-    /// [`Table::snapshot_matching`]); `state` holds statistics.
-    pub(crate) fn new_matching(
-        table: Table,
+    /// [`crate::table::Table::snapshot_matching`]); `state` holds statistics.
+    fn new_matching(
+        storage: Storage,
         state: TableState,
         segment: &LogSegment,
         filter: Expr,
     ) -> Result<Self> {
         let file_time = segment.file_time_ms;
-        let unpruned = Snapshot::from_state(table.clone(), state, file_time, None)?;
+        let unpruned = Snapshot::from_state(storage.clone(), state, file_time, None)?;
         let stats = skipping_stats(
-            &unpruned,
+            unpruned.table_configuration(),
             unpruned.add_actions(),
             &SessionTimeZone::utc(),
             false,
@@ -73,11 +104,11 @@ impl Snapshot {
                 Ok(kept.as_struct().clone())
             })
             .collect::<Result<_>>()?;
-        Snapshot::from_state(table, state, file_time, Some(filter))
+        Snapshot::from_state(storage, state, file_time, Some(filter))
     }
 
     fn from_state(
-        table: Table,
+        storage: Storage,
         state: TableState,
         commit_file_time: i64,
         matching: Option<Expr>,
@@ -85,12 +116,12 @@ impl Snapshot {
         let config = TableConfiguration::try_new(
             state.protocol.clone(),
             state.metadata.clone(),
-            table.uri(),
+            storage.root_url().as_str(),
         )?;
         let timestamp_ms = commit_timestamp(state.commit_info.as_ref(), commit_file_time);
         Ok(Snapshot {
             inner: Arc::new(SnapshotInner {
-                table,
+                storage,
                 state,
                 with_stats: tokio::sync::OnceCell::new(),
                 timestamp_ms,
@@ -100,9 +131,14 @@ impl Snapshot {
         })
     }
 
-    /// The table this snapshot belongs to.
-    pub fn table(&self) -> &Table {
-        &self.inner.table
+    /// The store of the table this snapshot belongs to.
+    pub fn storage(&self) -> &Storage {
+        &self.inner.storage
+    }
+
+    /// The table root as a URL ending in `/`.
+    pub fn table_uri(&self) -> &str {
+        self.inner.storage.root_url().as_str()
     }
 
     /// The version of the snapshot.
@@ -200,7 +236,7 @@ impl Snapshot {
             true => &self.state_with_stats().await?.files.adds,
             false => self.add_actions(),
         };
-        active_files(self, adds, options)
+        active_files(self.table_configuration(), adds, options)
     }
 
     /// The state of this version with the `stats` strings of its files.
@@ -212,9 +248,9 @@ impl Snapshot {
         self.inner
             .with_stats
             .get_or_try_init(|| async {
-                let table = self.table();
-                let segment = table.log_segment(Some(state.version)).await?;
-                load_segment(table.storage(), table.uri(), &segment, true, None).await
+                let storage = self.storage();
+                let segment = crate::log::locate_segment(storage, Some(state.version)).await?;
+                load_segment(storage, self.table_uri(), &segment, true, None).await
             })
             .await
     }
@@ -264,28 +300,38 @@ impl Snapshot {
     }
 
     async fn refresh_up_to(&self, target: Option<u64>) -> Result<Snapshot> {
-        let table = self.table();
+        let storage = self.storage();
         let at = target.map_or(SnapshotAt::Latest, SnapshotAt::Version);
         if let Some(filter) = &self.inner.matching {
-            return table.snapshot_matching(at, filter).await;
+            return Snapshot::load_matching(storage, at, filter).await;
         }
         let start = self.version() + 1;
-        let listing = table
-            .list_from(start.saturating_sub(MONOTONIC_LOOKBACK))
-            .await?;
+        let listing =
+            crate::log::list_log_from(storage, start.saturating_sub(MONOTONIC_LOOKBACK)).await?;
         let newest = latest_version(&listing).map(|newest| target.unwrap_or(newest).min(newest));
         let Some(newest) = newest.filter(|newest| *newest >= start) else {
             return Ok(self.clone());
         };
-        let Ok(range) = CommitRange::from_listing(table.uri(), &listing, start, newest) else {
-            return table.snapshot(at).await;
+        let Ok(range) = CommitRange::from_listing(self.table_uri(), &listing, start, newest) else {
+            return Snapshot::load(storage, at).await;
         };
         let file_time = range.file_times().last().copied().unwrap_or_default();
-        let files = range.read_all(table.storage()).await?;
+        let files = range.read_all(storage).await?;
         let deltas = decode_commits(files, self.inner.state.has_stats).await?;
-        let keys = FileKeys::new(table.storage().root_url());
+        let keys = FileKeys::new(storage.root_url());
         let base = Some(self.inner.state.clone());
-        let state = fold_state_async(table.uri(), newest, deltas, None, base, keys).await?;
-        Snapshot::from_state(table.clone(), state, file_time, None)
+        let state = fold_state_async(self.table_uri(), newest, deltas, None, base, keys).await?;
+        Snapshot::from_state(storage.clone(), state, file_time, None)
     }
+}
+
+/// The version `at` names (`None`: the latest).
+async fn target_version(storage: &Storage, at: SnapshotAt) -> Result<Option<u64>> {
+    Ok(match at {
+        SnapshotAt::Latest => None,
+        SnapshotAt::Version(version) => Some(version),
+        SnapshotAt::Timestamp(timestamp_ms) => {
+            Some(crate::log::version_at(storage, timestamp_ms).await?)
+        }
+    })
 }

@@ -12,25 +12,12 @@ use crate::actions::CommitInfo;
 use crate::commit::action_lines;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::load::{load_segment, load_segment_matching};
 use crate::log::commit_range::CommitRange;
-use crate::log::last_checkpoint::parse_last_checkpoint;
 use crate::log::path::LogPath;
-use crate::log::segment::{build_log_segment, latest_version, LogSegment};
-use crate::log::timestamps::{version_at_timestamp, MONOTONIC_LOOKBACK};
+use crate::log::segment::LogSegment;
 use crate::snapshot::Snapshot;
+pub use crate::snapshot::SnapshotAt;
 use crate::storage::Storage;
-
-/// Which version of a table to load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SnapshotAt {
-    /// The newest version.
-    Latest,
-    /// A version number.
-    Version(u64),
-    /// The newest version committed at or before this time (ms since the epoch, UTC).
-    Timestamp(i64),
-}
 
 /// A Delta table at a location. Cheap to clone; holds no snapshot state.
 #[derive(Clone, Debug)]
@@ -46,7 +33,7 @@ impl Table {
     pub async fn open(uri: &str, storage_options: &HashMap<String, String>) -> Result<Table> {
         let storage = Storage::open(uri, storage_options)?;
         let table = Table::from_storage(storage);
-        if !table.storage.has_log_files().await? {
+        if !crate::log::has_log_files(&table.storage).await? {
             return Err(Error::TableNotFound {
                 location: table.name.to_string(),
                 reason: "it has no _delta_log folder, or no commit or checkpoint in it".into(),
@@ -73,22 +60,12 @@ impl Table {
 
     /// The newest version: the highest commit (or complete checkpoint) in the log.
     pub async fn latest_version(&self) -> Result<u64> {
-        let start = self.hint_version().await.unwrap_or(0);
-        let mut listing = self.list_from(start).await?;
-        if latest_version(&listing).is_none() && start > 0 {
-            listing = self.list_from(0).await?;
-        }
-        latest_version(&listing).ok_or_else(|| Error::TableNotFound {
-            location: self.name.to_string(),
-            reason: "the log holds no commit or checkpoint".into(),
-        })
+        crate::log::latest_version(&self.storage).await
     }
 
     /// Loads the snapshot of the version `at` names.
     pub async fn snapshot(&self, at: SnapshotAt) -> Result<Snapshot> {
-        let segment = self.log_segment(self.target_version(at).await?).await?;
-        let state = load_segment(&self.storage, &self.name, &segment, false, None).await?;
-        Snapshot::new(self.clone(), state, &segment)
+        Snapshot::load(&self.storage, at).await
     }
 
     /// The snapshot of the version `at` names, holding only the live files that may hold rows
@@ -98,43 +75,18 @@ impl Table {
     /// protocol, metadata, transactions) is that of the full snapshot; its file list and scans
     /// see only the matching files.
     pub async fn snapshot_matching(&self, at: SnapshotAt, filter: &Expr) -> Result<Snapshot> {
-        let segment = self.log_segment(self.target_version(at).await?).await?;
-        let state = load_segment_matching(&self.storage, &self.name, &segment, filter).await?;
-        Snapshot::new_matching(self.clone(), state, &segment, filter.clone())
+        Snapshot::load_matching(&self.storage, at, filter).await
     }
 
-    /// The version `at` names (`None`: the latest).
-    async fn target_version(&self, at: SnapshotAt) -> Result<Option<u64>> {
-        Ok(match at {
-            SnapshotAt::Latest => None,
-            SnapshotAt::Version(version) => Some(version),
-            SnapshotAt::Timestamp(timestamp_ms) => Some(self.version_at(timestamp_ms).await?),
-        })
-    }
-
-    /// The files that make up version `target` (`None`: the latest). Listing starts at the
-    /// `_last_checkpoint` hint when it is usable (less [`MONOTONIC_LOOKBACK`] versions, for the
-    /// commit timestamp), and falls back to a full listing when the hint is missing, corrupt,
-    /// stale or points at files that are gone.
+    /// The files that make up version `target` (`None`: the latest); see
+    /// [`crate::log::locate_segment`].
     pub async fn log_segment(&self, target: Option<u64>) -> Result<LogSegment> {
-        let hint = self.hint_version().await;
-        if let Some(start) = hint.filter(|start| target.is_none_or(|t| *start <= t)) {
-            let listing = self
-                .list_from(start.saturating_sub(MONOTONIC_LOOKBACK))
-                .await?;
-            if let Ok(segment) = build_log_segment(&self.name, listing, target) {
-                if segment.checkpoint.is_some() || start == 0 {
-                    return Ok(segment);
-                }
-            }
-        }
-        build_log_segment(&self.name, self.list_from(0).await?, target)
+        crate::log::locate_segment(&self.storage, target).await
     }
 
     /// The newest version committed at or before `timestamp_ms`.
     pub async fn version_at(&self, timestamp_ms: i64) -> Result<u64> {
-        let listing = self.list_from(0).await?;
-        version_at_timestamp(&self.storage, &listing, timestamp_ms).await
+        crate::log::version_at(&self.storage, timestamp_ms).await
     }
 
     /// Commit information, newest first: one row per version still in the log (up to `limit`).
@@ -179,16 +131,7 @@ impl Table {
 
     /// Every log file of version `start` or later.
     pub async fn list_from(&self, start: u64) -> Result<Vec<LogPath>> {
-        self.storage.list_log_from(start).await
-    }
-
-    /// The version in `_last_checkpoint`, when the file exists and is valid.
-    async fn hint_version(&self) -> Option<u64> {
-        let path = self.storage.log_file("_last_checkpoint");
-        let bytes = self.storage.read_if_exists(&path).await.ok()??;
-        parse_last_checkpoint(&bytes, path.as_ref())
-            .ok()
-            .map(|hint| hint.version)
+        crate::log::list_log_from(&self.storage, start).await
     }
 }
 

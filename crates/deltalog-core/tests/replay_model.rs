@@ -572,7 +572,7 @@ fn live_keys(runtime: &tokio::runtime::Runtime, snapshot: &Snapshot) -> BTreeSet
 
 /// The tombstone keys from [`Snapshot::remove_actions`], paths decoded and made relative.
 fn tombstone_keys(snapshot: &Snapshot) -> BTreeSet<Key> {
-    let root = snapshot.table().uri().to_string();
+    let root = snapshot.table_uri().to_string();
     let mut keys = BTreeSet::new();
     for removes in snapshot.remove_actions() {
         let paths = strings(removes.column_by_name("path").unwrap().as_ref());

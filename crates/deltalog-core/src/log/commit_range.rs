@@ -54,11 +54,10 @@ impl CommitRange {
     /// `end` is a [`Error::VersionNotFound`] of `start`; callers that treat it as a bad argument
     /// check it first.
     pub async fn list(storage: &Storage, start: u64, end: Option<u64>) -> Result<CommitRange> {
-        let mut listing = storage
-            .list_log_from(start.saturating_sub(MONOTONIC_LOOKBACK))
-            .await?;
+        let mut listing =
+            crate::log::list_log_from(storage, start.saturating_sub(MONOTONIC_LOOKBACK)).await?;
         if latest_version(&listing).is_none() {
-            listing = storage.list_log_from(0).await?;
+            listing = crate::log::list_log_from(storage, 0).await?;
         }
         let table = storage.root_url().as_str();
         let latest = latest_version(&listing).ok_or_else(|| Error::TableNotFound {

@@ -8,3 +8,78 @@ pub mod last_checkpoint;
 pub mod path;
 pub mod segment;
 pub mod timestamps;
+
+use crate::error::{Error, Result};
+use crate::storage::Storage;
+use last_checkpoint::parse_last_checkpoint;
+use path::LogPath;
+use segment::{build_log_segment, LogSegment};
+use timestamps::{version_at_timestamp, MONOTONIC_LOOKBACK};
+
+/// Every log file of version `from_version` or later, parsed, in no particular order. Files
+/// that are not log files (`_last_checkpoint`, temporary files, sidecars) are skipped.
+pub async fn list_log_from(storage: &Storage, from_version: u64) -> Result<Vec<LogPath>> {
+    let listing = storage
+        .list_log_dir_from(&format!("{from_version:020}"))
+        .await?;
+    Ok(listing
+        .iter()
+        .filter_map(LogPath::parse)
+        .filter(|log_path| log_path.version >= from_version)
+        .collect())
+}
+
+/// True when `_delta_log` holds at least one log file. Stops at the first one found.
+pub async fn has_log_files(storage: &Storage) -> Result<bool> {
+    let found = storage
+        .find_in_log_dir(|meta| LogPath::parse(meta).is_some())
+        .await?;
+    Ok(found.is_some())
+}
+
+/// The newest version of the table on `storage`: the highest commit (or complete checkpoint)
+/// in the log. A log without either is an [`Error::TableNotFound`].
+pub async fn latest_version(storage: &Storage) -> Result<u64> {
+    let start = hint_version(storage).await.unwrap_or(0);
+    let mut listing = list_log_from(storage, start).await?;
+    if segment::latest_version(&listing).is_none() && start > 0 {
+        listing = list_log_from(storage, 0).await?;
+    }
+    segment::latest_version(&listing).ok_or_else(|| Error::TableNotFound {
+        location: storage.root_url().to_string(),
+        reason: "the log holds no commit or checkpoint".into(),
+    })
+}
+
+/// The files that make up version `target` (`None`: the latest). Listing starts at the
+/// `_last_checkpoint` hint when it is usable (less [`MONOTONIC_LOOKBACK`] versions, for the
+/// commit timestamp), and falls back to a full listing when the hint is missing, corrupt,
+/// stale or points at files that are gone.
+pub async fn locate_segment(storage: &Storage, target: Option<u64>) -> Result<LogSegment> {
+    let table = storage.root_url().as_str();
+    let hint = hint_version(storage).await;
+    if let Some(start) = hint.filter(|start| target.is_none_or(|t| *start <= t)) {
+        let listing = list_log_from(storage, start.saturating_sub(MONOTONIC_LOOKBACK)).await?;
+        if let Ok(segment) = build_log_segment(table, listing, target) {
+            if segment.checkpoint.is_some() || start == 0 {
+                return Ok(segment);
+            }
+        }
+    }
+    build_log_segment(table, list_log_from(storage, 0).await?, target)
+}
+
+/// The newest version committed at or before `timestamp_ms` (see [`timestamps`]).
+pub async fn version_at(storage: &Storage, timestamp_ms: i64) -> Result<u64> {
+    let listing = list_log_from(storage, 0).await?;
+    version_at_timestamp(storage, &listing, timestamp_ms).await
+}
+
+/// The version in `_last_checkpoint`, when the file exists and is valid.
+async fn hint_version(storage: &Storage) -> Option<u64> {
+    let path = storage.log_file("_last_checkpoint");
+    let bytes = storage.read_if_exists(&path).await.ok()??;
+    parse_last_checkpoint(&bytes, path.as_ref())
+        .ok()
+        .map(|hint| hint.version)
+}

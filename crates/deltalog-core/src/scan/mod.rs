@@ -38,7 +38,7 @@ use crate::schema::{
     StructType,
 };
 use crate::snapshot::Snapshot;
-use crate::storage::IoConfig;
+use crate::storage::{IoConfig, Storage};
 use crate::table::Table;
 use crate::table_config::TableConfiguration;
 pub(crate) use files::{FileSetScan, FileToRead};
@@ -115,7 +115,7 @@ impl Scan {
     /// or `row_commit_version`) are an [`Error::InvalidArgument`].
     pub async fn new(snapshot: &Snapshot, options: ScanOptions) -> Result<Scan> {
         let shape = TableShape {
-            table: snapshot.table(),
+            storage: snapshot.storage(),
             config: snapshot.table_configuration(),
         };
         let plan = plan(&shape, &options)?;
@@ -129,7 +129,7 @@ impl Scan {
             None => files,
         };
         let source = TaskSource {
-            table_uri: shape.table.uri().to_string(),
+            table_uri: shape.config.table_uri().to_string(),
             version: snapshot.version(),
             protocol: snapshot.protocol().clone(),
             metadata: snapshot.metadata().clone(),
@@ -154,7 +154,7 @@ impl Scan {
     ) -> Result<Scan> {
         let config = TableConfiguration::try_new(protocol.clone(), metadata.clone(), table.uri())?;
         let shape = TableShape {
-            table,
+            storage: table.storage(),
             config: &config,
         };
         let plan = plan(&shape, &options)?;
@@ -283,7 +283,7 @@ impl Scan {
 /// read, several files at once; memory grows with the vectors, not with the table's rows.
 pub async fn deletion_vectors(snapshot: &Snapshot) -> Result<RecordBatch> {
     let (_, files) = snapshot.files(false).await?;
-    let table = snapshot.table().uri();
+    let table = snapshot.table_uri();
     let mut described = Vec::new();
     for batch in &files {
         let paths = string_column(batch, "path", table)?;
@@ -294,7 +294,7 @@ pub async fn deletion_vectors(snapshot: &Snapshot) -> Result<RecordBatch> {
             }
         }
     }
-    let storage = snapshot.table().storage();
+    let storage = snapshot.storage();
     let (paths_in_order, descriptors): (Vec<String>, Vec<DeletionVectorDescriptor>) =
         described.into_iter().unzip();
     let bitmaps = crate::deletion_vector::load_many(storage, &descriptors).await?;
@@ -318,7 +318,7 @@ pub async fn deletion_vectors(snapshot: &Snapshot) -> Result<RecordBatch> {
 
 /// What planning a scan needs of a table version: everything but its file list.
 struct TableShape<'a> {
-    table: &'a Table,
+    storage: &'a Storage,
     config: &'a TableConfiguration,
 }
 
@@ -354,7 +354,7 @@ impl ScanPlan {
 /// Checks `options` against the table and works out the columns to read and return.
 fn plan(shape: &TableShape<'_>, options: &ScanOptions) -> Result<ScanPlan> {
     check_options(options)?;
-    let table = shape.table.uri();
+    let table = shape.config.table_uri();
     let schema = shape.config.schema();
     let selected = select_columns(schema, options.columns.as_deref())?;
     let hidden = match &options.filter {
@@ -394,7 +394,7 @@ fn plan(shape: &TableShape<'_>, options: &ScanOptions) -> Result<ScanPlan> {
     }
     let properties = shape.config.properties();
     let context = ScanContext {
-        storage: shape.table.storage().clone(),
+        storage: shape.storage.clone(),
         schema: Arc::new(read_schema),
         output_schema: Arc::new(output_schema),
         columns,
@@ -566,7 +566,7 @@ fn files_matching(files: Vec<RecordBatch>, filter: &Expr) -> Result<Vec<RecordBa
 }
 
 fn check_row_tracking(shape: &TableShape<'_>, schema: &Schema) -> Result<()> {
-    let table = shape.table.uri();
+    let table = shape.config.table_uri();
     if !shape.config.is_row_tracking_supported() {
         return Err(Error::InvalidArgument(format!(
             "row tracking was asked for, but {table} does not support it (its protocol has no \

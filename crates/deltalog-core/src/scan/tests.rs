@@ -740,7 +740,7 @@ async fn a_scan_over_given_files_reads_them_without_the_log() {
     let mut ids = Vec::new();
     for group in groups {
         let scan = Scan::over_files(
-            snapshot.table(),
+            &Table::from_storage(snapshot.storage().clone()),
             snapshot.version(),
             snapshot.protocol(),
             snapshot.metadata(),
@@ -763,7 +763,7 @@ async fn a_scan_over_files_refuses_what_a_snapshot_would() {
     let mut protocol = snapshot.protocol().clone();
     protocol.min_reader_version = 9;
     let unreadable = Scan::over_files(
-        snapshot.table(),
+        &Table::from_storage(snapshot.storage().clone()),
         snapshot.version(),
         &protocol,
         snapshot.metadata(),
@@ -779,7 +779,7 @@ async fn a_scan_over_files_refuses_what_a_snapshot_would() {
         ..ScanOptions::default()
     };
     let refused = Scan::over_files(
-        snapshot.table(),
+        &Table::from_storage(snapshot.storage().clone()),
         snapshot.version(),
         snapshot.protocol(),
         snapshot.metadata(),
@@ -859,7 +859,7 @@ async fn native_files_name_deletion_vectors_and_glob_characters() {
         native.obstacle.as_deref(),
         Some("1 of its files have deletion vectors")
     );
-    let root = snapshot.table().uri().trim_start_matches("file://");
+    let root = snapshot.table_uri().trim_start_matches("file://");
     let mut urls = native.urls.clone();
     urls.sort();
     assert_eq!(

@@ -26,7 +26,6 @@ use url::Url;
 pub use self::parquet::ParquetReader;
 pub use self::upload::ObjectUpload;
 use crate::error::{Error, Result};
-use crate::log::path::LogPath;
 
 /// The tuning knobs of the crate's IO. [`IoConfig::default`] holds the values every reader uses
 /// unless told otherwise; a [`Storage`] carries one ([`Storage::io`]).
@@ -130,10 +129,10 @@ impl Storage {
         self.log.clone().join(name)
     }
 
-    /// Every log file of version `from_version` or later, parsed, in no particular order.
-    /// Files that are not log files (`_last_checkpoint`, temporary files, sidecars) are skipped.
-    pub async fn list_log_from(&self, from_version: u64) -> Result<Vec<LogPath>> {
-        let offset = self.log.clone().join(format!("{from_version:020}"));
+    /// The objects directly inside `_delta_log` whose names sort at or after `offset_name`, in
+    /// no particular order (what [`crate::log::list_log_from`] parses into log files).
+    pub async fn list_log_dir_from(&self, offset_name: &str) -> Result<Vec<ObjectMeta>> {
+        let offset = self.log.clone().join(offset_name);
         let listing: Vec<ObjectMeta> = self
             .store
             .list_with_offset(Some(&self.log), &offset)
@@ -141,26 +140,28 @@ impl Storage {
             .await
             .map_err(|source| Error::storage(self.log.as_ref(), source))?;
         Ok(listing
-            .iter()
+            .into_iter()
             .filter(|meta| meta.location.prefix_matches(&self.log))
-            .filter_map(LogPath::parse)
-            .filter(|log_path| log_path.version >= from_version)
             .collect())
     }
 
-    /// True when `_delta_log` holds at least one log file. Stops at the first one found.
-    pub async fn has_log_files(&self) -> Result<bool> {
+    /// The first object inside `_delta_log` for which `accept` is true, listing no further
+    /// than needed.
+    pub async fn find_in_log_dir(
+        &self,
+        accept: impl Fn(&ObjectMeta) -> bool,
+    ) -> Result<Option<ObjectMeta>> {
         let mut listing = self.store.list(Some(&self.log));
         while let Some(meta) = listing
             .try_next()
             .await
             .map_err(|source| Error::storage(self.log.as_ref(), source))?
         {
-            if LogPath::parse(&meta).is_some() {
-                return Ok(true);
+            if accept(&meta) {
+                return Ok(Some(meta));
             }
         }
-        Ok(false)
+        Ok(None)
     }
 
     /// Reads a whole object.

@@ -314,7 +314,7 @@ fn first_matching(current: &Current<'_>, added: &StructArray) -> Result<Option<S
         return Ok(first_path(None));
     };
     let (_, files) = active_files(
-        snapshot,
+        snapshot.table_configuration(),
         std::slice::from_ref(added),
         &FileListOptions::default(),
     )?;

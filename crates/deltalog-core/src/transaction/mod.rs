@@ -189,7 +189,7 @@ impl Snapshot {
             timestamp_ms: Some(self.timestamp_ms()),
             snapshot: Some(self.clone()),
         };
-        Transaction::new(self.table().clone(), read, operation)
+        Transaction::new(Table::from_storage(self.storage().clone()), read, operation)
     }
 }
 
@@ -241,7 +241,7 @@ impl Table {
     /// for version 0 gets an [`Error::CommitConflict`] of kind
     /// [`ConflictKind::ProtocolChanged`] from [`Transaction::commit`].
     pub async fn create_transaction(&self, spec: TableSpec) -> Result<Transaction> {
-        if self.storage().has_log_files().await? {
+        if crate::log::has_log_files(self.storage()).await? {
             return Err(Error::NotAllowed(format!(
                 "a Delta table already exists at {}",
                 self.uri()
@@ -771,9 +771,8 @@ impl Transaction {
         rebase: &mut conflict::Rebase,
     ) -> Result<Winners> {
         let storage = self.table.storage();
-        let listing = storage
-            .list_log_from(version.saturating_sub(MONOTONIC_LOOKBACK))
-            .await?;
+        let listing =
+            crate::log::list_log_from(storage, version.saturating_sub(MONOTONIC_LOOKBACK)).await?;
         let Some(newest) = latest_version(&listing).filter(|newest| *newest >= version) else {
             return Ok(Winners::NoneLanded);
         };

@@ -111,7 +111,7 @@ async fn a_gap_is_the_version_not_found_of_the_first_missing_commit() {
         versions(&CommitRange::list(&storage, 3, None).await.unwrap()),
         [3, 4]
     );
-    let listing = storage.list_log_from(0).await.unwrap();
+    let listing = crate::log::list_log_from(&storage, 0).await.unwrap();
     assert_eq!(versions(&CommitRange::all_listed(&listing)), [0, 1, 3, 4]);
     let error = CommitRange::from_listing("t", &listing, 2, 1).unwrap_err();
     assert!(
@@ -136,7 +136,7 @@ async fn file_times_are_monotonic_over_the_commits_before_the_range() {
         .map(|file| file.timestamp_ms(file.commit_info().unwrap().as_ref()))
         .collect();
     assert_eq!(stamps, [5_002, 9_000]);
-    let listing = storage.list_log_from(0).await.unwrap();
+    let listing = crate::log::list_log_from(&storage, 0).await.unwrap();
     assert_eq!(
         CommitRange::all_listed(&listing).newest(2).file_times(),
         [5_002, 9_000]
