@@ -7,43 +7,44 @@
 
 use std::sync::{Arc, LazyLock};
 
-use arrow_array::{
-    new_null_array, Array, ArrayRef, Int64Array, RecordBatch, StringArray, StructArray,
-};
+#[cfg(any(test, feature = "internal-api"))]
+use arrow_array::ArrayRef;
+use arrow_array::{new_null_array, Array, Int64Array, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
 
 /// Field names of the `add` struct.
-pub mod add {
-    pub const PATH: &str = "path";
-    pub const PARTITION_VALUES: &str = "partitionValues";
-    pub const SIZE: &str = "size";
-    pub const MODIFICATION_TIME: &str = "modificationTime";
-    pub const DATA_CHANGE: &str = "dataChange";
-    pub const STATS: &str = "stats";
-    pub const TAGS: &str = "tags";
-    pub const DELETION_VECTOR: &str = "deletionVector";
-    pub const BASE_ROW_ID: &str = "baseRowId";
-    pub const DEFAULT_ROW_COMMIT_VERSION: &str = "defaultRowCommitVersion";
-    pub const CLUSTERING_PROVIDER: &str = "clusteringProvider";
+pub(crate) mod add {
+    pub(crate) const PATH: &str = "path";
+    pub(crate) const PARTITION_VALUES: &str = "partitionValues";
+    pub(crate) const SIZE: &str = "size";
+    pub(crate) const MODIFICATION_TIME: &str = "modificationTime";
+    pub(crate) const DATA_CHANGE: &str = "dataChange";
+    pub(crate) const STATS: &str = "stats";
+    pub(crate) const TAGS: &str = "tags";
+    pub(crate) const DELETION_VECTOR: &str = "deletionVector";
+    pub(crate) const BASE_ROW_ID: &str = "baseRowId";
+    pub(crate) const DEFAULT_ROW_COMMIT_VERSION: &str = "defaultRowCommitVersion";
+    pub(crate) const CLUSTERING_PROVIDER: &str = "clusteringProvider";
     /// Not a protocol field: the record count taken from the statistics while decoding, so
     /// that the statistics themselves need not be kept.
-    pub const NUM_RECORDS: &str = "numRecords";
+    pub(crate) const NUM_RECORDS: &str = "numRecords";
 }
 
 /// Field names of the `remove` struct that differ from `add`.
-pub mod remove {
-    pub const DELETION_TIMESTAMP: &str = "deletionTimestamp";
-    pub const EXTENDED_FILE_METADATA: &str = "extendedFileMetadata";
+pub(crate) mod remove {
+    pub(crate) const DELETION_TIMESTAMP: &str = "deletionTimestamp";
+    pub(crate) const EXTENDED_FILE_METADATA: &str = "extendedFileMetadata";
 }
 
 /// The typed partition values a checkpoint may carry next to `partitionValues` (spec
 /// "Checkpoint Schema"). Checkpoint `add` structs keep it as an extra child when present.
-pub const PARTITION_VALUES_PARSED: &str = "partitionValues_parsed";
+pub(crate) const PARTITION_VALUES_PARSED: &str = "partitionValues_parsed";
 
 /// `map<string, string>` as Delta's checkpoints lay it out (`key_value` entries).
-pub fn string_map() -> DataType {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn string_map() -> DataType {
     let entries = Fields::from(vec![
         Field::new("key", DataType::Utf8, false),
         Field::new("value", DataType::Utf8, true),
@@ -55,7 +56,7 @@ pub fn string_map() -> DataType {
 }
 
 /// The deletion vector descriptor struct (catalogue B-V).
-pub fn deletion_vector_type() -> DataType {
+pub(crate) fn deletion_vector_type() -> DataType {
     DataType::Struct(Fields::from(vec![
         Field::new("storageType", DataType::Utf8, true),
         Field::new("pathOrInlineDv", DataType::Utf8, true),
@@ -66,7 +67,8 @@ pub fn deletion_vector_type() -> DataType {
 }
 
 /// The fields of `add` (catalogue B-A), all nullable so that absent JSON fields decode.
-pub fn add_fields() -> Fields {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn add_fields() -> Fields {
     Fields::from(vec![
         Field::new(add::PATH, DataType::Utf8, true),
         Field::new(add::PARTITION_VALUES, string_map(), true),
@@ -84,7 +86,8 @@ pub fn add_fields() -> Fields {
 }
 
 /// The fields of `remove` (catalogue B-R).
-pub fn remove_fields() -> Fields {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn remove_fields() -> Fields {
     Fields::from(vec![
         Field::new(add::PATH, DataType::Utf8, true),
         Field::new(remove::DELETION_TIMESTAMP, DataType::Int64, true),
@@ -101,7 +104,7 @@ pub fn remove_fields() -> Fields {
 }
 
 /// The fields of `cdc` (catalogue B-C).
-pub fn cdc_fields() -> Fields {
+pub(crate) fn cdc_fields() -> Fields {
     Fields::from(vec![
         Field::new(add::PATH, DataType::Utf8, true),
         Field::new(add::PARTITION_VALUES, string_map(), true),
@@ -112,7 +115,8 @@ pub fn cdc_fields() -> Fields {
 }
 
 /// `{add, remove}`: the schema of a [`FileActionBatch`].
-pub fn file_action_schema() -> SchemaRef {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn file_action_schema() -> SchemaRef {
     static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
         Arc::new(Schema::new(vec![
             Field::new("add", DataType::Struct(add_fields()), true),
@@ -125,10 +129,19 @@ pub fn file_action_schema() -> SchemaRef {
 /// Decoded `add` and `remove` actions of one log file (or one piece of it), in the layout of
 /// [`file_action_schema`]. A row holds an add, a remove, or neither.
 #[derive(Debug, Clone)]
-pub struct FileActionBatch {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) struct FileActionBatch {
     /// The version of the commit (or checkpoint) the rows come from.
+    #[cfg_attr(
+        not(any(test, feature = "internal-api")),
+        expect(dead_code, reason = "read by the replay benchmarks and tests")
+    )]
     pub version: u64,
     /// True for checkpoint parts and sidecars: their rows are already reconciled.
+    #[cfg_attr(
+        not(any(test, feature = "internal-api")),
+        expect(dead_code, reason = "read by the replay benchmarks and tests")
+    )]
     pub from_checkpoint: bool,
     /// The log file the rows come from, for error messages.
     pub file: Arc<str>,
@@ -138,7 +151,7 @@ pub struct FileActionBatch {
 
 impl FileActionBatch {
     /// Splits a batch of [`file_action_schema`] into its two struct columns.
-    pub fn from_record_batch(
+    pub(crate) fn from_record_batch(
         batch: &RecordBatch,
         version: u64,
         from_checkpoint: bool,
@@ -153,7 +166,8 @@ impl FileActionBatch {
         })
     }
 
-    pub fn num_rows(&self) -> usize {
+    #[cfg_attr(feature = "internal-api", visibility::make(pub))]
+    pub(crate) fn num_rows(&self) -> usize {
         self.adds.len()
     }
 }
@@ -161,7 +175,7 @@ impl FileActionBatch {
 /// Fills the `numRecords` child of `adds` from `stats_parsed_records` (the checkpoint's
 /// `stats_parsed.numRecords`) or else from the `stats` JSON, and drops the `stats` strings
 /// unless `keep_stats` (spec "Per-file Statistics": `numRecords` is a top-level key).
-pub fn finish_adds(
+pub(crate) fn finish_adds(
     adds: StructArray,
     stats_parsed_records: Option<&Int64Array>,
     keep_stats: bool,
@@ -195,7 +209,7 @@ pub fn finish_adds(
 
 /// `numRecords` of a statistics JSON object, read without parsing the rest. Spark writes it
 /// first; when it is not found before any nested object, the whole object is parsed.
-pub fn num_records(stats: &str) -> Option<i64> {
+pub(crate) fn num_records(stats: &str) -> Option<i64> {
     const KEY: &str = "\"numRecords\"";
     if let Some(at) = stats.find(KEY) {
         if !stats[..at].contains('{') || stats[..at].trim_end() == "{" {
@@ -216,7 +230,7 @@ pub fn num_records(stats: &str) -> Option<i64> {
 }
 
 /// The struct column `name` of `batch`, or a corrupt-file error naming `file`.
-pub fn struct_column(batch: &RecordBatch, name: &str, file: &str) -> Result<StructArray> {
+pub(crate) fn struct_column(batch: &RecordBatch, name: &str, file: &str) -> Result<StructArray> {
     batch
         .column_by_name(name)
         .and_then(|column| column.as_any().downcast_ref::<StructArray>())
@@ -225,7 +239,9 @@ pub fn struct_column(batch: &RecordBatch, name: &str, file: &str) -> Result<Stru
 }
 
 /// The child `name` of a struct array, if present.
-pub fn child<'a>(array: &'a StructArray, name: &str) -> Option<&'a ArrayRef> {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn child<'a>(array: &'a StructArray, name: &str) -> Option<&'a ArrayRef> {
     array.column_by_name(name)
 }
 

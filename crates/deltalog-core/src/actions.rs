@@ -93,7 +93,8 @@ pub struct DomainMetadata {
 
 /// `checkpointMetadata`: the header of a V2 checkpoint (catalogue B-K).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CheckpointMetadata {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) struct CheckpointMetadata {
     pub version: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<HashMap<String, String>>,
@@ -102,7 +103,8 @@ pub struct CheckpointMetadata {
 /// `sidecar`: a file of a V2 checkpoint holding `add` and `remove` rows (catalogue B-S).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Sidecar {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) struct Sidecar {
     pub path: String,
     pub size_in_bytes: i64,
     pub modification_time: i64,
@@ -167,7 +169,11 @@ impl DeletionVectorDescriptor {
 }
 
 /// `<storageType><pathOrInlineDv>[@<offset>]`, the id of a deletion vector (catalogue B-V06).
-pub fn unique_dv_id(storage_type: &str, path_or_inline_dv: &str, offset: Option<i32>) -> String {
+pub(crate) fn unique_dv_id(
+    storage_type: &str,
+    path_or_inline_dv: &str,
+    offset: Option<i32>,
+) -> String {
     match offset {
         Some(offset) => format!("{storage_type}{path_or_inline_dv}@{offset}"),
         None => format!("{storage_type}{path_or_inline_dv}"),

@@ -58,26 +58,40 @@ use crate::table_config::properties::{parse_bool, ENABLE_CHANGE_DATA_FEED};
 use crate::table_config::TableConfiguration;
 
 /// The column holding the kind of change of a row (catalogue E3-03).
-pub const CHANGE_TYPE_COLUMN: &str = "_change_type";
+pub(crate) const CHANGE_TYPE_COLUMN: &str = "_change_type";
 /// The column holding the version of the commit that made the change (catalogue E3-06).
-pub const COMMIT_VERSION_COLUMN: &str = "_commit_version";
+pub(crate) const COMMIT_VERSION_COLUMN: &str = "_commit_version";
 /// The column holding the timestamp of the commit that made the change (catalogue E3-06).
-pub const COMMIT_TIMESTAMP_COLUMN: &str = "_commit_timestamp";
+pub(crate) const COMMIT_TIMESTAMP_COLUMN: &str = "_commit_timestamp";
 
 /// The kind of change of a row, as its `_change_type` value says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ChangeType {
+pub(crate) enum ChangeType {
     Insert,
     Delete,
     /// The row before an update.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "only change data files hold updates; they are read as text"
+        )
+    )]
     UpdatePreimage,
     /// The row after an update.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "only change data files hold updates; they are read as text"
+        )
+    )]
     UpdatePostimage,
 }
 
 impl ChangeType {
     /// The `_change_type` value: `insert`, `delete`, `update_preimage` or `update_postimage`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ChangeType::Insert => "insert",
             ChangeType::Delete => "delete",
@@ -95,7 +109,7 @@ pub struct ChangesOptions {
     /// `_commit_version`, `_commit_timestamp`. `None`: every table column in table order, then
     /// the three change columns.
     pub columns: Option<Vec<String>>,
-    /// Only rows for which this is true (SQL semantics, see [`crate::expr::evaluate`]). It may
+    /// Only rows for which this is true (SQL semantics, see `crate::expr::evaluate`). It may
     /// name any table column and the change columns, returned or not.
     pub filter: Option<Expr>,
     /// The zone in which zone-less `timestamp` partition values are read (default UTC).
@@ -161,7 +175,7 @@ impl ChangeScan {
     }
 
     /// The schema of the batches: the requested columns (logical names, the Arrow types of
-    /// [`crate::schema::to_arrow_schema`] for the schema of the last version), by default every
+    /// `crate::schema::to_arrow_schema` for the schema of the last version), by default every
     /// table column then `_change_type` (utf8), `_commit_version` (int64) and
     /// `_commit_timestamp` (timestamp[µs, UTC]), the three not null.
     pub fn schema(&self) -> SchemaRef {
@@ -204,7 +218,9 @@ impl ChangeScan {
 
 /// The changes of the commits `start..=end` of `table` (`end` `None`: up to the latest
 /// version): the schema and the rows of [`ChangeScan`].
-pub async fn changes(
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) async fn changes(
     table: &Table,
     start: u64,
     end: Option<u64>,
@@ -216,7 +232,7 @@ pub async fn changes(
 
 /// True when `metadata` turns the change data feed on (`delta.enableChangeDataFeed` is `true`,
 /// in any case, as Spark parses booleans).
-pub fn change_data_feed_enabled(metadata: &Metadata) -> bool {
+pub(crate) fn change_data_feed_enabled(metadata: &Metadata) -> bool {
     metadata
         .configuration
         .get(ENABLE_CHANGE_DATA_FEED)

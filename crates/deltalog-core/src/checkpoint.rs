@@ -61,7 +61,8 @@ const OTHER_ACTION_KEYS: &[(&str, &str)] = &[
 
 /// What of a checkpoint part to read.
 #[derive(Debug, Clone, Copy)]
-pub struct CheckpointProjection {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) struct CheckpointProjection {
     /// Read the non-file actions too (not needed for sidecars).
     pub other_actions: bool,
     /// Keep `add.stats` (the JSON statistics); without it only `numRecords` is kept.
@@ -90,7 +91,9 @@ impl Default for CheckpointProjection {
 /// The footer is read once; the row groups are then shared among several readers that run at
 /// once, each fetching only the projected column chunks of its row groups and handing each
 /// row group to [`crate::cpu::run`] to decode.
-pub async fn read_parquet_actions(
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) async fn read_parquet_actions(
     storage: &Storage,
     path: &Path,
     size: u64,
@@ -104,7 +107,7 @@ pub async fn read_parquet_actions(
 /// hold rows matching `skipping`, judged by the row group statistics of the
 /// `add.stats_parsed` bounds (the other actions of those row groups are still read). The
 /// live files then lack those that cannot match: the state is for a filtered listing only.
-pub async fn read_parquet_actions_skipping(
+pub(crate) async fn read_parquet_actions_skipping(
     storage: &Storage,
     path: &Path,
     size: u64,
@@ -173,7 +176,7 @@ pub async fn read_parquet_actions_skipping(
 /// Parquet keeps per row group for the `add.stats_parsed` columns (spec "Checkpoint Schema":
 /// `stats_parsed` holds `minValues` and `maxValues` typed as the table's columns).
 #[derive(Debug, Clone)]
-pub struct RowGroupSkipping {
+pub(crate) struct RowGroupSkipping {
     /// The filter, on logical column names.
     pub filter: Expr,
     /// The physical name (under `minValues`/`maxValues`) of each top-level column the filter
@@ -185,7 +188,7 @@ impl RowGroupSkipping {
     /// Skipping by `filter` in a table of `metadata` (its schema and column mapping give the
     /// physical names of the statistics). Only top-level data columns are judged; partition
     /// columns and nested fields never rule a row group out.
-    pub fn new(filter: Expr, metadata: &Metadata, table: &str) -> Result<RowGroupSkipping> {
+    pub(crate) fn new(filter: Expr, metadata: &Metadata, table: &str) -> Result<RowGroupSkipping> {
         let schema = logical_schema(metadata, table)?;
         let mode = column_mapping_mode(&metadata.configuration)?;
         let mut physical_names = Vec::new();
@@ -635,7 +638,7 @@ fn fill_missing_stats(
 
 /// `column` (a struct, or absent) reshaped to exactly `fields`: missing children become nulls,
 /// children of another but compatible type are cast, extra children are dropped.
-pub fn normalize_struct(
+pub(crate) fn normalize_struct(
     column: Option<&ArrayRef>,
     fields: &Fields,
     rows: usize,
@@ -721,7 +724,7 @@ fn merge_other_actions(
 
 /// Adds the non-file actions of `other` to `into`; a checkpoint holds one protocol and one
 /// metaData at most.
-pub fn merge(into: &mut DecodedActions, other: DecodedActions, file: &str) -> Result<()> {
+pub(crate) fn merge(into: &mut DecodedActions, other: DecodedActions, file: &str) -> Result<()> {
     let twice = |what: &str| Error::corrupt(file, format!("more than one {what} action"));
     if other.protocol.is_some() {
         if into.protocol.is_some() {

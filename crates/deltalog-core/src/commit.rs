@@ -18,7 +18,8 @@ use crate::error::{Error, Result};
 
 /// The actions of one commit (or of a JSON V2 checkpoint or a compaction file).
 #[derive(Debug, Clone, Default)]
-pub struct DecodedActions {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) struct DecodedActions {
     /// `add` and `remove` rows, in batches; empty when there are none.
     pub file_actions: Vec<FileActionBatch>,
     pub protocol: Option<Protocol>,
@@ -34,14 +35,15 @@ pub struct DecodedActions {
 
 /// One line of a commit: the action name and the line's bytes.
 #[derive(Debug, Clone, Copy)]
-pub struct ActionLine<'a> {
+pub(crate) struct ActionLine<'a> {
     pub name: &'a str,
     pub json: &'a [u8],
 }
 
 /// How to decode a JSON log file.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct DecodeOptions {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) struct DecodeOptions {
     /// The file actions are already reconciled (JSON V2 checkpoints, compaction files).
     pub from_checkpoint: bool,
     /// Keep the `stats` strings of `add` actions (their `numRecords` is always kept).
@@ -50,7 +52,8 @@ pub struct DecodeOptions {
 
 /// Decodes the actions in `bytes`, the content of the log file `file` at `version`.
 /// Errors name the file and the line.
-pub fn decode_actions(
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn decode_actions(
     bytes: &[u8],
     version: u64,
     file: &str,
@@ -102,7 +105,7 @@ pub fn decode_actions(
 /// The `commitInfo` of the commit file `file` holding `bytes`: its first `commitInfo` action,
 /// or `None` when it has none. Lines after it are not looked at. Errors name the file and the
 /// line.
-pub fn read_commit_info(bytes: &[u8], file: &str) -> Result<Option<CommitInfo>> {
+pub(crate) fn read_commit_info(bytes: &[u8], file: &str) -> Result<Option<CommitInfo>> {
     for (index, line) in action_lines(bytes, file) {
         let line = line?;
         if line.name == "commitInfo" {
@@ -115,12 +118,12 @@ pub fn read_commit_info(bytes: &[u8], file: &str) -> Result<Option<CommitInfo>> 
 }
 
 /// Decodes a `commitInfo` line (spec "Commit Provenance Information"): the object as written.
-pub fn commit_info(line: ActionLine<'_>) -> serde_json::Result<CommitInfo> {
+pub(crate) fn commit_info(line: ActionLine<'_>) -> serde_json::Result<CommitInfo> {
     action(line).map(|raw| CommitInfo { raw })
 }
 
 /// The non-empty lines of a log file with their action names, numbered from 0.
-pub fn action_lines<'a>(
+pub(crate) fn action_lines<'a>(
     bytes: &'a [u8],
     file: &'a str,
 ) -> impl Iterator<Item = (usize, Result<ActionLine<'a>>)> + 'a {

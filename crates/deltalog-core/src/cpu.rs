@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 /// makes of a message saying so (the panic's message when it has one); the panic never reaches
 /// the caller. Dropping the returned future does not stop a job that has started: it runs to its
 /// end and its result is dropped.
-pub async fn run<T, F, E>(job: F, on_failure: E) -> Result<T>
+pub(crate) async fn run<T, F, E>(job: F, on_failure: E) -> Result<T>
 where
     T: Send + 'static,
     F: FnOnce() -> Result<T> + Send + 'static,

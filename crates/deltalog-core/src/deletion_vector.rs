@@ -14,7 +14,9 @@ use std::io::Cursor;
 use std::ops::Range;
 
 use arrow_array::builder::BooleanBufferBuilder;
-use arrow_array::{BooleanArray, UInt64Array};
+use arrow_array::BooleanArray;
+#[cfg(any(test, feature = "internal-api"))]
+use arrow_array::UInt64Array;
 use futures::StreamExt;
 use object_store::path::Path;
 use roaring::{RoaringBitmap, RoaringTreemap};
@@ -27,21 +29,23 @@ use crate::storage::Storage;
 
 /// Magic number of the portable "RoaringBitmapArray" serialisation, read little-endian
 /// (catalogue E2-14). The only format this module writes.
-pub const PORTABLE_MAGIC: u32 = 1_681_511_377;
+pub(crate) const PORTABLE_MAGIC: u32 = 1_681_511_377;
 
 /// Magic number of the older "native" RoaringBitmapArray serialisation, which readers accept in
 /// either byte order (catalogue E2-18, X-01).
-pub const NATIVE_MAGIC: u32 = 1_681_511_376;
+pub(crate) const NATIVE_MAGIC: u32 = 1_681_511_376;
 
 /// The format-version byte that starts every deletion vector file (catalogue E2-15, X-02).
-pub const DV_FILE_FORMAT_VERSION: u8 = 1;
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) const DV_FILE_FORMAT_VERSION: u8 = 1;
 
 /// Offset of the first record of a deletion vector file: right after the version byte
 /// (catalogue E2-15, X-02). Used when a file-backed descriptor has no `offset`.
-pub const FIRST_RECORD_OFFSET: u64 = 1;
+pub(crate) const FIRST_RECORD_OFFSET: u64 = 1;
 
 /// Number of Z85 characters that encode a UUID's 16 bytes (catalogue B-V02, E2-06).
-pub const ENCODED_UUID_LEN: usize = 20;
+pub(crate) const ENCODED_UUID_LEN: usize = 20;
 
 /// Encodes `bytes` in Z85, the ZeroMQ Base85 variant (catalogue E2-09).
 ///
@@ -49,7 +53,9 @@ pub const ENCODED_UUID_LEN: usize = 20;
 /// first. Input whose length is not a multiple of 4 is padded with zero bytes, as Delta does for
 /// inline deletion vectors (catalogue X-03): the descriptor's `sizeInBytes` tells a reader how many
 /// decoded bytes to keep.
-pub fn z85_encode(bytes: &[u8]) -> String {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn z85_encode(bytes: &[u8]) -> String {
     let mut text = String::with_capacity(bytes.len().div_ceil(4) * 5);
     for chunk in bytes.chunks(4) {
         let mut group = [0u8; 4];
@@ -70,7 +76,7 @@ pub fn z85_encode(bytes: &[u8]) -> String {
 /// The text's length must be a multiple of 5, every character must be in the Z85 alphabet and
 /// every 5-character group must fit in 32 bits; otherwise the error is an
 /// [`Error::InvalidArgument`] quoting the text.
-pub fn z85_decode(text: &str) -> Result<Vec<u8>> {
+pub(crate) fn z85_decode(text: &str) -> Result<Vec<u8>> {
     let invalid = |reason: String| {
         Error::InvalidArgument(format!("invalid Z85 text {:?}: {reason}", abbreviate(text)))
     };
@@ -106,7 +112,8 @@ pub fn z85_decode(text: &str) -> Result<Vec<u8>> {
 
 /// Where a deletion vector's bytes are (catalogue B-V07).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DvLocation {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) enum DvLocation {
     /// Storage type `i`: the serialised bitmap (magic included), already Z85-decoded and cut to
     /// `sizeInBytes`. No envelope, size prefix or checksum (catalogue E2-08).
     Inline(Vec<u8>),
@@ -127,7 +134,11 @@ pub enum DvLocation {
 /// A `u` prefix or a `p` path with a `..` segment is an [`Error::InvalidPath`]; a malformed
 /// descriptor (unknown storage type, bad Z85, negative size or offset) is an
 /// [`Error::CorruptDeletionVector`] naming it.
-pub fn resolve(descriptor: &DeletionVectorDescriptor, table_root: &Url) -> Result<DvLocation> {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn resolve(
+    descriptor: &DeletionVectorDescriptor,
+    table_root: &Url,
+) -> Result<DvLocation> {
     match descriptor.storage_type.as_str() {
         "u" => Ok(DvLocation::File {
             url: uuid_file_url(descriptor, table_root)?,
@@ -153,13 +164,14 @@ pub fn resolve(descriptor: &DeletionVectorDescriptor, table_root: &Url) -> Resul
 /// significant bit clear. Unknown magic, truncation, unsorted keys and trailing bytes are an
 /// [`Error::CorruptDeletionVector`] whose path is `context` (which should name the file or
 /// descriptor).
-pub fn decode_bitmap(bytes: &[u8], context: &str) -> Result<RoaringTreemap> {
+pub(crate) fn decode_bitmap(bytes: &[u8], context: &str) -> Result<RoaringTreemap> {
     parse_bitmap(bytes).map_err(|reason| corrupt(context, reason))
 }
 
 /// Decodes an inline deletion vector's bytes (from [`DvLocation::Inline`]) and checks that its
 /// cardinality is `descriptor.cardinality` (catalogue E2-08, E2-10).
-pub fn decode_inline(
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn decode_inline(
     serialised: &[u8],
     descriptor: &DeletionVectorDescriptor,
 ) -> Result<RoaringTreemap> {
@@ -172,7 +184,9 @@ pub fn decode_inline(
 /// Decodes the deletion vector of `descriptor` from the whole deletion vector file `file_bytes`
 /// (catalogue E2-15, E2-16): checks the version byte, then reads the record at the descriptor's
 /// offset with [`decode_dv_record`]. `path` names the file in errors.
-pub fn decode_dv_file(
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn decode_dv_file(
     file_bytes: &[u8],
     descriptor: &DeletionVectorDescriptor,
     path: &str,
@@ -210,7 +224,7 @@ pub fn decode_dv_file(
 /// bitmap, and its big-endian CRC-32, which must match. Bytes after the record are ignored (they
 /// belong to other records). The decoded cardinality must equal `descriptor.cardinality`.
 /// Every failure is an [`Error::CorruptDeletionVector`] naming `path`.
-pub fn decode_dv_record(
+pub(crate) fn decode_dv_record(
     record_bytes: &[u8],
     descriptor: &DeletionVectorDescriptor,
     path: &str,
@@ -224,7 +238,10 @@ pub fn decode_dv_record(
 
 /// The bytes of the record at `offset` for `descriptor`: size prefix, serialised bitmap and
 /// checksum, `offset .. offset + 4 + sizeInBytes + 4`.
-pub fn record_range(offset: u64, descriptor: &DeletionVectorDescriptor) -> Result<Range<u64>> {
+pub(crate) fn record_range(
+    offset: u64,
+    descriptor: &DeletionVectorDescriptor,
+) -> Result<Range<u64>> {
     let size = declared_size(descriptor)?;
     Ok(offset..offset.saturating_add(size as u64 + 8))
 }
@@ -232,7 +249,7 @@ pub fn record_range(offset: u64, descriptor: &DeletionVectorDescriptor) -> Resul
 /// Reads and decodes the record at `offset` of the deletion vector file `file` of `storage`,
 /// fetching only that record's byte range (see [`record_range`] and [`decode_dv_record`]).
 /// The file's version byte is not read. Store failures are an [`Error::Storage`] naming `file`.
-pub async fn read_record(
+pub(crate) async fn read_record(
     storage: &Storage,
     file: &Path,
     offset: u64,
@@ -248,7 +265,7 @@ pub async fn read_record(
 /// Loads the deletion vector of `descriptor` for the table of `storage`: [`resolve`]s it
 /// against the table root, decodes inline vectors without IO, and reads file-backed ones with
 /// [`read_record`] (a file outside the table's store is an [`Error::InvalidPath`]).
-pub async fn load(
+pub(crate) async fn load(
     storage: &Storage,
     descriptor: &DeletionVectorDescriptor,
 ) -> Result<RoaringTreemap> {
@@ -266,7 +283,7 @@ pub async fn load(
 /// coalescing ranged read per file ([`Storage::read_ranges`]),
 /// [`crate::storage::IoConfig::deletion_vectors`] files at a time. The bitmaps come back in
 /// the order of `descriptors`.
-pub async fn load_many(
+pub(crate) async fn load_many(
     storage: &Storage,
     descriptors: &[DeletionVectorDescriptor],
 ) -> Result<Vec<RoaringTreemap>> {
@@ -309,14 +326,21 @@ pub async fn load_many(
 }
 
 /// The deleted row indexes in ascending order.
-pub fn deleted_row_indexes(bitmap: &RoaringTreemap) -> UInt64Array {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn deleted_row_indexes(bitmap: &RoaringTreemap) -> UInt64Array {
     UInt64Array::from_iter_values(bitmap.iter())
 }
 
 /// The selection mask of a batch of `num_rows` rows whose first row is row `first_row_index` of
 /// the data file: element `i` is `false` when row `first_row_index + i` is deleted and `true`
 /// (keep) otherwise. Only the deleted rows inside the batch are visited.
-pub fn row_mask(bitmap: &RoaringTreemap, num_rows: usize, first_row_index: u64) -> BooleanArray {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn row_mask(
+    bitmap: &RoaringTreemap,
+    num_rows: usize,
+    first_row_index: u64,
+) -> BooleanArray {
     let mut mask = BooleanBufferBuilder::new(num_rows);
     mask.append_n(num_rows, true);
     let end = first_row_index.saturating_add(num_rows as u64);
@@ -336,7 +360,9 @@ pub fn row_mask(bitmap: &RoaringTreemap, num_rows: usize, first_row_index: u64) 
 /// Serialises `bitmap` in the portable RoaringBitmapArray format with its magic number
 /// (catalogue E2-14). Row indexes of 2^63 or more cannot be stored (their bucket key would have
 /// its most significant bit set) and are an [`Error::InvalidArgument`].
-pub fn encode_bitmap(bitmap: &RoaringTreemap) -> Result<Vec<u8>> {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn encode_bitmap(bitmap: &RoaringTreemap) -> Result<Vec<u8>> {
     let buckets: Vec<(u32, &RoaringBitmap)> = bitmap
         .bitmaps()
         .filter(|(_, bucket)| !bucket.is_empty())
@@ -361,7 +387,9 @@ pub fn encode_bitmap(bitmap: &RoaringTreemap) -> Result<Vec<u8>> {
 /// Where one vector went in a deletion vector file written by [`encode_dv_file`]: the values of
 /// its descriptor's `offset`, `sizeInBytes` and `cardinality`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DvFileEntry {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) struct DvFileEntry {
     pub offset: i32,
     pub size_in_bytes: i32,
     pub cardinality: i64,
@@ -371,7 +399,9 @@ pub struct DvFileEntry {
 /// byte, then for each vector a big-endian `u32` size, the serialised bitmap and its big-endian
 /// CRC-32. Returns the file and one [`DvFileEntry`] per vector. A file past 2 GiB (offsets are
 /// `int` in the descriptor) is an [`Error::InvalidArgument`].
-pub fn encode_dv_file(vectors: &[RoaringTreemap]) -> Result<(Vec<u8>, Vec<DvFileEntry>)> {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn encode_dv_file(vectors: &[RoaringTreemap]) -> Result<(Vec<u8>, Vec<DvFileEntry>)> {
     let mut file = vec![DV_FILE_FORMAT_VERSION];
     let mut entries = Vec::with_capacity(vectors.len());
     for vector in vectors {
@@ -390,7 +420,9 @@ pub fn encode_dv_file(vectors: &[RoaringTreemap]) -> Result<(Vec<u8>, Vec<DvFile
 
 /// An inline (`i`) descriptor holding `bitmap` (catalogue E2-08, X-03): the Z85 of the
 /// serialised bitmap, zero-padded to a multiple of 4 bytes, with the unpadded size.
-pub fn encode_inline(bitmap: &RoaringTreemap) -> Result<DeletionVectorDescriptor> {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn encode_inline(bitmap: &RoaringTreemap) -> Result<DeletionVectorDescriptor> {
     let serialised = encode_bitmap(bitmap)?;
     Ok(DeletionVectorDescriptor {
         storage_type: "i".to_string(),
@@ -404,7 +436,9 @@ pub fn encode_inline(bitmap: &RoaringTreemap) -> Result<DeletionVectorDescriptor
 /// A UUID-relative (`u`) descriptor for the vector `entry` of the file named by `uuid` under the
 /// directory `prefix` (catalogue B-V02, E2-06). The prefix may be empty; otherwise it must be
 /// ASCII letters and digits ([`Error::InvalidArgument`]).
-pub fn uuid_descriptor(
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn uuid_descriptor(
     uuid: &Uuid,
     prefix: &str,
     entry: &DvFileEntry,
@@ -422,7 +456,9 @@ pub fn uuid_descriptor(
 /// The path, relative to the table root, of the deletion vector file named by `uuid` under
 /// `prefix`: `<prefix>/deletion_vector_<uuid>.bin`, or just the file name when `prefix` is empty
 /// (catalogue A-19). The prefix must be ASCII letters and digits ([`Error::InvalidArgument`]).
-pub fn uuid_relative_path(uuid: &Uuid, prefix: &str) -> Result<String> {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn uuid_relative_path(uuid: &Uuid, prefix: &str) -> Result<String> {
     check_prefix(prefix)?;
     let name = dv_file_name(uuid);
     Ok(if prefix.is_empty() {
@@ -433,7 +469,7 @@ pub fn uuid_relative_path(uuid: &Uuid, prefix: &str) -> Result<String> {
 }
 
 /// `deletion_vector_<uuid in canonical 8-4-4-4-12 form>.bin` (catalogue B-V07).
-pub fn dv_file_name(uuid: &Uuid) -> String {
+pub(crate) fn dv_file_name(uuid: &Uuid) -> String {
     format!("deletion_vector_{}.bin", uuid.hyphenated())
 }
 
@@ -653,6 +689,8 @@ fn check_cardinality(
     ))
 }
 
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 fn cardinality_of(bitmap: &RoaringTreemap) -> Result<i64> {
     i64::try_from(bitmap.len()).map_err(|_| {
         Error::InvalidArgument(format!(
@@ -662,6 +700,8 @@ fn cardinality_of(bitmap: &RoaringTreemap) -> Result<i64> {
     })
 }
 
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 fn to_descriptor_int(value: usize, what: &str) -> Result<i32> {
     i32::try_from(value).map_err(|_| {
         Error::InvalidArgument(format!(
@@ -670,6 +710,8 @@ fn to_descriptor_int(value: usize, what: &str) -> Result<i32> {
     })
 }
 
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 fn check_prefix(prefix: &str) -> Result<()> {
     if prefix.bytes().all(|byte| byte.is_ascii_alphanumeric()) {
         return Ok(());

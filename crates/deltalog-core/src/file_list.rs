@@ -34,7 +34,7 @@ pub struct FileListOptions {
 
 /// The live files of a table version with `config` (its `adds`, with or without statistics), one batch per
 /// replayed batch.
-pub fn active_files(
+pub(crate) fn active_files(
     config: &TableConfiguration,
     adds: &[StructArray],
     options: &FileListOptions,
@@ -56,7 +56,7 @@ pub fn active_files(
 /// Without `timestamp_partitions`, a table with a `timestamp` partition column gets no
 /// partition values at all (such values depend on the session time zone, which only a scan
 /// knows).
-pub fn skipping_stats(
+pub(crate) fn skipping_stats(
     config: &TableConfiguration,
     adds: &[StructArray],
     timezone: &SessionTimeZone,
@@ -80,7 +80,7 @@ pub fn skipping_stats(
 /// statistics) in the layout [`crate::expr::files_may_match`] reads: `partition_values`
 /// becomes `partitionValues_parsed`, `num_records` `numRecords`, `min_values`, `max_values`,
 /// `null_count` and `tight_bounds` `minValues`, `maxValues`, `nullCount` and `tightBounds`.
-pub fn file_list_stats(files: &RecordBatch) -> Result<RecordBatch> {
+pub(crate) fn file_list_stats(files: &RecordBatch) -> Result<RecordBatch> {
     let renames = [
         ("partition_values", PARTITION_VALUES_PARSED),
         ("num_records", stats::NUM_RECORDS),
@@ -106,7 +106,7 @@ pub fn file_list_stats(files: &RecordBatch) -> Result<RecordBatch> {
 }
 
 /// The sum of `size` over the given add structs.
-pub fn total_size(adds: &[StructArray]) -> i64 {
+pub(crate) fn total_size(adds: &[StructArray]) -> i64 {
     adds.iter()
         .filter_map(|adds| adds.column_by_name(add::SIZE))
         .filter_map(|sizes| sizes.as_any().downcast_ref::<Int64Array>())

@@ -6,31 +6,46 @@
 //! catalogue.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![warn(unreachable_pub)]
 
-pub mod action_schema;
-pub mod actions;
-pub mod changes;
-pub mod checkpoint;
-pub mod commit;
-pub mod cpu;
-pub mod deletion_vector;
-pub mod error;
-pub mod expr;
-pub mod file_list;
-pub mod load;
-pub mod log;
-pub mod partition;
-pub mod replay;
-pub mod scalar;
-pub mod scan;
-pub mod schema;
-pub mod snapshot;
-pub mod stats;
-pub mod storage;
-pub mod table;
-pub mod table_config;
-pub mod transaction;
-pub mod write;
+/// Declares the crate's modules: private, or public with the `internal-api` feature (for the
+/// crate's own benchmarks and integration tests; nothing reached that way is API).
+macro_rules! internal_modules {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "internal-api")]
+        pub mod $name;
+        #[cfg(not(feature = "internal-api"))]
+        pub(crate) mod $name;
+    )*};
+}
+pub(crate) use internal_modules;
+
+internal_modules!(
+    action_schema,
+    actions,
+    changes,
+    checkpoint,
+    commit,
+    cpu,
+    deletion_vector,
+    error,
+    expr,
+    file_list,
+    load,
+    log,
+    partition,
+    replay,
+    scalar,
+    scan,
+    schema,
+    snapshot,
+    stats,
+    storage,
+    table,
+    table_config,
+    transaction,
+    write,
+);
 
 /// Where the golden tables (written by Delta on Spark) are kept in this repository.
 #[cfg(test)]
@@ -38,6 +53,28 @@ pub(crate) fn golden_archives() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/golden")
 }
 
+pub use actions::{
+    CommitInfo, DeletionVectorDescriptor, DomainMetadata, Format, Metadata, Protocol, Txn,
+};
+pub use changes::{ChangeScan, ChangesOptions};
 pub use error::{ConflictKind, Error, ProtocolKind, Result};
-pub use snapshot::Snapshot;
-pub use table::{SnapshotAt, Table};
+pub use expr::{from_dnf, parse_sql, CompareOp, DnfLiteral, Expr};
+pub use file_list::FileListOptions;
+pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
+pub use scan::{
+    deletion_vectors, NativeColumn, NativeColumns, NativeFiles, Scan, ScanOptions, ScanTask,
+    DEFAULT_OPEN_COST, DEFAULT_TARGET_SIZE,
+};
+pub use schema::{ColumnMappingMode, StructField, StructType};
+pub use snapshot::{Snapshot, SnapshotAt};
+pub use storage::{IoConfig, Storage};
+pub use table::Table;
+pub use table_config::{TableConfiguration, TableFeature, TableProperties};
+pub use transaction::{
+    AddFile, CommitOptions, CommitOutcome, CommitResult, Committer, FileSystemCommitter,
+    MetadataUpdate, TableSpec, Transaction,
+};
+pub use write::{
+    unsupported_writer_duties, write_batches, Codec, DataFileWriter, UnsupportedDuty, WriteFailure,
+    WriteResult, WriterOptions, WrittenFile,
+};

@@ -9,7 +9,6 @@
 use std::collections::HashMap;
 
 use arrow_array::Array;
-use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use rayon::prelude::*;
@@ -31,7 +30,8 @@ use crate::storage::Storage;
 
 /// The state of one version before it becomes a [`crate::Snapshot`].
 #[derive(Debug, Clone)]
-pub struct TableState {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) struct TableState {
     pub version: u64,
     pub protocol: Protocol,
     pub metadata: Metadata,
@@ -47,11 +47,12 @@ pub struct TableState {
 }
 
 /// Decoded commits, newest first, with their versions.
-pub type Deltas = Vec<(u64, DecodedActions)>;
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) type Deltas = Vec<(u64, DecodedActions)>;
 
 /// Decodes commit files read from a [`crate::log::commit_range::CommitRange`] (ascending),
 /// newest first. The files are decoded in parallel, through [`cpu::run`].
-pub async fn decode_commits(files: Vec<CommitFile>, keep_stats: bool) -> Result<Deltas> {
+pub(crate) async fn decode_commits(files: Vec<CommitFile>, keep_stats: bool) -> Result<Deltas> {
     let log = files
         .first()
         .map(|file| file.name.clone())
@@ -68,7 +69,7 @@ pub async fn decode_commits(files: Vec<CommitFile>, keep_stats: bool) -> Result<
 
 /// Reads and decodes the commits and compaction files of `segment`, newest first. The files
 /// are decoded in parallel, through [`cpu::run`].
-pub async fn read_deltas(
+pub(crate) async fn read_deltas(
     storage: &Storage,
     files: &[&LogPath],
     keep_stats: bool,
@@ -102,7 +103,7 @@ pub async fn read_deltas(
 /// Reads every part of `checkpoint`, and its sidecars when it is a V2 checkpoint; with
 /// `skipping`, the file actions of Parquet row groups that cannot match are left out (see
 /// [`crate::checkpoint::read_parquet_actions_skipping`]).
-pub async fn read_checkpoint(
+pub(crate) async fn read_checkpoint(
     storage: &Storage,
     checkpoint: &CheckpointFiles,
     with_stats: bool,
@@ -159,7 +160,7 @@ pub async fn read_checkpoint(
 }
 
 /// [`fold_state`] as a job of [`cpu::run`], for async code.
-pub async fn fold_state_async(
+pub(crate) async fn fold_state_async(
     table: &str,
     version: u64,
     deltas: Deltas,
@@ -175,7 +176,8 @@ pub async fn fold_state_async(
 /// Folds decoded deltas (newest first) and an optional checkpoint into the state of
 /// `version`. `base` is an earlier state to build on instead of a checkpoint (refresh).
 /// CPU work (replay, see [`replay_files`]): async code calls [`fold_state_async`].
-pub fn fold_state(
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn fold_state(
     table: &str,
     version: u64,
     deltas: Deltas,
@@ -277,7 +279,7 @@ fn take_newest<T>(slot: &mut Option<T>, candidate: Option<T>) {
 
 /// Loads the state of `segment.end_version`; with `skipping`, without the checkpoint files
 /// that it rules out (a state for a filtered listing only).
-pub async fn load_segment(
+pub(crate) async fn load_segment(
     storage: &Storage,
     table: &str,
     segment: &LogSegment,
@@ -305,7 +307,7 @@ pub async fn load_segment(
 /// versions, domains and the last `commitInfo`, what a blind append needs. The file actions
 /// of the commits after the checkpoint are decoded and dropped; those of the checkpoint (its
 /// `add`/`remove` columns and its sidecars) are not read.
-pub async fn load_segment_without_files(
+pub(crate) async fn load_segment_without_files(
     storage: &Storage,
     table: &str,
     segment: &LogSegment,
@@ -340,7 +342,7 @@ pub async fn load_segment_without_files(
 /// Loads the state of `segment.end_version` holding the live files that may hold rows
 /// matching `filter`: checkpoint row groups that cannot match (by their `stats_parsed`
 /// bounds) are not read, so the state is for a filtered listing only. Statistics are kept.
-pub async fn load_segment_matching(
+pub(crate) async fn load_segment_matching(
     storage: &Storage,
     table: &str,
     segment: &LogSegment,
@@ -426,9 +428,4 @@ fn sidecar_path(storage: &Storage, path: &str) -> Result<Path> {
     }
     let relative = format!("_delta_log/{SIDECARS_DIR}/{path}");
     storage.resolve(&relative)
-}
-
-/// Fetches several objects concurrently, in order ([`Storage::read_all`]).
-pub async fn fetch_all(storage: &Storage, paths: Vec<Path>) -> Result<Vec<Bytes>> {
-    storage.read_all(paths).await
 }

@@ -16,7 +16,7 @@ use arrow_array::types::{
 use arrow_array::{ArrayRef, ArrowPrimitiveType, NullArray};
 
 use crate::error::{Error, Result};
-pub use crate::scalar::SessionTimeZone;
+pub(crate) use crate::scalar::SessionTimeZone;
 use crate::scalar::{
     parse_boolean, parse_date_prefix, parse_decimal, parse_number, parse_timestamp,
     parse_timestamp_ntz,
@@ -24,7 +24,7 @@ use crate::scalar::{
 use crate::schema::PrimitiveType;
 
 /// The directory name Hive-style writers use for a NULL partition value.
-pub const HIVE_DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
+pub(crate) const HIVE_DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
 
 /// Builds a typed Arrow array from the serialised partition values of one column, in one pass
 /// (catalogue H-PV01..H-PV08, G-16).
@@ -41,7 +41,7 @@ pub const HIVE_DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
 /// [`NullArray`]. Numbers and temporal values may carry surrounding ASCII whitespace.
 ///
 /// An unparsable value is an [`Error::InvalidTable`] naming `field_name`, the value and the type.
-pub fn partition_values_to_arrow(
+pub(crate) fn partition_values_to_arrow(
     values: &[Option<&str>],
     ty: &PrimitiveType,
     field_name: &str,
@@ -105,7 +105,7 @@ pub fn partition_values_to_arrow(
 /// Escapes a partition value for a Hive-style directory name `column=value`, as Spark does:
 /// the control characters U+0001..U+001F, `"#%'*/:=?\`, U+007F and `{[]}^` become `%XX`
 /// (uppercase hex); everything else is kept.
-pub fn escape_partition_path_value(value: &str) -> String {
+pub(crate) fn escape_partition_path_value(value: &str) -> String {
     let mut escaped = String::with_capacity(value.len());
     for c in value.chars() {
         if needs_path_escape(c) {
@@ -120,7 +120,9 @@ pub fn escape_partition_path_value(value: &str) -> String {
 
 /// Reverses [`escape_partition_path_value`], as Spark does: each `%XX` with two hex digits
 /// becomes the character U+00XX; a `%` not followed by two hex digits is kept.
-pub fn unescape_partition_path_value(path: &str) -> String {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn unescape_partition_path_value(path: &str) -> String {
     let mut unescaped = String::with_capacity(path.len());
     let mut rest = path;
     while let Some(percent) = rest.find('%') {

@@ -24,14 +24,16 @@ use crate::error::{Error, Result};
 
 /// The live files and tombstones of a snapshot, as filtered `add` / `remove` structs.
 #[derive(Debug, Default, Clone)]
-pub struct ReplayedFiles {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) struct ReplayedFiles {
     pub adds: Vec<StructArray>,
     pub removes: Vec<StructArray>,
 }
 
 /// Reconciles `commits` (newest first, one or more batches per version) and then the already
 /// reconciled `checkpoint` batches.
-pub fn replay_files(
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn replay_files(
     commits: &[FileActionBatch],
     checkpoint: &[FileActionBatch],
     keys: &FileKeys,
@@ -54,7 +56,8 @@ pub fn replay_files(
 
 /// Brings log paths to one spelling for keying (catalogue C-21).
 #[derive(Debug, Clone)]
-pub struct FileKeys {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) struct FileKeys {
     /// `scheme://authority` of the table root, for absolute paths without a scheme.
     origin: String,
     /// The decoded table root URL ending in `/`, stripped from absolute paths inside it.
@@ -62,7 +65,8 @@ pub struct FileKeys {
 }
 
 impl FileKeys {
-    pub fn new(root: &Url) -> Self {
+    #[cfg_attr(feature = "internal-api", visibility::make(pub))]
+    pub(crate) fn new(root: &Url) -> Self {
         let origin = root[..url::Position::BeforePath].to_string();
         let root = format!("{origin}{}", decode(root.path()));
         FileKeys { origin, root }
@@ -71,7 +75,7 @@ impl FileKeys {
     /// Fails when `path`, a relative path, leaves the table root through `..` segments
     /// (spec: relative paths are resolved against the table root). Absolute URIs may name
     /// files anywhere (shallow clones do).
-    pub fn check_inside_root(&self, path: &str, file: &str) -> Result<()> {
+    pub(crate) fn check_inside_root(&self, path: &str, file: &str) -> Result<()> {
         if !path.contains("..") && !path.contains('%') {
             return Ok(());
         }
@@ -88,7 +92,7 @@ impl FileKeys {
 
     /// The canonical spelling of `path`: decoded, relative to the root when inside it.
     /// Plain relative paths (the common case) are returned without copying.
-    pub fn canonical<'a>(&self, path: &'a str) -> Cow<'a, str> {
+    pub(crate) fn canonical<'a>(&self, path: &'a str) -> Cow<'a, str> {
         let has_scheme = path.contains(':');
         if !has_scheme && !path.starts_with('/') && !path.contains('%') {
             return Cow::Borrowed(path);

@@ -24,23 +24,23 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
-pub use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
+pub(crate) use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 
 /// Column metadata key holding a column's physical name (catalogue E1-03).
-pub const COLUMN_MAPPING_PHYSICAL_NAME_KEY: &str = "delta.columnMapping.physicalName";
+pub(crate) const COLUMN_MAPPING_PHYSICAL_NAME_KEY: &str = "delta.columnMapping.physicalName";
 /// Column metadata key holding a column's 32-bit field id (catalogue E1-03).
-pub const COLUMN_MAPPING_ID_KEY: &str = "delta.columnMapping.id";
+pub(crate) const COLUMN_MAPPING_ID_KEY: &str = "delta.columnMapping.id";
 /// Column metadata key holding the field ids of array elements and map keys/values, keyed by
 /// `<physical name>.element`, `<physical name>.key`, `<physical name>.value` (nested further
 /// as `<physical name>.element.key`, ...).
-pub const PARQUET_FIELD_NESTED_IDS_KEY: &str = "parquet.field.nested.ids";
+pub(crate) const PARQUET_FIELD_NESTED_IDS_KEY: &str = "parquet.field.nested.ids";
 /// Column metadata key holding the type-widening history of a column.
-pub const TYPE_CHANGES_KEY: &str = "delta.typeChanges";
+pub(crate) const TYPE_CHANGES_KEY: &str = "delta.typeChanges";
 /// Arrow extension name put on the struct field that holds a `variant` column.
-pub const VARIANT_EXTENSION_NAME: &str = "arrow.parquet.variant";
+pub(crate) const VARIANT_EXTENSION_NAME: &str = "arrow.parquet.variant";
 
 /// Largest decimal precision Delta allows (catalogue H-SC02).
-pub const MAX_DECIMAL_PRECISION: u8 = 38;
+pub(crate) const MAX_DECIMAL_PRECISION: u8 = 38;
 
 /// A primitive (non-nested) Delta type (catalogue H-SC02).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -136,7 +136,7 @@ pub struct LeafColumn<'a> {
 /// `metaData.schemaString` and the offending column and problem; callers that know the table
 /// may re-wrap them. An absent `schemaString` is the caller's business (Delta on Spark reads it
 /// as [`StructType::default`]).
-pub fn parse_schema(schema_string: &str) -> Result<StructType> {
+pub(crate) fn parse_schema(schema_string: &str) -> Result<StructType> {
     let value: Value = serde_json::from_str(schema_string).map_err(|e| {
         Error::invalid_table(
             "metaData.schemaString",
@@ -163,7 +163,7 @@ pub fn parse_schema(schema_string: &str) -> Result<StructType> {
 /// Delta column metadata is kept on each Arrow field as string key/values; non-string values
 /// are JSON-encoded (so `delta.columnMapping.id` becomes `"5"` and `delta.typeChanges` a JSON
 /// array).
-pub fn to_arrow_schema(schema: &StructType) -> Result<ArrowSchema> {
+pub(crate) fn to_arrow_schema(schema: &StructType) -> Result<ArrowSchema> {
     let fields = arrow_fields(schema, Naming::Logical)?;
     Ok(ArrowSchema::new(fields))
 }
@@ -176,7 +176,7 @@ pub fn to_arrow_schema(schema: &StructType) -> Result<ArrowSchema> {
 /// [`PARQUET_FIELD_NESTED_IDS_KEY`] when present. No other Delta metadata is kept. In `id`
 /// mode a column without an id is an error; in `name` and `id` mode a column without a
 /// physical name is an error. In `none` mode this is [`to_arrow_schema`] without metadata.
-pub fn to_arrow_physical_schema(
+pub(crate) fn to_arrow_physical_schema(
     schema: &StructType,
     mode: ColumnMappingMode,
 ) -> Result<ArrowSchema> {
@@ -185,7 +185,7 @@ pub fn to_arrow_physical_schema(
 }
 
 /// Converts one Delta type to Arrow, as [`to_arrow_schema`] does for a column of that type.
-pub fn to_arrow_data_type(data_type: &DataType) -> Result<ArrowDataType> {
+pub(crate) fn to_arrow_data_type(data_type: &DataType) -> Result<ArrowDataType> {
     arrow_type(data_type, Naming::Logical, None)
 }
 

@@ -148,7 +148,7 @@ impl Snapshot {
 
     /// When the version was committed, in ms since the epoch: the in-commit timestamp when the
     /// writer recorded one, else the modification time of the commit file made monotonic (see
-    /// [`crate::log::timestamps`]).
+    /// `crate::log::timestamps`).
     pub fn timestamp_ms(&self) -> i64 {
         self.inner.timestamp_ms
     }
@@ -200,7 +200,7 @@ impl Snapshot {
     }
 
     /// The live `add` actions, as filtered struct arrays (the internal layout of
-    /// [`crate::action_schema::add_fields`]).
+    /// `crate::action_schema::add_fields`).
     pub fn add_actions(&self) -> &[arrow_array::StructArray] {
         &self.inner.state.files.adds
     }
@@ -215,7 +215,7 @@ impl Snapshot {
         crate::file_list::total_size(self.add_actions())
     }
 
-    /// The live files, one row per file (see [`crate::file_list`] for the columns).
+    /// The live files, one row per file (see `crate::file_list` for the columns).
     ///
     /// Snapshots are loaded without the JSON statistics of their files (only `numRecords` is
     /// kept); asking for statistics reads them once and keeps them with the snapshot.

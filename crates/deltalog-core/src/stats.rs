@@ -29,15 +29,15 @@ use crate::table_config::properties::{
 };
 
 /// Stats key: rows physically in the file.
-pub const NUM_RECORDS: &str = "numRecords";
+pub(crate) const NUM_RECORDS: &str = "numRecords";
 /// Stats key: per-column lower bounds.
-pub const MIN_VALUES: &str = "minValues";
+pub(crate) const MIN_VALUES: &str = "minValues";
 /// Stats key: per-column upper bounds.
-pub const MAX_VALUES: &str = "maxValues";
+pub(crate) const MAX_VALUES: &str = "maxValues";
 /// Stats key: per-column null counts.
-pub const NULL_COUNT: &str = "nullCount";
+pub(crate) const NULL_COUNT: &str = "nullCount";
 /// Stats key: whether the bounds are exact for the valid rows.
-pub const TIGHT_BOUNDS: &str = "tightBounds";
+pub(crate) const TIGHT_BOUNDS: &str = "tightBounds";
 
 const UTC_OFFSET: &str = "+00:00";
 
@@ -47,7 +47,7 @@ const UTC_OFFSET: &str = "+00:00";
 /// logical names; a schema already renamed by [`StructType::physical_schema`] works too. The
 /// column mapping mode is taken from `delta.columnMapping.mode` in `configuration`; use
 /// [`stats_schema_with_mode`] to pass the mode the protocol allows (catalogue E1-02).
-pub fn stats_schema(
+pub(crate) fn stats_schema(
     data_schema: &StructType,
     configuration: &HashMap<String, String>,
 ) -> Result<ArrowDataType> {
@@ -56,7 +56,7 @@ pub fn stats_schema(
 }
 
 /// [`stats_schema`] with an explicit column mapping mode.
-pub fn stats_schema_with_mode(
+pub(crate) fn stats_schema_with_mode(
     data_schema: &StructType,
     configuration: &HashMap<String, String>,
     mode: ColumnMappingMode,
@@ -76,7 +76,7 @@ pub fn stats_schema_with_mode(
 /// a column without a physical name keeps its name. All fields are nullable and carry no
 /// metadata. `minValues`, `maxValues` and `nullCount` are left out when they would be empty.
 /// A `delta.dataSkippingNumIndexedCols` that is not an integer is an [`Error::InvalidTable`].
-pub fn stats_struct_type(
+pub(crate) fn stats_struct_type(
     data_schema: &StructType,
     configuration: &HashMap<String, String>,
     mode: ColumnMappingMode,
@@ -97,7 +97,7 @@ pub fn stats_struct_type(
 
 /// The data columns that get statistics (a subset of `data_schema` with its logical names and
 /// metadata), chosen as [`stats_struct_type`] describes.
-pub fn select_stats_columns(
+pub(crate) fn select_stats_columns(
     data_schema: &StructType,
     configuration: &HashMap<String, String>,
 ) -> Result<StructType> {
@@ -126,7 +126,7 @@ pub fn select_stats_columns(
 /// or `Z` (`2021-01-01T00:00:00.000+01:00`); `timestamp_ntz` from text without a zone; dates
 /// from `yyyy-MM-dd`; decimals from JSON numbers. A `stats_schema` that is not a struct is an
 /// [`Error::InvalidArgument`].
-pub fn parse_stats(json: &StringArray, stats_schema: &ArrowDataType) -> Result<StructArray> {
+pub(crate) fn parse_stats(json: &StringArray, stats_schema: &ArrowDataType) -> Result<StructArray> {
     let ArrowDataType::Struct(fields) = stats_schema else {
         return Err(Error::InvalidArgument(format!(
             "the stats schema must be a struct, got {stats_schema}"

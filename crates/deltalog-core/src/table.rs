@@ -16,7 +16,7 @@ use crate::log::commit_range::CommitRange;
 use crate::log::path::LogPath;
 use crate::log::segment::LogSegment;
 use crate::snapshot::Snapshot;
-pub use crate::snapshot::SnapshotAt;
+pub(crate) use crate::snapshot::SnapshotAt;
 use crate::storage::Storage;
 
 /// A Delta table at a location. Cheap to clone; holds no snapshot state.
@@ -79,7 +79,7 @@ impl Table {
     }
 
     /// The files that make up version `target` (`None`: the latest); see
-    /// [`crate::log::locate_segment`].
+    /// `crate::log::locate_segment`.
     pub async fn log_segment(&self, target: Option<u64>) -> Result<LogSegment> {
         crate::log::locate_segment(&self.storage, target).await
     }
@@ -90,7 +90,7 @@ impl Table {
     }
 
     /// Commit information, newest first: one row per version still in the log (up to `limit`).
-    /// Timestamps follow [`crate::log::timestamps`], as time travel does.
+    /// Timestamps follow `crate::log::timestamps`, as time travel does.
     pub async fn history(&self, limit: Option<usize>) -> Result<RecordBatch> {
         let listing = self.list_from(0).await?;
         let range = CommitRange::all_listed(&listing).newest(limit.unwrap_or(usize::MAX));

@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
-use deltalog_core::expr::{from_dnf, parse_sql, DnfLiteral, Expr, Scalar};
-use deltalog_core::partition::SessionTimeZone;
+use deltalog_core::SessionTimeZone;
+use deltalog_core::{from_dnf, parse_sql, DnfLiteral, Expr, Scalar};
 use deltalog_core::{Error, SnapshotAt};
 use pyo3::prelude::*;
 use pyo3::types::{

@@ -2,9 +2,9 @@
 //!
 //! This crate only registers things and moves values across. Every decision about Delta tables lives in
 //! `deltalog-core`; here core values are wrapped in frozen Python classes, futures are run on
-//! one shared runtime ([`runtime`]), core errors become the `deltalog.exceptions` hierarchy
-//! ([`errors`]), arguments become core values in [`convert`] and Arrow data leaves through
-//! the PyCapsule interface ([`arrow_export`]). The modules depend in one direction:
+//! one shared runtime (`runtime`), core errors become the `deltalog.exceptions` hierarchy
+//! (`errors`), arguments become core values in `convert` and Arrow data leaves through
+//! the PyCapsule interface (`arrow_export`). The modules depend in one direction:
 //! `table` -> `snapshot` -> `scan` -> {`convert`, `arrow_export`, `errors`, `runtime`}.
 
 mod arrow_export;
@@ -22,11 +22,8 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    module.add(
-        "DEFAULT_TARGET_SIZE",
-        deltalog_core::scan::DEFAULT_TARGET_SIZE,
-    )?;
-    module.add("DEFAULT_OPEN_COST", deltalog_core::scan::DEFAULT_OPEN_COST)?;
+    module.add("DEFAULT_TARGET_SIZE", deltalog_core::DEFAULT_TARGET_SIZE)?;
+    module.add("DEFAULT_OPEN_COST", deltalog_core::DEFAULT_OPEN_COST)?;
     module.add_function(wrap_pyfunction!(parse_timestamp_ms, module)?)?;
     module.add_class::<table::RawDeltaTable>()?;
     module.add_class::<snapshot::RawSnapshot>()?;
@@ -40,6 +37,5 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
 /// without a zone), read by the core's one timestamp grammar.
 #[pyfunction]
 fn parse_timestamp_ms(py: Python<'_>, text: &str) -> PyResult<i64> {
-    deltalog_core::scalar::parse_user_timestamp_ms(text)
-        .map_err(|error| errors::to_py_err(py, error))
+    deltalog_core::parse_user_timestamp_ms(text).map_err(|error| errors::to_py_err(py, error))
 }

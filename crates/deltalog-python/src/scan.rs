@@ -1,6 +1,6 @@
 //! `RawScan`: a planned read of a snapshot's rows, wrapped by `deltalog.Scan`.
 
-use deltalog_core::scan::{Scan, ScanTask};
+use deltalog_core::{Scan, ScanTask};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
 

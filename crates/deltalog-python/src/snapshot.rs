@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
-use deltalog_core::actions::{Metadata, Protocol};
-use deltalog_core::scan::{deletion_vectors, NativeColumns, Scan, ScanOptions};
 use deltalog_core::Snapshot;
+use deltalog_core::{deletion_vectors, NativeColumns, Scan, ScanOptions};
+use deltalog_core::{Metadata, Protocol};
 use pyo3::prelude::*;
 
 use crate::arrow_export::{RawArrowStream, RawSchema};
@@ -198,7 +198,7 @@ fn metadata_tuple(metadata: Metadata) -> MetadataTuple {
 /// One native column as its logical and physical field dicts.
 fn native_column<'py>(
     py: Python<'py>,
-    column: &deltalog_core::scan::NativeColumn,
+    column: &deltalog_core::NativeColumn,
 ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
     let physical = column.physical.as_ref().map(|f| to_py(py, f)).transpose()?;
     Ok((to_py(py, &column.logical)?, physical))

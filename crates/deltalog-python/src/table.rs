@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use deltalog_core::changes::{ChangeScan, ChangesOptions};
 use deltalog_core::Table;
+use deltalog_core::{ChangeScan, ChangesOptions};
 use pyo3::prelude::*;
 
 use crate::arrow_export::RawArrowStream;

@@ -289,7 +289,7 @@ impl fmt::Display for CompareOp {
 }
 
 impl fmt::Display for Expr {
-    /// Readable SQL that [`parse_sql`] parses back into an equivalent expression.
+    /// Readable SQL that `parse_sql` parses back into an equivalent expression.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Expr::Column(path) => write_column(f, path),

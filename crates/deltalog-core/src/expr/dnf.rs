@@ -23,7 +23,7 @@ pub enum DnfLiteral {
 /// are dotted names as in [`Expr::column`]. `not in` follows SQL: rows where the column is
 /// NULL do not match, and nothing matches when the collection holds `None`. Comparing with
 /// `None` through `=`/`!=` is rejected (it would match nothing); use `is`/`is not`. An empty
-/// outer list is the filter `TRUE`; an empty inner list is an [`Error::InvalidArgument`].
+/// outer list is the filter `TRUE`; an empty inner list is an `Error::InvalidArgument`.
 pub fn from_dnf(disjuncts: Vec<Vec<(String, String, DnfLiteral)>>) -> Result<Expr> {
     let mut alternatives = Vec::with_capacity(disjuncts.len());
     for (index, conjuncts) in disjuncts.into_iter().enumerate() {

@@ -31,7 +31,7 @@ use crate::scalar::Scalar;
 ///
 /// A column missing from `batch`, or a value that cannot be compared with a column's type, is
 /// an [`Error::InvalidArgument`] that names it.
-pub fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray> {
+pub(crate) fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray> {
     let evaluator = Evaluator { batch };
     let mask = evaluator.predicate(expr)?;
     Ok(null_as_false(&mask))

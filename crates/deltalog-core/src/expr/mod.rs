@@ -22,12 +22,11 @@ mod skipping;
 #[cfg(test)]
 mod tests;
 
-pub use crate::scalar::Scalar;
 pub use ast::{CompareOp, Expr};
 pub use dnf::{from_dnf, DnfLiteral};
-pub use eval::evaluate;
+pub(crate) use eval::evaluate;
 pub use parse::parse_sql;
-pub use skipping::{files_may_match, partition_only};
+pub(crate) use skipping::{files_may_match, partition_only};
 
 use crate::error::Error;
 

@@ -64,7 +64,7 @@ use crate::stats::{MAX_VALUES, MIN_VALUES, NULL_COUNT, NUM_RECORDS};
 ///
 /// A literal that cannot be compared with a column's statistics type is an
 /// [`Error::InvalidArgument`], as in [`evaluate`].
-pub fn files_may_match(expr: &Expr, stats: &RecordBatch) -> Result<BooleanArray> {
+pub(crate) fn files_may_match(expr: &Expr, stats: &RecordBatch) -> Result<BooleanArray> {
     let context = SkippingContext::new(stats)?;
     context.may_match(expr)
 }
@@ -76,7 +76,7 @@ pub fn files_may_match(expr: &Expr, stats: &RecordBatch) -> Result<BooleanArray>
 /// kept; an OR is kept when both sides have such a part (`(p = 1 AND x > 5) OR p = 2` gives
 /// `p = 1 OR p = 2`); NOT is pushed down first. Names compare ASCII-case-insensitively; a
 /// nested path counts as its dotted name.
-pub fn partition_only(expr: &Expr, partition_columns: &[String]) -> Option<Expr> {
+pub(crate) fn partition_only(expr: &Expr, partition_columns: &[String]) -> Option<Expr> {
     let is_partition = |path: &[String]| {
         let name = path.join(".");
         partition_columns

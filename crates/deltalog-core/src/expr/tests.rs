@@ -17,6 +17,7 @@ use arrow_array::{
     UInt8Array,
 };
 
+use crate::scalar::Scalar;
 use super::*;
 use crate::schema::tests::golden_table;
 use crate::table::{SnapshotAt, Table};

@@ -26,7 +26,7 @@ use crate::storage::Storage;
 /// `start..=end`, every one present) or by [`CommitRange::all_listed`] (every commit listed,
 /// gaps allowed). Reads nothing until [`CommitRange::stream`].
 #[derive(Debug, Clone, Default)]
-pub struct CommitRange {
+pub(crate) struct CommitRange {
     commits: Vec<LogPath>,
     /// The monotonic file time of each commit, in the order of `commits`.
     file_times: Vec<i64>,
@@ -34,7 +34,7 @@ pub struct CommitRange {
 
 /// One commit file of a [`CommitRange`], read.
 #[derive(Debug, Clone)]
-pub struct CommitFile {
+pub(crate) struct CommitFile {
     pub version: u64,
     /// The URL of the file, for messages.
     pub name: String,
@@ -53,7 +53,11 @@ impl CommitRange {
     /// up or never written; the error names the first missing version). A `start` after a given
     /// `end` is a [`Error::VersionNotFound`] of `start`; callers that treat it as a bad argument
     /// check it first.
-    pub async fn list(storage: &Storage, start: u64, end: Option<u64>) -> Result<CommitRange> {
+    pub(crate) async fn list(
+        storage: &Storage,
+        start: u64,
+        end: Option<u64>,
+    ) -> Result<CommitRange> {
         let mut listing =
             crate::log::list_log_from(storage, start.saturating_sub(MONOTONIC_LOOKBACK)).await?;
         if latest_version(&listing).is_none() {
@@ -86,7 +90,7 @@ impl CommitRange {
     ///
     /// Errors: [`Error::VersionNotFound`] naming the first version of `start..=end` without a
     /// commit file in `listing` (`start` itself when `start > end`).
-    pub fn from_listing(
+    pub(crate) fn from_listing(
         table: &str,
         listing: &[LogPath],
         start: u64,
@@ -123,7 +127,7 @@ impl CommitRange {
 
     /// Every commit of `listing` (all the log files still in the log), ascending, gaps
     /// allowed: the versions history shows. File times are made monotonic over all of them.
-    pub fn all_listed(listing: &[LogPath]) -> CommitRange {
+    pub(crate) fn all_listed(listing: &[LogPath]) -> CommitRange {
         let commits = sorted_commits(listing);
         let file_times = monotonic_file_times(commits.iter().copied());
         CommitRange {
@@ -134,7 +138,7 @@ impl CommitRange {
 
     /// The newest `count` commits of the range (all of them when it has fewer), keeping their
     /// timestamps.
-    pub fn newest(&self, count: usize) -> CommitRange {
+    pub(crate) fn newest(&self, count: usize) -> CommitRange {
         let first = self.commits.len().saturating_sub(count);
         CommitRange {
             commits: self.commits[first..].to_vec(),
@@ -143,37 +147,36 @@ impl CommitRange {
     }
 
     /// The commit files, ascending by version.
-    pub fn commits(&self) -> &[LogPath] {
+    #[cfg(test)]
+    pub(crate) fn commits(&self) -> &[LogPath] {
         &self.commits
     }
 
     /// The monotonic file time of each commit, in the order of [`CommitRange::commits`].
-    pub fn file_times(&self) -> &[i64] {
+    pub(crate) fn file_times(&self) -> &[i64] {
         &self.file_times
     }
 
     /// The first version of the range, `None` when it is empty.
-    pub fn start(&self) -> Option<u64> {
+    #[cfg(test)]
+    pub(crate) fn start(&self) -> Option<u64> {
         self.commits.first().map(|commit| commit.version)
     }
 
     /// The last version of the range, `None` when it is empty.
-    pub fn end(&self) -> Option<u64> {
+    #[cfg(test)]
+    pub(crate) fn end(&self) -> Option<u64> {
         self.commits.last().map(|commit| commit.version)
     }
 
     /// The number of commits.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.commits.len()
     }
 
-    /// True when the range holds no commit.
-    pub fn is_empty(&self) -> bool {
-        self.commits.is_empty()
-    }
-
     /// Reads the commit files, [`crate::storage::IoConfig::concurrent_reads`] at once, yielding them in version order.
-    pub fn stream<'a>(
+    pub(crate) fn stream<'a>(
         &'a self,
         storage: &'a Storage,
     ) -> impl Stream<Item = Result<CommitFile>> + Send + 'a {
@@ -191,25 +194,25 @@ impl CommitRange {
     }
 
     /// Every commit file of [`CommitRange::stream`], in memory.
-    pub async fn read_all(&self, storage: &Storage) -> Result<Vec<CommitFile>> {
+    pub(crate) async fn read_all(&self, storage: &Storage) -> Result<Vec<CommitFile>> {
         self.stream(storage).try_collect().await
     }
 }
 
 impl CommitFile {
     /// The `commitInfo` of the commit (see [`crate::commit::read_commit_info`]).
-    pub fn commit_info(&self) -> Result<Option<CommitInfo>> {
+    pub(crate) fn commit_info(&self) -> Result<Option<CommitInfo>> {
         read_commit_info(&self.bytes, &self.name)
     }
 
     /// The commit timestamp, given the commit's `commitInfo` (see
     /// [`crate::log::timestamps::commit_timestamp`]).
-    pub fn timestamp_ms(&self, info: Option<&CommitInfo>) -> i64 {
+    pub(crate) fn timestamp_ms(&self, info: Option<&CommitInfo>) -> i64 {
         commit_timestamp(info, self.file_time_ms)
     }
 
     /// Every action of the commit, decoded (see [`crate::commit::decode_actions`]).
-    pub fn decode(&self, keep_stats: bool) -> Result<DecodedActions> {
+    pub(crate) fn decode(&self, keep_stats: bool) -> Result<DecodedActions> {
         let options = DecodeOptions {
             from_checkpoint: false,
             keep_stats,

@@ -18,7 +18,8 @@ use crate::error::{Error, Result};
 /// The content of `_last_checkpoint` (catalogue H-LC). Unknown fields are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct LastCheckpointHint {
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) struct LastCheckpointHint {
     /// The table version of the checkpoint (H-LC01).
     pub version: u64,
     /// The number of actions in the checkpoint (H-LC02; required by the spec, tolerated absent).
@@ -53,7 +54,7 @@ pub struct LastCheckpointHint {
 /// Returns [`Error::CorruptLogFile`] when the bytes are not a UTF-8 JSON object, the JSON has duplicate
 /// keys anywhere (H-LC09), a field has the wrong type, `version` is missing, `parts` is zero, or
 /// a `checksum` is present and differs from the one computed (A-14; compared ignoring case).
-pub fn parse_last_checkpoint(bytes: &[u8], path: &str) -> Result<LastCheckpointHint> {
+pub(crate) fn parse_last_checkpoint(bytes: &[u8], path: &str) -> Result<LastCheckpointHint> {
     let text = std::str::from_utf8(bytes)
         .map_err(|error| Error::corrupt(path, format!("not UTF-8: {error}")))?;
     if text.trim().is_empty() {
@@ -83,7 +84,9 @@ pub fn parse_last_checkpoint(bytes: &[u8], path: &str) -> Result<LastCheckpointH
 /// The checksum of a JSON text (catalogue A-15..A-17): the MD5 of [`canonical_json`], as 32
 /// lowercase hex digits. Errors ([`Error::InvalidArgument`]) when the text is not JSON or has
 /// duplicate keys.
-pub fn json_checksum(value_text: &str) -> Result<String> {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn json_checksum(value_text: &str) -> Result<String> {
     canonical_json(value_text).map(|canonical| md5_hex(&canonical))
 }
 
@@ -92,7 +95,9 @@ pub fn json_checksum(value_text: &str) -> Result<String> {
 /// bare array indexes joined by `+`, numbers as written, pairs sorted by the bytes of the path
 /// and joined by `,`. A top-level `checksum` member is left out; empty objects and arrays give
 /// no pairs.
-pub fn canonical_json(value_text: &str) -> Result<String> {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn canonical_json(value_text: &str) -> Result<String> {
     let document = parse_json(value_text).map_err(|reason| {
         Error::InvalidArgument(format!("invalid JSON for a checksum: {reason}"))
     })?;
@@ -101,7 +106,9 @@ pub fn canonical_json(value_text: &str) -> Result<String> {
 
 /// Serialises `hint` for writing `_last_checkpoint`, with a freshly computed `checksum` (the
 /// one in `hint`, if any, is replaced). Fields that are `None` are left out.
-pub fn write_last_checkpoint(hint: &LastCheckpointHint) -> Result<Vec<u8>> {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn write_last_checkpoint(hint: &LastCheckpointHint) -> Result<Vec<u8>> {
     let mut hint = hint.clone();
     hint.checksum = None;
     let unsigned = serialize_hint(&hint)?;
@@ -114,6 +121,8 @@ const MAX_DEPTH: usize = 256;
 
 const CHECKSUM_KEY: &str = "checksum";
 
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 fn serialize_hint(hint: &LastCheckpointHint) -> Result<String> {
     serde_json::to_string(hint).map_err(|error| {
         Error::InvalidArgument(format!("cannot serialise the checkpoint hint: {error}"))

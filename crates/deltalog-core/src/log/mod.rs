@@ -3,11 +3,7 @@
 //! them make up a version, the `_last_checkpoint` hint, the commits of a range of versions and
 //! the timestamp of each commit. Nothing here replays actions into table state.
 
-pub mod commit_range;
-pub mod last_checkpoint;
-pub mod path;
-pub mod segment;
-pub mod timestamps;
+crate::internal_modules!(commit_range, last_checkpoint, path, segment, timestamps);
 
 use crate::error::{Error, Result};
 use crate::storage::Storage;
@@ -18,7 +14,7 @@ use timestamps::{version_at_timestamp, MONOTONIC_LOOKBACK};
 
 /// Every log file of version `from_version` or later, parsed, in no particular order. Files
 /// that are not log files (`_last_checkpoint`, temporary files, sidecars) are skipped.
-pub async fn list_log_from(storage: &Storage, from_version: u64) -> Result<Vec<LogPath>> {
+pub(crate) async fn list_log_from(storage: &Storage, from_version: u64) -> Result<Vec<LogPath>> {
     let listing = storage
         .list_log_dir_from(&format!("{from_version:020}"))
         .await?;
@@ -30,7 +26,7 @@ pub async fn list_log_from(storage: &Storage, from_version: u64) -> Result<Vec<L
 }
 
 /// True when `_delta_log` holds at least one log file. Stops at the first one found.
-pub async fn has_log_files(storage: &Storage) -> Result<bool> {
+pub(crate) async fn has_log_files(storage: &Storage) -> Result<bool> {
     let found = storage
         .find_in_log_dir(|meta| LogPath::parse(meta).is_some())
         .await?;
@@ -39,7 +35,7 @@ pub async fn has_log_files(storage: &Storage) -> Result<bool> {
 
 /// The newest version of the table on `storage`: the highest commit (or complete checkpoint)
 /// in the log. A log without either is an [`Error::TableNotFound`].
-pub async fn latest_version(storage: &Storage) -> Result<u64> {
+pub(crate) async fn latest_version(storage: &Storage) -> Result<u64> {
     let start = hint_version(storage).await.unwrap_or(0);
     let mut listing = list_log_from(storage, start).await?;
     if segment::latest_version(&listing).is_none() && start > 0 {
@@ -55,7 +51,7 @@ pub async fn latest_version(storage: &Storage) -> Result<u64> {
 /// `_last_checkpoint` hint when it is usable (less [`MONOTONIC_LOOKBACK`] versions, for the
 /// commit timestamp), and falls back to a full listing when the hint is missing, corrupt,
 /// stale or points at files that are gone.
-pub async fn locate_segment(storage: &Storage, target: Option<u64>) -> Result<LogSegment> {
+pub(crate) async fn locate_segment(storage: &Storage, target: Option<u64>) -> Result<LogSegment> {
     let table = storage.root_url().as_str();
     let hint = hint_version(storage).await;
     if let Some(start) = hint.filter(|start| target.is_none_or(|t| *start <= t)) {
@@ -70,7 +66,7 @@ pub async fn locate_segment(storage: &Storage, target: Option<u64>) -> Result<Lo
 }
 
 /// The newest version committed at or before `timestamp_ms` (see [`timestamps`]).
-pub async fn version_at(storage: &Storage, timestamp_ms: i64) -> Result<u64> {
+pub(crate) async fn version_at(storage: &Storage, timestamp_ms: i64) -> Result<u64> {
     let listing = list_log_from(storage, 0).await?;
     version_at_timestamp(storage, &listing, timestamp_ms).await
 }

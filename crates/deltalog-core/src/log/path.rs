@@ -11,13 +11,15 @@ use object_store::path::Path;
 use object_store::ObjectMeta;
 
 /// The directory of the log under the table root (catalogue A-01).
-pub const DELTA_LOG_DIR: &str = "_delta_log";
+pub(crate) const DELTA_LOG_DIR: &str = "_delta_log";
 
 /// The name of the checkpoint hint inside `_delta_log` (catalogue A-13).
-pub const LAST_CHECKPOINT_FILE: &str = "_last_checkpoint";
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) const LAST_CHECKPOINT_FILE: &str = "_last_checkpoint";
 
 /// The directory of V2 checkpoint sidecars inside `_delta_log` (catalogue A-11).
-pub const SIDECARS_DIR: &str = "_sidecars";
+pub(crate) const SIDECARS_DIR: &str = "_sidecars";
 
 /// One file of `_delta_log`, with its name already understood.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,7 +139,7 @@ impl LogPath {
 
 /// Parses a bare file name of `_delta_log` into its version and kind; `None` for anything that is
 /// not exactly one of the log file patterns.
-pub fn parse_file_name(name: &str) -> Option<(u64, LogFileKind)> {
+pub(crate) fn parse_file_name(name: &str) -> Option<(u64, LogFileKind)> {
     let (version_text, rest) = name.split_at_checked(VERSION_DIGITS)?;
     let version = parse_fixed_digits(version_text, VERSION_DIGITS)?;
     let kind = match rest {
@@ -157,7 +159,9 @@ pub fn parse_file_name(name: &str) -> Option<(u64, LogFileKind)> {
 
 /// The name of the file of `kind` for `version`: the inverse of [`parse_file_name`]. For a
 /// compaction, `version` is the first version covered.
-pub fn log_file_name(version: u64, kind: &LogFileKind) -> String {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn log_file_name(version: u64, kind: &LogFileKind) -> String {
     match kind {
         LogFileKind::Commit => commit_file_name(version),
         LogFileKind::Checksum => checksum_file_name(version),
@@ -173,23 +177,35 @@ pub fn log_file_name(version: u64, kind: &LogFileKind) -> String {
 }
 
 /// `<v>.json` (catalogue A-03).
-pub fn commit_file_name(version: u64) -> String {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn commit_file_name(version: u64) -> String {
     format!("{version:020}.json")
 }
 
 /// `<v>.checkpoint.parquet` (catalogue A-08).
-pub fn classic_checkpoint_file_name(version: u64) -> String {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn classic_checkpoint_file_name(version: u64) -> String {
     format!("{version:020}.checkpoint.parquet")
 }
 
 /// `<v>.checkpoint.<part>.<num_parts>.parquet`, the numbers padded to 10 digits (catalogue A-09).
-pub fn multi_part_checkpoint_file_name(version: u64, part: u32, num_parts: u32) -> String {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn multi_part_checkpoint_file_name(version: u64, part: u32, num_parts: u32) -> String {
     format!("{version:020}.checkpoint.{part:010}.{num_parts:010}.parquet")
 }
 
 /// `<v>.checkpoint.<uuid>.json` or `.parquet` (catalogue A-10). `uuid` should be the hyphenated
 /// form (`uuid::Uuid::to_string`); other text does not parse back.
-pub fn uuid_checkpoint_file_name(version: u64, uuid: &str, format: CheckpointFormat) -> String {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn uuid_checkpoint_file_name(
+    version: u64,
+    uuid: &str,
+    format: CheckpointFormat,
+) -> String {
     let extension = match format {
         CheckpointFormat::Json => "json",
         CheckpointFormat::Parquet => "parquet",
@@ -198,12 +214,16 @@ pub fn uuid_checkpoint_file_name(version: u64, uuid: &str, format: CheckpointFor
 }
 
 /// `<start>.<end>.compacted.json`, both padded to 20 digits (catalogue A-12).
-pub fn compaction_file_name(start_version: u64, end_version: u64) -> String {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn compaction_file_name(start_version: u64, end_version: u64) -> String {
     format!("{start_version:020}.{end_version:020}.compacted.json")
 }
 
 /// `<v>.crc`, the version checksum file.
-pub fn checksum_file_name(version: u64) -> String {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn checksum_file_name(version: u64) -> String {
     format!("{version:020}.crc")
 }
 

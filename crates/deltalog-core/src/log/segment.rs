@@ -95,7 +95,7 @@ impl CheckpointFiles {
 /// - [`Error::NonContiguousLog`]: a version between the checkpoint and the target has no file
 ///   (the reason names it), or commit 0 is gone and there is no checkpoint at all, so that no
 ///   version can be reconstructed.
-pub fn build_log_segment(
+pub(crate) fn build_log_segment(
     table: &str,
     listing: Vec<LogPath>,
     target: Option<u64>,
@@ -138,7 +138,7 @@ pub fn build_log_segment(
 
 /// The latest version of the table the listing shows: the highest version of a commit file or
 /// of a complete checkpoint. `None` when there is neither.
-pub fn latest_version(listing: &[LogPath]) -> Option<u64> {
+pub(crate) fn latest_version(listing: &[LogPath]) -> Option<u64> {
     SortedListing::new(listing.to_vec()).latest_version()
 }
 
@@ -146,13 +146,17 @@ pub fn latest_version(listing: &[LogPath]) -> Option<u64> {
 /// otherwise the version of the oldest complete checkpoint. `None` when there is neither (the
 /// history was cleaned up without a checkpoint). Versions above it can still be unreadable when
 /// the log has a gap.
-pub fn earliest_readable_version(listing: &[LogPath]) -> Option<u64> {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn earliest_readable_version(listing: &[LogPath]) -> Option<u64> {
     SortedListing::new(listing.to_vec()).earliest_readable_version()
 }
 
 /// Every complete checkpoint in the listing, ascending by version; at one version, the preferred
 /// one (see [`build_log_segment`]) comes first.
-pub fn complete_checkpoints(listing: &[LogPath]) -> Vec<CheckpointFiles> {
+#[cfg(any(test, feature = "internal-api"))]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn complete_checkpoints(listing: &[LogPath]) -> Vec<CheckpointFiles> {
     SortedListing::new(listing.to_vec())
         .checkpoints
         .into_values()

@@ -23,19 +23,19 @@ use crate::storage::Storage;
 
 /// How many versions before the first one it needs a reader lists to make file times monotonic
 /// (Delta on Spark's `POTENTIALLY_UNMONOTONIZED_TIMESTAMPS`).
-pub const MONOTONIC_LOOKBACK: u64 = 100;
+pub(crate) const MONOTONIC_LOOKBACK: u64 = 100;
 
 /// The timestamp of a commit whose `commitInfo` is `info` and whose file time, already made
 /// monotonic by [`monotonic_file_times`], is `monotonic_file_time_ms`: the in-commit timestamp
 /// when present, else the file time.
-pub fn commit_timestamp(info: Option<&CommitInfo>, monotonic_file_time_ms: i64) -> i64 {
+pub(crate) fn commit_timestamp(info: Option<&CommitInfo>, monotonic_file_time_ms: i64) -> i64 {
     info.and_then(CommitInfo::in_commit_timestamp)
         .unwrap_or(monotonic_file_time_ms)
 }
 
 /// The modification times of `commits` (ascending by version) raised so that each is above the
 /// one before: `max(own, previous + 1)`.
-pub fn monotonic_file_times<'a>(commits: impl IntoIterator<Item = &'a LogPath>) -> Vec<i64> {
+pub(crate) fn monotonic_file_times<'a>(commits: impl IntoIterator<Item = &'a LogPath>) -> Vec<i64> {
     let mut previous = i64::MIN;
     commits
         .into_iter()
@@ -48,7 +48,7 @@ pub fn monotonic_file_times<'a>(commits: impl IntoIterator<Item = &'a LogPath>) 
 }
 
 /// The commit files of `listing`, ascending by version, one per version.
-pub fn sorted_commits(listing: &[LogPath]) -> Vec<&LogPath> {
+pub(crate) fn sorted_commits(listing: &[LogPath]) -> Vec<&LogPath> {
     let mut commits: Vec<&LogPath> = listing
         .iter()
         .filter(|path| path.kind == LogFileKind::Commit)
@@ -63,7 +63,7 @@ pub fn sorted_commits(listing: &[LogPath]) -> Vec<&LogPath> {
 /// after the newest commit gives the newest version; a time before the oldest commit still in
 /// the log is an [`Error::TimestampNotFound`]. Reads the `commitInfo` of about log2(commits)
 /// commit files.
-pub async fn version_at_timestamp(
+pub(crate) async fn version_at_timestamp(
     storage: &Storage,
     listing: &[LogPath],
     timestamp_ms: i64,

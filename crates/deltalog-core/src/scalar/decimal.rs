@@ -2,12 +2,16 @@
 //! and the plain text of an unscaled value.
 
 /// The largest precision of a Delta `decimal` (spec "Primitive Types").
-pub const MAX_DECIMAL_PRECISION: u8 = 38;
+pub(crate) const MAX_DECIMAL_PRECISION: u8 = 38;
 
 /// Parses decimal text (`-12.50`, `1E+3`, `.5`, surrounding whitespace not allowed) into the
 /// unscaled value at `scale`, exactly: extra fractional digits must be zeros and the value
 /// must fit `precision` digits. The error is a short reason.
-pub fn parse_decimal(text: &str, precision: u8, scale: i8) -> std::result::Result<i128, String> {
+pub(crate) fn parse_decimal(
+    text: &str,
+    precision: u8,
+    scale: i8,
+) -> std::result::Result<i128, String> {
     let (negative, unsigned) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
@@ -68,7 +72,7 @@ pub fn parse_decimal(text: &str, precision: u8, scale: i8) -> std::result::Resul
 /// Parses a SQL decimal literal (`12.50`, `-0.5`, `.5`, `7.`; no exponent) at the scale its
 /// fractional digits give: `(unscaled, scale)`, or `None` when it has more than 38 significant
 /// digits or fractional digits, or is not such a number.
-pub fn parse_decimal_literal(text: &str) -> Option<(i128, u8)> {
+pub(crate) fn parse_decimal_literal(text: &str) -> Option<(i128, u8)> {
     let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
     let scale = u8::try_from(fraction.len()).ok()?;
     let digits = format!("{whole}{fraction}");
@@ -82,7 +86,7 @@ pub fn parse_decimal_literal(text: &str) -> Option<(i128, u8)> {
 
 /// The plain text of `value × 10^-scale` with exactly `scale` fractional digits (`-1.50`,
 /// `0.05`, `7`): how partition values, statistics and SQL literals write decimals.
-pub fn format_decimal(value: i128, scale: u8) -> String {
+pub(crate) fn format_decimal(value: i128, scale: u8) -> String {
     let digits = value.unsigned_abs().to_string();
     let sign = if value < 0 { "-" } else { "" };
     let scale = usize::from(scale);

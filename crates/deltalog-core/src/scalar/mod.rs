@@ -6,9 +6,9 @@
 //! The date and timestamp grammar is described in [`time`]; decimals in [`decimal`]; the
 //! per-context codecs in [`text`].
 
-pub mod decimal;
-pub mod text;
-pub mod time;
+pub(crate) mod decimal;
+pub(crate) mod text;
+pub(crate) mod time;
 
 #[cfg(test)]
 mod tests;
@@ -24,22 +24,22 @@ use arrow_array::{
 
 use crate::error::{Error, Result};
 
-pub use decimal::{format_decimal, parse_decimal, parse_decimal_literal, MAX_DECIMAL_PRECISION};
-pub use text::{
-    parse_boolean, parse_number, parse_partition_value, parse_sql_number, parse_sql_typed,
-    parse_stats_value, to_partition_value, to_sql_literal, to_stats_value,
+pub(crate) use decimal::{format_decimal, parse_decimal, MAX_DECIMAL_PRECISION};
+pub(crate) use text::{
+    parse_boolean, parse_number, parse_sql_number, parse_sql_typed, to_partition_value,
+    to_sql_literal, to_stats_value,
 };
-pub use time::{
-    format_date, format_timestamp, format_timestamp_millis, parse_date, parse_date_prefix,
-    parse_timestamp, parse_timestamp_ntz, parse_user_timestamp_ms, SessionTimeZone, MICROS_PER_DAY,
-    MICROS_PER_SECOND,
+pub(crate) use time::{
+    format_date, format_timestamp, parse_date, parse_date_prefix, parse_timestamp,
+    parse_timestamp_ntz, MICROS_PER_DAY,
 };
+pub use time::{parse_user_timestamp_ms, SessionTimeZone};
 
 /// One value of a Delta primitive type, or NULL; also a literal of a filter.
 ///
 /// Filter literals use the wide variants (`Int64`, `Float64`, a decimal at the scale of its
 /// text); values read for a column use the variant of its type. A decimal carries its unscaled
-/// value and scale; the precision is the column type's ([`ScalarType::Decimal`]).
+/// value and scale; the precision is the column type's (`ScalarType::Decimal`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Scalar {
     /// SQL NULL.
@@ -75,7 +75,8 @@ pub enum Scalar {
 
 /// The Delta primitive type a value is parsed as (spec "Primitive Types").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScalarType {
+#[cfg(test)]
+pub(crate) enum ScalarType {
     Boolean,
     Byte,
     Short,
@@ -171,12 +172,13 @@ impl From<String> for Scalar {
 }
 
 impl fmt::Display for Scalar {
-    /// The value as a SQL literal, see [`to_sql_literal`].
+    /// The value as a SQL literal, see `to_sql_literal`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&to_sql_literal(self))
     }
 }
 
+#[cfg(test)]
 impl fmt::Display for ScalarType {
     /// The Delta type name (`integer`, `decimal(10,2)`, `timestamp_ntz`, ...).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -1,6 +1,8 @@
 use proptest::prelude::*;
 
-use super::text::{parse_boolean, parse_sql_number, parse_sql_typed};
+use super::text::{
+    parse_boolean, parse_partition_value, parse_sql_number, parse_sql_typed, parse_stats_value,
+};
 use super::*;
 use crate::expr::{parse_sql, Expr};
 

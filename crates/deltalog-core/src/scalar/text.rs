@@ -3,12 +3,16 @@
 
 use std::fmt::Write;
 
-use super::decimal::{format_decimal, parse_decimal, parse_decimal_literal};
+use super::decimal::{format_decimal, parse_decimal_literal};
 use super::time::{
-    format_date, format_timestamp, format_timestamp_millis, parse_date, parse_date_prefix,
-    parse_timestamp, parse_timestamp_ntz, SessionTimeZone,
+    format_date, format_timestamp, format_timestamp_millis, parse_date, parse_timestamp,
+    SessionTimeZone,
 };
-use super::{invalid, Scalar, ScalarType};
+#[cfg(test)]
+use super::ScalarType;
+#[cfg(test)]
+use super::{decimal::parse_decimal, time::parse_date_prefix, time::parse_timestamp_ntz};
+use super::{invalid, Scalar};
 use crate::error::Result;
 
 /// Reads one serialised partition value of type `ty` (spec "Partition Value Serialization",
@@ -22,7 +26,8 @@ use crate::error::Result;
 /// ([`parse_date_prefix`]); timestamps read in `session_tz` unless the text names a zone
 /// ([`parse_timestamp`]); `timestamp_ntz` as a wall-clock time, any zone ignored
 /// ([`parse_timestamp_ntz`]). The error is a short reason.
-pub fn parse_partition_value(
+#[cfg(test)]
+pub(crate) fn parse_partition_value(
     text: Option<&str>,
     ty: ScalarType,
     session_tz: &SessionTimeZone,
@@ -65,7 +70,10 @@ pub fn parse_partition_value(
 /// `session_tz`, `yyyy-MM-dd HH:mm:ss[.ffffff]`; `timestamp_ntz` the same without conversion;
 /// strings as they are; binary as its bytes when they are UTF-8. Binary that is not UTF-8 and
 /// values outside the calendar range are an [`crate::Error::InvalidArgument`].
-pub fn to_partition_value(value: &Scalar, session_tz: &SessionTimeZone) -> Result<Option<String>> {
+pub(crate) fn to_partition_value(
+    value: &Scalar,
+    session_tz: &SessionTimeZone,
+) -> Result<Option<String>> {
     let out_of_range = || invalid(format!("{value} cannot be written as a partition value"));
     Ok(Some(match value {
         Scalar::Null => return Ok(None),
@@ -97,7 +105,8 @@ pub fn to_partition_value(value: &Scalar, session_tz: &SessionTimeZone) -> Resul
 /// decimals are read exactly from the number's text; dates, timestamps and strings are JSON
 /// strings, timestamps in the grammar of [`super::time`] (a zone-less `timestamp` is UTC, a
 /// `timestamp_ntz` ignores a zone); `null` is [`Scalar::Null`].
-pub fn parse_stats_value(json: &str, ty: ScalarType) -> Option<Scalar> {
+#[cfg(test)]
+pub(crate) fn parse_stats_value(json: &str, ty: ScalarType) -> Option<Scalar> {
     let json = json.trim();
     if json == "null" {
         return Some(Scalar::Null);
@@ -152,7 +161,7 @@ pub fn parse_stats_value(json: &str, ty: ScalarType) -> Option<Scalar> {
 /// `"yyyy-MM-ddTHH:mm:ss.SSSZ"` (UTC) and `timestamp_ntz` as `"yyyy-MM-ddTHH:mm:ss.SSS"`,
 /// NULL as `null`. Binary has no statistics and, like a value outside the calendar range, is
 /// an [`crate::Error::InvalidArgument`].
-pub fn to_stats_value(value: &Scalar) -> Result<String> {
+pub(crate) fn to_stats_value(value: &Scalar) -> Result<String> {
     let unsupported = || invalid(format!("{value} cannot be written as a statistic"));
     let quoted = |text: &str| serde_json::Value::from(text).to_string();
     Ok(match value {
@@ -185,7 +194,7 @@ pub fn to_stats_value(value: &Scalar) -> Result<String> {
 /// `'-Infinity'`), decimals with their scale's digits, `'strings'` (a quote doubled),
 /// `X'hex'`, `DATE 'yyyy-MM-dd'`, `TIMESTAMP 'yyyy-MM-dd HH:mm:ss[.ffffff]'` (UTC) and
 /// `TIMESTAMP_NTZ '...'`.
-pub fn to_sql_literal(value: &Scalar) -> String {
+pub(crate) fn to_sql_literal(value: &Scalar) -> String {
     let out_of_range = |what: &str, value: i64| format!("<{what} {value} out of range>");
     match value {
         Scalar::Null => "NULL".to_string(),
@@ -228,7 +237,7 @@ pub fn to_sql_literal(value: &Scalar) -> String {
 /// Reads the number token of a SQL filter (digits, a point, an exponent; no sign): an integer
 /// (Int64, or a decimal when it overflows), a decimal when it has a point and no exponent (and
 /// fits 38 digits, [`parse_decimal_literal`]), a float otherwise; NULL when it is none.
-pub fn parse_sql_number(text: &str) -> Scalar {
+pub(crate) fn parse_sql_number(text: &str) -> Scalar {
     if let Ok(value) = text.parse::<i64>() {
         return Scalar::Int64(value);
     }
@@ -247,7 +256,7 @@ pub fn parse_sql_number(text: &str) -> Scalar {
 /// instant, UTC unless the text names a zone) or `TIMESTAMP_NTZ` (the same instant's
 /// microseconds, so a zone in the text shifts the wall-clock time to UTC). `None` when the
 /// text is not of that kind or `keyword` is none of them.
-pub fn parse_sql_typed(keyword: &str, text: &str) -> Option<Scalar> {
+pub(crate) fn parse_sql_typed(keyword: &str, text: &str) -> Option<Scalar> {
     let utc = SessionTimeZone::utc();
     match keyword {
         "DATE" => parse_date(text).map(Scalar::Date),
@@ -258,7 +267,7 @@ pub fn parse_sql_typed(keyword: &str, text: &str) -> Option<Scalar> {
 }
 
 /// Parses a boolean text, `true` or `false` in any case.
-pub fn parse_boolean(text: &str) -> Option<bool> {
+pub(crate) fn parse_boolean(text: &str) -> Option<bool> {
     if text.eq_ignore_ascii_case("true") {
         Some(true)
     } else if text.eq_ignore_ascii_case("false") {
@@ -270,7 +279,7 @@ pub fn parse_boolean(text: &str) -> Option<bool> {
 
 /// Parses an integer or a float in Rust's grammar; floats include `NaN`, `Infinity`, `inf`
 /// (any case, with a sign). The error is the parser's reason.
-pub fn parse_number<N: std::str::FromStr>(text: &str) -> std::result::Result<N, String>
+pub(crate) fn parse_number<N: std::str::FromStr>(text: &str) -> std::result::Result<N, String>
 where
     N::Err: std::fmt::Display,
 {
@@ -305,6 +314,7 @@ fn float_text(float: f64, finite: String) -> String {
 }
 
 /// The float a statistics string stands for: `NaN`, `Infinity`, `-Infinity`.
+#[cfg(test)]
 fn special_float(text: &str) -> Option<f64> {
     match text {
         "NaN" => Some(f64::NAN),

@@ -26,9 +26,9 @@ use chrono_tz::Tz;
 use crate::error::{Error, Result};
 
 /// Microseconds in a second.
-pub const MICROS_PER_SECOND: i64 = 1_000_000;
+pub(crate) const MICROS_PER_SECOND: i64 = 1_000_000;
 /// Microseconds in a day.
-pub const MICROS_PER_DAY: i64 = 86_400 * MICROS_PER_SECOND;
+pub(crate) const MICROS_PER_DAY: i64 = 86_400 * MICROS_PER_SECOND;
 
 /// The time zone in which zone-less `timestamp` partition values are read (catalogue H-PV05).
 ///
@@ -133,13 +133,13 @@ impl fmt::Display for SessionTimeZone {
 
 /// Days since 1970-01-01 of a date `[±]y-M-d` (see the module docs); surrounding whitespace is
 /// allowed, nothing else. `None` when the text is not a valid date.
-pub fn parse_date(text: &str) -> Option<i32> {
+pub(crate) fn parse_date(text: &str) -> Option<i32> {
     date_days(parse_naive_date(text.trim())?)
 }
 
 /// Days since 1970-01-01 of a serialised `date` partition value: a date, with any time part
 /// after a space or `T` ignored (as Spark's cast of a string to a date does).
-pub fn parse_date_prefix(text: &str) -> std::result::Result<i32, String> {
+pub(crate) fn parse_date_prefix(text: &str) -> std::result::Result<i32, String> {
     let date_part = text.split([' ', 'T']).next().unwrap_or(text);
     let date = parse_naive_date(date_part).ok_or_else(|| "expected yyyy-MM-dd".to_string())?;
     date_days(date).ok_or_else(|| "out of range".to_string())
@@ -151,7 +151,7 @@ pub fn parse_date_prefix(text: &str) -> std::result::Result<i32, String> {
 /// Partition values pass the session time zone, SQL literals and statistics pass UTC. The
 /// error is a short reason (`expected yyyy-MM-dd HH:mm:ss[.SSSSSS][zone]`, `unknown time zone`,
 /// `out of range`).
-pub fn parse_timestamp(
+pub(crate) fn parse_timestamp(
     text: &str,
     default_zone: &SessionTimeZone,
 ) -> std::result::Result<i64, String> {
@@ -166,7 +166,7 @@ pub fn parse_timestamp(
 
 /// Microseconds since 1970-01-01 00:00:00 of the wall-clock time a timestamp text names; a
 /// zone in the text is checked and ignored (how `timestamp_ntz` partition values are read).
-pub fn parse_timestamp_ntz(text: &str) -> std::result::Result<i64, String> {
+pub(crate) fn parse_timestamp_ntz(text: &str) -> std::result::Result<i64, String> {
     Ok(parse_timestamp_parts(text.trim())?
         .local
         .and_utc()
@@ -193,7 +193,7 @@ pub fn parse_user_timestamp_ms(text: &str) -> Result<i64> {
 
 /// `yyyy-MM-dd` of a day count since 1970-01-01 (a sign and more digits beyond year 9999);
 /// `None` outside chrono's range.
-pub fn format_date(days: i32) -> Option<String> {
+pub(crate) fn format_date(days: i32) -> Option<String> {
     let date = epoch_date().checked_add_signed(chrono::Duration::try_days(i64::from(days))?)?;
     Some(date.format("%Y-%m-%d").to_string())
 }
@@ -201,7 +201,7 @@ pub fn format_date(days: i32) -> Option<String> {
 /// `yyyy-MM-dd HH:mm:ss` of microseconds since the epoch read as a wall-clock time, with
 /// `.ffffff` when the value has a fraction of a second (the form of the spec's "Partition
 /// Value Serialization" and of SQL literals). `None` outside chrono's range.
-pub fn format_timestamp(micros: i64) -> Option<String> {
+pub(crate) fn format_timestamp(micros: i64) -> Option<String> {
     let time = DateTime::from_timestamp_micros(micros)?;
     let format = if micros.rem_euclid(MICROS_PER_SECOND) == 0 {
         "%Y-%m-%d %H:%M:%S"
@@ -215,7 +215,7 @@ pub fn format_timestamp(micros: i64) -> Option<String> {
 /// milliseconds, followed by `Z` when `utc` (a `timestamp`) and by nothing otherwise (a
 /// `timestamp_ntz`): how statistics record timestamps (spec "Per-file Statistics"). `None`
 /// outside chrono's range.
-pub fn format_timestamp_millis(micros: i64, utc: bool) -> Option<String> {
+pub(crate) fn format_timestamp_millis(micros: i64, utc: bool) -> Option<String> {
     let millis = micros.div_euclid(1_000);
     let time = DateTime::from_timestamp_millis(millis)?;
     let text = time.naive_utc().format("%Y-%m-%dT%H:%M:%S%.3f").to_string();

@@ -27,7 +27,7 @@ use crate::schema::{
 ///
 /// `None` when the file does not hold the column. A column without the physical name its mode
 /// needs is an [`crate::Error::InvalidTable`].
-pub fn find_file_field(
+pub(super) fn find_file_field(
     file_fields: &Fields,
     logical: &StructField,
     mode: ColumnMappingMode,
@@ -71,7 +71,7 @@ pub fn find_file_field(
 /// (`timestamp_ntz`), so the values are never shifted.
 ///
 /// The error is a sentence naming the column (`path`) and the mismatch.
-pub fn to_table_column(
+pub(super) fn to_table_column(
     array: &ArrayRef,
     logical: &DeltaType,
     target: &ArrowType,
@@ -106,7 +106,7 @@ pub fn to_table_column(
 /// The file's Arrow schema with INT96 timestamps read as microseconds instead of nanoseconds,
 /// so that every date Spark can write (years 1 to 9999) fits; `None` when the file has no
 /// INT96 column (or its Arrow and Parquet leaves cannot be paired up).
-pub fn int96_as_micros(schema: &Schema, parquet: &SchemaDescriptor) -> Option<Schema> {
+pub(super) fn int96_as_micros(schema: &Schema, parquet: &SchemaDescriptor) -> Option<Schema> {
     let int96: Vec<bool> = parquet
         .columns()
         .iter()

@@ -49,9 +49,9 @@ use task::TaskSource;
 pub use task::{ScanTask, DEFAULT_OPEN_COST, DEFAULT_TARGET_SIZE};
 
 /// Name of the row id column a scan adds when asked for row tracking (catalogue E4-10).
-pub const ROW_ID_COLUMN: &str = "row_id";
+pub(crate) const ROW_ID_COLUMN: &str = "row_id";
 /// Name of the row commit version column a scan adds when asked for row tracking.
-pub const ROW_COMMIT_VERSION_COLUMN: &str = "row_commit_version";
+pub(crate) const ROW_COMMIT_VERSION_COLUMN: &str = "row_commit_version";
 
 /// What a scan reads.
 #[derive(Debug, Clone)]
@@ -61,14 +61,14 @@ pub struct ScanOptions {
     pub columns: Option<Vec<String>>,
     /// The zone in which zone-less `timestamp` partition values are read (default UTC).
     pub timezone: SessionTimeZone,
-    /// Append [`ROW_ID_COLUMN`] and [`ROW_COMMIT_VERSION_COLUMN`] (catalogue E4-10).
+    /// Append `ROW_ID_COLUMN` and `ROW_COMMIT_VERSION_COLUMN` (catalogue E4-10).
     pub row_tracking: bool,
     /// Rows per batch read from a file (at most; deleted rows make batches smaller). Default
     /// [`IoConfig::batch_size`].
     pub batch_size: usize,
     /// Data files read at once. Default [`IoConfig::scan_files`].
     pub concurrency: usize,
-    /// Only rows for which this is true (SQL semantics, see [`crate::expr::evaluate`]),
+    /// Only rows for which this is true (SQL semantics, see `crate::expr::evaluate`),
     /// evaluated on the rows as the table defines them (after column mapping, casts,
     /// partition values and deletion vectors). It may name columns that are not read.
     pub filter: Option<Expr>,
@@ -107,7 +107,7 @@ impl Scan {
     /// Plans a scan of `snapshot`: checks the options, works out the output schema and takes
     /// the file list (with partition values read in `options.timezone`). With a filter, the
     /// file list carries statistics and keeps only the files that may hold matching rows
-    /// ([`crate::expr::files_may_match`]).
+    /// (`crate::expr::files_may_match`).
     ///
     /// An unknown or repeated column, a filter that names an unknown column or compares a
     /// column with a value of another kind, a zero batch size or concurrency, and row tracking
@@ -237,14 +237,14 @@ impl Scan {
     }
 
     /// The schema of the batches: logical names and the Arrow types of
-    /// [`crate::schema::to_arrow_schema`]; the requested columns in the order asked (else
+    /// `crate::schema::to_arrow_schema`; the requested columns in the order asked (else
     /// table order, partition columns where the table schema has them); `void` columns
     /// dropped at every depth (catalogue G-23); the row tracking columns last when asked for.
     pub fn schema(&self) -> SchemaRef {
         self.inner.context.output_schema.clone()
     }
 
-    /// The rows of the file list (see [`crate::file_list`]) of the files this scan reads.
+    /// The rows of the file list (see `crate::file_list`) of the files this scan reads.
     pub fn files(&self) -> &[RecordBatch] {
         &self.inner.files
     }

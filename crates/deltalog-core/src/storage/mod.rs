@@ -10,8 +10,8 @@
 //! and Remove File", catalogue A-21/A-22); [`Storage::resolve`] turns either into a path of the
 //! table's store and refuses anything that leaves it.
 
-pub mod parquet;
-pub mod upload;
+pub(crate) mod parquet;
+pub(crate) mod upload;
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -23,8 +23,8 @@ use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use url::Url;
 
-pub use self::parquet::ParquetReader;
-pub use self::upload::ObjectUpload;
+pub(crate) use self::parquet::ParquetReader;
+pub(crate) use self::upload::ObjectUpload;
 use crate::error::{Error, Result};
 
 /// The tuning knobs of the crate's IO. [`IoConfig::default`] holds the values every reader uses
@@ -130,7 +130,7 @@ impl Storage {
     }
 
     /// The objects directly inside `_delta_log` whose names sort at or after `offset_name`, in
-    /// no particular order (what [`crate::log::list_log_from`] parses into log files).
+    /// no particular order (what `crate::log::list_log_from` parses into log files).
     pub async fn list_log_dir_from(&self, offset_name: &str) -> Result<Vec<ObjectMeta>> {
         let offset = self.log.clone().join(offset_name);
         let listing: Vec<ObjectMeta> = self
@@ -225,8 +225,8 @@ impl Storage {
         ParquetReader::new(self.store.clone(), path.clone(), size)
     }
 
-    /// A new object at `path`, written in pieces ([`ObjectUpload`]): one put when it stays
-    /// below [`upload::DEFAULT_PART_SIZE`], a multipart upload otherwise. Nothing is sent yet.
+    /// A new object at `path`, written in pieces (`ObjectUpload`): one put when it stays
+    /// below `upload::DEFAULT_PART_SIZE`, a multipart upload otherwise. Nothing is sent yet.
     pub fn upload(&self, path: &Path) -> ObjectUpload {
         self.upload_with_part_size(path, upload::DEFAULT_PART_SIZE)
     }
@@ -330,7 +330,7 @@ fn invalid_path(path: &str, reason: &str) -> Error {
 
 /// The table root URL for `uri`, with a trailing slash. Local paths become absolute `file://`
 /// URLs; `s3a` is read as `s3`.
-pub fn table_root_url(uri: &str) -> Result<Url> {
+pub(crate) fn table_root_url(uri: &str) -> Result<Url> {
     let invalid = |reason: String| Error::InvalidArgument(format!("table URI {uri:?}: {reason}"));
     let mut url = match parse_absolute(uri) {
         Some(parsed) => parsed.map_err(|error| invalid(error.to_string()))?,

@@ -17,10 +17,10 @@ use crate::error::{Error, Result};
 
 /// The default size of one part of a multipart upload, and the size below which an object is
 /// written with a single put: 10 MiB (object stores want at least 5 MiB per part).
-pub const DEFAULT_PART_SIZE: usize = 10 * 1024 * 1024;
+pub(crate) const DEFAULT_PART_SIZE: usize = 10 * 1024 * 1024;
 
 /// Parts of one multipart upload sent at once.
-pub const MAX_PARTS_IN_FLIGHT: usize = 4;
+pub(crate) const MAX_PARTS_IN_FLIGHT: usize = 4;
 
 /// One object being written, made by [`super::Storage::upload`].
 pub struct ObjectUpload {

@@ -13,9 +13,9 @@ use crate::actions::Protocol;
 use crate::error::{Error, ProtocolKind, Result};
 
 /// The highest reader protocol version (3: explicit reader features).
-pub const MAX_READER_VERSION: i32 = 3;
+pub(crate) const MAX_READER_VERSION: i32 = 3;
 /// The highest writer protocol version (7: explicit writer features).
-pub const MAX_WRITER_VERSION: i32 = 7;
+pub(crate) const MAX_WRITER_VERSION: i32 = 7;
 
 /// A table feature, as named in the protocol's `readerFeatures` / `writerFeatures` (spec
 /// "Valid Feature Names in Table Features"), with the features Delta on Spark and Databricks
@@ -270,7 +270,7 @@ impl fmt::Display for TableFeature {
 /// (catalogue D). Anything above 3 is an [`Error::UnsupportedProtocolVersion`]; a reader
 /// feature for which [`TableFeature::is_supported_for_reading`] is false is an
 /// [`Error::UnsupportedFeature`].
-pub fn ensure_readable(protocol: &Protocol, table: &str) -> Result<()> {
+pub(crate) fn ensure_readable(protocol: &Protocol, table: &str) -> Result<()> {
     let version = protocol.min_reader_version;
     if !(1..=MAX_READER_VERSION).contains(&version) {
         return Err(Error::UnsupportedProtocolVersion {
@@ -295,7 +295,7 @@ pub fn ensure_readable(protocol: &Protocol, table: &str) -> Result<()> {
 
 /// The reader features `protocol` makes readers implement, legacy versions included: none for
 /// reader version 1, `columnMapping` for 2, the `readerFeatures` list from 3 on.
-pub fn reader_features(protocol: &Protocol) -> Vec<TableFeature> {
+pub(crate) fn reader_features(protocol: &Protocol) -> Vec<TableFeature> {
     match protocol.min_reader_version {
         ..=1 => Vec::new(),
         2 => vec![TableFeature::ColumnMapping],
@@ -306,7 +306,7 @@ pub fn reader_features(protocol: &Protocol) -> Vec<TableFeature> {
 /// The writer features `protocol` makes writers implement, legacy versions included: from
 /// writer version 7 the `writerFeatures` list, below it every feature whose
 /// [`TableFeature::legacy_versions`] writer version is at most the table's.
-pub fn writer_features(protocol: &Protocol) -> Vec<TableFeature> {
+pub(crate) fn writer_features(protocol: &Protocol) -> Vec<TableFeature> {
     if protocol.min_writer_version >= MAX_WRITER_VERSION {
         return listed(protocol.writer_features.as_deref());
     }
@@ -322,7 +322,7 @@ pub fn writer_features(protocol: &Protocol) -> Vec<TableFeature> {
 }
 
 /// True when `protocol` supports `feature` for readers or writers (spec "Supported Features").
-pub fn supports(protocol: &Protocol, feature: &TableFeature) -> bool {
+pub(crate) fn supports(protocol: &Protocol, feature: &TableFeature) -> bool {
     reader_features(protocol).contains(feature) || writer_features(protocol).contains(feature)
 }
 

@@ -8,9 +8,9 @@
 //! properties ([`properties::TableProperties`]) and which table features
 //! ([`features::TableFeature`]) it supports and has turned on.
 
-pub mod features;
-pub mod properties;
-pub mod writing;
+pub(crate) mod features;
+pub(crate) mod properties;
+pub(crate) mod writing;
 
 use std::sync::{Arc, OnceLock};
 
@@ -47,14 +47,14 @@ struct Inner {
 
 impl TableConfiguration {
     /// Validates `protocol` and `metadata` of the table at `table_uri`, in this order:
-    /// - the protocol must be readable ([`features::ensure_readable`]):
+    /// - the protocol must be readable (`features::ensure_readable`):
     ///   [`Error::UnsupportedProtocolVersion`] or [`Error::UnsupportedFeature`];
-    /// - `schemaString` must parse ([`logical_schema`]; absent is an empty schema): an
+    /// - `schemaString` must parse (`logical_schema`; absent is an empty schema): an
     ///   [`Error::InvalidTable`] of `table_uri`;
     /// - `delta.columnMapping.mode` must be `none`, `name` or `id`: an [`Error::InvalidTable`]
     ///   of `metaData.configuration`.
     ///
-    /// Every other property is parsed leniently (see [`properties`]).
+    /// Every other property is parsed leniently (see `properties`).
     pub fn try_new(
         protocol: Protocol,
         metadata: Metadata,
@@ -94,7 +94,7 @@ impl TableConfiguration {
         &self.inner.schema
     }
 
-    /// The logical schema as Arrow ([`crate::schema::to_arrow_schema`]).
+    /// The logical schema as Arrow (`crate::schema::to_arrow_schema`).
     pub fn arrow_schema(&self) -> SchemaRef {
         self.inner.arrow_schema.clone()
     }
@@ -128,13 +128,13 @@ impl TableConfiguration {
     }
 
     /// The reader features the protocol makes readers implement, legacy versions included
-    /// ([`features::reader_features`]).
+    /// (`features::reader_features`).
     pub fn reader_features(&self) -> &[TableFeature] {
         &self.inner.reader_features
     }
 
     /// The writer features the protocol makes writers implement, legacy versions included
-    /// ([`features::writer_features`]).
+    /// (`features::writer_features`).
     pub fn writer_features(&self) -> &[TableFeature] {
         &self.inner.writer_features
     }
@@ -238,7 +238,7 @@ impl TableConfiguration {
 
 /// The logical schema of `metadata` (empty when it has no `schemaString`, as Delta on Spark
 /// reads it); a schema that does not parse is an [`Error::InvalidTable`] of `table_uri`.
-pub fn logical_schema(metadata: &Metadata, table_uri: &str) -> Result<StructType> {
+pub(crate) fn logical_schema(metadata: &Metadata, table_uri: &str) -> Result<StructType> {
     parse_or_empty(metadata).map_err(|error| Error::invalid_table(table_uri, error))
 }
 

@@ -21,96 +21,97 @@ use crate::error::{Error, Result};
 use crate::schema::ColumnMappingMode;
 
 /// `delta.appendOnly`: the table only takes appends (spec "Append-only Tables").
-pub const APPEND_ONLY: &str = "delta.appendOnly";
+pub(crate) const APPEND_ONLY: &str = "delta.appendOnly";
 /// `delta.checkpointInterval`: commits between two checkpoints.
-pub const CHECKPOINT_INTERVAL: &str = "delta.checkpointInterval";
+pub(crate) const CHECKPOINT_INTERVAL: &str = "delta.checkpointInterval";
 /// `delta.checkpointPolicy`: `classic` or `v2` checkpoints (spec "V2 Checkpoint Table
 /// Feature").
-pub const CHECKPOINT_POLICY: &str = "delta.checkpointPolicy";
+pub(crate) const CHECKPOINT_POLICY: &str = "delta.checkpointPolicy";
 /// `delta.checkpointRetentionDuration`: how long checkpoints are kept by log cleanup.
-pub const CHECKPOINT_RETENTION_DURATION: &str = "delta.checkpointRetentionDuration";
+pub(crate) const CHECKPOINT_RETENTION_DURATION: &str = "delta.checkpointRetentionDuration";
 /// `delta.checkpoint.writeStatsAsJson`: checkpoints carry `add.stats` (spec "Checkpoint
 /// Schema").
-pub const CHECKPOINT_WRITE_STATS_AS_JSON: &str = "delta.checkpoint.writeStatsAsJson";
+pub(crate) const CHECKPOINT_WRITE_STATS_AS_JSON: &str = "delta.checkpoint.writeStatsAsJson";
 /// `delta.checkpoint.writeStatsAsStruct`: checkpoints carry `add.stats_parsed` and
 /// `add.partitionValues_parsed` (spec "Checkpoint Schema").
-pub const CHECKPOINT_WRITE_STATS_AS_STRUCT: &str = "delta.checkpoint.writeStatsAsStruct";
+pub(crate) const CHECKPOINT_WRITE_STATS_AS_STRUCT: &str = "delta.checkpoint.writeStatsAsStruct";
 /// `delta.columnMapping.mode`: `none`, `name` or `id` (spec "Column Mapping"; catalogue
 /// E1-01).
-pub const COLUMN_MAPPING_MODE: &str = "delta.columnMapping.mode";
+pub(crate) const COLUMN_MAPPING_MODE: &str = "delta.columnMapping.mode";
 /// `delta.columnMapping.maxColumnId`: the highest column id assigned so far (spec "Writer
 /// Requirements for Column Mapping").
-pub const COLUMN_MAPPING_MAX_COLUMN_ID: &str = "delta.columnMapping.maxColumnId";
+pub(crate) const COLUMN_MAPPING_MAX_COLUMN_ID: &str = "delta.columnMapping.maxColumnId";
 /// `delta.dataSkippingNumIndexedCols`: how many leaf columns (in schema order) get statistics.
-pub const DATA_SKIPPING_NUM_INDEXED_COLS: &str = "delta.dataSkippingNumIndexedCols";
+pub(crate) const DATA_SKIPPING_NUM_INDEXED_COLS: &str = "delta.dataSkippingNumIndexedCols";
 /// `delta.dataSkippingStatsColumns`: the columns that get statistics, by name (overrides the
 /// count).
-pub const DATA_SKIPPING_STATS_COLUMNS: &str = "delta.dataSkippingStatsColumns";
+pub(crate) const DATA_SKIPPING_STATS_COLUMNS: &str = "delta.dataSkippingStatsColumns";
 /// `delta.deletedFileRetentionDuration`: how long removed files stay for readers of older
 /// versions before vacuum may delete them.
-pub const DELETED_FILE_RETENTION_DURATION: &str = "delta.deletedFileRetentionDuration";
+pub(crate) const DELETED_FILE_RETENTION_DURATION: &str = "delta.deletedFileRetentionDuration";
 /// `delta.enableChangeDataFeed`: writers record row-level changes (spec "Change Data Files";
 /// catalogue E3-01).
-pub const ENABLE_CHANGE_DATA_FEED: &str = "delta.enableChangeDataFeed";
+pub(crate) const ENABLE_CHANGE_DATA_FEED: &str = "delta.enableChangeDataFeed";
 /// `delta.enableDeletionVectors`: writers may write deletion vectors (spec "Deletion
 /// Vectors").
-pub const ENABLE_DELETION_VECTORS: &str = "delta.enableDeletionVectors";
+pub(crate) const ENABLE_DELETION_VECTORS: &str = "delta.enableDeletionVectors";
 /// `delta.enableExpiredLogCleanup`: checkpointing deletes log files older than the log
 /// retention.
-pub const ENABLE_EXPIRED_LOG_CLEANUP: &str = "delta.enableExpiredLogCleanup";
+pub(crate) const ENABLE_EXPIRED_LOG_CLEANUP: &str = "delta.enableExpiredLogCleanup";
 /// `delta.enableIcebergCompatV1` (spec "Iceberg Compatibility V1").
-pub const ENABLE_ICEBERG_COMPAT_V1: &str = "delta.enableIcebergCompatV1";
+pub(crate) const ENABLE_ICEBERG_COMPAT_V1: &str = "delta.enableIcebergCompatV1";
 /// `delta.enableIcebergCompatV2` (spec "Iceberg Compatibility V2").
-pub const ENABLE_ICEBERG_COMPAT_V2: &str = "delta.enableIcebergCompatV2";
+pub(crate) const ENABLE_ICEBERG_COMPAT_V2: &str = "delta.enableIcebergCompatV2";
 /// `delta.enableInCommitTimestamps`: commits record their timestamp in `commitInfo`.
-pub const ENABLE_IN_COMMIT_TIMESTAMPS: &str = "delta.enableInCommitTimestamps";
+pub(crate) const ENABLE_IN_COMMIT_TIMESTAMPS: &str = "delta.enableInCommitTimestamps";
 /// `delta.enableRowTracking`: row ids and row commit versions are reliable (spec "Row
 /// Tracking").
-pub const ENABLE_ROW_TRACKING: &str = "delta.enableRowTracking";
+pub(crate) const ENABLE_ROW_TRACKING: &str = "delta.enableRowTracking";
 /// `delta.enableTypeWidening`: column types may be widened.
-pub const ENABLE_TYPE_WIDENING: &str = "delta.enableTypeWidening";
+pub(crate) const ENABLE_TYPE_WIDENING: &str = "delta.enableTypeWidening";
 /// `delta.inCommitTimestampEnablementVersion`: the version from which commits carry
 /// in-commit timestamps.
-pub const IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION: &str = "delta.inCommitTimestampEnablementVersion";
+pub(crate) const IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION: &str =
+    "delta.inCommitTimestampEnablementVersion";
 /// `delta.inCommitTimestampEnablementTimestamp`: the in-commit timestamp of that version.
-pub const IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP: &str =
+pub(crate) const IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP: &str =
     "delta.inCommitTimestampEnablementTimestamp";
 /// `delta.isolationLevel`: the isolation level of writes.
-pub const ISOLATION_LEVEL: &str = "delta.isolationLevel";
+pub(crate) const ISOLATION_LEVEL: &str = "delta.isolationLevel";
 /// `delta.logRetentionDuration`: how long log files are kept by log cleanup.
-pub const LOG_RETENTION_DURATION: &str = "delta.logRetentionDuration";
+pub(crate) const LOG_RETENTION_DURATION: &str = "delta.logRetentionDuration";
 /// `delta.randomizeFilePrefixes`: data files go under random directory prefixes.
-pub const RANDOMIZE_FILE_PREFIXES: &str = "delta.randomizeFilePrefixes";
+pub(crate) const RANDOMIZE_FILE_PREFIXES: &str = "delta.randomizeFilePrefixes";
 /// `delta.randomPrefixLength`: the length of those prefixes.
-pub const RANDOM_PREFIX_LENGTH: &str = "delta.randomPrefixLength";
+pub(crate) const RANDOM_PREFIX_LENGTH: &str = "delta.randomPrefixLength";
 /// `delta.requireCheckpointProtectionBeforeVersion`: with `checkpointProtection`, the version
 /// before which log cleanup must keep checkpoints usable.
-pub const REQUIRE_CHECKPOINT_PROTECTION_BEFORE_VERSION: &str =
+pub(crate) const REQUIRE_CHECKPOINT_PROTECTION_BEFORE_VERSION: &str =
     "delta.requireCheckpointProtectionBeforeVersion";
 /// `delta.rowTracking.materializedRowIdColumnName`: the data file column holding materialised
 /// row ids (spec "Row Tracking"; catalogue E4-08).
-pub const ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME: &str =
+pub(crate) const ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME: &str =
     "delta.rowTracking.materializedRowIdColumnName";
 /// `delta.rowTracking.materializedRowCommitVersionColumnName`: the data file column holding
 /// materialised row commit versions (spec "Row Tracking"; catalogue E4-08).
-pub const ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME: &str =
+pub(crate) const ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME: &str =
     "delta.rowTracking.materializedRowCommitVersionColumnName";
 /// `delta.setTransactionRetentionDuration`: how long `txn` actions are kept.
-pub const SET_TRANSACTION_RETENTION_DURATION: &str = "delta.setTransactionRetentionDuration";
+pub(crate) const SET_TRANSACTION_RETENTION_DURATION: &str = "delta.setTransactionRetentionDuration";
 /// `delta.targetFileSize`: the size in bytes writers aim at for data files.
-pub const TARGET_FILE_SIZE: &str = "delta.targetFileSize";
+pub(crate) const TARGET_FILE_SIZE: &str = "delta.targetFileSize";
 /// `delta.minReaderVersion`: a table property Delta on Spark turns into the protocol's reader
 /// version when a table is created or altered (never kept in the configuration).
-pub const MIN_READER_VERSION: &str = "delta.minReaderVersion";
+pub(crate) const MIN_READER_VERSION: &str = "delta.minReaderVersion";
 /// `delta.minWriterVersion`: as [`MIN_READER_VERSION`] for the writer version.
-pub const MIN_WRITER_VERSION: &str = "delta.minWriterVersion";
+pub(crate) const MIN_WRITER_VERSION: &str = "delta.minWriterVersion";
 /// Prefix of the `delta.feature.<name>` = `supported` properties that add a table feature to
 /// the protocol when a table is created or altered (spec "Table Features").
-pub const FEATURE_PREFIX: &str = "delta.feature.";
+pub(crate) const FEATURE_PREFIX: &str = "delta.feature.";
 
 /// Leaf columns with statistics when neither statistics property is set (Delta on Spark's
 /// `dataSkippingNumIndexedCols` default).
-pub const DEFAULT_NUM_INDEXED_COLS: usize = 32;
+pub(crate) const DEFAULT_NUM_INDEXED_COLS: usize = 32;
 
 /// The table properties parsed from `metaData.configuration`, each with its default when the
 /// key is absent or its value does not parse.
@@ -121,7 +122,7 @@ pub struct TableProperties {
     pub append_only: bool,
     /// `delta.checkpointInterval`, at least 1. Default 10 (Delta on Spark).
     pub checkpoint_interval: u64,
-    /// `delta.checkpointPolicy`. Default [`CheckpointPolicy::Classic`] (Delta on Spark).
+    /// `delta.checkpointPolicy`. Default `CheckpointPolicy::Classic` (Delta on Spark).
     pub checkpoint_policy: CheckpointPolicy,
     /// `delta.checkpointRetentionDuration`. Default 2 days (Delta on Spark).
     pub checkpoint_retention_duration: Duration,
@@ -167,7 +168,7 @@ pub struct TableProperties {
     pub in_commit_timestamp_enablement_version: Option<i64>,
     /// `delta.inCommitTimestampEnablementTimestamp`, in ms since the epoch. Default `None`.
     pub in_commit_timestamp_enablement_timestamp: Option<i64>,
-    /// `delta.isolationLevel`. Default [`IsolationLevel::Serializable`] (Delta on Spark).
+    /// `delta.isolationLevel`. Default `IsolationLevel::Serializable` (Delta on Spark).
     pub isolation_level: IsolationLevel,
     /// `delta.logRetentionDuration`. Default 30 days (Delta on Spark).
     pub log_retention_duration: Duration,
@@ -364,7 +365,9 @@ impl IsolationLevel {
 
 /// The column mapping mode of `configuration` (`delta.columnMapping.mode`, any case; `none`
 /// when absent). An unknown mode is an [`Error::InvalidTable`] of `metaData.configuration`.
-pub fn column_mapping_mode(configuration: &HashMap<String, String>) -> Result<ColumnMappingMode> {
+pub(crate) fn column_mapping_mode(
+    configuration: &HashMap<String, String>,
+) -> Result<ColumnMappingMode> {
     match configuration.get(COLUMN_MAPPING_MODE) {
         None => Ok(ColumnMappingMode::None),
         Some(value) => value
@@ -374,7 +377,7 @@ pub fn column_mapping_mode(configuration: &HashMap<String, String>) -> Result<Co
 }
 
 /// A boolean property value as Delta on Spark reads it: `true` or `false` in any case.
-pub fn parse_bool(value: &str) -> Option<bool> {
+pub(crate) fn parse_bool(value: &str) -> Option<bool> {
     if value.eq_ignore_ascii_case("true") {
         Some(true)
     } else if value.eq_ignore_ascii_case("false") {
@@ -388,7 +391,7 @@ pub fn parse_bool(value: &str) -> Option<bool> {
 /// `interval 1 week` or `interval 30 days` (the `interval` word optional, several
 /// `<count> <unit>` pairs added up; units from nanoseconds to weeks, singular or plural).
 /// Negative counts, months and years are refused (Delta on Spark refuses them too).
-pub fn parse_duration(value: &str) -> Option<Duration> {
+pub(crate) fn parse_duration(value: &str) -> Option<Duration> {
     let lower = value.trim().to_ascii_lowercase();
     let mut words = lower.split_whitespace().peekable();
     if words.peek() == Some(&"interval") {

@@ -16,19 +16,19 @@ use crate::table_config::properties::{
 use crate::table_config::{TableConfiguration, TableFeature, TableProperties};
 
 /// Column metadata key of a column invariant (spec "Column Invariants").
-pub const INVARIANTS_KEY: &str = "delta.invariants";
+pub(crate) const INVARIANTS_KEY: &str = "delta.invariants";
 /// Column metadata key of a generated column's expression (spec "Generated Columns").
-pub const GENERATION_EXPRESSION_KEY: &str = "delta.generationExpression";
+pub(crate) const GENERATION_EXPRESSION_KEY: &str = "delta.generationExpression";
 /// Column metadata key of an identity column's start (spec "Identity Columns").
-pub const IDENTITY_START_KEY: &str = "delta.identity.start";
+pub(crate) const IDENTITY_START_KEY: &str = "delta.identity.start";
 /// Column metadata key of a column default (spec "Default Columns").
-pub const CURRENT_DEFAULT_KEY: &str = "CURRENT_DEFAULT";
+pub(crate) const CURRENT_DEFAULT_KEY: &str = "CURRENT_DEFAULT";
 /// Configuration key prefix of CHECK constraints (spec "CHECK Constraints").
-pub const CONSTRAINTS_PREFIX: &str = "delta.constraints.";
+pub(crate) const CONSTRAINTS_PREFIX: &str = "delta.constraints.";
 
 /// How a writer feature is honoured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriterDuty {
+pub(crate) enum WriterDuty {
     /// Its duties are at the log level and the transaction carries them out (append-only
     /// checks, row ids, in-commit timestamps, domain metadata), or it asks nothing of a
     /// writer that only adds and removes whole files.
@@ -43,7 +43,7 @@ pub enum WriterDuty {
 }
 
 /// The duty of `feature` for this library's writer.
-pub fn writer_duty(feature: &TableFeature) -> WriterDuty {
+pub(crate) fn writer_duty(feature: &TableFeature) -> WriterDuty {
     use TableFeature::*;
     match feature {
         AppendOnly | ChangeDataFeed | DomainMetadata | RowTracking | InCommitTimestamp
@@ -67,8 +67,8 @@ impl TableConfiguration {
     /// the first feature it cannot honour in an [`Error::UnsupportedFeature`] of kind writer
     /// (an [`Error::UnsupportedProtocolVersion`] for a writer version above 7).
     ///
-    /// Every writer feature of the protocol must be honoured: [`WriterDuty::Log`] features
-    /// always are; [`WriterDuty::DataWriter`] features are when the commit adds no new data
+    /// Every writer feature of the protocol must be honoured: `WriterDuty::Log` features
+    /// always are; `WriterDuty::DataWriter` features are when the commit adds no new data
     /// (`adds_data` false), when the table does not use them ([`Self::uses_feature`]), or
     /// when `data_writer` (the features the writer of the data files enforces) lists them.
     pub fn ensure_writable(&self, adds_data: bool, data_writer: &[TableFeature]) -> Result<()> {
@@ -132,7 +132,7 @@ impl TableConfiguration {
 /// order of [`TableFeature::known`], plus every `delta.feature.<name>` key of the
 /// configuration (spec "Table Features": a property that forces a feature into the
 /// protocol).
-pub fn required_features(metadata: &Metadata, schema: &StructType) -> Vec<TableFeature> {
+pub(crate) fn required_features(metadata: &Metadata, schema: &StructType) -> Vec<TableFeature> {
     use TableFeature::*;
     let configuration = &metadata.configuration;
     let properties = TableProperties::from_configuration(configuration);
@@ -181,7 +181,11 @@ pub fn required_features(metadata: &Metadata, schema: &StructType) -> Vec<TableF
 /// (at least reader 1 / writer 2, as Delta on Spark creates tables), else writer version 7
 /// listing every feature, and reader version 3 listing the reader-writer features when one
 /// of them needs it (column mapping alone is covered by reader version 2).
-pub fn least_protocol(features: &[TableFeature], min_reader: i32, min_writer: i32) -> Protocol {
+pub(crate) fn least_protocol(
+    features: &[TableFeature],
+    min_reader: i32,
+    min_writer: i32,
+) -> Protocol {
     let legacy = features.iter().all(|f| f.legacy_versions().is_some());
     if legacy && min_writer < MAX_WRITER_VERSION && min_reader < MAX_READER_VERSION {
         let (reader, writer) = features
@@ -226,7 +230,7 @@ pub fn least_protocol(features: &[TableFeature], min_reader: i32, min_writer: i3
 /// `protocol` widened to also support `features` (unchanged when it already does): legacy
 /// versions stay legacy while they suffice, otherwise the protocol moves to table features
 /// listing what the old versions implied plus the new features.
-pub fn upgrade_protocol(protocol: &Protocol, features: &[TableFeature]) -> Protocol {
+pub(crate) fn upgrade_protocol(protocol: &Protocol, features: &[TableFeature]) -> Protocol {
     use crate::table_config::features::{reader_features, supports, writer_features};
     let missing: Vec<&TableFeature> = features.iter().filter(|f| !supports(protocol, f)).collect();
     if missing.is_empty() {
@@ -252,7 +256,7 @@ pub fn upgrade_protocol(protocol: &Protocol, features: &[TableFeature]) -> Proto
 
 /// The protocol-version keys (`delta.minReaderVersion`, `delta.minWriterVersion`) of a
 /// configuration, parsed; absent or unparsable keys give `(1, 2)`.
-pub fn requested_versions(configuration: &HashMap<String, String>) -> (i32, i32) {
+pub(crate) fn requested_versions(configuration: &HashMap<String, String>) -> (i32, i32) {
     let version = |key: &str, default: i32| {
         configuration
             .get(key)
@@ -268,7 +272,7 @@ pub fn requested_versions(configuration: &HashMap<String, String>) -> (i32, i32)
 /// True when a configuration holds the keys that only steer the protocol
 /// (`delta.minReaderVersion`, `delta.minWriterVersion`, `delta.feature.*`), which writers
 /// do not store in `metaData.configuration`.
-pub fn is_protocol_key(key: &str) -> bool {
+pub(crate) fn is_protocol_key(key: &str) -> bool {
     key == MIN_READER_VERSION || key == MIN_WRITER_VERSION || key.starts_with(FEATURE_PREFIX)
 }
 

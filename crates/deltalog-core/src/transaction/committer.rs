@@ -67,13 +67,13 @@ impl Committer for FileSystemCommitter {
 }
 
 /// The name of the commit file of `version` (`00000000000000000007.json`).
-pub fn commit_file_name(version: u64) -> String {
+pub(crate) fn commit_file_name(version: u64) -> String {
     format!("{version:020}.json")
 }
 
 /// The outcome of [`attempt`], every unknown resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Attempt {
+pub(crate) enum Attempt {
     /// The commit file holds this transaction's commit.
     Committed,
     /// Another transaction's commit holds the version.
@@ -87,7 +87,7 @@ pub enum Attempt {
 /// landed), the file is read back: holding our `txnId` it is [`Attempt::Committed`], holding
 /// another it is [`Attempt::Lost`], absent it is [`Attempt::NotWritten`]. When it cannot be
 /// read either, the result is an [`Error::CommitStateUnknown`] naming both failures.
-pub async fn attempt(
+pub(crate) async fn attempt(
     committer: &dyn Committer,
     storage: &Storage,
     version: u64,
@@ -123,9 +123,4 @@ pub async fn attempt(
             "writing failed ({failure}) and reading it back failed too ({read})"
         ))),
     }
-}
-
-/// The `commitInfo.txnId` of the commit `bytes` (named `name` in errors), if any.
-pub fn txn_id_of(bytes: &[u8], name: &str) -> Result<Option<String>> {
-    Ok(read_commit_info(bytes, name)?.and_then(|info| info.txn_id().map(str::to_string)))
 }

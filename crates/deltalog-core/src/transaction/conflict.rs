@@ -27,11 +27,11 @@ use crate::snapshot::Snapshot;
 use crate::table_config::properties::IsolationLevel;
 
 /// The domain of the row-id high-water mark (spec "Row Tracking").
-pub const ROW_TRACKING_DOMAIN: &str = "delta.rowTracking";
+pub(crate) const ROW_TRACKING_DOMAIN: &str = "delta.rowTracking";
 
 /// What the losing transaction read and writes, as the rules need it.
 #[derive(Debug)]
-pub struct Current<'a> {
+pub(crate) struct Current<'a> {
     /// The table, for messages.
     pub table: &'a str,
     /// The snapshot read, when there is one (partition values of winning adds are typed
@@ -59,7 +59,7 @@ pub struct Current<'a> {
 
 /// One winning commit, decoded once.
 #[derive(Debug)]
-pub struct Winner<'a> {
+pub(crate) struct Winner<'a> {
     pub version: u64,
     pub actions: &'a DecodedActions,
     /// Its commit timestamp: the in-commit timestamp, else the file's monotonic time.
@@ -68,7 +68,7 @@ pub struct Winner<'a> {
 
 /// What rebasing on the winners changes in the next attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Rebase {
+pub(crate) struct Rebase {
     /// The highest row id assigned so far (`-1`: none).
     pub row_id_high_water_mark: i64,
     /// The newest commit timestamp seen, which an in-commit timestamp must exceed.
@@ -76,10 +76,10 @@ pub struct Rebase {
 }
 
 /// A conflict rule.
-pub type Rule = fn(&Current<'_>, &Winner<'_>, &mut Rebase) -> Result<()>;
+pub(crate) type Rule = fn(&Current<'_>, &Winner<'_>, &mut Rebase) -> Result<()>;
 
 /// The rules, in the order of the reference implementation.
-pub const RULES: &[(&str, Rule)] = &[
+pub(crate) const RULES: &[(&str, Rule)] = &[
     ("protocol", check_protocol),
     ("metadata", check_metadata),
     ("domain metadata", check_domains),
@@ -92,7 +92,11 @@ pub const RULES: &[(&str, Rule)] = &[
 ];
 
 /// Runs every rule of [`RULES`] for `winner`, in order.
-pub fn check_winner(current: &Current<'_>, winner: &Winner<'_>, rebase: &mut Rebase) -> Result<()> {
+pub(crate) fn check_winner(
+    current: &Current<'_>,
+    winner: &Winner<'_>,
+    rebase: &mut Rebase,
+) -> Result<()> {
     for (_, rule) in RULES {
         rule(current, winner, rebase)?;
     }
@@ -102,7 +106,7 @@ pub fn check_winner(current: &Current<'_>, winner: &Winner<'_>, rebase: &mut Reb
 /// The row-id high-water mark of a `delta.rowTracking` domain configuration
 /// (`{"rowIdHighWaterMark": n}`, as Delta on Spark writes it; `highWaterMark` as the spec
 /// names it).
-pub fn high_water_mark(configuration: &str) -> Option<i64> {
+pub(crate) fn high_water_mark(configuration: &str) -> Option<i64> {
     let value: serde_json::Value = serde_json::from_str(configuration).ok()?;
     value
         .get("rowIdHighWaterMark")
@@ -112,7 +116,11 @@ pub fn high_water_mark(configuration: &str) -> Option<i64> {
 
 /// #1: a winning `protocol` conflicts when this transaction also changes the protocol or
 /// when it differs from the protocol read.
-pub fn check_protocol(current: &Current<'_>, winner: &Winner<'_>, _: &mut Rebase) -> Result<()> {
+pub(crate) fn check_protocol(
+    current: &Current<'_>,
+    winner: &Winner<'_>,
+    _: &mut Rebase,
+) -> Result<()> {
     let Some(protocol) = &winner.actions.protocol else {
         return Ok(());
     };
@@ -128,7 +136,11 @@ pub fn check_protocol(current: &Current<'_>, winner: &Winner<'_>, _: &mut Rebase
 }
 
 /// #2: any winning `metaData` conflicts.
-pub fn check_metadata(current: &Current<'_>, winner: &Winner<'_>, _: &mut Rebase) -> Result<()> {
+pub(crate) fn check_metadata(
+    current: &Current<'_>,
+    winner: &Winner<'_>,
+    _: &mut Rebase,
+) -> Result<()> {
     if winner.actions.metadata.is_none() {
         return Ok(());
     }
@@ -142,7 +154,11 @@ pub fn check_metadata(current: &Current<'_>, winner: &Winner<'_>, _: &mut Rebase
 
 /// #3: a domain this transaction writes was also written by the winner (the row-tracking
 /// domain excepted: its high-water mark is rebased).
-pub fn check_domains(current: &Current<'_>, winner: &Winner<'_>, _: &mut Rebase) -> Result<()> {
+pub(crate) fn check_domains(
+    current: &Current<'_>,
+    winner: &Winner<'_>,
+    _: &mut Rebase,
+) -> Result<()> {
     let clash = winner.actions.domains.iter().find(|domain| {
         domain.domain != ROW_TRACKING_DOMAIN && current.domains.contains(&domain.domain)
     });
@@ -158,7 +174,11 @@ pub fn check_domains(current: &Current<'_>, winner: &Winner<'_>, _: &mut Rebase)
 }
 
 /// #4: the winner wrote a `txn` of an application id this transaction read or writes.
-pub fn check_app_ids(current: &Current<'_>, winner: &Winner<'_>, _: &mut Rebase) -> Result<()> {
+pub(crate) fn check_app_ids(
+    current: &Current<'_>,
+    winner: &Winner<'_>,
+    _: &mut Rebase,
+) -> Result<()> {
     match winner
         .actions
         .txns
@@ -179,7 +199,11 @@ pub fn check_app_ids(current: &Current<'_>, winner: &Winner<'_>, _: &mut Rebase)
 }
 
 /// #6: the winner's row-id high-water mark becomes the one fresh row ids start after.
-pub fn rebase_row_ids(_: &Current<'_>, winner: &Winner<'_>, rebase: &mut Rebase) -> Result<()> {
+pub(crate) fn rebase_row_ids(
+    _: &Current<'_>,
+    winner: &Winner<'_>,
+    rebase: &mut Rebase,
+) -> Result<()> {
     for domain in &winner.actions.domains {
         if domain.domain == ROW_TRACKING_DOMAIN && !domain.removed {
             if let Some(mark) = high_water_mark(&domain.configuration) {
@@ -197,7 +221,11 @@ pub fn rebase_row_ids(_: &Current<'_>, winner: &Winner<'_>, rebase: &mut Rebase)
 /// nothing (a blind append) never conflicts; one that read the whole table conflicts with
 /// any such file; otherwise the partition part of each read predicate is matched against
 /// the files' partition values (a predicate without one reads the whole table).
-pub fn check_appends(current: &Current<'_>, winner: &Winner<'_>, _: &mut Rebase) -> Result<()> {
+pub(crate) fn check_appends(
+    current: &Current<'_>,
+    winner: &Winner<'_>,
+    _: &mut Rebase,
+) -> Result<()> {
     let counted = match current.isolation {
         IsolationLevel::SnapshotIsolation => false,
         IsolationLevel::Serializable => true,
@@ -226,7 +254,11 @@ pub fn check_appends(current: &Current<'_>, winner: &Winner<'_>, _: &mut Rebase)
 
 /// #9: the winner removed a file this transaction read, or removed any file when this
 /// transaction read the whole table.
-pub fn check_delete_read(current: &Current<'_>, winner: &Winner<'_>, _: &mut Rebase) -> Result<()> {
+pub(crate) fn check_delete_read(
+    current: &Current<'_>,
+    winner: &Winner<'_>,
+    _: &mut Rebase,
+) -> Result<()> {
     for path in removed_paths(winner) {
         let key = current.keys.canonical(path);
         if current.read_whole_table || current.read_files.contains(key.as_ref()) {
@@ -242,7 +274,7 @@ pub fn check_delete_read(current: &Current<'_>, winner: &Winner<'_>, _: &mut Reb
 }
 
 /// #10: the winner removed a file this transaction removes too.
-pub fn check_delete_delete(
+pub(crate) fn check_delete_delete(
     current: &Current<'_>,
     winner: &Winner<'_>,
     _: &mut Rebase,
@@ -262,7 +294,11 @@ pub fn check_delete_delete(
 }
 
 /// #11: the next in-commit timestamp must exceed the winner's commit timestamp.
-pub fn rebase_timestamp(_: &Current<'_>, winner: &Winner<'_>, rebase: &mut Rebase) -> Result<()> {
+pub(crate) fn rebase_timestamp(
+    _: &Current<'_>,
+    winner: &Winner<'_>,
+    rebase: &mut Rebase,
+) -> Result<()> {
     let last = rebase.last_commit_timestamp.unwrap_or(i64::MIN);
     rebase.last_commit_timestamp = Some(last.max(winner.timestamp_ms));
     Ok(())

@@ -24,11 +24,11 @@ use crate::error::{Error, Result};
 use crate::table_config::features::{MAX_READER_VERSION, MAX_WRITER_VERSION};
 
 /// The facts of one data file to add (spec "Add File and Remove File"), turned into a row of
-/// the add layout by [`add_rows`].
+/// the add layout by `add_rows`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AddFile {
     /// The file's path relative to the table root, as the object is named (not URL-encoded:
-    /// [`add_rows`] encodes it), or an absolute URI, kept as given.
+    /// `add_rows` encodes it), or an absolute URI, kept as given.
     pub path: String,
     /// Partition values by partition column (physical names under column mapping), in the
     /// order of the partition columns; `None` is a null value.
@@ -56,7 +56,7 @@ pub struct AddFile {
 ///
 /// Errors: [`Error::InvalidArgument`] for a file without a path or with a negative size, or
 /// statistics that are not a JSON object.
-pub fn add_rows(files: &[AddFile]) -> Result<StructArray> {
+pub(crate) fn add_rows(files: &[AddFile]) -> Result<StructArray> {
     let mut text = Vec::new();
     for file in files {
         if file.path.is_empty() || file.size < 0 {
@@ -93,7 +93,7 @@ pub fn add_rows(files: &[AddFile]) -> Result<StructArray> {
 /// `deletion_timestamp` (ms since the epoch), with `extendedFileMetadata` (partition values,
 /// size, statistics, tags, deletion vector and row tracking fields copied from the add, as
 /// the spec asks writers to do).
-pub fn removes_from_adds(
+pub(crate) fn removes_from_adds(
     adds: &StructArray,
     deletion_timestamp: i64,
     data_change: bool,
@@ -124,7 +124,7 @@ pub fn removes_from_adds(
 /// The `path` of a file relative to the table root, URL-encoded as the spec requires (RFC
 /// 2396, as Hadoop's `Path.toUri` writes it: characters outside the URI path alphabet, `%`
 /// included, are escaped; `/` separates segments). Absolute URIs are returned unchanged.
-pub fn encode_path(path: &str) -> String {
+pub(crate) fn encode_path(path: &str) -> String {
     if has_scheme(path) {
         return path.to_string();
     }
@@ -133,7 +133,7 @@ pub fn encode_path(path: &str) -> String {
 
 /// `{"protocol":...}`. `readerFeatures` is written only at reader version 3 and
 /// `writerFeatures` only at writer version 7 (always, empty if need be), as the spec requires.
-pub fn protocol_line(protocol: &Protocol) -> String {
+pub(crate) fn protocol_line(protocol: &Protocol) -> String {
     let mut object = Object::new();
     object.int("minReaderVersion", i64::from(protocol.min_reader_version));
     object.int("minWriterVersion", i64::from(protocol.min_writer_version));
@@ -148,7 +148,7 @@ pub fn protocol_line(protocol: &Protocol) -> String {
 
 /// `{"metaData":...}` with `format`, `schemaString`, `partitionColumns`, `configuration`
 /// (keys sorted) and `createdTime`; `name` and `description` when set.
-pub fn metadata_line(metadata: &Metadata) -> String {
+pub(crate) fn metadata_line(metadata: &Metadata) -> String {
     let mut object = Object::new();
     object.string("id", &metadata.id);
     if let Some(name) = &metadata.name {
@@ -173,7 +173,7 @@ pub fn metadata_line(metadata: &Metadata) -> String {
 }
 
 /// `{"txn":{"appId","version","lastUpdated"}}`.
-pub fn txn_line(txn: &Txn) -> String {
+pub(crate) fn txn_line(txn: &Txn) -> String {
     let mut object = Object::new();
     object.string("appId", &txn.app_id);
     object.int("version", txn.version);
@@ -184,7 +184,7 @@ pub fn txn_line(txn: &Txn) -> String {
 }
 
 /// `{"domainMetadata":{"domain","configuration","removed"}}`.
-pub fn domain_metadata_line(domain: &DomainMetadata) -> String {
+pub(crate) fn domain_metadata_line(domain: &DomainMetadata) -> String {
     let mut object = Object::new();
     object.string("domain", &domain.domain);
     object.string("configuration", &domain.configuration);
@@ -193,14 +193,14 @@ pub fn domain_metadata_line(domain: &DomainMetadata) -> String {
 }
 
 /// `{"commitInfo":{...}}`, the object as given.
-pub fn commit_info_line(info: &CommitInfo) -> Result<String> {
+pub(crate) fn commit_info_line(info: &CommitInfo) -> Result<String> {
     let object = serde_json::to_string(&info.raw)
         .map_err(|error| Error::InvalidArgument(format!("commitInfo: {error}")))?;
     Ok(format!("{{\"commitInfo\":{object}}}"))
 }
 
 /// Appends one `{"add":...}` line per valid row of `adds` (the add layout) to `out`.
-pub fn write_add_lines(adds: &StructArray, out: &mut Vec<u8>) -> Result<()> {
+pub(crate) fn write_add_lines(adds: &StructArray, out: &mut Vec<u8>) -> Result<()> {
     let columns = FileColumns::new(adds, "added files")?;
     for row in (0..adds.len()).filter(|row| adds.is_valid(*row)) {
         let mut object = Object::new();
@@ -222,7 +222,7 @@ pub fn write_add_lines(adds: &StructArray, out: &mut Vec<u8>) -> Result<()> {
 }
 
 /// Appends one `{"remove":...}` line per valid row of `removes` (the remove layout) to `out`.
-pub fn write_remove_lines(removes: &StructArray, out: &mut Vec<u8>) -> Result<()> {
+pub(crate) fn write_remove_lines(removes: &StructArray, out: &mut Vec<u8>) -> Result<()> {
     let columns = FileColumns::new(removes, "removed files")?;
     let timestamps = int_column(removes, remove::DELETION_TIMESTAMP);
     let extended = bool_column(removes, remove::EXTENDED_FILE_METADATA);
@@ -256,7 +256,7 @@ pub fn write_remove_lines(removes: &StructArray, out: &mut Vec<u8>) -> Result<()
 
 /// Appends one `{"cdc":...}` line per valid row of `cdc` (the layout of
 /// [`crate::action_schema::cdc_fields`]) to `out`; `dataChange` is always `false`.
-pub fn write_cdc_lines(cdc: &StructArray, out: &mut Vec<u8>) -> Result<()> {
+pub(crate) fn write_cdc_lines(cdc: &StructArray, out: &mut Vec<u8>) -> Result<()> {
     let columns = FileColumns::new(cdc, "change data files")?;
     for row in (0..cdc.len()).filter(|row| cdc.is_valid(*row)) {
         let mut object = Object::new();

@@ -14,9 +14,9 @@
 //! winners once, checks them ([`conflict`]), rebases (row ids, in-commit timestamp) and
 //! retries at the newest version, with jittered backoff, up to a limit.
 
-pub mod committer;
-pub mod conflict;
-pub mod encode;
+pub(crate) mod committer;
+pub(crate) mod conflict;
+pub(crate) mod encode;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -53,11 +53,11 @@ use crate::table_config::writing::{
 use crate::table_config::{TableConfiguration, TableFeature};
 
 pub use committer::{CommitOutcome, Committer, FileSystemCommitter};
-pub use conflict::ROW_TRACKING_DOMAIN;
+pub(crate) use conflict::ROW_TRACKING_DOMAIN;
 pub use encode::AddFile;
 
 /// `commitInfo.engineInfo` of every commit this library writes.
-pub const ENGINE_INFO: &str = concat!("deltalog/", env!("CARGO_PKG_VERSION"));
+pub(crate) const ENGINE_INFO: &str = concat!("deltalog/", env!("CARGO_PKG_VERSION"));
 
 /// How a transaction commits: the committer, and how often and how patiently it retries
 /// after losing a race.
@@ -233,7 +233,7 @@ impl Table {
 
     /// A transaction creating the table at version 0 with `spec` (operation `CREATE TABLE`);
     /// files may be added to it. The protocol is the least one covering the features the
-    /// metadata uses ([`least_protocol`]).
+    /// metadata uses (`least_protocol`).
     ///
     /// Errors: [`Error::NotAllowed`] when the location already holds a Delta log;
     /// [`Error::InvalidArgument`] for partition columns not in the schema, or column mapping
@@ -356,8 +356,8 @@ impl Transaction {
     }
 
     /// Stages files to add: rows of the internal add layout
-    /// ([`crate::action_schema::add_fields`]; paths URL-encoded, `numRecords` set when row
-    /// tracking needs it), such as [`encode::add_rows`] builds.
+    /// (`crate::action_schema::add_fields`; paths URL-encoded, `numRecords` set when row
+    /// tracking needs it), such as `encode::add_rows` builds.
     pub fn add_files(&mut self, adds: StructArray) -> Result<()> {
         if adds.fields() != &add_fields() {
             return Err(Error::InvalidArgument(
@@ -368,13 +368,13 @@ impl Transaction {
         Ok(())
     }
 
-    /// Stages the files described by `files` (see [`encode::add_rows`]).
+    /// Stages the files described by `files` (see `encode::add_rows`).
     pub fn add(&mut self, files: &[AddFile]) -> Result<()> {
         let rows = encode::add_rows(files)?;
         self.add_files(rows)
     }
 
-    /// Stages change data files: rows of [`crate::action_schema::cdc_fields`].
+    /// Stages change data files: rows of `crate::action_schema::cdc_fields`.
     pub fn add_cdc_files(&mut self, cdc: StructArray) -> Result<()> {
         if cdc.fields() != &cdc_fields() {
             return Err(Error::InvalidArgument(
@@ -486,7 +486,7 @@ impl Transaction {
     }
 
     /// Records that the transaction read the files matching `predicate` (over partition
-    /// columns; see [`conflict::check_appends`]).
+    /// columns; see `conflict::check_appends`).
     pub fn record_read_predicate(&mut self, predicate: Expr) {
         self.read_predicates.push(predicate);
     }
@@ -578,7 +578,7 @@ impl Transaction {
     }
 
     /// Stages a metadata change, and the protocol upgrade the new properties and schema need
-    /// ([`upgrade_protocol`]; `delta.feature.*` and protocol-version keys act on the
+    /// (`upgrade_protocol`; `delta.feature.*` and protocol-version keys act on the
     /// protocol only). Partition columns do not change.
     pub fn update_metadata(&mut self, update: MetadataUpdate) -> Result<()> {
         let current = match (&self.metadata, &self.read.config) {
@@ -1119,7 +1119,7 @@ enum Winners {
 }
 
 /// The name of an isolation level as `commitInfo.isolationLevel` spells it.
-pub fn isolation_name(level: IsolationLevel) -> &'static str {
+pub(crate) fn isolation_name(level: IsolationLevel) -> &'static str {
     match level {
         IsolationLevel::Serializable => "Serializable",
         IsolationLevel::WriteSerializable => "WriteSerializable",

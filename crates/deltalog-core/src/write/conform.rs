@@ -34,7 +34,7 @@ use crate::schema::{DataType, PrimitiveType, StructType};
 /// The columns of `batch` matched to the top-level columns of `schema` (whose Arrow form is
 /// `arrow`), in table order: `Some` cast to the column's Arrow type, `None` when the batch does
 /// not have the column.
-pub fn conform_batch(
+pub(crate) fn conform_batch(
     batch: &RecordBatch,
     schema: &StructType,
     arrow: &SchemaRef,
@@ -73,7 +73,7 @@ pub fn conform_batch(
 
 /// `array` cast to the Delta type `target` (whose Arrow form is `arrow_target`), as the
 /// module docs describe; `path` names the column in errors.
-pub fn conform_array(
+pub(crate) fn conform_array(
     array: &ArrayRef,
     target: &DataType,
     arrow_target: &ArrowType,

@@ -38,21 +38,21 @@ use crate::schema::{to_arrow_data_type, DataType, PrimitiveType, StructField, St
 use crate::table_config::{TableConfiguration, TableFeature};
 
 /// Column metadata key of a generated column's expression.
-pub const GENERATION_EXPRESSION_KEY: &str = "delta.generationExpression";
+pub(crate) const GENERATION_EXPRESSION_KEY: &str = "delta.generationExpression";
 /// Column metadata key of a default value expression.
-pub const CURRENT_DEFAULT_KEY: &str = "CURRENT_DEFAULT";
+pub(crate) const CURRENT_DEFAULT_KEY: &str = "CURRENT_DEFAULT";
 /// Column metadata key of column invariants.
-pub const INVARIANTS_KEY: &str = "delta.invariants";
+pub(crate) const INVARIANTS_KEY: &str = "delta.invariants";
 /// Column metadata key of an identity column's first value.
-pub const IDENTITY_START_KEY: &str = "delta.identity.start";
+pub(crate) const IDENTITY_START_KEY: &str = "delta.identity.start";
 /// Column metadata key of an identity column's step.
-pub const IDENTITY_STEP_KEY: &str = "delta.identity.step";
+pub(crate) const IDENTITY_STEP_KEY: &str = "delta.identity.step";
 /// Column metadata key of an identity column's high-water mark.
-pub const IDENTITY_HIGH_WATER_MARK_KEY: &str = "delta.identity.highWaterMark";
+pub(crate) const IDENTITY_HIGH_WATER_MARK_KEY: &str = "delta.identity.highWaterMark";
 /// Column metadata key saying whether users may give identity values.
-pub const IDENTITY_ALLOW_EXPLICIT_INSERT_KEY: &str = "delta.identity.allowExplicitInsert";
+pub(crate) const IDENTITY_ALLOW_EXPLICIT_INSERT_KEY: &str = "delta.identity.allowExplicitInsert";
 /// Prefix of the table properties holding CHECK constraints.
-pub const CONSTRAINT_PREFIX: &str = "delta.constraints.";
+pub(crate) const CONSTRAINT_PREFIX: &str = "delta.constraints.";
 
 /// A rule of a table that this writer cannot honour.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +93,7 @@ pub fn unsupported_writer_duties(config: &TableConfiguration) -> Vec<Unsupported
 
 /// The duties of one table, parsed.
 #[derive(Debug, Clone, Default)]
-pub struct Duties {
+pub(crate) struct Duties {
     /// What to do for each top-level column, in schema order.
     columns: Vec<ColumnDuty>,
     /// Rules every row must keep.
@@ -126,7 +126,7 @@ struct Check {
 
 /// The next values of each identity column, carried from batch to batch.
 #[derive(Debug, Clone, Default)]
-pub struct IdentityState {
+pub(crate) struct IdentityState {
     /// Per top-level column: the last value generated, when one was.
     last: Vec<Option<i64>>,
 }
@@ -302,14 +302,14 @@ impl Duties {
 
 impl IdentityState {
     /// The state before the first batch.
-    pub fn new(duties: &Duties) -> IdentityState {
+    pub(crate) fn new(duties: &Duties) -> IdentityState {
         IdentityState {
             last: vec![None; duties.columns.len()],
         }
     }
 
     /// The new high-water mark of every identity column that generated values.
-    pub fn high_water_marks(&self, duties: &Duties) -> Vec<(String, i64)> {
+    pub(crate) fn high_water_marks(&self, duties: &Duties) -> Vec<(String, i64)> {
         duties
             .columns
             .iter()

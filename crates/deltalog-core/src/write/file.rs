@@ -145,7 +145,7 @@ impl OpenFile {
     }
 
     /// The partition the file belongs to.
-    pub fn key(&self) -> &PartitionKey {
+    pub(super) fn key(&self) -> &PartitionKey {
         &self.key
     }
 

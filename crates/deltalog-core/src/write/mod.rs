@@ -37,9 +37,9 @@
 //! never on the thread polling the future; the files of different partitions encode in
 //! parallel, and within one file encoding and statistics run side by side.
 
-pub mod conform;
-pub mod duties;
-pub mod stats;
+pub(crate) mod conform;
+pub(crate) mod duties;
+pub(crate) mod stats;
 
 mod file;
 mod plan;
@@ -65,13 +65,13 @@ use plan::{PartitionKey, WritePlan};
 /// The target size of a data file when neither the options nor `delta.targetFileSize` say:
 /// 128 MiB (the size Spark's Parquet writer aims its row groups at, and about what Delta's
 /// optimized writes produce).
-pub const DEFAULT_TARGET_FILE_SIZE: u64 = 128 * 1024 * 1024;
+pub(crate) const DEFAULT_TARGET_FILE_SIZE: u64 = 128 * 1024 * 1024;
 
 /// The default estimated encoded size of a row group: 64 MiB.
-pub const DEFAULT_ROW_GROUP_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_ROW_GROUP_BYTES: usize = 64 * 1024 * 1024;
 
 /// The default largest number of rows in a row group: 1 Mi (1,048,576).
-pub const DEFAULT_ROW_GROUP_ROWS: usize = 1024 * 1024;
+pub(crate) const DEFAULT_ROW_GROUP_ROWS: usize = 1024 * 1024;
 
 /// One data file written, with what its `add` action needs (spec "Add File and Remove File").
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +82,7 @@ pub struct WrittenFile {
     /// The size of the file in bytes.
     pub size: u64,
     /// Partition values keyed by physical column name (the logical name without column
-    /// mapping), as the scalar codec writes them ([`crate::scalar::to_partition_value`]);
+    /// mapping), as the scalar codec writes them (`crate::scalar::to_partition_value`);
     /// `None` for NULL. Every partition column has an entry; empty for unpartitioned tables.
     pub partition_values: Vec<(String, Option<String>)>,
     /// The statistics JSON for `add.stats` (spec "Per-file Statistics").
@@ -143,12 +143,12 @@ pub enum Codec {
 #[derive(Debug, Clone)]
 pub struct WriterOptions {
     /// A file is closed once its estimated size reaches this. `None`: `delta.targetFileSize`,
-    /// else [`DEFAULT_TARGET_FILE_SIZE`].
+    /// else `DEFAULT_TARGET_FILE_SIZE`.
     pub target_file_size: Option<u64>,
     /// A row group is closed once its estimated encoded size reaches this. Default
-    /// [`DEFAULT_ROW_GROUP_BYTES`]. This bounds the memory of each open file.
+    /// `DEFAULT_ROW_GROUP_BYTES`. This bounds the memory of each open file.
     pub row_group_bytes: usize,
-    /// A row group holds at most this many rows. Default [`DEFAULT_ROW_GROUP_ROWS`].
+    /// A row group holds at most this many rows. Default `DEFAULT_ROW_GROUP_ROWS`.
     pub row_group_rows: usize,
     /// The compression codec. Default [`Codec::Zstd`].
     pub codec: Codec,
@@ -158,7 +158,7 @@ pub struct WriterOptions {
     /// "Partition Value Serialization"). Default UTC.
     pub partition_time_zone: SessionTimeZone,
     /// The part size of multipart uploads, and the size below which a file is written with one
-    /// put. Default [`crate::storage::upload::DEFAULT_PART_SIZE`].
+    /// put. Default `crate::storage::upload::DEFAULT_PART_SIZE`.
     pub upload_part_size: usize,
 }
 

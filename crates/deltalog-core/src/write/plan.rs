@@ -62,7 +62,10 @@ pub(crate) struct Part {
 }
 
 impl WritePlan {
-    pub fn try_new(config: &TableConfiguration, options: WriterOptions) -> Result<WritePlan> {
+    pub(super) fn try_new(
+        config: &TableConfiguration,
+        options: WriterOptions,
+    ) -> Result<WritePlan> {
         let positive = |value: u64, what: &str| {
             if value == 0 {
                 Err(Error::InvalidArgument(format!(
@@ -154,7 +157,7 @@ impl WritePlan {
     }
 
     /// The file name suffix of the codec (`.zstd.parquet`).
-    pub fn file_suffix(&self) -> &'static str {
+    pub(super) fn file_suffix(&self) -> &'static str {
         match self.options.codec {
             Codec::Zstd => ".zstd.parquet",
             Codec::Snappy => ".snappy.parquet",
@@ -164,7 +167,11 @@ impl WritePlan {
 
     /// Conforms `batch` to the table, does the table's per-row duties and splits the rows by
     /// partition. CPU work: run it through [`crate::cpu::run`].
-    pub fn prepare(&self, batch: &RecordBatch, identity: &mut IdentityState) -> Result<Vec<Part>> {
+    pub(super) fn prepare(
+        &self,
+        batch: &RecordBatch,
+        identity: &mut IdentityState,
+    ) -> Result<Vec<Part>> {
         let given = conform_batch(batch, &self.schema, &self.logical_arrow, &self.table)?;
         let columns = self.duties.complete(
             &self.schema,

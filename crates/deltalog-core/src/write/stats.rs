@@ -41,7 +41,7 @@ use crate::stats::{
 };
 
 /// Characters kept of string min/max values (Spark's `dataSkippingStringPrefixLength`).
-pub const STRING_PREFIX_LENGTH: usize = 32;
+pub(crate) const STRING_PREFIX_LENGTH: usize = 32;
 
 /// The tie-breaker appended to a truncated string max.
 const TIE_BREAKER: char = '\u{fffd}';
@@ -87,7 +87,7 @@ struct LeafStats {
 impl StatsPlan {
     /// The statistics of files holding the data columns `data_schema` (logical names, with
     /// their metadata) of a table with `configuration` and column mapping `mode`.
-    pub fn try_new(
+    pub(crate) fn try_new(
         data_schema: &StructType,
         configuration: &HashMap<String, String>,
         mode: ColumnMappingMode,
@@ -104,7 +104,7 @@ impl StatsPlan {
     }
 
     /// Empty statistics for a new file.
-    pub fn start(&self) -> FileStats {
+    pub(crate) fn start(&self) -> FileStats {
         FileStats {
             records: 0,
             leaves: vec![LeafStats::default(); self.leaves],
@@ -114,7 +114,7 @@ impl StatsPlan {
 
 impl FileStats {
     /// Adds the rows of `batch` (the data columns of a file, in data schema order).
-    pub fn update(&mut self, plan: &StatsPlan, batch: &RecordBatch) -> Result<()> {
+    pub(crate) fn update(&mut self, plan: &StatsPlan, batch: &RecordBatch) -> Result<()> {
         self.records += batch.num_rows() as u64;
         for node in &plan.roots {
             self.update_node(node, batch.columns(), None)?;
@@ -123,7 +123,7 @@ impl FileStats {
     }
 
     /// The statistics JSON of the file.
-    pub fn to_json(&self, plan: &StatsPlan) -> Result<String> {
+    pub(crate) fn to_json(&self, plan: &StatsPlan) -> Result<String> {
         let mut out = format!("{{\"{NUM_RECORDS}\":{}", self.records);
         if plan.roots.iter().any(Node::has_min_max) {
             out.push_str(&format!(",\"{MIN_VALUES}\":"));
@@ -248,13 +248,13 @@ impl Node {
 }
 
 /// The first [`STRING_PREFIX_LENGTH`] characters of `text`.
-pub fn truncate_min(text: &str) -> String {
+pub(crate) fn truncate_min(text: &str) -> String {
     text.chars().take(STRING_PREFIX_LENGTH).collect()
 }
 
 /// An upper bound of `text` of about [`STRING_PREFIX_LENGTH`] characters, as the module docs
 /// describe; `text` itself when it is short enough.
-pub fn truncate_max(text: &str) -> String {
+pub(crate) fn truncate_max(text: &str) -> String {
     if text.chars().count() <= STRING_PREFIX_LENGTH {
         return text.to_string();
     }
