@@ -19,6 +19,7 @@ pub mod expr;
 pub mod file_list;
 pub mod load;
 pub mod log;
+pub mod operations;
 pub mod partition;
 pub mod replay;
 pub mod scalar;

@@ -18,6 +18,8 @@ pub mod committer;
 pub mod conflict;
 pub mod encode;
 
+mod access;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
