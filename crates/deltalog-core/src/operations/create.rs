@@ -122,13 +122,13 @@ async fn replace(table: &Table, create: CreateTable) -> Result<TableCommit> {
             .iter()
             .map(|(key, value)| (key.clone(), Some(value.clone()))),
     );
-    transaction.update_metadata(MetadataUpdate {
+    let update = MetadataUpdate {
         schema: Some(spec.schema),
         configuration,
         name: spec.name,
         description: spec.description,
-    })?;
-    transaction.set_partition_columns(spec.partition_columns.clone())?;
+    };
+    transaction.replace_metadata(update, spec.partition_columns.clone())?;
     let partition_by = serde_json::to_string(&spec.partition_columns).unwrap_or_default();
     transaction.set_operation_parameter("partitionBy", partition_by);
     transaction.set_operation_parameter("isManaged", "false");

@@ -457,16 +457,15 @@ async fn existing_for_write(
         Some(SchemaMode::Merge) => {
             let (merged, changed) = merge_new_columns(config.schema(), &data_schema);
             if changed {
-                stage_schema(&mut transaction, &config, merged)?;
+                stage_schema(&mut transaction, &config, merged, None)?;
             }
         }
         Some(SchemaMode::Overwrite) => {
-            stage_schema(&mut transaction, &config, data_schema)?;
             let partition_by = options
                 .partition_by
                 .clone()
                 .unwrap_or_else(|| config.partition_columns().to_vec());
-            transaction.set_partition_columns(partition_by)?;
+            stage_schema(&mut transaction, &config, data_schema, Some(partition_by))?;
         }
     }
     if options.mode == WriteMode::Overwrite {
@@ -483,12 +482,14 @@ async fn existing_for_write(
     Ok(Some(transaction))
 }
 
-/// Stages `schema` as the table's, with column mapping ids and physical names for its new
-/// columns when the table maps columns.
+/// Stages `schema` as the table's (and `partition_by` as its partition columns when given),
+/// with column mapping ids and physical names for its new columns when the table maps
+/// columns.
 fn stage_schema(
     transaction: &mut Transaction,
     config: &TableConfiguration,
     mut schema: StructType,
+    partition_by: Option<Vec<String>>,
 ) -> Result<()> {
     let mode = config.column_mapping();
     let mut configuration = Vec::new();
@@ -504,11 +505,15 @@ fn stage_schema(
             Some(max.to_string()),
         ));
     }
-    transaction.update_metadata(MetadataUpdate {
+    let update = MetadataUpdate {
         schema: Some(schema),
         configuration,
         ..MetadataUpdate::default()
-    })
+    };
+    match partition_by {
+        Some(columns) => transaction.replace_metadata(update, columns),
+        None => transaction.update_metadata(update),
+    }
 }
 
 /// The add action of a written data file.

@@ -2,12 +2,13 @@
 //! read from it and adjust after it was made: the configuration its commit leaves the table
 //! with, its operation name, and the writer features its data writer enforces.
 
-use crate::error::Result;
+use crate::actions::Metadata;
+use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 use crate::table::Table;
 use crate::table_config::{TableConfiguration, TableFeature};
 
-use super::Transaction;
+use super::{MetadataUpdate, Transaction};
 
 impl Transaction {
     /// The table written to.
@@ -59,21 +60,32 @@ impl Transaction {
         }
     }
 
-    /// Replaces the partition columns of the staged metadata (an overwrite that replaces the
-    /// schema may repartition the table, as Delta on Spark's `overwriteSchema` does). Needs
-    /// a staged metadata change ([`Transaction::update_metadata`]) first; the columns must
-    /// be in the staged schema.
-    pub fn set_partition_columns(&mut self, columns: Vec<String>) -> Result<()> {
-        let Some(metadata) = self.metadata.as_mut() else {
-            return Err(crate::error::Error::InvalidArgument(
-                "partition columns change only with a staged metadata change".into(),
-            ));
+    /// Stages a metadata change that also repartitions the table (an overwrite that
+    /// replaces the schema, `CREATE OR REPLACE TABLE`): `update` as
+    /// [`Transaction::update_metadata`] applies it, with `partition_columns`, which must be
+    /// in the new schema.
+    pub fn replace_metadata(
+        &mut self,
+        update: MetadataUpdate,
+        partition_columns: Vec<String>,
+    ) -> Result<()> {
+        let current = match (&self.metadata, &self.read.config) {
+            (Some(staged), _) => staged.clone(),
+            (None, Some(config)) => config.metadata().clone(),
+            (None, None) => {
+                return Err(Error::InvalidArgument(
+                    "a table being created takes its metadata from its spec".into(),
+                ))
+            }
         };
-        let schema = crate::table_config::logical_schema(metadata, self.table.uri())?;
-        schema
-            .partition_schema(&columns)
-            .map_err(|error| crate::error::Error::InvalidArgument(error.to_string()))?;
-        metadata.partition_columns = columns;
-        Ok(())
+        let saved = self.metadata.replace(Metadata {
+            partition_columns: partition_columns.clone(),
+            ..current
+        });
+        let outcome = self.update_metadata(update);
+        if outcome.is_err() {
+            self.metadata = saved;
+        }
+        outcome
     }
 }
