@@ -1,4 +1,4 @@
-"""deltalog: a native reader of the Delta Lake transaction log.
+"""deltalog: a native reader and writer of Delta Lake tables.
 
 >>> import deltalog
 >>> table = deltalog.DeltaTable("path/to/table")
@@ -15,10 +15,17 @@ from . import _core
 from ._arrow import ArrowStream, Schema
 from ._read import read_table
 from ._scan import Filter, Scan, ScanTask
-from ._table import DeltaTable, Metadata, Protocol, Snapshot
+from ._table import CommitResult, DeltaTable, Metadata, Protocol, Snapshot, Transaction
+from ._write import write_table
 from .exceptions import (
     ArrowError,
     CommitConflictError,
+    CommitStateUnknownError,
+    ConcurrentAppendError,
+    ConcurrentDeleteDeleteError,
+    ConcurrentDeleteReadError,
+    ConcurrentTransactionError,
+    ConstraintViolationError,
     CorruptDataError,
     CorruptDataFileError,
     CorruptDeletionVectorError,
@@ -28,10 +35,14 @@ from .exceptions import (
     InvalidArgumentError,
     InvalidPathError,
     InvalidTableError,
+    MaxCommitAttemptsExceededError,
+    MetadataChangedError,
     NonContiguousLogError,
     ObjectNotFoundError,
     OperationNotAllowedError,
+    ProtocolChangedError,
     ProtocolError,
+    SchemaMismatchError,
     StorageError,
     TableNotFoundError,
     TimestampNotFoundError,
@@ -46,6 +57,13 @@ __all__ = [
     "ArrowError",
     "ArrowStream",
     "CommitConflictError",
+    "CommitResult",
+    "CommitStateUnknownError",
+    "ConcurrentAppendError",
+    "ConcurrentDeleteDeleteError",
+    "ConcurrentDeleteReadError",
+    "ConcurrentTransactionError",
+    "ConstraintViolationError",
     "CorruptDataError",
     "CorruptDataFileError",
     "CorruptDeletionVectorError",
@@ -57,22 +75,28 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidPathError",
     "InvalidTableError",
+    "MaxCommitAttemptsExceededError",
     "Metadata",
+    "MetadataChangedError",
     "NonContiguousLogError",
     "ObjectNotFoundError",
     "OperationNotAllowedError",
     "Protocol",
+    "ProtocolChangedError",
     "ProtocolError",
     "Scan",
     "ScanTask",
     "Schema",
+    "SchemaMismatchError",
     "Snapshot",
     "StorageError",
     "TableNotFoundError",
     "TimestampNotFoundError",
+    "Transaction",
     "UnsupportedFeatureError",
     "UnsupportedProtocolVersionError",
     "VersionNotFoundError",
     "__version__",
     "read_table",
+    "write_table",
 ]

@@ -1,7 +1,7 @@
 # Type stubs of the extension module deltalog._core (crates/deltalog-python), checked by
 # `python -m mypy.stubtest deltalog._core`. Use the wrappers in `deltalog` instead.
 
-from typing import Any, final
+from typing import Any, TypeAlias, final
 
 __all__ = [
     "DEFAULT_OPEN_COST",
@@ -11,9 +11,12 @@ __all__ = [
     "RawScan",
     "RawSchema",
     "RawSnapshot",
+    "RawTransaction",
     "__version__",
     "parse_timestamp_ms",
 ]
+
+_CommitTuple: TypeAlias = tuple[int, bool, int, RawSnapshot | None, dict[str, int]]
 
 __version__: str
 DEFAULT_TARGET_SIZE: int
@@ -25,6 +28,32 @@ def parse_timestamp_ms(text: str) -> int: ...
 class RawDeltaTable:
     @staticmethod
     def open(uri: str, storage_options: dict[str, str] | None = None) -> RawDeltaTable: ...
+    @staticmethod
+    def create(
+        uri: str,
+        schema: object,
+        partition_by: list[str] | None = None,
+        configuration: dict[str, str] | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        mode: str = "error",
+        storage_options: dict[str, str] | None = None,
+    ) -> tuple[RawDeltaTable, _CommitTuple]: ...
+    @staticmethod
+    def write_table(
+        uri: str,
+        data: object,
+        mode: str = "append",
+        partition_by: list[str] | None = None,
+        predicate: object | None = None,
+        schema_mode: str | None = None,
+        configuration: dict[str, str] | None = None,
+        target_file_size: int | None = None,
+        app_id: str | None = None,
+        app_version: int | None = None,
+        commit_info: str | None = None,
+        storage_options: dict[str, str] | None = None,
+    ) -> _CommitTuple: ...
     @property
     def uri(self) -> str: ...
     def latest_version(self) -> int: ...
@@ -87,6 +116,30 @@ class RawSnapshot:
     ) -> tuple[list[tuple[dict[str, Any], dict[str, Any] | None]], str | None]: ...
     def deletion_vectors(self) -> RawArrowStream: ...
     def refresh(self) -> RawSnapshot: ...
+
+@final
+class RawTransaction:
+    @staticmethod
+    def start(
+        snapshot: RawSnapshot, operation: str = "WRITE", isolation_level: str | None = None
+    ) -> RawTransaction: ...
+    @property
+    def read_version(self) -> int | None: ...
+    def write(self, data: object) -> int: ...
+    def add_files(self, files: object) -> int: ...
+    def remove_files(self, filter: object | None = None, paths: list[str] | None = None) -> int: ...
+    def set_app_version(self, app_id: str, version: int) -> None: ...
+    def app_version(self, app_id: str) -> int | None: ...
+    def set_domain_metadata(self, domain: str, configuration: str | None) -> None: ...
+    def update_metadata(
+        self,
+        schema: object | None = None,
+        configuration: list[tuple[str, str | None]] | None = None,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> None: ...
+    def commit(self) -> _CommitTuple: ...
+    def written_files(self) -> list[str]: ...
 
 @final
 class RawScan:

@@ -16,7 +16,15 @@ from ._scan import Filter, Scan
 from ._time import from_epoch_ms, to_epoch_ms
 from .exceptions import InvalidArgumentError
 
-__all__ = ["DeltaTable", "Metadata", "Protocol", "Snapshot"]
+__all__ = ["CommitResult", "DeltaTable", "Metadata", "Protocol", "Snapshot", "Transaction"]
+
+#: Arrow data to write: any object with ``__arrow_c_stream__`` or ``__arrow_c_array__``
+#: (a pyarrow ``Table``, ``RecordBatch`` or ``RecordBatchReader``, a polars ``DataFrame``).
+ArrowData: TypeAlias = object
+#: A table schema: an object with ``__arrow_c_schema__`` or Delta schema JSON text.
+SchemaLike: TypeAlias = object
+#: ``RawTransaction.commit()``: version, committed, retries, snapshot, metrics.
+_CommitTuple: TypeAlias = tuple[int, bool, int, "_core.RawSnapshot | None", dict[str, int]]
 
 #: ``RawSnapshot.protocol()``: min reader and writer versions, reader and writer features.
 _ProtocolTuple: TypeAlias = tuple[int, int, list[str] | None, list[str] | None]
@@ -60,10 +68,61 @@ class DeltaTable(Frozen):
         object.__setattr__(self, "_raw", _core.RawDeltaTable.open(os.fspath(table_uri), options))
         object.__setattr__(self, "_storage_options", options)
 
+    @classmethod
+    def create(
+        cls,
+        table_uri: str | os.PathLike[str],
+        schema: SchemaLike,
+        partition_by: Sequence[str] | None = None,
+        configuration: Mapping[str, str] | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        mode: str = "error",
+        storage_options: Mapping[str, str] | None = None,
+    ) -> DeltaTable:
+        """Creates a table with no rows at ``table_uri`` and opens it.
+
+        ``schema``: any Arrow schema (``__arrow_c_schema__``: pyarrow, polars, ...) or Delta
+        schema JSON text. ``configuration``: table properties (``delta.*``;
+        ``delta.feature.<name>: supported`` and ``delta.minReaderVersion`` /
+        ``delta.minWriterVersion`` steer the protocol, which is otherwise the least that
+        covers the features used). Under ``delta.columnMapping.mode`` every column gets an id
+        and a physical name. ``mode`` says what happens when a table exists: ``"error"``
+        (:class:`OperationNotAllowedError`), ``"ignore"`` (nothing), ``"overwrite"`` (as
+        ``CREATE OR REPLACE TABLE``: new schema, partitioning and properties, no rows).
+        """
+        options = _string_mapping(storage_options, "storage_options")
+        raw, _ = _core.RawDeltaTable.create(
+            os.fspath(table_uri),
+            schema,
+            None if partition_by is None else list(partition_by),
+            _string_mapping(configuration, "configuration"),
+            name,
+            description,
+            mode,
+            options,
+        )
+        return cls._from_raw(raw, options)
+
+    @classmethod
+    def _from_raw(
+        cls, raw: _core.RawDeltaTable, storage_options: dict[str, str] | None
+    ) -> DeltaTable:
+        table = cls.__new__(cls)
+        object.__setattr__(table, "_raw", raw)
+        object.__setattr__(table, "_storage_options", storage_options)
+        return table
+
     @property
     def uri(self) -> str:
         """The table root as a URL ending in ``/``."""
         return self._raw.uri
+
+    def transaction(
+        self, operation: str = "WRITE", isolation_level: str | None = None
+    ) -> Transaction:
+        """A transaction reading the latest snapshot (see :meth:`Snapshot.transaction`)."""
+        return self.snapshot().transaction(operation, isolation_level)
 
     def latest_version(self) -> int:
         """The newest version in the log (listing the log, without reading the commits)."""
@@ -261,8 +320,147 @@ class Snapshot(Frozen):
         since this one)."""
         return Snapshot._from_raw(self._raw.refresh(), self._table)
 
+    def transaction(
+        self, operation: str = "WRITE", isolation_level: str | None = None
+    ) -> Transaction:
+        """A transaction reading this snapshot, recorded as ``operation`` in the commit.
+
+        ``isolation_level``: ``"Serializable"``, ``"WriteSerializable"`` (the default, or
+        the table's ``delta.isolationLevel``) or ``"SnapshotIsolation"``; it decides which
+        concurrent commits conflict with this one.
+        """
+        raw = _core.RawTransaction.start(self._raw, operation, isolation_level)
+        return Transaction._from_raw(raw, self._table)
+
     def __repr__(self) -> str:
         return f"Snapshot({self._table.uri!r}, version={self.version})"
+
+
+@final
+class Transaction(Frozen):
+    """A pending write to a table: data files written and actions staged now, all committed
+    at once by :meth:`commit` (atomically, as the next version; after losing a race to
+    another writer it is checked against the winners and retried, or fails with a
+    :class:`CommitConflictError` subclass).
+
+    Data files written by :meth:`write` are unreferenced until the commit; every error from
+    then on names them in ``unreferenced_files``.
+    """
+
+    __slots__ = ("_raw", "_table")
+    _wraps: ClassVar[type] = _core.RawTransaction
+
+    _raw: _core.RawTransaction
+    _table: DeltaTable
+
+    def __init__(self) -> None:
+        raise TypeError("transactions come from Snapshot.transaction() or DeltaTable.transaction()")
+
+    @classmethod
+    def _from_raw(cls, raw: _core.RawTransaction, table: DeltaTable) -> Transaction:
+        transaction = cls.__new__(cls)
+        object.__setattr__(transaction, "_raw", raw)
+        object.__setattr__(transaction, "_table", table)
+        return transaction
+
+    @property
+    def read_version(self) -> int | None:
+        """The version this transaction read."""
+        return self._raw.read_version
+
+    @property
+    def written_files(self) -> list[str]:
+        """The data files written so far (relative paths), not yet committed."""
+        return self._raw.written_files()
+
+    def write(self, data: ArrowData) -> int:
+        """Writes ``data`` (anything speaking the Arrow PyCapsule stream or array protocol,
+        read one batch at a time) to new data files of the table and stages their adds;
+        returns how many files were written."""
+        return self._raw.write(data)
+
+    def add_files(self, files: ArrowData) -> int:
+        """Stages adds of data files written elsewhere, as Arrow rows in the shape of
+        :meth:`Snapshot.files`: ``path`` (relative, not URL-encoded) and ``size`` required;
+        ``modification_time``, ``partition_values`` (struct or map of string), ``stats``
+        (JSON), ``num_records`` and ``data_change`` optional. Returns how many."""
+        return self._raw.add_files(files)
+
+    def remove_files(self, filter: Filter = None, paths: Sequence[str] | None = None) -> int:
+        """Stages removes of the live files matching ``filter`` (over partition columns;
+        every file when both are ``None``) or at ``paths`` (as :meth:`Snapshot.files` lists
+        them), recording what was read for conflict checks. Returns how many."""
+        selected = None if paths is None else list(paths)
+        return self._raw.remove_files(filter, selected)
+
+    def app_version(self, app_id: str) -> int | None:
+        """The version of application ``app_id`` in the version read (recorded as read)."""
+        return self._raw.app_version(app_id)
+
+    def set_app_version(self, app_id: str, version: int) -> None:
+        """Stages the ``txn`` action of ``app_id`` at ``version``, which must be above the
+        one read: a retried job finds its version committed and can skip its write."""
+        self._raw.set_app_version(app_id, version)
+
+    def set_domain_metadata(self, domain: str, configuration: str | None) -> None:
+        """Stages metadata domain ``domain`` set to ``configuration``, or removed (``None``)."""
+        self._raw.set_domain_metadata(domain, configuration)
+
+    def update_metadata(
+        self,
+        schema: SchemaLike | None = None,
+        configuration: Mapping[str, str | None] | None = None,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> None:
+        """Stages a metadata change: a new schema, properties set (``None`` removes one),
+        name and description; the protocol is upgraded as the new properties need."""
+        entries = None if configuration is None else list(configuration.items())
+        self._raw.update_metadata(schema, entries, name, description)
+
+    def commit(self) -> CommitResult:
+        """Commits every staged action as the next version; the transaction is spent."""
+        return CommitResult._from_tuple(self._raw.commit(), self._table)
+
+    def __repr__(self) -> str:
+        return f"Transaction({self._table.uri!r}, read_version={self.read_version})"
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """What a write or a transaction committed."""
+
+    version: int
+    """The version committed (the table's current version when nothing was)."""
+    committed: bool
+    """False when nothing was committed (mode ``"ignore"`` on an existing table, or an
+    ``app_version`` already committed)."""
+    retries: int
+    """How often the commit was retried after losing a race to another writer."""
+    metrics: Mapping[str, int] = field(hash=False)
+    """``numFiles``, ``numOutputRows``, ``numOutputBytes``, ``numRemovedFiles``."""
+    table: DeltaTable = field(repr=False, compare=False, hash=False)
+    _snapshot: _core.RawSnapshot | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The snapshot of :attr:`version` (loaded on first use after a blind append, which
+        never loads the file list)."""
+        if self._snapshot is not None:
+            return Snapshot._from_raw(self._snapshot, self.table)
+        return self.table.snapshot(self.version)
+
+    @classmethod
+    def _from_tuple(cls, raw: _CommitTuple, table: DeltaTable) -> CommitResult:
+        version, committed, retries, snapshot, metrics = raw
+        return cls(
+            version=version,
+            committed=committed,
+            retries=retries,
+            metrics=MappingProxyType(metrics),
+            table=table,
+            _snapshot=snapshot,
+        )
 
 
 @dataclass(frozen=True)

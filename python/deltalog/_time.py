@@ -35,4 +35,3 @@ def to_epoch_ms(value: datetime | date | str) -> int:
 def from_epoch_ms(milliseconds: int) -> datetime:
     """The timezone-aware UTC ``datetime`` of ``milliseconds`` since the epoch."""
     return _EPOCH + timedelta(milliseconds=milliseconds)
-

@@ -2,7 +2,9 @@
 
 Every error that a table, a path or an argument can cause is a :class:`DeltaError`. The
 subclasses say what went wrong, and their attributes name what it went wrong with (the file,
-the version, the feature); attributes that do not apply are ``None``::
+the version, the feature); attributes that do not apply are ``None``. An error of a write
+that had already written data files names them in ``unreferenced_files`` (paths relative to
+the table root; no commit references them, VACUUM removes them)::
 
     DeltaError
     ├── TableNotFoundError                 location
@@ -22,7 +24,17 @@ the version, the feature); attributes that do not apply are ``None``::
     ├── StorageError                       path (also an OSError)
     │   └── ObjectNotFoundError            (also a FileNotFoundError)
     ├── ArrowError
-    ├── CommitConflictError                version
+    ├── CommitConflictError                version, kind
+    │   ├── ConcurrentAppendError
+    │   ├── ConcurrentDeleteReadError
+    │   ├── ConcurrentDeleteDeleteError
+    │   ├── MetadataChangedError
+    │   ├── ProtocolChangedError
+    │   ├── ConcurrentTransactionError
+    │   └── MaxCommitAttemptsExceededError
+    ├── CommitStateUnknownError            version
+    ├── SchemaMismatchError                column (also a ValueError)
+    ├── ConstraintViolationError           constraint (also a ValueError)
     ├── OperationNotAllowedError
     └── InternalError                      a bug in deltalog; please report it
 """
@@ -32,6 +44,12 @@ from __future__ import annotations
 __all__ = [
     "ArrowError",
     "CommitConflictError",
+    "CommitStateUnknownError",
+    "ConcurrentAppendError",
+    "ConcurrentDeleteDeleteError",
+    "ConcurrentDeleteReadError",
+    "ConcurrentTransactionError",
+    "ConstraintViolationError",
     "CorruptDataError",
     "CorruptDataFileError",
     "CorruptDeletionVectorError",
@@ -41,10 +59,14 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidPathError",
     "InvalidTableError",
+    "MaxCommitAttemptsExceededError",
+    "MetadataChangedError",
     "NonContiguousLogError",
     "ObjectNotFoundError",
     "OperationNotAllowedError",
+    "ProtocolChangedError",
     "ProtocolError",
+    "SchemaMismatchError",
     "StorageError",
     "TableNotFoundError",
     "TimestampNotFoundError",
@@ -59,6 +81,8 @@ class DeltaError(Exception):
 
     table: str | None = None
     """The table the error concerns, when known."""
+    unreferenced_files: list[str] | None = None
+    """Data files a failed write left behind, unreferenced by any commit (relative paths)."""
 
 
 class TableNotFoundError(DeltaError):
@@ -154,9 +178,60 @@ class ArrowError(DeltaError):
 
 
 class CommitConflictError(DeltaError):
-    """Another writer committed first, and its changes conflict with ours."""
+    """Another writer committed first, and its changes conflict with ours; nothing of this
+    transaction was committed. The subclasses are named as Delta on Spark names its
+    exceptions; ``kind`` is that name without ``Exception``."""
 
     version: int | None = None
+    kind: str | None = None
+
+
+class ConcurrentAppendError(CommitConflictError):
+    """A concurrent commit added files that match what this transaction read."""
+
+
+class ConcurrentDeleteReadError(CommitConflictError):
+    """A concurrent commit removed files this transaction read."""
+
+
+class ConcurrentDeleteDeleteError(CommitConflictError):
+    """A concurrent commit removed files this transaction also removes."""
+
+
+class MetadataChangedError(CommitConflictError):
+    """A concurrent commit changed the table's metadata."""
+
+
+class ProtocolChangedError(CommitConflictError):
+    """A concurrent commit changed the table's protocol (or created the table)."""
+
+
+class ConcurrentTransactionError(CommitConflictError):
+    """A concurrent commit wrote the same application id (``txn``) or metadata domain."""
+
+
+class MaxCommitAttemptsExceededError(CommitConflictError):
+    """The transaction lost the race for a version more often than its retry limit allows."""
+
+
+class CommitStateUnknownError(DeltaError):
+    """Writing the commit of ``version`` failed in a way that leaves unknown whether it
+    landed: read the table before retrying."""
+
+    version: int | None = None
+
+
+class SchemaMismatchError(DeltaError, ValueError):
+    """Data written does not fit the table's schema; ``column`` names the column."""
+
+    column: str | None = None
+
+
+class ConstraintViolationError(DeltaError, ValueError):
+    """A row written breaks a rule of the table (NOT NULL, a CHECK constraint, an invariant,
+    a generated or identity column, a replaceWhere predicate); ``constraint`` names it."""
+
+    constraint: str | None = None
 
 
 class OperationNotAllowedError(DeltaError):

@@ -33,6 +33,7 @@ internal_modules!(
     file_list,
     load,
     log,
+    operations,
     partition,
     replay,
     scalar,
@@ -60,12 +61,17 @@ pub use changes::{ChangeScan, ChangesOptions};
 pub use error::{ConflictKind, Error, ProtocolKind, Result};
 pub use expr::{from_dnf, parse_sql, CompareOp, DnfLiteral, Expr};
 pub use file_list::FileListOptions;
+pub use operations::{
+    adds_from_file_list, create_table, parse_isolation_level, struct_type_from_arrow, write_table,
+    CreateMode, CreateTable, SchemaMode, TableCommit, TableTransaction, WriteMode,
+    WriteTableOptions,
+};
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
 pub use scan::{
     deletion_vectors, NativeColumn, NativeColumns, NativeFiles, Scan, ScanOptions, ScanTask,
     DEFAULT_OPEN_COST, DEFAULT_TARGET_SIZE,
 };
-pub use schema::{ColumnMappingMode, StructField, StructType};
+pub use schema::{parse_schema, ColumnMappingMode, StructField, StructType};
 pub use snapshot::{Snapshot, SnapshotAt};
 pub use storage::{IoConfig, Storage};
 pub use table::Table;

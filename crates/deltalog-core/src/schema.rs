@@ -136,7 +136,7 @@ pub struct LeafColumn<'a> {
 /// `metaData.schemaString` and the offending column and problem; callers that know the table
 /// may re-wrap them. An absent `schemaString` is the caller's business (Delta on Spark reads it
 /// as [`StructType::default`]).
-pub(crate) fn parse_schema(schema_string: &str) -> Result<StructType> {
+pub fn parse_schema(schema_string: &str) -> Result<StructType> {
     let value: Value = serde_json::from_str(schema_string).map_err(|e| {
         Error::invalid_table(
             "metaData.schemaString",

@@ -7,12 +7,17 @@
 
 use std::collections::HashMap;
 
-use deltalog_core::SessionTimeZone;
-use deltalog_core::{from_dnf, parse_sql, DnfLiteral, Expr, Scalar};
+use arrow::datatypes::Schema as ArrowSchema;
+use arrow::ffi::FFI_ArrowSchema;
+use deltalog_core::{
+    from_dnf, parse_schema, parse_sql, struct_type_from_arrow, DnfLiteral, Expr, Scalar,
+    SchemaMode, SessionTimeZone, Storage, StructType, WriteMode, WriteTableOptions, WriterOptions,
+};
 use deltalog_core::{Error, SnapshotAt};
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyBytes, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyTuple,
+    PyBool, PyBytes, PyCapsule, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyList, PySet,
+    PyString, PyTuple,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -86,6 +91,93 @@ impl PyStorageOptions {
     pub fn or_empty(options: Option<PyStorageOptions>) -> HashMap<String, String> {
         options.map(|options| options.0).unwrap_or_default()
     }
+
+    /// The store at `uri` with these options (which need not hold a table yet).
+    pub fn storage(
+        py: Python<'_>,
+        uri: &str,
+        options: Option<PyStorageOptions>,
+    ) -> PyResult<Storage> {
+        Storage::open(uri, &Self::or_empty(options)).map_err(|error| to_py_err(py, error))
+    }
+}
+
+/// A table schema argument: Delta schema JSON text, or any object with
+/// `__arrow_c_schema__` (a pyarrow schema, a polars schema, ...) converted by the core.
+pub struct PySchemaInput(pub StructType);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for PySchemaInput {
+    type Error = PyErr;
+
+    fn extract(schema: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let py = schema.py();
+        let converted = if let Ok(text) = schema.cast::<PyString>() {
+            parse_schema(text.to_str()?)
+        } else if schema.hasattr("__arrow_c_schema__")? {
+            let capsule = schema.call_method0("__arrow_c_schema__")?;
+            let pointer = capsule
+                .cast::<PyCapsule>()?
+                .pointer_checked(Some(c"arrow_schema"))?;
+            // SAFETY: a capsule named "arrow_schema" holds a valid `ArrowSchema` (Arrow
+            // PyCapsule interface); it is only borrowed here.
+            let exported = unsafe { pointer.cast::<FFI_ArrowSchema>().as_ref() };
+            ArrowSchema::try_from(exported)
+                .map_err(|source| Error::arrow("importing the Arrow schema", source))
+                .and_then(|arrow| struct_type_from_arrow(&arrow))
+        } else {
+            Err(Error::InvalidArgument(
+                "schema must be Delta schema JSON text or an Arrow schema (__arrow_c_schema__)"
+                    .into(),
+            ))
+        };
+        converted
+            .map(PySchemaInput)
+            .map_err(|error| to_py_err(py, error))
+    }
+}
+
+/// The arguments of a write, as the core's [`WriteTableOptions`]; `commit_info` is a JSON
+/// object as text.
+#[allow(clippy::too_many_arguments)]
+pub fn write_options(
+    mode: &str,
+    partition_by: Option<Vec<String>>,
+    predicate: Option<Expr>,
+    schema_mode: Option<&str>,
+    configuration: Option<HashMap<String, String>>,
+    target_file_size: Option<u64>,
+    app_id: Option<String>,
+    app_version: Option<i64>,
+    commit_info: Option<&str>,
+) -> Result<WriteTableOptions, Error> {
+    let app = match (app_id, app_version) {
+        (Some(id), Some(version)) => Some((id, version)),
+        (None, None) => None,
+        _ => {
+            return Err(Error::InvalidArgument(
+                "app_id and app_version go together".into(),
+            ))
+        }
+    };
+    let commit_info = match commit_info {
+        None => serde_json::Map::new(),
+        Some(text) => serde_json::from_str(text).map_err(|error| {
+            Error::InvalidArgument(format!("commit_info must be a JSON object: {error}"))
+        })?,
+    };
+    Ok(WriteTableOptions {
+        mode: WriteMode::parse(mode)?,
+        partition_by,
+        predicate,
+        schema_mode: schema_mode.map(SchemaMode::parse).transpose()?,
+        configuration: configuration.unwrap_or_default(),
+        writer: WriterOptions {
+            target_file_size,
+            ..WriterOptions::default()
+        },
+        app_version: app,
+        commit_info,
+    })
 }
 
 /// Which snapshot a `version` and a `timestamp_ms` argument name (the latest when neither

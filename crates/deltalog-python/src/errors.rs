@@ -5,7 +5,8 @@
 //! exactly one of them, and the fields that name what went wrong (the file, the version, the
 //! feature) become attributes of the exception.
 
-use deltalog_core::Error;
+use deltalog_core::WriteFailure;
+use deltalog_core::{ConflictKind, Error};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -30,8 +31,30 @@ pub fn internal_error(py: Python<'_>, message: &str) -> PyErr {
     new_exception(py, "InternalError", message, Vec::new())
 }
 
+/// The Python exception for a failed write: that of its error, with the data files it
+/// wrote and left unreferenced as `unreferenced_files` (paths relative to the table root).
+pub fn failure_to_py_err(py: Python<'_>, failure: WriteFailure) -> PyErr {
+    let (class_name, mut attributes) = classify(&failure.error);
+    attributes.push(("unreferenced_files", Value::Texts(failure.written_files)));
+    new_exception(py, class_name, &failure.error.to_string(), attributes)
+}
+
+/// The class of a commit conflict, named as Delta on Spark names its exception.
+fn conflict_class(kind: ConflictKind) -> &'static str {
+    match kind {
+        ConflictKind::ConcurrentAppend => "ConcurrentAppendError",
+        ConflictKind::ConcurrentDeleteRead => "ConcurrentDeleteReadError",
+        ConflictKind::ConcurrentDeleteDelete => "ConcurrentDeleteDeleteError",
+        ConflictKind::MetadataChanged => "MetadataChangedError",
+        ConflictKind::ProtocolChanged => "ProtocolChangedError",
+        ConflictKind::ConcurrentTransaction => "ConcurrentTransactionError",
+        ConflictKind::MaxCommitAttemptsExceeded => "MaxCommitAttemptsExceededError",
+    }
+}
+
 /// An attribute value of an exception.
 enum Value {
+    Texts(Vec<String>),
     Text(String),
     Unsigned(u64),
     Signed(i64),
@@ -101,9 +124,24 @@ fn classify(error: &Error) -> (&'static str, Attributes) {
         }
         Error::Storage { path, .. } => ("StorageError", vec![("path", text(path))]),
         Error::Arrow { .. } => ("ArrowError", Vec::new()),
-        Error::CommitConflict { version, .. } => {
-            ("CommitConflictError", vec![("version", Unsigned(*version))])
-        }
+        Error::CommitConflict { kind, version, .. } => (
+            conflict_class(*kind),
+            vec![("version", Unsigned(*version)), ("kind", text(kind.name()))],
+        ),
+        Error::CommitStateUnknown { table, version, .. } => (
+            "CommitStateUnknownError",
+            vec![("table", text(table)), ("version", Unsigned(*version))],
+        ),
+        Error::SchemaMismatch { table, column, .. } => (
+            "SchemaMismatchError",
+            vec![("table", text(table)), ("column", text(column))],
+        ),
+        Error::ConstraintViolation {
+            table, constraint, ..
+        } => (
+            "ConstraintViolationError",
+            vec![("table", text(table)), ("constraint", text(constraint))],
+        ),
         Error::NotAllowed(_) => ("OperationNotAllowedError", Vec::new()),
         _ => ("DeltaError", Vec::new()),
     }
@@ -133,6 +171,7 @@ fn build_exception(
     let exception = module.getattr(class_name)?.call1((message,))?;
     for (name, value) in attributes {
         match value {
+            Value::Texts(texts) => exception.setattr(name, texts)?,
             Value::Text(text) => exception.setattr(name, text)?,
             Value::Unsigned(number) => exception.setattr(name, number)?,
             Value::Signed(number) => exception.setattr(name, number)?,

@@ -5,15 +5,18 @@
 //! one shared runtime (`runtime`), core errors become the `deltalog.exceptions` hierarchy
 //! (`errors`), arguments become core values in `convert` and Arrow data leaves through
 //! the PyCapsule interface (`arrow_export`). The modules depend in one direction:
-//! `table` -> `snapshot` -> `scan` -> {`convert`, `arrow_export`, `errors`, `runtime`}.
+//! `table` -> `transaction` -> `snapshot` -> `scan` -> {`convert`, `arrow_export`,
+//! `arrow_import`, `errors`, `runtime`}.
 
 mod arrow_export;
+mod arrow_import;
 mod convert;
 mod errors;
 mod runtime;
 mod scan;
 mod snapshot;
 mod table;
+mod transaction;
 
 use pyo3::prelude::*;
 
@@ -30,6 +33,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<arrow_export::RawSchema>()?;
     module.add_class::<arrow_export::RawArrowStream>()?;
     module.add_class::<scan::RawScan>()?;
+    module.add_class::<transaction::RawTransaction>()?;
     Ok(())
 }
 

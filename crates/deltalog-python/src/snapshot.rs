@@ -50,6 +50,11 @@ impl RawSnapshot {
     pub fn new(inner: Snapshot) -> Self {
         RawSnapshot { inner }
     }
+
+    /// The core snapshot.
+    pub fn inner(&self) -> &Snapshot {
+        &self.inner
+    }
 }
 
 #[pymethods]

@@ -8,9 +8,18 @@ use deltalog_core::{ChangeScan, ChangesOptions};
 use pyo3::prelude::*;
 
 use crate::arrow_export::RawArrowStream;
-use crate::convert::{PyFilter, PySnapshotAt, PyStorageOptions, PyTimeZone};
+use std::collections::HashMap;
+
+use deltalog_core::{create_table, write_table, CreateMode, CreateTable};
+
+use crate::arrow_import::PyArrowInput;
+use crate::convert::{
+    write_options, PyFilter, PySchemaInput, PySnapshotAt, PyStorageOptions, PyTimeZone,
+};
+use crate::errors::{failure_to_py_err, to_py_err};
 use crate::runtime::wait_for_future;
 use crate::snapshot::RawSnapshot;
+use crate::transaction::{commit_tuple, CommitTuple};
 
 /// An opened Delta table (core [`Table`]); cheap to clone, shared between snapshots.
 #[pyclass(frozen, module = "deltalog._core")]
@@ -36,6 +45,81 @@ impl RawDeltaTable {
     ) -> PyResult<Self> {
         let options = PyStorageOptions::or_empty(storage_options);
         wait_for_future(py, move || async move { Table::open(&uri, &options).await }).map(Self::new)
+    }
+
+    /// Creates the table at `uri` with `schema` (see [`create_table`]; `mode` is `error`,
+    /// `ignore` or `overwrite`) and opens it.
+    #[staticmethod]
+    #[pyo3(signature = (uri, schema, partition_by=None, configuration=None, name=None, description=None, mode="error", storage_options=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        py: Python<'_>,
+        uri: String,
+        schema: PySchemaInput,
+        partition_by: Option<Vec<String>>,
+        configuration: Option<HashMap<String, String>>,
+        name: Option<String>,
+        description: Option<String>,
+        mode: &str,
+        storage_options: Option<PyStorageOptions>,
+    ) -> PyResult<(Self, CommitTuple)> {
+        let mode = CreateMode::parse(mode).map_err(|error| to_py_err(py, error))?;
+        let (partition_by, configuration) = (
+            partition_by.unwrap_or_default(),
+            configuration.unwrap_or_default(),
+        );
+        let create = CreateTable {
+            schema: schema.0,
+            partition_by,
+            configuration,
+            name,
+            description,
+        };
+        let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
+        let done = wait_for_future(py, || async { create_table(&table, create, mode).await })?;
+        Ok((Self::new(table), commit_tuple(done)))
+    }
+
+    /// Writes `data` to the table at `uri`, creating it when absent (see [`write_table`]).
+    #[staticmethod]
+    #[pyo3(signature = (uri, data, mode="append", partition_by=None, predicate=None, schema_mode=None, configuration=None, target_file_size=None, app_id=None, app_version=None, commit_info=None, storage_options=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn write_table(
+        py: Python<'_>,
+        uri: String,
+        data: PyArrowInput,
+        mode: &str,
+        partition_by: Option<Vec<String>>,
+        predicate: Option<PyFilter>,
+        schema_mode: Option<&str>,
+        configuration: Option<HashMap<String, String>>,
+        target_file_size: Option<u64>,
+        app_id: Option<String>,
+        app_version: Option<i64>,
+        commit_info: Option<&str>,
+        storage_options: Option<PyStorageOptions>,
+    ) -> PyResult<CommitTuple> {
+        let (predicate, app) = (PyFilter::expr(predicate), (app_id, app_version));
+        let options = write_options(
+            mode,
+            partition_by,
+            predicate,
+            schema_mode,
+            configuration,
+            target_file_size,
+            app.0,
+            app.1,
+            commit_info,
+        );
+        let options = options.map_err(|error| to_py_err(py, error))?;
+        let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
+        let (schema, stream) = (data.schema.clone(), data.into_stream());
+        let outcome = wait_for_future(py, move || async move {
+            Ok(write_table(&table, schema, stream, options).await)
+        })?;
+        outcome
+            .map(commit_tuple)
+            .map_err(|failure| failure_to_py_err(py, failure))
     }
 
     /// The table root as a URL ending in '/'.

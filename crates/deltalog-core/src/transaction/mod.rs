@@ -18,6 +18,8 @@ pub(crate) mod committer;
 pub(crate) mod conflict;
 pub(crate) mod encode;
 
+mod access;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,0 +1,580 @@
+//! Writing Arrow data to a table: [`write_table`] (one call, as Delta on Spark's
+//! `df.write.format("delta").mode(..).save(path)`) and [`TableTransaction`] (data files
+//! written into a transaction that may also stage other actions).
+//!
+//! Bad input never half-writes: a table with a writer feature or a rule this library cannot
+//! honour is refused before any file is written (`ensure_writable`,
+//! [`crate::write::unsupported_writer_duties`]); a batch that breaks the schema or a
+//! constraint fails the write before its rows are written; and any failure after files were
+//! written is a [`WriteFailure`] naming them (no commit references them; VACUUM removes
+//! them).
+
+use std::collections::{BTreeMap, HashMap};
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use futures::{Stream, StreamExt};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::expr::{evaluate, Expr};
+use crate::schema::{ColumnMappingMode, StructType};
+use crate::snapshot::Snapshot;
+use crate::table::{SnapshotAt, Table};
+use crate::table_config::properties::COLUMN_MAPPING_MAX_COLUMN_ID;
+use crate::table_config::{TableConfiguration, TableFeature};
+use crate::transaction::{AddFile, MetadataUpdate, TableSpec, Transaction};
+use crate::write::duties::IDENTITY_HIGH_WATER_MARK_KEY;
+use crate::write::{write_batches, WriteFailure, WriterOptions, WrittenFile};
+
+use super::create::{new_table_spec, CreateTable};
+use super::schema::{
+    assign_column_mapping, max_column_id, merge_new_columns, struct_type_from_arrow,
+};
+
+/// The writer features whose per-row and per-file duties [`crate::write::DataFileWriter`]
+/// enforces (invariants, CHECK constraints, generated, identity and default columns,
+/// physical names under column mapping); rules of these features it cannot evaluate are
+/// refused when the writer is made.
+pub(crate) const DATA_WRITER_FEATURES: [TableFeature; 6] = [
+    TableFeature::Invariants,
+    TableFeature::CheckConstraints,
+    TableFeature::GeneratedColumns,
+    TableFeature::IdentityColumns,
+    TableFeature::AllowColumnDefaults,
+    TableFeature::ColumnMapping,
+];
+
+/// What a write does when the table exists (Spark's `SaveMode`); when it does not, every
+/// mode creates it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriteMode {
+    /// Adds the rows (a blind append, which never loads the file list).
+    #[default]
+    Append,
+    /// Replaces every row, or with a predicate the rows matching it (`replaceWhere`).
+    Overwrite,
+    /// Refuses to write ([`Error::NotAllowed`]).
+    ErrorIfExists,
+    /// Writes nothing.
+    Ignore,
+}
+
+impl WriteMode {
+    /// The mode named `append`, `overwrite`, `error` (or `errorifexists`) or `ignore`, in
+    /// any case.
+    pub fn parse(name: &str) -> Result<WriteMode> {
+        match name.to_ascii_lowercase().as_str() {
+            "append" => Ok(WriteMode::Append),
+            "overwrite" => Ok(WriteMode::Overwrite),
+            "error" | "errorifexists" => Ok(WriteMode::ErrorIfExists),
+            "ignore" => Ok(WriteMode::Ignore),
+            _ => Err(Error::InvalidArgument(format!(
+                "mode must be 'append', 'overwrite', 'error' or 'ignore', not {name:?}"
+            ))),
+        }
+    }
+
+    /// The name `commitInfo.operationParameters.mode` gives it, as Spark's `SaveMode`.
+    pub fn spark_name(self) -> &'static str {
+        match self {
+            WriteMode::Append => "Append",
+            WriteMode::Overwrite => "Overwrite",
+            WriteMode::ErrorIfExists => "ErrorIfExists",
+            WriteMode::Ignore => "Ignore",
+        }
+    }
+}
+
+/// How the table's schema may change with the data written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaMode {
+    /// New top-level columns of the data are added to the table as nullable columns
+    /// (`mergeSchema`).
+    Merge,
+    /// The data's schema (and `partition_by`) replaces the table's; overwrite only
+    /// (`overwriteSchema`).
+    Overwrite,
+}
+
+impl SchemaMode {
+    /// The mode named `merge` or `overwrite`.
+    pub fn parse(name: &str) -> Result<SchemaMode> {
+        match name.to_ascii_lowercase().as_str() {
+            "merge" => Ok(SchemaMode::Merge),
+            "overwrite" => Ok(SchemaMode::Overwrite),
+            _ => Err(Error::InvalidArgument(format!(
+                "schema_mode must be 'merge' or 'overwrite', not {name:?}"
+            ))),
+        }
+    }
+}
+
+/// The options of [`write_table`].
+#[derive(Debug, Clone, Default)]
+pub struct WriteTableOptions {
+    pub mode: WriteMode,
+    /// Partition columns: of the new table, or checked against the existing table's.
+    pub partition_by: Option<Vec<String>>,
+    /// With [`WriteMode::Overwrite`]: only the files of the partitions matching this
+    /// predicate (over partition columns) are replaced, and every row written must match it.
+    pub predicate: Option<Expr>,
+    pub schema_mode: Option<SchemaMode>,
+    /// Table properties of a table created by the write (ignored for an existing table, as
+    /// Delta on Spark ignores them).
+    pub configuration: HashMap<String, String>,
+    /// How the data files are written (target file size, codec, ...).
+    pub writer: WriterOptions,
+    /// `(app_id, version)`: the write commits a `txn` action, and writes nothing when the
+    /// table already holds that application at this version or a later one (spec "Set
+    /// Transaction Identifiers").
+    pub app_version: Option<(String, i64)>,
+    /// Extra `commitInfo` fields (such as `userMetadata`).
+    pub commit_info: Map<String, Value>,
+}
+
+/// What a write or a transaction did.
+#[derive(Debug, Clone)]
+pub struct TableCommit {
+    /// The version committed, or the table's version when nothing was committed.
+    pub version: u64,
+    /// False when nothing was committed ([`WriteMode::Ignore`] on an existing table, an
+    /// application version already committed).
+    pub committed: bool,
+    /// How often the commit was retried after losing a race.
+    pub retries: u32,
+    /// The snapshot of the version committed, when the transaction read one (a blind append
+    /// never loads the file list, so it has none).
+    pub snapshot: Option<Snapshot>,
+    /// `numFiles`, `numOutputRows`, `numOutputBytes`, `numRemovedFiles`.
+    pub metrics: BTreeMap<String, u64>,
+}
+
+/// A [`Transaction`] that writes data files: [`TableTransaction::write`] writes Arrow batches
+/// to new files following the configuration the commit will leave the table with, and
+/// stages their adds. Until the commit those files are unreferenced; every error from here
+/// on names them.
+#[derive(Debug)]
+pub struct TableTransaction {
+    transaction: Transaction,
+    writer: WriterOptions,
+    written: Vec<String>,
+    rows: u64,
+    bytes: u64,
+}
+
+impl TableTransaction {
+    /// Wraps `transaction`; its data files are written with `writer`.
+    pub fn new(transaction: Transaction, writer: WriterOptions) -> TableTransaction {
+        TableTransaction {
+            transaction,
+            writer,
+            written: Vec::new(),
+            rows: 0,
+            bytes: 0,
+        }
+    }
+
+    /// The transaction, to stage other actions.
+    pub fn transaction_mut(&mut self) -> &mut Transaction {
+        &mut self.transaction
+    }
+
+    /// The transaction.
+    pub fn transaction(&self) -> &Transaction {
+        &self.transaction
+    }
+
+    /// The data files written so far (paths relative to the table root), unreferenced until
+    /// the commit.
+    pub fn written_files(&self) -> &[String] {
+        &self.written
+    }
+
+    /// Writes every batch of `batches` to new data files and stages their adds; returns how
+    /// many files were written. The table must be writable with data first
+    /// ([`TableConfiguration::ensure_writable`]): a table using a writer feature this
+    /// library cannot honour is refused before anything is written. New identity values
+    /// move the columns' high-water marks in the staged metadata.
+    pub async fn write<S>(&mut self, batches: S) -> Result<usize, WriteFailure>
+    where
+        S: Stream<Item = Result<RecordBatch>> + Send,
+    {
+        let config = self
+            .transaction
+            .configuration()
+            .map_err(|e| self.failure(e))?;
+        config
+            .ensure_writable(true, &DATA_WRITER_FEATURES)
+            .map_err(|e| self.failure(e))?;
+        let storage = self.transaction.table().storage().clone();
+        let result = write_batches(&config, storage, self.writer.clone(), batches).await;
+        let result = result.map_err(|mut failure| {
+            let mut files = self.written.clone();
+            files.append(&mut failure.written_files);
+            failure.written_files = files;
+            failure
+        })?;
+        self.written
+            .extend(result.files.iter().map(|file| file.path.clone()));
+        self.rows += result.files.iter().map(|f| f.num_records).sum::<u64>();
+        self.bytes += result.files.iter().map(|f| f.size).sum::<u64>();
+        let adds: Vec<AddFile> = result.files.iter().map(add_file).collect();
+        let staged = self.stage(&config, &adds, &result.identity_high_water_marks);
+        staged.map_err(|e| self.failure(e))?;
+        Ok(adds.len())
+    }
+
+    /// Commits (see [`Transaction::commit`]). On failure the error names the data files this
+    /// transaction wrote.
+    pub async fn commit(self) -> Result<TableCommit, WriteFailure> {
+        let TableTransaction {
+            transaction,
+            written,
+            rows,
+            bytes,
+            ..
+        } = self;
+        let result = transaction.commit().await.map_err(|error| WriteFailure {
+            error,
+            written_files: written,
+        })?;
+        let mut metrics = BTreeMap::new();
+        metrics.insert("numFiles".to_string(), result.num_added_files as u64);
+        metrics.insert("numOutputRows".to_string(), rows);
+        metrics.insert("numOutputBytes".to_string(), bytes);
+        metrics.insert(
+            "numRemovedFiles".to_string(),
+            result.num_removed_files as u64,
+        );
+        Ok(TableCommit {
+            version: result.version,
+            committed: true,
+            retries: result.retries,
+            snapshot: result.snapshot,
+            metrics,
+        })
+    }
+
+    fn stage(
+        &mut self,
+        config: &TableConfiguration,
+        adds: &[AddFile],
+        identity_marks: &[(String, i64)],
+    ) -> Result<()> {
+        self.transaction.add(adds)?;
+        self.transaction
+            .add_data_writer_features(&DATA_WRITER_FEATURES);
+        if identity_marks.is_empty() {
+            return Ok(());
+        }
+        let mut schema = config.schema().clone();
+        for (path, mark) in identity_marks {
+            set_high_water_mark(&mut schema, path, *mark);
+        }
+        self.transaction.update_metadata(MetadataUpdate {
+            schema: Some(schema),
+            ..MetadataUpdate::default()
+        })
+    }
+
+    fn failure(&self, error: Error) -> WriteFailure {
+        WriteFailure {
+            error,
+            written_files: self.written.clone(),
+        }
+    }
+}
+
+/// Writes the batches of `batches` (of Arrow schema `schema`) to `table` and commits, as
+/// Delta on Spark's `DataFrameWriter` does with `options.mode`:
+///
+/// - no table at the location: every mode creates it (operation `WRITE`, the protocol the
+///   least that covers the configuration and schema), with the data's schema, `partition_by`
+///   and `configuration`;
+/// - an existing table: [`WriteMode::ErrorIfExists`] is an [`Error::NotAllowed`],
+///   [`WriteMode::Ignore`] commits nothing, [`WriteMode::Append`] is a blind append,
+///   [`WriteMode::Overwrite`] removes every file (or those of the partitions matching
+///   `predicate`, recording it as read) and adds the new ones in one commit.
+///
+/// `partition_by` on an existing table must name its partition columns (unless the schema is
+/// overwritten); `schema_mode` merges or replaces the schema; `predicate` needs
+/// [`WriteMode::Overwrite`], names partition columns only, and every row written must match
+/// it ([`Error::ConstraintViolation`] otherwise, as Spark refuses such rows); an
+/// `app_version` already committed makes the write a no-op. Nothing is written to a table
+/// this library cannot write ([`Error::UnsupportedFeature`]) or that is append-only when the
+/// write removes rows ([`Error::NotAllowed`]).
+///
+/// Errors come as a [`WriteFailure`] naming the data files written and left unreferenced.
+pub async fn write_table<S>(
+    table: &Table,
+    schema: SchemaRef,
+    batches: S,
+    options: WriteTableOptions,
+) -> Result<TableCommit, WriteFailure>
+where
+    S: Stream<Item = Result<RecordBatch>> + Send,
+{
+    let prepared = prepare_write(table, &schema, &options)
+        .await
+        .map_err(unwritten)?;
+    let Some(mut transaction) = prepared else {
+        return Ok(TableCommit {
+            version: table.latest_version().await.map_err(unwritten)?,
+            committed: false,
+            retries: 0,
+            snapshot: None,
+            metrics: BTreeMap::new(),
+        });
+    };
+    let check = options.predicate.clone().map(|predicate| {
+        let table = table.uri().to_string();
+        move |batch: &RecordBatch| rows_match(&predicate, batch, &table)
+    });
+    let batches = batches.map(move |batch| {
+        let batch = batch?;
+        if let Some(check) = &check {
+            check(&batch)?;
+        }
+        Ok(batch)
+    });
+    transaction.write(batches).await?;
+    transaction.commit().await
+}
+
+/// The transaction of a write, ready for its data, or `None` when the write commits nothing.
+async fn prepare_write(
+    table: &Table,
+    schema: &SchemaRef,
+    options: &WriteTableOptions,
+) -> Result<Option<TableTransaction>> {
+    if options.predicate.is_some() && options.mode != WriteMode::Overwrite {
+        return Err(Error::InvalidArgument(
+            "a predicate (replaceWhere) needs mode 'overwrite'".into(),
+        ));
+    }
+    if options.schema_mode == Some(SchemaMode::Overwrite) && options.mode != WriteMode::Overwrite {
+        return Err(Error::InvalidArgument(
+            "schema_mode 'overwrite' needs mode 'overwrite'".into(),
+        ));
+    }
+    let data_schema = struct_type_from_arrow(schema)?;
+    let mut transaction = match crate::log::has_log_files(table.storage()).await? {
+        false => create_for_write(table, data_schema, options).await?,
+        true => match existing_for_write(table, data_schema, options).await? {
+            Some(transaction) => transaction,
+            None => return Ok(None),
+        },
+    };
+    let tx = &mut transaction;
+    tx.set_operation_parameter("mode", options.mode.spark_name());
+    let partition_by = options.partition_by.clone().unwrap_or_default();
+    tx.set_operation_parameter("partitionBy", json_text(&partition_by));
+    if let Some(predicate) = &options.predicate {
+        tx.set_operation_parameter("predicate", json_text(&[predicate.to_string()]));
+    }
+    for (key, value) in &options.commit_info {
+        tx.set_commit_info(key, value.clone());
+    }
+    if let Some((app_id, version)) = &options.app_version {
+        tx.set_app_version(app_id, *version)?;
+    }
+    Ok(Some(TableTransaction::new(
+        transaction,
+        options.writer.clone(),
+    )))
+}
+
+/// The transaction creating the table with the data's schema.
+async fn create_for_write(
+    table: &Table,
+    data_schema: StructType,
+    options: &WriteTableOptions,
+) -> Result<Transaction> {
+    let create = CreateTable {
+        schema: data_schema,
+        partition_by: options.partition_by.clone().unwrap_or_default(),
+        configuration: options.configuration.clone(),
+        name: None,
+        description: None,
+    };
+    let spec: TableSpec = new_table_spec(create)?;
+    let mut transaction = table.create_transaction(spec).await?;
+    transaction.set_operation("WRITE");
+    Ok(transaction)
+}
+
+/// The transaction writing to the existing table, or `None` when the write commits nothing.
+async fn existing_for_write(
+    table: &Table,
+    data_schema: StructType,
+    options: &WriteTableOptions,
+) -> Result<Option<Transaction>> {
+    let mut transaction = match options.mode {
+        WriteMode::ErrorIfExists => {
+            return Err(Error::NotAllowed(format!(
+                "a Delta table already exists at {} (mode 'error'; use 'append', 'overwrite' or 'ignore')",
+                table.uri()
+            )))
+        }
+        WriteMode::Ignore => return Ok(None),
+        WriteMode::Append => table.append_transaction("WRITE").await?,
+        WriteMode::Overwrite => table
+            .snapshot(SnapshotAt::Latest)
+            .await?
+            .transaction("WRITE"),
+    };
+    if let Some((app_id, version)) = &options.app_version {
+        if transaction
+            .app_version(app_id)
+            .is_some_and(|v| v >= *version)
+        {
+            return Ok(None);
+        }
+    }
+    let Some(config) = transaction.read_configuration().cloned() else {
+        return Err(Error::InvalidArgument(
+            "the table has no configuration".into(),
+        ));
+    };
+    config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
+    let overwrites_schema = options.schema_mode == Some(SchemaMode::Overwrite);
+    if let Some(partition_by) = options.partition_by.as_ref().filter(|_| !overwrites_schema) {
+        let same = partition_by.len() == config.partition_columns().len()
+            && partition_by
+                .iter()
+                .zip(config.partition_columns())
+                .all(|(a, b)| a.eq_ignore_ascii_case(b));
+        if !same {
+            return Err(Error::InvalidArgument(format!(
+                "partition_by {partition_by:?} does not match the table's partition columns {:?}",
+                config.partition_columns()
+            )));
+        }
+    }
+    match options.schema_mode {
+        None => {}
+        Some(SchemaMode::Merge) => {
+            let (merged, changed) = merge_new_columns(config.schema(), &data_schema);
+            if changed {
+                stage_schema(&mut transaction, &config, merged, None)?;
+            }
+        }
+        Some(SchemaMode::Overwrite) => {
+            let partition_by = options
+                .partition_by
+                .clone()
+                .unwrap_or_else(|| config.partition_columns().to_vec());
+            stage_schema(&mut transaction, &config, data_schema, Some(partition_by))?;
+        }
+    }
+    if options.mode == WriteMode::Overwrite {
+        if config.properties().append_only {
+            return Err(Error::NotAllowed(format!(
+                "{} is append-only (delta.appendOnly): it cannot be overwritten",
+                table.uri()
+            )));
+        }
+        transaction
+            .remove_where(options.predicate.as_ref(), true)
+            .await?;
+    }
+    Ok(Some(transaction))
+}
+
+/// Stages `schema` as the table's (and `partition_by` as its partition columns when given),
+/// with column mapping ids and physical names for its new columns when the table maps
+/// columns.
+fn stage_schema(
+    transaction: &mut Transaction,
+    config: &TableConfiguration,
+    mut schema: StructType,
+    partition_by: Option<Vec<String>>,
+) -> Result<()> {
+    let mode = config.column_mapping();
+    let mut configuration = Vec::new();
+    if mode != ColumnMappingMode::None {
+        let known = config
+            .properties()
+            .column_mapping_max_column_id
+            .unwrap_or(0)
+            .max(max_column_id(config.schema()));
+        let max = assign_column_mapping(&mut schema, mode, known);
+        configuration.push((
+            COLUMN_MAPPING_MAX_COLUMN_ID.to_string(),
+            Some(max.to_string()),
+        ));
+    }
+    let update = MetadataUpdate {
+        schema: Some(schema),
+        configuration,
+        ..MetadataUpdate::default()
+    };
+    match partition_by {
+        Some(columns) => transaction.replace_metadata(update, columns),
+        None => transaction.update_metadata(update),
+    }
+}
+
+/// The add action of a written data file.
+pub(crate) fn add_file(file: &WrittenFile) -> AddFile {
+    AddFile {
+        path: file.path.clone(),
+        partition_values: file.partition_values.clone(),
+        size: i64::try_from(file.size).unwrap_or(i64::MAX),
+        modification_time: file.modification_time,
+        data_change: true,
+        stats: Some(file.stats.clone()),
+        ..AddFile::default()
+    }
+}
+
+/// Refuses `batch` unless every row matches `predicate` (Delta on Spark's `replaceWhere`
+/// check, `DELTA_REPLACE_WHERE_MISMATCH`).
+fn rows_match(predicate: &Expr, batch: &RecordBatch, table: &str) -> Result<()> {
+    let mask = evaluate(predicate, batch)?;
+    if mask.true_count() == batch.num_rows() {
+        return Ok(());
+    }
+    let row = (0..mask.len()).find(|row| !mask.value(*row)).unwrap_or(0);
+    Err(Error::ConstraintViolation {
+        table: table.to_string(),
+        constraint: format!("replaceWhere {predicate}"),
+        reason: format!(
+            "row {row} of the data written does not match the overwrite predicate; \
+             written data must conform to it"
+        ),
+    })
+}
+
+/// Sets `delta.identity.highWaterMark` of the column at dot-joined `path`.
+fn set_high_water_mark(schema: &mut StructType, path: &str, mark: i64) {
+    let mut fields = &mut schema.fields;
+    let parts: Vec<&str> = path.split('.').collect();
+    for (depth, part) in parts.iter().enumerate() {
+        let Some(field) = fields.iter_mut().find(|f| f.name == *part) else {
+            return;
+        };
+        if depth + 1 == parts.len() {
+            field
+                .metadata
+                .insert(IDENTITY_HIGH_WATER_MARK_KEY.into(), Value::from(mark));
+            return;
+        }
+        match &mut field.data_type {
+            crate::schema::DataType::Struct(inner) => fields = &mut inner.fields,
+            _ => return,
+        }
+    }
+}
+
+fn json_text(values: &[String]) -> String {
+    serde_json::to_string(values).unwrap_or_default()
+}
+
+fn unwritten(error: Error) -> WriteFailure {
+    WriteFailure {
+        error,
+        written_files: Vec::new(),
+    }
+}
