@@ -1,5 +1,7 @@
-//! deltalog-core: the Delta Lake transaction log, from listing `_delta_log` to an immutable
-//! [`Snapshot`], with no Python in it.
+//! deltalog-core: the Delta Lake transaction log, with no Python in it. It reads a table's log
+//! into an immutable [`Snapshot`] and its rows through a [`Scan`], and writes: data files
+//! ([`DataFileWriter`]) committed atomically by a [`Transaction`]. `ARCHITECTURE.md` (at the
+//! top of the repository) says how the modules fit together.
 //!
 //! The spec sections cited in doc comments are those of the Delta protocol document
 //! (`PROTOCOL.md`); catalogue ids (`A-01`, `C-07`, ...) are those of the project's requirements
