@@ -16,3 +16,6 @@ pub use schema::struct_type_from_arrow;
 pub use write::{
     write_table, SchemaMode, TableCommit, TableTransaction, WriteMode, WriteTableOptions,
 };
+
+#[cfg(test)]
+mod tests;
