@@ -81,14 +81,11 @@ pub fn adds_from_file_list(batch: &RecordBatch) -> Result<Vec<AddFile>> {
 /// The isolation level named `Serializable`, `WriteSerializable` or `SnapshotIsolation` (any
 /// case).
 pub fn parse_isolation_level(name: &str) -> Result<IsolationLevel> {
-    match name.to_ascii_lowercase().as_str() {
-        "serializable" => Ok(IsolationLevel::Serializable),
-        "writeserializable" => Ok(IsolationLevel::WriteSerializable),
-        "snapshotisolation" => Ok(IsolationLevel::SnapshotIsolation),
-        _ => Err(invalid(&format!(
+    IsolationLevel::parse(name).ok_or_else(|| {
+        invalid(&format!(
             "isolation_level must be 'Serializable', 'WriteSerializable' or 'SnapshotIsolation', not {name:?}"
-        ))),
-    }
+        ))
+    })
 }
 
 /// The partition values per partition column, as text.

@@ -168,7 +168,8 @@ pub struct TableProperties {
     pub in_commit_timestamp_enablement_version: Option<i64>,
     /// `delta.inCommitTimestampEnablementTimestamp`, in ms since the epoch. Default `None`.
     pub in_commit_timestamp_enablement_timestamp: Option<i64>,
-    /// `delta.isolationLevel`. Default `IsolationLevel::Serializable` (Delta on Spark).
+    /// `delta.isolationLevel`. Default `IsolationLevel::WriteSerializable`: the level this
+    /// library's writers commit at when the table names none.
     pub isolation_level: IsolationLevel,
     /// `delta.logRetentionDuration`. Default 30 days (Delta on Spark).
     pub log_retention_duration: Duration,
@@ -226,9 +227,9 @@ pub enum CheckpointPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IsolationLevel {
     /// `Serializable`: reads and writes are serialisable.
-    #[default]
     Serializable,
     /// `WriteSerializable`: only writes are serialisable.
+    #[default]
     WriteSerializable,
     /// `SnapshotIsolation`: reads see a snapshot; writes may interleave.
     SnapshotIsolation,
@@ -353,7 +354,8 @@ impl CheckpointPolicy {
 }
 
 impl IsolationLevel {
-    fn parse(value: &str) -> Option<Self> {
+    /// The level named `Serializable`, `WriteSerializable` or `SnapshotIsolation` (any case).
+    pub fn parse(value: &str) -> Option<Self> {
         match value.to_ascii_lowercase().as_str() {
             "serializable" => Some(IsolationLevel::Serializable),
             "writeserializable" => Some(IsolationLevel::WriteSerializable),
@@ -560,7 +562,7 @@ mod tests {
         assert!(p.enable_expired_log_cleanup);
         assert!(!p.enable_in_commit_timestamps);
         assert!(!p.enable_row_tracking);
-        assert_eq!(p.isolation_level, IsolationLevel::Serializable);
+        assert_eq!(p.isolation_level, IsolationLevel::WriteSerializable);
         assert_eq!(p.log_retention_duration, days(30));
         assert!(!p.randomize_file_prefixes);
         assert_eq!(p.random_prefix_length, 2);

@@ -47,7 +47,7 @@ use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
 use crate::table_config::properties::{
     IsolationLevel, IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP,
-    IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION, ISOLATION_LEVEL,
+    IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION,
 };
 use crate::table_config::writing::{
     is_protocol_key, least_protocol, requested_versions, required_features, upgrade_protocol,
@@ -879,16 +879,9 @@ impl Transaction {
             && self.read_predicates.is_empty()
             && self.read_files.is_empty()
             && !self.read_whole_table;
-        let base_level = self.isolation_level.unwrap_or_else(|| {
-            match config
-                .metadata()
-                .configuration
-                .contains_key(ISOLATION_LEVEL)
-            {
-                true => config.properties().isolation_level,
-                false => IsolationLevel::WriteSerializable,
-            }
-        });
+        let base_level = self
+            .isolation_level
+            .unwrap_or(config.properties().isolation_level);
         let changes_data = adds_data || removes_data;
         let only_file_actions = self.metadata.is_none()
             && self.protocol.is_none()
