@@ -220,6 +220,7 @@ def _measure_scenario(
                         scenario.name, operation, engine, run, position, error=earlier
                     )
                 else:
+                    undo = scenarios.before_write(request, operation)
                     measurement = engines.measure(
                         engine,
                         operation,
@@ -229,6 +230,7 @@ def _measure_scenario(
                         position=position,
                         timeout=options.timeout,
                     )
+                    scenarios.undo_write(request, operation, undo)
                     if measurement.error and measurement.error.startswith(engines.TIMED_OUT):
                         timed_out[(engine, operation)] = (
                             f"not run: {measurement.error} in run {run + 1}"

@@ -23,14 +23,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 #: The operations, in report order.
-OPERATIONS = ("open", "list", "filtered", "time_travel", "dvs")
+OPERATIONS = ("open", "list", "filtered", "time_travel", "dvs", "append", "blind_append")
 #: Engines measured one child process per measurement, in report order.
 PROCESS_ENGINES = ("deltalog", "deltalake", "floor", "duckdb")
 #: Every engine, in report order.
@@ -48,6 +48,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "time_travel": "`pa.table(DeltaTable(p).snapshot(V).files())`",
         "dvs": "`pa.table(DeltaTable(p).snapshot().deletion_vectors())` (deleted row indexes "
         "per file)",
+        "append": "`deltalog.write_table(t, data)` (a new table; zstd, the default)",
+        "blind_append": "`deltalog.write_table(p, rows, mode='append')` (1,000 rows)",
     },
     "deltalake": {
         "open": "`DeltaTable(p)` (loads the file list eagerly)",
@@ -56,6 +58,9 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "(no filtered Arrow listing exists)",
         "time_travel": "`pa.table(DeltaTable(p, version=V).get_add_actions())`",
         "dvs": "`pa.table(DeltaTable(p).deletion_vectors())` (keep masks per file)",
+        "append": "`write_deltalake(t, data, writer_properties=WriterProperties(compression="
+        "'ZSTD'))`",
+        "blind_append": "`write_deltalake(p, rows, mode='append')` (1,000 rows)",
     },
     "floor": {
         "open": "list `_delta_log`; pyarrow reads the checkpoint's add/remove key columns, "
@@ -66,6 +71,9 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "commits' `add.stats` strings)",
         "time_travel": "open, with the commits up to V only",
         "dvs": "open + the bytes of every deletion vector file the log names",
+        "append": "`pyarrow.dataset.write_dataset` of the data as zstd Parquet (files of at "
+        "most 4M rows, row groups of 1M): the data files alone, no log",
+        "blind_append": "",
     },
     "duckdb": {
         "open": "`DESCRIBE SELECT * FROM delta_scan(p)` (binds: kernel loads protocol, "
@@ -75,6 +83,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "`delta.FilterPushdown` log (logging on)",
         "time_travel": "`SELECT * FROM delta_list_files(p, version=V)` to Arrow",
         "dvs": "`SELECT * FROM delta_list_files(p, delete_count=true)` to Arrow",
+        "append": "",
+        "blind_append": "",
     },
     "spark": {
         "open": "`DeltaLog.clearCache(); DeltaLog.forTable(spark, p).update()` + metadata",
@@ -84,13 +94,22 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "time_travel": "`DeltaLog.forTable(spark, p).getSnapshotAt(V)` + "
         "`allFiles().collectAsList()`",
         "dvs": "",
+        "append": "",
+        "blind_append": "",
     },
 }
 
 #: Operations an engine cannot do at all, with the reason shown in the report.
+_NO_DELTA_WRITES = "it does not write Delta tables"
+_SPARK_READS_ONLY = "the Spark engine here measures reads in one warm session"
 UNSUPPORTED: dict[tuple[str, str], str] = {
     ("spark", "dvs"): "Delta on Spark evaluates deletion vectors only inside its Parquet scan "
     "(the data files are absent here); it has no API that materializes them alone",
+    ("spark", "append"): _SPARK_READS_ONLY,
+    ("spark", "blind_append"): _SPARK_READS_ONLY,
+    ("duckdb", "append"): _NO_DELTA_WRITES,
+    ("duckdb", "blind_append"): _NO_DELTA_WRITES,
+    ("floor", "blind_append"): "a commit is one small JSON file: there is no floor to compare",
 }
 
 #: How the error of a measurement that took too long starts.
@@ -99,8 +118,11 @@ TIMED_OUT = "timed out"
 RESULT_MARKER = "DELTABENCH_RESULT "
 
 #: The table as the child needs it: JSON-able, built by ``scenarios.table_request``.
-#: Keys: path, version, older_version, one_percent_filter, checkpoint_paths, commit_paths, and
-#: optionally partition_columns (lets the floor parse JSON with an explicit schema).
+#: Keys: path, version, older_version, one_percent_filter, checkpoint_paths, commit_paths,
+#: columns (name and Delta type, for a blind append's rows), and optionally partition_columns
+#: (lets the floor parse JSON with an explicit schema). For generated data instead: source (an
+#: Arrow IPC file), target (where an append writes a new table) and rows. In the child, the
+#: key ``input`` holds the data a write operation writes, loaded before the clock starts.
 TableRequest = dict[str, Any]
 
 
@@ -429,6 +451,11 @@ def _child_main(engine: str, operation: str) -> None:
     except Exception as error:
         _emit({"error": "setup failed: " + _error_text(error)})
         return
+    try:
+        request["input"] = _write_input(operation, request)
+    except Exception as error:
+        _emit({"error": "input failed: " + _error_text(error)})
+        return
     baseline = _current_rss_kib()
     clock = Clock()
     try:
@@ -484,6 +511,32 @@ def _warm_pyarrow(pa: Any) -> None:
 
 def _files_check(_context: Any, table: Any, _request: TableRequest) -> dict[str, int]:
     return {"files": int(table.num_rows)}
+
+
+def _write_input(operation: str, request: TableRequest) -> Any:
+    """The Arrow table a write operation writes, in memory before the clock starts (so the
+    operation's memory excludes it): the generated data for ``append``, 1,000 rows of the
+    table's columns for ``blind_append``; ``None`` for reads."""
+    import pyarrow as pa
+
+    if operation == "append":
+        with pa.OSFile(request["source"]) as source:
+            return pa.ipc.open_file(source).read_all()
+    if operation != "blind_append":
+        return None
+    rows = 1_000
+    types = {"long": pa.int64(), "double": pa.float64(), "string": pa.string()}
+    columns = {}
+    for name, kind in request["columns"]:
+        strings = [f"{name}-{i:04d}" for i in range(rows)]
+        columns[name] = pa.array(strings if kind == "string" else range(rows), type=types[kind])
+    return pa.table(columns)
+
+
+def _rows_written(paths: Iterable[Path]) -> dict[str, int]:
+    import pyarrow.parquet as pq
+
+    return {"rows": sum(pq.ParquetFile(path).metadata.num_rows for path in paths)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -542,6 +595,26 @@ def _deltalog_dvs(context: Any, request: TableRequest, clock: Clock) -> Any:
     return pa.table(snapshot.deletion_vectors())
 
 
+def _deltalog_append(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalog, _ = context
+    return deltalog.write_table(request["target"], request["input"])
+
+
+def _deltalog_blind_append(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalog, _ = context
+    return deltalog.write_table(request["path"], request["input"], mode="append")
+
+
+def _deltalog_append_check(context: Any, _result: Any, request: TableRequest) -> dict[str, int]:
+    deltalog, pa = context
+    files = pa.table(deltalog.DeltaTable(request["target"]).snapshot().files())
+    return {"rows": int(pa.compute.sum(files.column("num_records")).as_py() or 0)}
+
+
+def _commit_version_check(_context: Any, result: Any, _request: TableRequest) -> dict[str, int]:
+    return {"version": int(result.version)}
+
+
 def _deltalog_dvs_check(context: Any, table: Any, _request: TableRequest) -> dict[str, int]:
     import pyarrow.compute as pc
 
@@ -593,6 +666,28 @@ def _deltalake_dvs(context: Any, request: TableRequest, clock: Clock) -> Any:
     table = deltalake.DeltaTable(request["path"])
     clock.mark("open")
     return pa.table(table.deletion_vectors())
+
+
+def _deltalake_append(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalake, _ = context
+    properties = deltalake.WriterProperties(compression="ZSTD")
+    deltalake.write_deltalake(request["target"], request["input"], writer_properties=properties)
+
+
+def _deltalake_blind_append(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalake, _ = context
+    deltalake.write_deltalake(request["path"], request["input"], mode="append")
+
+
+def _deltalake_append_check(context: Any, _result: Any, request: TableRequest) -> dict[str, int]:
+    deltalake, _ = context
+    table = deltalake.DeltaTable(request["target"])
+    return _rows_written(Path(uri.removeprefix("file://")) for uri in table.file_uris())
+
+
+def _deltalake_version_check(context: Any, _result: Any, request: TableRequest) -> dict[str, int]:
+    deltalake, _ = context
+    return {"version": int(deltalake.DeltaTable(request["path"]).version())}
 
 
 def _deltalake_dvs_check(context: Any, table: Any, _request: TableRequest) -> dict[str, int]:
@@ -664,6 +759,29 @@ def _floor_dvs(context: Any, request: TableRequest, clock: Clock) -> FloorRead:
     paths = _floor_dv_files(context, read, Path(request["path"]))
     read.dv_bytes = sum(_read_all(paths, lambda path: len(path.read_bytes())))
     return read
+
+
+#: The floor's Parquet layout for appends.
+FLOOR_APPEND_FILE_ROWS = 4 << 20
+FLOOR_APPEND_GROUP_ROWS = 1 << 20
+
+
+def _floor_append(context: Any, request: TableRequest, clock: Clock) -> None:
+    import pyarrow.dataset as ds
+
+    data = request["input"]
+    ds.write_dataset(
+        data,
+        request["target"],
+        format="parquet",
+        file_options=ds.ParquetFileFormat().make_write_options(compression="zstd"),
+        max_rows_per_file=FLOOR_APPEND_FILE_ROWS,
+        max_rows_per_group=min(FLOOR_APPEND_GROUP_ROWS, FLOOR_APPEND_FILE_ROWS),
+    )
+
+
+def _floor_append_check(_context: Any, _result: Any, request: TableRequest) -> dict[str, int]:
+    return _rows_written(Path(request["target"]).rglob("*.parquet"))
 
 
 def _floor_read(
@@ -998,6 +1116,8 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "filtered": _deltalog_filtered,
             "time_travel": _deltalog_time_travel,
             "dvs": _deltalog_dvs,
+            "append": _deltalog_append,
+            "blind_append": _deltalog_blind_append,
         },
         {
             "open": _version_check,
@@ -1005,6 +1125,8 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "filtered": _files_check,
             "time_travel": _files_check,
             "dvs": _deltalog_dvs_check,
+            "append": _deltalog_append_check,
+            "blind_append": _commit_version_check,
         },
     ),
     "deltalake": (
@@ -1015,6 +1137,8 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "filtered": _deltalake_filtered,
             "time_travel": _deltalake_time_travel,
             "dvs": _deltalake_dvs,
+            "append": _deltalake_append,
+            "blind_append": _deltalake_blind_append,
         },
         {
             "open": _version_check,
@@ -1022,6 +1146,8 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "filtered": lambda _c, array, _r: {"files": len(array)},
             "time_travel": _files_check,
             "dvs": _deltalake_dvs_check,
+            "append": _deltalake_append_check,
+            "blind_append": _deltalake_version_check,
         },
     ),
     "floor": (
@@ -1032,6 +1158,7 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "filtered": _floor_filtered,
             "time_travel": _floor_time_travel,
             "dvs": _floor_dvs,
+            "append": _floor_append,
         },
         {
             "open": _floor_open_check,
@@ -1039,6 +1166,7 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "filtered": _no_check,
             "time_travel": _floor_files_check,
             "dvs": _floor_dvs_check,
+            "append": _floor_append_check,
         },
     ),
     "duckdb": (

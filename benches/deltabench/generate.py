@@ -208,6 +208,74 @@ def cached_table(cache_dir: Path, name: str, spec: LogSpec) -> TableInfo:
     return info
 
 
+def table_columns(spec: LogSpec) -> list[tuple[str, str]]:
+    """The columns of the table ``spec`` describes: (name, Delta primitive type), the partition
+    column (``part``) last when there is one."""
+    columns = [(column.name, column.kind) for column in _stats_schema(spec)]
+    return [*columns, ("part", "string")] if spec.partitions else columns
+
+
+@dataclass(frozen=True)
+class ArrowData:
+    """A generated Arrow IPC file: the data the write scenarios append."""
+
+    path: Path
+    rows: int
+    bytes: int
+    """The Arrow buffers' size in memory."""
+
+
+#: Rows per record batch of the generated Arrow data.
+ARROW_DATA_BATCH_ROWS = 1 << 20
+
+
+def cached_arrow_data(cache_dir: Path, name: str, rows: int, seed: int = 7) -> ArrowData:
+    """An Arrow IPC file of ``rows`` generated rows at cache_dir/<name>-<hash>.arrow, reused
+    when complete: ``id`` (long, ascending), ``value`` (double), ``name`` (a string of 10
+    characters out of 10,000), ``ts`` (timestamp, UTC), ``qty`` (int) and ``flag`` (boolean),
+    about 42 bytes a row. A pure function of ``rows`` and ``seed``."""
+    text = json.dumps({"generator": GENERATOR_VERSION, "rows": rows, "seed": seed})
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    path = Path(cache_dir) / f"{name}-{digest}.arrow"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".tmp")
+        _write_arrow_data(partial, rows, seed)
+        partial.replace(path)
+    with pa.memory_map(str(path)) as source:
+        table = pa.ipc.open_file(source).read_all()
+        return ArrowData(path, table.num_rows, table.nbytes)
+
+
+def _write_arrow_data(path: Path, rows: int, seed: int) -> None:
+    random = np.random.default_rng(seed)
+    names = pa.array([f"name-{k:05d}" for k in range(10_000)], type=pa.string())
+    schema = pa.schema(
+        [
+            ("id", pa.int64()),
+            ("value", pa.float64()),
+            ("name", pa.string()),
+            ("ts", pa.timestamp("us", tz="UTC")),
+            ("qty", pa.int32()),
+            ("flag", pa.bool_()),
+        ]
+    )
+    base_us = BASE_TIMESTAMP_MS * 1000
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+        for start in range(0, rows, ARROW_DATA_BATCH_ROWS):
+            count = min(ARROW_DATA_BATCH_ROWS, rows - start)
+            ids = np.arange(start, start + count, dtype=np.int64)
+            columns = [
+                pa.array(ids),
+                pa.array(random.normal(100.0, 25.0, count)),
+                names.take(pa.array(random.integers(0, len(names), count))),
+                pa.array(base_us + ids * 1_000, type=pa.timestamp("us", tz="UTC")),
+                pa.array(random.integers(0, 1_000, count, dtype=np.int32)),
+                pa.array(random.random(count) < 0.5),
+            ]
+            writer.write_batch(pa.record_batch(columns, schema=schema))
+
+
 def spec_hash(spec: LogSpec) -> str:
     """12 hex digits naming ``spec`` (and the generator version) in cache folders."""
     text = json.dumps({"generator": GENERATOR_VERSION, **dataclasses.asdict(spec)}, sort_keys=True)

@@ -1,13 +1,15 @@
 """The named benchmark scenarios (issue 4), their sizes, and the targets the report checks.
 
 Each scenario is a synthetic table (a ``LogSpec`` of ``deltabench.generate``) and the operations
-measured on it. Three size sets share the names: ``full`` (the issue's sizes), ``quick`` (about
+measured on it, or (``kind="data"``) generated Arrow data that the write operations append to a
+new table. Three size sets share the names: ``full`` (the issue's sizes), ``quick`` (about
 1/10, for a check of the whole pipeline in minutes) and ``smoke`` (a few tiny tables, for the
 test). Tables are written once into the data folder by ``generate.cached_table`` and reused.
 """
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +20,12 @@ SIZES: tuple[Size, ...] = ("full", "quick", "smoke")
 #: The operations of a table without deletion vectors (``dvs`` would have nothing to do).
 BASE_OPERATIONS = ("open", "list", "filtered", "time_travel")
 DV_OPERATIONS = (*BASE_OPERATIONS, "dvs")
+#: The operations of the large checkpointed table: reads, and a blind append on top.
+APPEND_OPERATIONS = (*BASE_OPERATIONS, "blind_append")
+#: Operations that change what they run on: the parent restores the table after each.
+WRITE_OPERATIONS = ("append", "blind_append")
+#: Rows of the data a blind append adds.
+BLIND_APPEND_ROWS = 1_000
 
 
 @dataclass(frozen=True)
@@ -26,8 +34,9 @@ class Scenario:
 
     name: str
     title: str  # what the table is, at this size
-    spec: dict[str, Any]  # the LogSpec fields (``log_spec`` builds the LogSpec)
+    spec: dict[str, Any]  # the LogSpec fields, or for ``data`` {"rows": N}
     operations: tuple[str, ...] = BASE_OPERATIONS
+    kind: Literal["log", "data"] = "log"
 
 
 @dataclass(frozen=True)
@@ -42,10 +51,13 @@ class Target:
     - ``filtered_share``: deltalog ``filtered`` time / deltalog ``list`` time <= ``threshold``
     - ``peak_memory``: deltalog's peak RSS (the whole process) of ``operation``, in GiB,
       < ``threshold``
+    - ``max_seconds``: deltalog's median time of ``operation``, in seconds, <= ``threshold``
     """
 
     scenario: str
-    kind: Literal["vs_floor", "speedup", "memory_share", "filtered_share", "peak_memory"]
+    kind: Literal[
+        "vs_floor", "speedup", "memory_share", "filtered_share", "peak_memory", "max_seconds"
+    ]
     operation: str
     threshold: float
     label: str
@@ -69,6 +81,15 @@ TARGETS: tuple[Target, ...] = (
     Target("dv_10k_files", "speedup", "dvs", 50.0, "all DVs to row masks >= 50x faster"),
     Target(
         "scale_5m_multipart", "peak_memory", "list", 3.0, "open + file list peak memory < 3 GiB"
+    ),
+    Target("append_1g", "vs_floor", "append", 1.2, "append within 1.2x of pyarrow's write"),
+    Target("append_1g", "speedup", "append", 1.0, "append faster than deltalake"),
+    Target(
+        "checkpoint_1m_stats",
+        "max_seconds",
+        "blind_append",
+        0.1,
+        "blind append of one small file under 100 ms",
     ),
 )
 
@@ -108,6 +129,7 @@ def scenarios(size: Size) -> list[Scenario]:
                 "removes_per_commit": 10,
                 "stats_columns": 5,
             },
+            APPEND_OPERATIONS,
         ),
         Scenario(
             "json_1m_adds",
@@ -144,6 +166,14 @@ def scenarios(size: Size) -> list[Scenario]:
                 "removes_per_commit": 10,
             },
         ),
+        Scenario(
+            "append_1g",
+            f"append {_count(25_000_000 // scale)} generated rows (about {1000 // scale:,} MB of "
+            "Arrow: long, double, string, timestamp, int, boolean) to a new table",
+            {"rows": 25_000_000 // scale},
+            ("append",),
+            "data",
+        ),
     ]
 
 
@@ -155,15 +185,28 @@ def log_spec(scenario: Scenario) -> Any:
 
 
 def prepare(scenario: Scenario, data_dir: Path) -> Any:
-    """Write the scenario's table into ``data_dir`` (or reuse it); its ``generate.TableInfo``."""
-    from deltabench.generate import cached_table
+    """Write the scenario's table into ``data_dir`` (or reuse it); its ``generate.TableInfo``,
+    or for a ``data`` scenario its ``generate.ArrowData``."""
+    from deltabench.generate import cached_arrow_data, cached_table
 
+    if scenario.kind == "data":
+        return cached_arrow_data(data_dir, scenario.name, int(scenario.spec["rows"]))
     return cached_table(data_dir, scenario.name, log_spec(scenario))
 
 
 def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
     """What a measurement child needs to know about the table (``engines.TableRequest``)."""
+    if scenario.kind == "data":
+        source = Path(info.path).resolve()
+        return {
+            "source": str(source),
+            "target": str(source.with_suffix(".target")),
+            "rows": int(info.rows),
+        }
+    from deltabench.generate import table_columns
+
     return {
+        "columns": table_columns(log_spec(scenario)),
         # The generator's partition column (BENCH_API.md), for the floor's JSON schema.
         "partition_columns": ["part"] if scenario.spec.get("partitions") else [],
         "path": str(Path(info.path).resolve()),
@@ -177,7 +220,10 @@ def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
 
 def expected_checks(info: Any) -> dict[str, dict[str, int]]:
     """The counts each operation should report, as the generator knows them."""
+    if not hasattr(info, "version"):
+        return {"append": {"rows": int(info.rows)}}
     expected = {
+        "blind_append": {"version": int(info.version) + 1},
         "open": {"version": int(info.version)},
         "list": {"files": int(info.num_files)},
         "filtered": {"files": int(info.one_percent_files)},
@@ -190,7 +236,9 @@ def expected_checks(info: Any) -> dict[str, dict[str, int]]:
 
 
 def table_summary(info: Any) -> dict[str, Any]:
-    """The table facts the report shows (JSON-able)."""
+    """The table facts the report shows (JSON-able); none for generated data."""
+    if not hasattr(info, "version"):
+        return {}
     return {
         "path": str(info.path),
         "version": int(info.version),
@@ -206,14 +254,58 @@ def table_summary(info: Any) -> dict[str, Any]:
 
 
 def warm_page_cache(info: Any) -> int:
-    """Read every file of the table once, so that no engine pays for a cold disk; the bytes."""
+    """Read every file of the table (or the data file) once, so that no engine pays for a cold
+    disk; the bytes."""
     total = 0
-    for path in Path(info.path).rglob("*"):
+    root = Path(info.path)
+    for path in [root] if root.is_file() else root.rglob("*"):
         if path.is_file():
             with path.open("rb") as handle:
                 while chunk := handle.read(1 << 24):
                     total += len(chunk)
     return total
+
+
+@dataclass(frozen=True)
+class WriteUndo:
+    """What a write operation may change, recorded before it, to restore afterwards."""
+
+    files: frozenset[Path]
+    last_checkpoint: bytes | None
+
+
+def before_write(request: dict[str, Any], operation: str) -> WriteUndo | None:
+    """Clears the target of an ``append``; records the table of a ``blind_append``; ``None``
+    for other operations."""
+    if operation == "append":
+        shutil.rmtree(request["target"], ignore_errors=True)
+        return WriteUndo(frozenset(), None)
+    if operation != "blind_append":
+        return None
+    root = Path(request["path"])
+    last_checkpoint = root / "_delta_log" / "_last_checkpoint"
+    saved = last_checkpoint.read_bytes() if last_checkpoint.is_file() else None
+    return WriteUndo(frozenset(root.rglob("*")), saved)
+
+
+def undo_write(request: dict[str, Any], operation: str, undo: WriteUndo | None) -> None:
+    """Puts back what :func:`before_write` recorded: the appended table is deleted; the files a
+    blind append (and its post-commit work) wrote are deleted and ``_last_checkpoint`` is
+    restored, so every run appends to the same table."""
+    if undo is None:
+        return
+    if operation == "append":
+        shutil.rmtree(request["target"], ignore_errors=True)
+        return
+    root = Path(request["path"])
+    created = sorted(set(root.rglob("*")) - undo.files, key=lambda path: len(path.parts))
+    for path in reversed(created):
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    if undo.last_checkpoint is not None:
+        (root / "_delta_log" / "_last_checkpoint").write_bytes(undo.last_checkpoint)
 
 
 def _smoke() -> list[Scenario]:
@@ -230,6 +322,7 @@ def _smoke() -> list[Scenario]:
                 "adds_per_commit": 10,
                 "removes_per_commit": 2,
             },
+            APPEND_OPERATIONS,
         ),
         Scenario(
             "json_1m_adds",
@@ -250,6 +343,9 @@ def _smoke() -> list[Scenario]:
                 "rows_per_file": 100,
             },
             DV_OPERATIONS,
+        ),
+        Scenario(
+            "append_1g", "smoke: append 20k generated rows", {"rows": 20_000}, ("append",), "data"
         ),
     ]
 
