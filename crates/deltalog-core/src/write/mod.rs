@@ -130,7 +130,7 @@ impl std::error::Error for WriteFailure {
 /// The Parquet compression codec of data files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Codec {
-    /// Zstandard (level 3), `.zstd.parquet`.
+    /// Zstandard (level 1), `.zstd.parquet`.
     #[default]
     Zstd,
     /// Snappy, `.snappy.parquet` (Spark's default).
