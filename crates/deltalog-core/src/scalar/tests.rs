@@ -118,7 +118,7 @@ fn user_timestamps_read_like_python_iso_8601() {
 
 #[test]
 fn values_format_as_delta_writes_them() {
-    let partition = |value: Scalar| to_partition_value(&value, &utc()).unwrap();
+    let partition = |value: Scalar| to_partition_value(&value).unwrap();
     assert_eq!(partition(Scalar::Null), None);
     assert_eq!(partition(Scalar::Boolean(true)).as_deref(), Some("true"));
     assert_eq!(partition(Scalar::Int8(-5)).as_deref(), Some("-5"));
@@ -137,16 +137,21 @@ fn values_format_as_delta_writes_them() {
         partition(Scalar::Date(18878)).as_deref(),
         Some("2021-09-08")
     );
+    // As Delta on Spark 4 writes them: timestamps in ISO-8601 UTC with six fractional
+    // digits, timestamp_ntz as wall-clock text without trailing zeros.
     assert_eq!(
-        partition(Scalar::Timestamp(123_456)).as_deref(),
-        Some("1970-01-01 00:00:00.123456")
+        partition(Scalar::Timestamp(1_714_547_472 * SECOND + 500_000)).as_deref(),
+        Some("2024-05-01T07:11:12.500000Z")
     );
-    let la = SessionTimeZone::parse("America/Los_Angeles").unwrap();
     assert_eq!(
-        to_partition_value(&Scalar::Timestamp(1_631_124_671 * SECOND), &la).unwrap(),
-        Some("2021-09-08 11:11:11".to_string())
+        partition(Scalar::TimestampNtz(1_714_521_600 * SECOND + 250_000)).as_deref(),
+        Some("2024-05-01 00:00:00.25")
     );
-    assert!(to_partition_value(&Scalar::Binary(vec![0xff]), &utc()).is_err());
+    assert_eq!(
+        partition(Scalar::TimestampNtz(1_714_521_600 * SECOND)).as_deref(),
+        Some("2024-05-01 00:00:00")
+    );
+    assert!(to_partition_value(&Scalar::Binary(vec![0xff])).is_err());
 
     assert_eq!(
         to_stats_value(&Scalar::Utf8("a\"b".into())).unwrap(),
@@ -296,7 +301,7 @@ proptest! {
 
     #[test]
     fn partition_values_round_trip((value, ty) in typed_value(), zone in session_zone()) {
-        let text = to_partition_value(&value, &zone).unwrap();
+        let text = to_partition_value(&value).unwrap();
         let empty_string = value == Scalar::Utf8(String::new());
         let back = parse_partition_value(text.as_deref(), ty, &zone).unwrap();
         // The empty string is NULL for every type (spec "Partition Value Serialization").
@@ -307,7 +312,7 @@ proptest! {
     #[test]
     fn binary_partition_values_round_trip(text in ".+") {
         let value = Scalar::Binary(text.clone().into_bytes());
-        let written = to_partition_value(&value, &utc()).unwrap();
+        let written = to_partition_value(&value).unwrap();
         prop_assert_eq!(written.as_deref(), Some(text.as_str()));
         let back = parse_partition_value(written.as_deref(), ScalarType::Binary, &utc());
         prop_assert_eq!(back, Ok(value));

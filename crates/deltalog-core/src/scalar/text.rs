@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::decimal::{format_decimal, parse_decimal_literal};
 use super::time::{
-    format_date, format_timestamp, format_timestamp_millis, parse_date, parse_timestamp,
+    format_date, format_timestamp, format_timestamp_millis, format_timestamp_utc, parse_date, parse_timestamp,
     SessionTimeZone,
 };
 #[cfg(test)]
@@ -66,14 +66,12 @@ pub(crate) fn parse_partition_value(
 ///
 /// Booleans `true`/`false`; integers in decimal; floats in Rust's shortest round-tripping
 /// form (`1.5`, `1e300`) and `NaN`, `Infinity`, `-Infinity`; decimals with exactly their
-/// scale's fractional digits; dates `yyyy-MM-dd`; timestamps as the wall-clock time in
-/// `session_tz`, `yyyy-MM-dd HH:mm:ss[.ffffff]`; `timestamp_ntz` the same without conversion;
-/// strings as they are; binary as its bytes when they are UTF-8. Binary that is not UTF-8 and
-/// values outside the calendar range are an [`crate::Error::InvalidArgument`].
-pub(crate) fn to_partition_value(
-    value: &Scalar,
-    session_tz: &SessionTimeZone,
-) -> Result<Option<String>> {
+/// scale's fractional digits; dates `yyyy-MM-dd`; timestamps in ISO-8601 UTC,
+/// `yyyy-MM-ddTHH:mm:ss.ffffffZ` (as Delta on Spark writes them: no time zone needed to read
+/// them back); `timestamp_ntz` as `yyyy-MM-dd HH:mm:ss[.f]`, the fraction without trailing
+/// zeros; strings as they are; binary as its bytes when they are UTF-8. Binary that is not
+/// UTF-8 and values outside the calendar range are an [`crate::Error::InvalidArgument`].
+pub(crate) fn to_partition_value(value: &Scalar) -> Result<Option<String>> {
     let out_of_range = || invalid(format!("{value} cannot be written as a partition value"));
     Ok(Some(match value {
         Scalar::Null => return Ok(None),
@@ -88,10 +86,7 @@ pub(crate) fn to_partition_value(
         Scalar::Utf8(text) => text.clone(),
         Scalar::Binary(bytes) => String::from_utf8(bytes.clone()).map_err(|_| out_of_range())?,
         Scalar::Date(days) => format_date(*days).ok_or_else(out_of_range)?,
-        Scalar::Timestamp(micros) => {
-            let local = session_tz.utc_to_local(*micros).ok_or_else(out_of_range)?;
-            format_timestamp(local.and_utc().timestamp_micros()).ok_or_else(out_of_range)?
-        }
+        Scalar::Timestamp(micros) => format_timestamp_utc(*micros).ok_or_else(out_of_range)?,
         Scalar::TimestampNtz(micros) => format_timestamp(*micros).ok_or_else(out_of_range)?,
     }))
 }

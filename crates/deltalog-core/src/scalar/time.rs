@@ -198,17 +198,23 @@ pub(crate) fn format_date(days: i32) -> Option<String> {
     Some(date.format("%Y-%m-%d").to_string())
 }
 
-/// `yyyy-MM-dd HH:mm:ss` of microseconds since the epoch read as a wall-clock time, with
-/// `.ffffff` when the value has a fraction of a second (the form of the spec's "Partition
-/// Value Serialization" and of SQL literals). `None` outside chrono's range.
+/// `yyyy-MM-dd HH:mm:ss` of microseconds since the epoch read as a wall-clock time, with the
+/// fraction of a second when there is one, trailing zeros dropped (`.25`), as Spark casts a
+/// timestamp to text: the form of the spec's "Partition Value Serialization" for
+/// `timestamp_ntz` and of SQL literals. `None` outside chrono's range.
 pub(crate) fn format_timestamp(micros: i64) -> Option<String> {
     let time = DateTime::from_timestamp_micros(micros)?;
-    let format = if micros.rem_euclid(MICROS_PER_SECOND) == 0 {
-        "%Y-%m-%d %H:%M:%S"
-    } else {
-        "%Y-%m-%d %H:%M:%S%.6f"
-    };
-    Some(time.naive_utc().format(format).to_string())
+    let text = time.naive_utc().format("%Y-%m-%d %H:%M:%S%.6f").to_string();
+    Some(text.trim_end_matches('0').trim_end_matches('.').to_string())
+}
+
+/// `yyyy-MM-ddTHH:mm:ss.ffffffZ` of microseconds since the epoch: the ISO-8601 UTC form the
+/// spec's "Partition Value Serialization" allows for `timestamp`, which Delta on Spark writes
+/// (its `utcTimestampPartitionValues`, on by default) and which needs no time zone to read.
+/// `None` outside chrono's range.
+pub(crate) fn format_timestamp_utc(micros: i64) -> Option<String> {
+    let time = DateTime::from_timestamp_micros(micros)?;
+    Some(time.naive_utc().format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string())
 }
 
 /// `yyyy-MM-ddTHH:mm:ss.SSS` of microseconds since the epoch, truncated (towards the past) to

@@ -54,7 +54,6 @@ use arrow_array::RecordBatch;
 use futures::{Stream, StreamExt};
 
 use crate::error::{Error, Result};
-use crate::scalar::SessionTimeZone;
 use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
 
@@ -154,9 +153,6 @@ pub struct WriterOptions {
     pub codec: Codec,
     /// A file holds at most this many rows (Spark's `maxRecordsPerFile`). Default `None`.
     pub max_records_per_file: Option<u64>,
-    /// The zone `timestamp` partition values are written in (their text has no zone; spec
-    /// "Partition Value Serialization"). Default UTC.
-    pub partition_time_zone: SessionTimeZone,
     /// The part size of multipart uploads, and the size below which a file is written with one
     /// put. Default `crate::storage::upload::DEFAULT_PART_SIZE`.
     pub upload_part_size: usize,
@@ -170,7 +166,6 @@ impl Default for WriterOptions {
             row_group_rows: DEFAULT_ROW_GROUP_ROWS,
             codec: Codec::Zstd,
             max_records_per_file: None,
-            partition_time_zone: SessionTimeZone::utc(),
             upload_part_size: crate::storage::upload::DEFAULT_PART_SIZE,
         }
     }
