@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import random
+import time
 import traceback
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -161,6 +163,7 @@ def read_then_append(
             conflicts.append(type(conflict).__name__)
             if len(conflicts) > MAX_CONFLICTS:
                 raise
+            time.sleep(random.uniform(0, 0.01 * min(len(conflicts), 20)))
             continue
         return Ack("rmw", writer, seq, result.version, 1, snapshot.version, seen)
 
