@@ -151,6 +151,24 @@ def test_generated_columns(spark: Any, tmp_path: Path) -> None:
     assert_same_rows(ours(paths[1]), spark_rows(spark, paths[1]), "we read what Spark reads")
 
 
+def test_generation_expressions_we_cannot_evaluate_are_refused(spark: Any, tmp_path: Path) -> None:
+    """Spark computes ``id * 2``; our expression language has no arithmetic, so our writer
+    refuses the table up front (a typed error, no data file, no commit) instead of writing
+    rows Spark would reject."""
+    path = tmp_path / "arithmetic"
+    spark.sql(
+        f"CREATE TABLE delta.`{path}` (id BIGINT, twice BIGINT GENERATED ALWAYS AS (id * 2)) "
+        "USING delta"
+    )
+    with pytest.raises(deltalog.UnsupportedFeatureError) as refused:
+        deltalog.write_table(path, pa.table({"id": [1]}))
+    assert "twice" in str(refused.value)
+    assert not refused.value.unreferenced_files
+    assert versions(path) == 0
+    spark.sql(f"INSERT INTO delta.`{path}` (id) VALUES (1)")
+    assert ours(path).to_pylist() == [{"id": 1, "twice": 2}]
+
+
 @pytest.mark.parametrize(("start", "step"), [(10, 5), (-1, -3)])
 def test_identity_columns(spark: Any, tmp_path: Path, start: int, step: int) -> None:
     """Values start + k·step above the high-water mark, the mark kept in the schema; Spark
