@@ -393,6 +393,14 @@ class Transaction(Frozen):
         selected = None if paths is None else list(paths)
         return self._raw.remove_files(filter, selected)
 
+    def record_read(self, filter: Filter = None) -> int:
+        """Records that what this transaction writes depends on the rows matching ``filter``
+        (every row when ``None``), as a query reading them would: a concurrent commit that
+        adds rows which may match (``Serializable``: any commit; ``WriteSerializable``: one
+        that is not a blind append) or removes a file read then makes :meth:`commit` raise
+        a :class:`CommitConflictError` subclass. Returns how many files were read."""
+        return self._raw.record_read(filter)
+
     def app_version(self, app_id: str) -> int | None:
         """The version of application ``app_id`` in the version read (recorded as read)."""
         return self._raw.app_version(app_id)

@@ -109,6 +109,19 @@ impl RawTransaction {
         outcome.map_err(|error| to_py_err(py, error))
     }
 
+    /// Records a read of the rows matching `filter` (every row when `None`) for conflict
+    /// checks; returns how many files were read.
+    #[pyo3(signature = (filter=None))]
+    fn record_read(&self, py: Python<'_>, filter: Option<PyFilter>) -> PyResult<usize> {
+        let (mut tx, filter) = (self.take(py)?, PyFilter::expr(filter));
+        let (tx, outcome) = wait_for_future(py, move || async move {
+            let outcome = tx.transaction_mut().record_read(filter.as_ref()).await;
+            Ok((tx, outcome))
+        })?;
+        *lock(&self.inner) = Some(tx);
+        outcome.map_err(|error| to_py_err(py, error))
+    }
+
     /// Stages the `txn` of `app_id` at `version`.
     fn set_app_version(&self, py: Python<'_>, app_id: &str, version: i64) -> PyResult<()> {
         self.with(py, |tx| {

@@ -177,7 +177,6 @@ pub(crate) fn log_file_name(version: u64, kind: &LogFileKind) -> String {
 }
 
 /// `<v>.json` (catalogue A-03).
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn commit_file_name(version: u64) -> String {
     format!("{version:020}.json")

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::error::{Error, Result};
+use crate::error::{ConflictKind, Error, Result};
 use crate::schema::StructType;
 use crate::table::{SnapshotAt, Table};
 use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID};
@@ -60,29 +60,55 @@ impl CreateMode {
 ///
 /// Errors: [`Error::NotAllowed`] for an existing table under [`CreateMode::ErrorIfExists`];
 /// [`Error::InvalidArgument`] for partition columns not in the schema or bad properties.
+/// When another writer creates the table between the check and the commit, the loser gets
+/// the [`Error::CommitConflict`] of kind [`ConflictKind::ProtocolChanged`] (as Delta on
+/// Spark), except under [`CreateMode::Ignore`], where the table now existing means nothing
+/// is to be done.
 pub async fn create_table(
     table: &Table,
     create: CreateTable,
     mode: CreateMode,
 ) -> Result<TableCommit> {
     if !crate::log::has_log_files(table.storage()).await? {
-        let result = table.create(new_table_spec(create)?).await?;
-        return Ok(committed(result));
+        return match table.create(new_table_spec(create)?).await {
+            Ok(result) => Ok(committed(result)),
+            Err(error) if mode == CreateMode::Ignore && is_lost_creation_race(&error) => {
+                ignored(table).await
+            }
+            Err(error) => Err(error),
+        };
     }
     match mode {
         CreateMode::ErrorIfExists => Err(Error::NotAllowed(format!(
             "a Delta table already exists at {} (mode 'error'; use 'ignore' or 'overwrite')",
             table.uri()
         ))),
-        CreateMode::Ignore => Ok(TableCommit {
-            version: table.latest_version().await?,
-            committed: false,
-            retries: 0,
-            snapshot: None,
-            metrics: BTreeMap::new(),
-        }),
+        CreateMode::Ignore => ignored(table).await,
         CreateMode::Overwrite => replace(table, create).await,
     }
+}
+
+/// Nothing committed: the table exists.
+async fn ignored(table: &Table) -> Result<TableCommit> {
+    Ok(TableCommit {
+        version: table.latest_version().await?,
+        committed: false,
+        retries: 0,
+        snapshot: None,
+        metrics: BTreeMap::new(),
+    })
+}
+
+/// True for the conflict of a creator that lost the race for version 0 to another creator.
+fn is_lost_creation_race(error: &Error) -> bool {
+    matches!(
+        error,
+        Error::CommitConflict {
+            kind: ConflictKind::ProtocolChanged,
+            version: 0,
+            ..
+        }
+    )
 }
 
 /// The spec of version 0 for `create`, with column mapping assigned.

@@ -71,6 +71,8 @@ pub struct Storage {
     root: Path,
     log: Path,
     io: IoConfig,
+    /// False when the user opted out of conditional puts (see [`Storage::open`]).
+    conditional_put: bool,
 }
 
 impl std::fmt::Debug for Storage {
@@ -85,11 +87,26 @@ impl Storage {
     /// Opens the table root at `uri`: a local path (relative or absolute) or a URL with a scheme
     /// object_store knows (`file`, `s3`/`s3a`, `gs`, `az`/`abfss`, `memory`). `options` go to the
     /// store's builder (`aws_endpoint`, `aws_access_key_id`, ...). Nothing is read yet.
+    ///
+    /// On S3, commits are conditional puts (`If-None-Match: *`, object_store's
+    /// `aws_conditional_put=etag`), set explicitly whatever the builder's default. The only
+    /// way out is explicit: `aws_conditional_put=disabled`, for stores without conditional
+    /// writes; [`Storage::put_if_absent`] then checks and writes in two requests, which is
+    /// safe for one writer at a time only (reliability notes §2.3).
     pub fn open(uri: &str, options: &HashMap<String, String>) -> Result<Storage> {
         let root_url = table_root_url(uri)?;
+        let mut options = options.clone();
+        let conditional_put = match root_url.scheme() {
+            "s3" => conditional_put_on_s3(&mut options),
+            _ => true,
+        };
         let (store, root) = object_store::parse_url_opts(&root_url, options.iter())
             .map_err(|source| Error::storage(uri, source))?;
-        Ok(Storage::with_store(Arc::from(store), root_url, root))
+        let storage = Storage::with_store(Arc::from(store), root_url, root);
+        Ok(Storage {
+            conditional_put,
+            ..storage
+        })
     }
 
     /// A table at `root` (a path in `store`), known to callers as `root_url`.
@@ -101,7 +118,24 @@ impl Storage {
             root,
             log,
             io: IoConfig::default(),
+            conditional_put: true,
         }
+    }
+
+    /// This storage writing new objects without preconditions: a check for the object, then
+    /// a plain put (what `aws_conditional_put=disabled` selects on S3). Safe for one writer at
+    /// a time only.
+    pub fn without_conditional_put(self) -> Storage {
+        Storage {
+            conditional_put: false,
+            ..self
+        }
+    }
+
+    /// False when new objects are written without preconditions
+    /// ([`Storage::without_conditional_put`]).
+    pub fn has_conditional_put(&self) -> bool {
+        self.conditional_put
     }
 
     /// This storage with the IO knobs `io`.
@@ -233,13 +267,22 @@ impl Storage {
 
     /// [`Storage::upload`] with parts of `part_size` bytes.
     pub fn upload_with_part_size(&self, path: &Path, part_size: usize) -> ObjectUpload {
-        ObjectUpload::new(self.store.clone(), path.clone(), part_size)
+        let mode = match self.conditional_put {
+            true => PutMode::Create,
+            false => PutMode::Overwrite,
+        };
+        ObjectUpload::new(self.store.clone(), path.clone(), part_size, mode)
     }
 
     /// Writes `bytes` to `path` only if nothing is there yet. Returns `Ok(false)` when another
     /// writer got there first; the existing object is never overwritten (spec: writers must
-    /// never overwrite an existing log entry).
+    /// never overwrite an existing log entry). Without conditional puts
+    /// ([`Storage::without_conditional_put`]) the check and the write are two requests: a
+    /// concurrent writer can slip in between them.
     pub async fn put_if_absent(&self, path: &Path, bytes: Bytes) -> Result<bool> {
+        if !self.conditional_put {
+            return self.check_then_put(path, bytes).await;
+        }
         let options = PutOptions {
             mode: PutMode::Create,
             ..PutOptions::default()
@@ -253,6 +296,15 @@ impl Storage {
             Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
             Err(source) => Err(Error::storage(path.as_ref(), source)),
         }
+    }
+
+    async fn check_then_put(&self, path: &Path, bytes: Bytes) -> Result<bool> {
+        match self.store.head(path).await {
+            Ok(_) => return Ok(false),
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(source) => return Err(Error::storage(path.as_ref(), source)),
+        }
+        self.put(path, bytes).await.map(|()| true)
     }
 
     /// Writes `bytes` to `path`, replacing what is there (for `_last_checkpoint` only).
@@ -328,6 +380,31 @@ fn invalid_path(path: &str, reason: &str) -> Error {
     }
 }
 
+/// Whether commits to S3 with `options` use conditional puts: yes unless the options say
+/// `aws_conditional_put` (or `conditional_put`) is `disabled`; otherwise it is set to `etag`
+/// (`If-None-Match` / `If-Match`), so that no builder default decides.
+fn conditional_put_on_s3(options: &mut HashMap<String, String>) -> bool {
+    const KEYS: [&str; 2] = ["aws_conditional_put", "conditional_put"];
+    let given: Vec<String> = options
+        .keys()
+        .filter(|key| KEYS.contains(&key.to_ascii_lowercase().as_str()))
+        .cloned()
+        .collect();
+    let values: Vec<String> = given
+        .iter()
+        .filter_map(|key| options.remove(key))
+        .map(|value| value.trim().to_ascii_lowercase())
+        .collect();
+    let disabled = values.iter().any(|value| value == "disabled");
+    let value = match (disabled, values.last()) {
+        (true, _) => "disabled".to_string(),
+        (false, Some(value)) => value.clone(),
+        (false, None) => "etag".to_string(),
+    };
+    options.insert(KEYS[0].to_string(), value);
+    !disabled
+}
+
 /// The table root URL for `uri`, with a trailing slash. Local paths become absolute `file://`
 /// URLs; `s3a` is read as `s3`.
 pub(crate) fn table_root_url(uri: &str) -> Result<Url> {
@@ -370,6 +447,47 @@ mod tests {
 
     fn local(dir: &str) -> Storage {
         Storage::open(dir, &HashMap::new()).unwrap()
+    }
+
+    fn s3_options(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        let mut options: HashMap<String, String> = [
+            ("aws_endpoint", "http://127.0.0.1:1"),
+            ("aws_allow_http", "true"),
+            ("aws_access_key_id", "k"),
+            ("aws_secret_access_key", "s"),
+            ("aws_region", "us-east-1"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        options.extend(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        options
+    }
+
+    #[test]
+    fn s3_commits_are_conditional_unless_disabled_explicitly() {
+        let default = Storage::open("s3://b/t", &s3_options(&[])).unwrap();
+        assert!(default.has_conditional_put());
+        let etag = Storage::open("s3://b/t", &s3_options(&[("aws_conditional_put", "etag")]));
+        assert!(etag.unwrap().has_conditional_put());
+        let disabled = [("AWS_CONDITIONAL_PUT", "Disabled")];
+        let opted_out = Storage::open("s3://b/t", &s3_options(&disabled)).unwrap();
+        assert!(!opted_out.has_conditional_put());
+        assert!(local("/tmp/t").has_conditional_put());
+    }
+
+    #[tokio::test]
+    async fn without_conditional_put_an_existing_object_is_still_not_replaced() {
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        let root = Url::parse("memory:///t/").unwrap();
+        let storage = Storage::with_store(store, root, Path::from("t")).without_conditional_put();
+        let path = storage.log_file("00000000000000000000.json");
+        assert!(storage.put_if_absent(&path, Bytes::from("a")).await.unwrap());
+        assert!(!storage.put_if_absent(&path, Bytes::from("b")).await.unwrap());
+        assert_eq!(storage.read(&path).await.unwrap(), Bytes::from("a"));
+        let mut upload = storage.upload(&storage.log_file("x"));
+        upload.put(Bytes::from("data")).await.unwrap();
+        assert_eq!(upload.finish().await.unwrap(), 4);
     }
 
     #[test]

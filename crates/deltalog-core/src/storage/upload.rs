@@ -29,6 +29,9 @@ pub struct ObjectUpload {
     part_size: usize,
     written: u64,
     state: State,
+    /// How a small object is put: `Create` (never replacing), or `Overwrite` for stores
+    /// written without preconditions.
+    mode: PutMode,
 }
 
 enum State {
@@ -48,13 +51,19 @@ impl std::fmt::Debug for ObjectUpload {
 }
 
 impl ObjectUpload {
-    pub(super) fn new(store: Arc<dyn ObjectStore>, path: Path, part_size: usize) -> Self {
+    pub(super) fn new(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        part_size: usize,
+        mode: PutMode,
+    ) -> Self {
         ObjectUpload {
             store,
             path,
             part_size: part_size.max(1),
             written: 0,
             state: State::Buffered(Vec::new(), 0),
+            mode,
         }
     }
 
@@ -106,14 +115,15 @@ impl ObjectUpload {
 
     /// Completes the object and returns its size in bytes. A small object is written with one
     /// put that never replaces an existing object (an object already at the path is an
-    /// [`Error::Storage`]); a multipart upload is completed.
+    /// [`Error::Storage`]), unless the storage writes without preconditions; a multipart
+    /// upload is completed.
     pub async fn finish(self) -> Result<u64> {
         let path = self.path;
         match self.state {
             State::Buffered(chunks, _) => {
                 let payload: PutPayload = chunks.into_iter().collect();
                 let options = PutOptions {
-                    mode: PutMode::Create,
+                    mode: self.mode,
                     ..PutOptions::default()
                 };
                 self.store

@@ -16,6 +16,7 @@ use futures::future::BoxFuture;
 
 use crate::commit::read_commit_info;
 use crate::error::{Error, Result};
+use crate::log::path::commit_file_name;
 use crate::storage::Storage;
 
 /// What became of one attempt to write a commit file.
@@ -64,11 +65,6 @@ impl Committer for FileSystemCommitter {
             })
         })
     }
-}
-
-/// The name of the commit file of `version` (`00000000000000000007.json`).
-pub(crate) fn commit_file_name(version: u64) -> String {
-    format!("{version:020}.json")
 }
 
 /// The outcome of [`attempt`], every unknown resolved.

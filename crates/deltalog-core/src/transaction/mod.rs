@@ -241,7 +241,7 @@ impl Table {
     /// [`Error::InvalidArgument`] for partition columns not in the schema, or column mapping
     /// asked for on a schema without physical names and ids. A creator that loses the race
     /// for version 0 gets an [`Error::CommitConflict`] of kind
-    /// [`ConflictKind::ProtocolChanged`] from [`Transaction::commit`].
+    /// [`ConflictKind::ProtocolChanged`] from [`Transaction::commit`], as Delta on Spark.
     pub async fn create_transaction(&self, spec: TableSpec) -> Result<Transaction> {
         if crate::log::has_log_files(self.storage()).await? {
             return Err(Error::NotAllowed(format!(
@@ -485,6 +485,32 @@ impl Transaction {
             Some(filter) => self.read_predicates.push(filter.clone()),
         }
         Ok(removed)
+    }
+
+    /// Records that what this transaction writes depends on the rows of the snapshot read
+    /// matching `filter` (any columns), or on every row (`None`): the filter becomes a read
+    /// predicate and the files that may hold such rows read files, so that a concurrent
+    /// commit adding rows that may match (under the isolation level's rules) or removing a
+    /// file read is a conflict (reliability notes §1.3). Returns how many files were read.
+    ///
+    /// Errors: [`Error::InvalidArgument`] for a transaction without a snapshot
+    /// ([`Table::append_transaction`]).
+    pub async fn record_read(&mut self, filter: Option<&Expr>) -> Result<usize> {
+        let snapshot = self.require_snapshot("record a read")?.clone();
+        let Some(filter) = filter else {
+            self.read_whole_table = true;
+            return Ok(snapshot.num_files());
+        };
+        let (_, files) = snapshot.file_list(&FileListOptions::default()).await?;
+        let mut read = 0;
+        for (adds, listed) in snapshot.add_actions().iter().zip(&files) {
+            let mask = files_may_match(filter, &file_list_stats(listed)?)?;
+            read += mask.true_count();
+            let selected = select(adds, &mask)?;
+            self.record_read_files(paths(&selected).iter().map(String::as_str));
+        }
+        self.read_predicates.push(filter.clone());
+        Ok(read)
     }
 
     /// Records that the transaction read the files matching `predicate` (over partition
@@ -806,12 +832,7 @@ impl Transaction {
                 return Ok(Winners::Ours(file.version));
             }
             if self.read.version.is_none() {
-                return Err(Error::CommitConflict {
-                    kind: ConflictKind::ProtocolChanged,
-                    version: file.version,
-                    table: self.table.uri().to_string(),
-                    reason: "another writer created the table concurrently".into(),
-                });
+                return Err(lost_creation_race(self.table.uri(), file.version));
             }
             let winner = conflict::Winner {
                 version: file.version,
@@ -1114,6 +1135,22 @@ enum Winners {
 }
 
 /// The name of an isolation level as `commitInfo.isolationLevel` spells it.
+/// The error of a transaction creating the table when another writer committed version 0
+/// first: [`ConflictKind::ProtocolChanged`], as Delta on Spark reports it (its
+/// `ConflictChecker` meets the winner's `protocol` first; `DELTA_PROTOCOL_CHANGED` with "This
+/// happens when multiple writers are writing to an empty directory").
+fn lost_creation_race(table: &str, version: u64) -> Error {
+    Error::CommitConflict {
+        kind: ConflictKind::ProtocolChanged,
+        version,
+        table: table.to_string(),
+        reason: "another writer created the table concurrently (this happens when several \
+                 writers write to an empty directory; creating the table ahead of time \
+                 avoids it); nothing was committed"
+            .into(),
+    }
+}
+
 pub(crate) fn isolation_name(level: IsolationLevel) -> &'static str {
     match level {
         IsolationLevel::Serializable => "Serializable",

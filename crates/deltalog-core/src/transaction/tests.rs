@@ -7,6 +7,7 @@ use futures::future::BoxFuture;
 
 use super::*;
 use crate::commit::DecodedActions;
+use crate::log::path::commit_file_name;
 use crate::schema::{PrimitiveType, StructField};
 use crate::storage::Storage;
 
@@ -58,7 +59,7 @@ async fn append(table: &Table, files: &[AddFile]) -> CommitResult {
 async fn decoded(table: &Table, version: u64) -> DecodedActions {
     let path = table
         .storage()
-        .log_file(&committer::commit_file_name(version));
+        .log_file(&commit_file_name(version));
     let bytes = table.storage().read(&path).await.unwrap();
     let options = DecodeOptions {
         from_checkpoint: false,
@@ -186,7 +187,7 @@ impl Committer for Unreadable {
         _: Bytes,
     ) -> BoxFuture<'a, Result<CommitOutcome>> {
         Box::pin(async move {
-            let path = storage.log_file(&committer::commit_file_name(version));
+            let path = storage.log_file(&commit_file_name(version));
             storage.put(&path, Bytes::from("{\"commitInfo\":{")).await?;
             Err(Error::storage(
                 "x",
@@ -463,7 +464,7 @@ async fn in_commit_timestamps_follow_the_winner() {
     let winner = format!(
         "{{\"commitInfo\":{{\"inCommitTimestamp\":{future},\"timestamp\":1,\"operation\":\"WRITE\",\"isBlindAppend\":true}}}}\n"
     );
-    let path = table.storage().log_file(&committer::commit_file_name(1));
+    let path = table.storage().log_file(&commit_file_name(1));
     assert!(table
         .storage()
         .put_if_absent(&path, Bytes::from(winner))
@@ -543,7 +544,7 @@ async fn unknown_writer_features_are_refused_and_nothing_is_written() {
         encode::protocol_line(&protocol),
         encode::metadata_line(&metadata)
     );
-    let path = table.storage().log_file(&committer::commit_file_name(0));
+    let path = table.storage().log_file(&commit_file_name(0));
     table.storage().put(&path, Bytes::from(text)).await.unwrap();
     let mut tx = table.transaction("WRITE").await.unwrap();
     tx.add(&[file("a", "x", 1)]).unwrap();
@@ -610,6 +611,52 @@ async fn remove_where_records_the_read_predicate() {
     assert_eq!(kind(&error), ConflictKind::ConcurrentAppend, "{error}");
 }
 
+/// A read-then-append: reads `filter` (every row when `None`), appends one file to `p=z`.
+async fn read_then_append(
+    snapshot: &Snapshot,
+    filter: Option<&Expr>,
+    level: IsolationLevel,
+) -> Transaction {
+    let mut tx = snapshot.transaction("WRITE").with_isolation_level(level);
+    tx.record_read(filter).await.unwrap();
+    tx.add(&[file(&uuid::Uuid::new_v4().to_string(), "z", 1)])
+        .unwrap();
+    tx
+}
+
+#[tokio::test]
+async fn recorded_reads_conflict_as_the_isolation_level_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = created(&dir, &[]).await;
+    append(&table, &[file("a", "x", 1), file("b", "y", 1)]).await;
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    let read_x = Expr::column("p").compare(crate::expr::CompareOp::Eq, Expr::literal("x"));
+    let serializable = IsolationLevel::Serializable;
+    let whole = read_then_append(&snapshot, None, serializable).await;
+    let partition_x = read_then_append(&snapshot, Some(&read_x), serializable).await;
+    let write_serializable =
+        read_then_append(&snapshot, None, IsolationLevel::WriteSerializable).await;
+    append(&table, &[file("c", "y", 1)]).await;
+    let error = whole.commit().await.unwrap_err();
+    assert_eq!(kind(&error), ConflictKind::ConcurrentAppend, "{error}");
+    assert_eq!(write_serializable.commit().await.unwrap().version, 3);
+    assert_eq!(partition_x.commit().await.unwrap().version, 4);
+
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    let mut reads_x = snapshot.transaction("WRITE");
+    assert_eq!(reads_x.record_read(Some(&read_x)).await.unwrap(), 1);
+    let mut delete_x = snapshot.transaction("DELETE");
+    delete_x.remove_where(Some(&read_x), true).await.unwrap();
+    delete_x.commit().await.unwrap();
+    let error = reads_x.commit().await.unwrap_err();
+    assert_eq!(kind(&error), ConflictKind::ConcurrentDeleteRead, "{error}");
+    let mut blind = table.append_transaction("WRITE").await.unwrap();
+    assert!(matches!(
+        blind.record_read(None).await,
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
 #[tokio::test]
 async fn concurrent_creators_one_wins() {
     let dir = tempfile::tempdir().unwrap();
@@ -622,6 +669,7 @@ async fn concurrent_creators_one_wins() {
     assert_eq!(first.commit().await.unwrap().version, 0);
     let error = second.commit().await.unwrap_err();
     assert_eq!(kind(&error), ConflictKind::ProtocolChanged, "{error}");
+    assert!(error.to_string().contains("created the table concurrently"), "{error}");
     assert!(matches!(
         table(&dir).create(spec).await,
         Err(Error::NotAllowed(_))
