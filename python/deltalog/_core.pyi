@@ -13,7 +13,11 @@ __all__ = [
     "RawSnapshot",
     "RawTransaction",
     "__version__",
+    "commit_distributed_write",
+    "distributed_file_paths",
     "parse_timestamp_ms",
+    "plan_distributed_write",
+    "write_distributed_files",
 ]
 
 _CommitTuple: TypeAlias = tuple[int, bool, int, RawSnapshot | None, dict[str, int]]
@@ -23,6 +27,20 @@ DEFAULT_TARGET_SIZE: int
 DEFAULT_OPEN_COST: int
 
 def parse_timestamp_ms(text: str) -> int: ...
+def plan_distributed_write(
+    uri: str, data: Any, options: str, storage_options: dict[str, str] | None = None
+) -> str: ...
+def write_distributed_files(
+    uri: str, plan: str, data: Any, storage_options: dict[str, str] | None = None
+) -> bytes: ...
+def commit_distributed_write(
+    uri: str,
+    plan: str,
+    files: list[bytes],
+    app_version: tuple[str, int] | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> _CommitTuple: ...
+def distributed_file_paths(files: bytes) -> list[str]: ...
 
 @final
 class RawDeltaTable:

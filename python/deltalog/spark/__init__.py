@@ -4,6 +4,8 @@
 >>> deltalog.spark.register(spark)
 >>> spark.read.format("deltalog").option("versionAsOf", 3).load("path/to/table")
 >>> deltalog.spark.read(spark, "path/to/table", columns=["id", "p"], filter="p = 'a'")
+>>> df.write.format("deltalog").mode("append").option("partitionBy", "p").save("path/to/table")
+>>> deltalog.spark.write(df, "path/to/table", mode="overwrite", replace_where="p = 'a'")
 
 :func:`register` adds the ``deltalog`` Python data source to a session (``delta`` is
 delta-spark's name). Its reads are planned on the driver by deltalog and read in Spark's tasks
@@ -14,6 +16,10 @@ and timestamps are applied exactly as in :meth:`deltalog.Snapshot.scan`.
 vector on the files read, column mapping at most a rename, no type change), hands the file
 list to Spark's native Parquet reader, which is faster; otherwise it reads through the data
 source.
+
+Writes (:func:`write`, ``df.write.format("deltalog")``) are planned on the driver, written to
+Parquet data files by deltalog's Rust writer in Spark's tasks, and committed by the driver as
+ONE Delta version (see ``_write.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from ._source import (
     register,
 )
 from ._types import arrow_schema, spark_schema
+from ._write import DeltalogWriter, write
 
 __all__ = [
     "PUSHDOWN_CONF",
@@ -40,9 +47,11 @@ __all__ = [
     "DeltalogPushdownDataSource",
     "DeltalogPushdownReader",
     "DeltalogReader",
+    "DeltalogWriter",
     "arrow_schema",
     "filter_pushdown_enabled",
     "read",
     "register",
     "spark_schema",
+    "write",
 ]

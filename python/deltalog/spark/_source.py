@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition
 from pyspark.sql.types import StructField, StructType
 
 from .._scan import ScanTask
@@ -28,6 +28,7 @@ from ..exceptions import InvalidArgumentError
 from ._filters import conjunction, filter_text
 from ._options import ReadOptions
 from ._types import arrow_schema, conform_batch, spark_struct
+from ._write import DeltalogWriter, WriteOptions, plan_write
 
 if TYPE_CHECKING:
     import pyarrow
@@ -119,6 +120,12 @@ class DeltalogDataSource(DataSource):
             pushdown = self.filter_pushdown
         reader_class = DeltalogPushdownReader if pushdown else DeltalogReader
         return reader_class(options, pinned, columns, schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        """The writer of ``df.write.format("deltalog").mode(...).save(uri)``: the write is
+        planned here, once, and committed as one Delta version (see ``_write.py``)."""
+        options = WriteOptions.parse(self.options)
+        return DeltalogWriter(options, plan_write(options, schema, overwrite))
 
     def _pinned(self, options: ReadOptions) -> PinnedTable:
         """The version this read uses: the one ``schema()`` pinned, else resolved now."""

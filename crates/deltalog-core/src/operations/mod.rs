@@ -6,11 +6,13 @@
 //! arguments.
 
 pub(crate) mod create;
+pub(crate) mod distributed;
 pub(crate) mod files;
 pub(crate) mod schema;
 pub(crate) mod write;
 
 pub use create::{create_table, CreateMode, CreateTable};
+pub use distributed::{file_list_batch, DistributedWrite, DistributedWriteOptions};
 pub use files::{adds_from_file_list, parse_isolation_level};
 pub use schema::struct_type_from_arrow;
 pub use write::{

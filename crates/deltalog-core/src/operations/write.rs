@@ -343,7 +343,7 @@ where
 }
 
 /// The transaction of a write, ready for its data, or `None` when the write commits nothing.
-async fn prepare_write(
+pub(super) async fn prepare_write(
     table: &Table,
     schema: &SchemaRef,
     options: &WriteTableOptions,
@@ -531,7 +531,7 @@ pub(crate) fn add_file(file: &WrittenFile) -> AddFile {
 
 /// Refuses `batch` unless every row matches `predicate` (Delta on Spark's `replaceWhere`
 /// check, `DELTA_REPLACE_WHERE_MISMATCH`).
-fn rows_match(predicate: &Expr, batch: &RecordBatch, table: &str) -> Result<()> {
+pub(super) fn rows_match(predicate: &Expr, batch: &RecordBatch, table: &str) -> Result<()> {
     let mask = evaluate(predicate, batch)?;
     if mask.true_count() == batch.num_rows() {
         return Ok(());

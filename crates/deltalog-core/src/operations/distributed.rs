@@ -1,0 +1,435 @@
+//! A write split across processes, as a distributed engine (Spark's Python data source) runs
+//! one: the driver plans it once ([`DistributedWrite::plan`]), every task writes its rows to
+//! data files following the plan ([`DistributedWrite::write_files`], whose files travel back
+//! as Arrow rows of the file-list shape, [`file_list_batch`]), and the driver commits all of
+//! them in one Delta transaction ([`DistributedWrite::commit`]).
+//!
+//! The plan is plain JSON (the write's options, the data's Arrow schema, and the protocol and
+//! metadata the commit will leave the table with), so it can be pickled to tasks. Modes,
+//! `replaceWhere`, schema merge and overwrite and application versions are decided by
+//! `write_table`'s own preparation, run when planning and again when committing: the files
+//! written follow the planned configuration, and the commit refuses them (a
+//! [`ConflictKind::MetadataChanged`] conflict naming them) when the table's configuration
+//! changed in between.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::builder::{MapBuilder, StringBuilder};
+use arrow_array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{Schema, SchemaRef};
+use futures::{Stream, StreamExt};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::actions::{Metadata, Protocol};
+use crate::error::{ConflictKind, Error, Result};
+use crate::expr::parse_sql;
+use crate::table::Table;
+use crate::table_config::{TableConfiguration, TableFeature};
+use crate::transaction::AddFile;
+use crate::write::{write_batches, WriteFailure, WriterOptions};
+
+use super::write::{
+    add_file, prepare_write, rows_match, SchemaMode, TableCommit, WriteMode, WriteTableOptions,
+    DATA_WRITER_FEATURES,
+};
+
+/// The options of a distributed write, in plain values (see [`WriteTableOptions`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DistributedWriteOptions {
+    /// `append` or `overwrite` (also `error`, `ignore`).
+    pub mode: String,
+    pub partition_by: Option<Vec<String>>,
+    /// The `replaceWhere` predicate, as SQL text over partition columns.
+    pub predicate: Option<String>,
+    /// `merge` or `overwrite`.
+    pub schema_mode: Option<String>,
+    /// Table properties of a table the write creates.
+    pub configuration: HashMap<String, String>,
+    pub target_file_size: Option<u64>,
+    pub max_records_per_file: Option<u64>,
+    /// `(app_id, version)` of the `txn` action the commit writes.
+    pub app_version: Option<(String, i64)>,
+    /// Extra `commitInfo` fields (such as `userMetadata`).
+    pub commit_info: Map<String, Value>,
+}
+
+impl DistributedWriteOptions {
+    /// The options as `write_table` takes them; an unknown mode or an unparsable predicate
+    /// is an [`Error::InvalidArgument`].
+    fn table_options(&self) -> Result<WriteTableOptions> {
+        Ok(WriteTableOptions {
+            mode: WriteMode::parse(&self.mode)?,
+            partition_by: self.partition_by.clone(),
+            predicate: self.predicate.as_deref().map(parse_sql).transpose()?,
+            schema_mode: self.schema_mode.as_deref().map(SchemaMode::parse).transpose()?,
+            configuration: self.configuration.clone(),
+            writer: WriterOptions {
+                target_file_size: self.target_file_size,
+                max_records_per_file: self.max_records_per_file,
+                ..WriterOptions::default()
+            },
+            app_version: self.app_version.clone(),
+            commit_info: self.commit_info.clone(),
+        })
+    }
+}
+
+/// A planned distributed write: what every task and the commit need, serializable as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DistributedWrite {
+    options: DistributedWriteOptions,
+    /// The Arrow schema of the data written.
+    data_schema: Schema,
+    /// The protocol and metadata the data files follow; `None` when the write commits
+    /// nothing (mode `ignore` on an existing table, an application version already
+    /// committed).
+    target: Option<(Protocol, Metadata)>,
+}
+
+impl DistributedWrite {
+    /// Plans writing data of `data_schema` to `table` with `options`: the decisions of
+    /// `write_table` (table created when absent, modes, partition columns checked, schema
+    /// merged or replaced, the table refused when it cannot be written by this library or
+    /// when its identity columns would need values generated across tasks). Nothing is
+    /// written.
+    pub async fn plan(
+        table: &Table,
+        data_schema: SchemaRef,
+        options: DistributedWriteOptions,
+    ) -> Result<DistributedWrite> {
+        let table_options = options.table_options()?;
+        let prepared = prepare_write(table, &data_schema, &table_options).await?;
+        let target = match prepared {
+            None => None,
+            Some(transaction) => {
+                let config = transaction.transaction().configuration()?;
+                refuse_identity_columns(&config)?;
+                Some((config.protocol().clone(), config.metadata().clone()))
+            }
+        };
+        Ok(DistributedWrite {
+            options,
+            data_schema: data_schema.as_ref().clone(),
+            target,
+        })
+    }
+
+    /// The plan as JSON text.
+    pub fn to_json(&self) -> Result<String> {
+        serde_json::to_string(self)
+            .map_err(|error| Error::InvalidArgument(format!("encoding a write plan: {error}")))
+    }
+
+    /// The plan of [`DistributedWrite::to_json`]'s text.
+    pub fn from_json(text: &str) -> Result<DistributedWrite> {
+        serde_json::from_str(text)
+            .map_err(|error| Error::InvalidArgument(format!("not a deltalog write plan: {error}")))
+    }
+
+    /// The plan committing with the `txn` of `app_id` at `version` (a streaming sink's
+    /// micro-batch): nothing is committed when the table holds that application at this
+    /// version or a later one.
+    pub fn with_app_version(mut self, app_id: &str, version: i64) -> DistributedWrite {
+        self.options.app_version = Some((app_id.to_string(), version));
+        self
+    }
+
+    /// Whether the write commits nothing (its tasks write no file).
+    pub fn is_noop(&self) -> bool {
+        self.target.is_none()
+    }
+
+    /// The Arrow schema of the data the plan was made for.
+    pub fn data_schema(&self) -> SchemaRef {
+        Arc::new(self.data_schema.clone())
+    }
+
+    /// Writes the rows of `batches` to new data files of `table` following the plan and
+    /// returns their add actions (nothing for a no-op plan). Rows are checked as
+    /// `write_table` checks them (schema, constraints, the `replaceWhere` predicate). On
+    /// failure the [`WriteFailure`] names the files completed, which nothing references.
+    pub async fn write_files<S>(&self, table: &Table, batches: S) -> Result<Vec<AddFile>, WriteFailure>
+    where
+        S: Stream<Item = Result<RecordBatch>> + Send,
+    {
+        let Some(config) = self.configuration(table).map_err(unwritten)? else {
+            return Ok(Vec::new());
+        };
+        let options = self.options.table_options().map_err(unwritten)?;
+        let check = options.predicate.clone().map(|predicate| {
+            let uri = table.uri().to_string();
+            move |batch: &RecordBatch| rows_match(&predicate, batch, &uri)
+        });
+        let batches = batches.map(move |batch| {
+            let batch = batch?;
+            if let Some(check) = &check {
+                check(&batch)?;
+            }
+            Ok(batch)
+        });
+        let storage = table.storage().clone();
+        let result = write_batches(&config, storage, options.writer, batches).await?;
+        Ok(result.files.iter().map(add_file).collect())
+    }
+
+    /// Commits `adds` (the files every task wrote) in one transaction made as
+    /// `write_table` makes it at commit time: the overwrite's removes and the `replaceWhere`
+    /// read recorded, the metadata changes staged, the `txn` of the application version
+    /// set, and conflicts checked against concurrent commits. When the application version
+    /// was committed meanwhile nothing is committed (`committed` false) and the files stay
+    /// unreferenced. Errors name the data files left unreferenced.
+    pub async fn commit(
+        &self,
+        table: &Table,
+        adds: Vec<AddFile>,
+    ) -> Result<TableCommit, WriteFailure> {
+        let paths: Vec<String> = adds.iter().map(|add| add.path.clone()).collect();
+        let failure = |error: Error| WriteFailure {
+            error,
+            written_files: paths.clone(),
+        };
+        let options = self.options.table_options().map_err(failure)?;
+        let prepared = prepare_write(table, &self.data_schema(), &options)
+            .await
+            .map_err(failure)?;
+        let Some(mut transaction) = prepared.filter(|_| self.target.is_some()) else {
+            let version = table.latest_version().await.map_err(failure)?;
+            return Ok(TableCommit {
+                version,
+                committed: false,
+                retries: 0,
+                snapshot: None,
+                metrics: Default::default(),
+            });
+        };
+        let config = transaction.transaction().configuration().map_err(failure)?;
+        let read_version = transaction.transaction().read_version().unwrap_or(0);
+        self.ensure_same_target(table, &config, read_version)
+            .map_err(failure)?;
+        let staging = transaction.transaction_mut();
+        staging.add(&adds).map_err(failure)?;
+        staging.add_data_writer_features(&DATA_WRITER_FEATURES);
+        let mut commit = transaction.commit().await.map_err(|mut error| {
+            error.written_files = paths.clone();
+            error
+        })?;
+        let rows: u64 = adds.iter().filter_map(record_count).sum();
+        let bytes: u64 = adds.iter().map(|add| add.size.max(0) as u64).sum();
+        commit.metrics.insert("numOutputRows".into(), rows);
+        commit.metrics.insert("numOutputBytes".into(), bytes);
+        Ok(commit)
+    }
+
+    /// The planned configuration, validated, and the table writable with it.
+    fn configuration(&self, table: &Table) -> Result<Option<TableConfiguration>> {
+        let Some((protocol, metadata)) = &self.target else {
+            return Ok(None);
+        };
+        let config = TableConfiguration::try_new(protocol.clone(), metadata.clone(), table.uri())?;
+        config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
+        Ok(Some(config))
+    }
+
+    /// Refuses a commit whose configuration differs from the planned one in what data files
+    /// depend on: protocol, schema, partition columns, table properties.
+    fn ensure_same_target(
+        &self,
+        table: &Table,
+        config: &TableConfiguration,
+        version: u64,
+    ) -> Result<()> {
+        let Some((protocol, metadata)) = &self.target else {
+            return Ok(());
+        };
+        let current = config.metadata();
+        let same = config.protocol() == protocol
+            && current.schema_string == metadata.schema_string
+            && current.partition_columns == metadata.partition_columns
+            && current.configuration == metadata.configuration;
+        if same {
+            return Ok(());
+        }
+        Err(Error::CommitConflict {
+            kind: ConflictKind::MetadataChanged,
+            version,
+            table: table.uri().to_string(),
+            reason: "the table's protocol, schema, partitioning or properties changed while the \
+                     write's tasks ran; its data files follow the configuration it was planned \
+                     with"
+                .into(),
+        })
+    }
+}
+
+/// The rows of `adds` in the file-list shape `adds_from_file_list` reads: `path`, `size`,
+/// `modification_time`, `partition_values` (a map of physical column name to value text),
+/// `stats`, `data_change`.
+pub fn file_list_batch(adds: &[AddFile]) -> Result<RecordBatch> {
+    let paths: StringArray = adds.iter().map(|add| Some(add.path.as_str())).collect();
+    let sizes: Int64Array = adds.iter().map(|add| Some(add.size)).collect();
+    let times: Int64Array = adds.iter().map(|add| Some(add.modification_time)).collect();
+    let stats: StringArray = adds.iter().map(|add| add.stats.as_deref()).collect();
+    let changes: BooleanArray = adds.iter().map(|add| Some(add.data_change)).collect();
+    let mut partitions = MapBuilder::new(None, StringBuilder::new(), StringBuilder::new());
+    for add in adds {
+        for (name, value) in &add.partition_values {
+            partitions.keys().append_value(name);
+            partitions.values().append_option(value.as_deref());
+        }
+        partitions
+            .append(true)
+            .map_err(|source| Error::arrow("building the file list", source))?;
+    }
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("path", Arc::new(paths)),
+        ("size", Arc::new(sizes)),
+        ("modification_time", Arc::new(times)),
+        ("partition_values", Arc::new(partitions.finish())),
+        ("stats", Arc::new(stats)),
+        ("data_change", Arc::new(changes)),
+    ];
+    RecordBatch::try_from_iter(columns)
+        .map_err(|source| Error::arrow("building the file list", source))
+}
+
+/// Tasks cannot share the sequence of an identity column: a table that generates identity
+/// values is refused ([`Error::NotAllowed`]).
+fn refuse_identity_columns(config: &TableConfiguration) -> Result<()> {
+    if !config.is_feature_supported(&TableFeature::IdentityColumns) {
+        return Ok(());
+    }
+    Err(Error::NotAllowed(format!(
+        "{} has identity columns (table feature identityColumns): their values cannot be \
+         generated by the independent tasks of a distributed write; write with \
+         deltalog.write_table",
+        config.table_uri()
+    )))
+}
+
+fn record_count(add: &AddFile) -> Option<u64> {
+    let stats: Value = serde_json::from_str(add.stats.as_deref()?).ok()?;
+    stats.get("numRecords")?.as_u64()
+}
+
+fn unwritten(error: Error) -> WriteFailure {
+    WriteFailure {
+        error,
+        written_files: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use arrow_array::{Int64Array, StringArray};
+    use arrow_schema::{DataType, Field};
+
+    use super::*;
+    use crate::operations::files::adds_from_file_list;
+    use crate::operations::write::write_table;
+    use crate::storage::Storage;
+    use crate::table::SnapshotAt;
+
+    fn batch(ids: &[i64], parts: &[&str]) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("p", DataType::Utf8, true),
+        ]));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(ids.to_vec())),
+            Arc::new(StringArray::from(parts.to_vec())),
+        ];
+        RecordBatch::try_new(schema, columns).unwrap()
+    }
+
+    fn local_table(dir: &tempfile::TempDir) -> Table {
+        let storage = Storage::open(dir.path().to_str().unwrap(), &HashMap::new()).unwrap();
+        Table::from_storage(storage)
+    }
+
+    /// What a task does: writes its batch and ships the files as a file-list batch.
+    async fn task(plan: &str, table: &Table, data: RecordBatch) -> Vec<AddFile> {
+        let plan = DistributedWrite::from_json(plan).unwrap();
+        let stream = futures::stream::iter(vec![Ok(data)]);
+        let adds = plan.write_files(table, stream).await.unwrap();
+        adds_from_file_list(&file_list_batch(&adds).unwrap()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn tasks_write_and_one_commit_creates_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = local_table(&dir);
+        let options = DistributedWriteOptions {
+            mode: "append".into(),
+            partition_by: Some(vec!["p".into()]),
+            app_version: Some(("job".into(), 3)),
+            ..DistributedWriteOptions::default()
+        };
+        let schema = batch(&[], &[]).schema();
+        let plan = DistributedWrite::plan(&table, schema.clone(), options.clone())
+            .await
+            .unwrap();
+        assert!(!crate::log::has_log_files(table.storage()).await.unwrap());
+        let text = plan.to_json().unwrap();
+        let mut adds = task(&text, &table, batch(&[1, 2], &["a", "b"])).await;
+        adds.extend(task(&text, &table, batch(&[3], &["a"])).await);
+        assert_eq!(adds.len(), 3);
+        let commit = plan.commit(&table, adds).await.unwrap();
+        assert_eq!((commit.version, commit.metrics["numOutputRows"]), (0, 3));
+        let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+        assert_eq!(snapshot.num_files(), 3);
+        assert_eq!(snapshot.partition_columns(), ["p"]);
+
+        let again = DistributedWrite::plan(&table, schema, options).await.unwrap();
+        assert!(again.is_noop());
+        let replay = plan.commit(&table, Vec::new()).await.unwrap();
+        assert!(!replay.committed);
+    }
+
+    #[tokio::test]
+    async fn a_schema_change_between_plan_and_commit_is_a_conflict_naming_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = local_table(&dir);
+        let data = batch(&[1], &["a"]);
+        let stream = futures::stream::iter(vec![Ok(data.clone())]);
+        write_table(&table, data.schema(), stream, Default::default())
+            .await
+            .unwrap();
+        let append = DistributedWriteOptions {
+            mode: "append".into(),
+            ..DistributedWriteOptions::default()
+        };
+        let plan = DistributedWrite::plan(&table, data.schema(), append)
+            .await
+            .unwrap();
+        let adds = task(&plan.to_json().unwrap(), &table, batch(&[2], &["b"])).await;
+
+        let wider = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("p", DataType::Utf8, true),
+            Field::new("extra", DataType::Utf8, true),
+        ]));
+        let merge = WriteTableOptions {
+            schema_mode: Some(SchemaMode::Merge),
+            ..WriteTableOptions::default()
+        };
+        let empty = futures::stream::iter(Vec::new());
+        write_table(&table, wider, empty, merge).await.unwrap();
+
+        let refused = plan.commit(&table, adds.clone()).await.unwrap_err();
+        assert!(matches!(
+            refused.error,
+            Error::CommitConflict {
+                kind: ConflictKind::MetadataChanged,
+                ..
+            }
+        ));
+        assert_eq!(refused.written_files, vec![adds[0].path.clone()]);
+        assert_eq!(table.latest_version().await.unwrap(), 1);
+    }
+}

@@ -1,0 +1,125 @@
+//! The three steps of a distributed write (`deltalog.spark`'s writers): a plan made on the
+//! driver, data files written by each task, one commit on the driver (see the core's
+//! [`DistributedWrite`]). Plans travel as JSON text, the files a task wrote as Arrow IPC
+//! stream bytes of the file-list shape: both picklable, nothing native.
+
+use std::io::Cursor;
+
+use arrow::ipc::reader::StreamReader;
+use arrow::ipc::writer::StreamWriter;
+use arrow_array::RecordBatch;
+use deltalog_core::{adds_from_file_list, file_list_batch, AddFile, Error, Table};
+use deltalog_core::{DistributedWrite, DistributedWriteOptions};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::arrow_import::PyArrowInput;
+use crate::convert::PyStorageOptions;
+use crate::errors::{failure_to_py_err, to_py_err};
+use crate::runtime::wait_for_future;
+use crate::transaction::{commit_tuple, CommitTuple};
+
+/// Plans writing data of `data`'s schema (its rows are not read) to the table at `uri` with
+/// `options` (the JSON of the core's `DistributedWriteOptions`); returns the plan's JSON.
+#[pyfunction]
+#[pyo3(signature = (uri, data, options, storage_options=None))]
+pub fn plan_distributed_write(
+    py: Python<'_>,
+    uri: String,
+    data: PyArrowInput,
+    options: &str,
+    storage_options: Option<PyStorageOptions>,
+) -> PyResult<String> {
+    let options: DistributedWriteOptions = serde_json::from_str(options)
+        .map_err(|error| to_py_err(py, invalid(format!("write options: {error}"))))?;
+    let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
+    let schema = data.schema.clone();
+    wait_for_future(py, move || async move {
+        DistributedWrite::plan(&table, schema, options)
+            .await?
+            .to_json()
+    })
+}
+
+/// Writes `data` to new data files following `plan`; returns their adds as Arrow IPC
+/// stream bytes (one batch of the file-list shape). Errors name the files left behind.
+#[pyfunction]
+#[pyo3(signature = (uri, plan, data, storage_options=None))]
+pub fn write_distributed_files<'py>(
+    py: Python<'py>,
+    uri: String,
+    plan: &str,
+    data: PyArrowInput,
+    storage_options: Option<PyStorageOptions>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let plan = DistributedWrite::from_json(plan).map_err(|error| to_py_err(py, error))?;
+    let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
+    let stream = data.into_stream();
+    let outcome = wait_for_future(py, move || async move {
+        Ok(plan.write_files(&table, stream).await)
+    })?;
+    let adds = outcome.map_err(|failure| failure_to_py_err(py, failure))?;
+    let bytes = ipc_bytes(&adds).map_err(|error| to_py_err(py, error))?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// Commits the files of every task (`files`: the bytes [`write_distributed_files`]
+/// returned) in one transaction following `plan`; with `app_version`, `(app_id, version)`,
+/// as that application's version (skipped when committed already).
+#[pyfunction]
+#[pyo3(signature = (uri, plan, files, app_version=None, storage_options=None))]
+pub fn commit_distributed_write(
+    py: Python<'_>,
+    uri: String,
+    plan: &str,
+    files: Vec<Bound<'_, PyBytes>>,
+    app_version: Option<(String, i64)>,
+    storage_options: Option<PyStorageOptions>,
+) -> PyResult<CommitTuple> {
+    let mut plan = DistributedWrite::from_json(plan).map_err(|error| to_py_err(py, error))?;
+    if let Some((app_id, version)) = app_version {
+        plan = plan.with_app_version(&app_id, version);
+    }
+    let mut adds = Vec::new();
+    for message in &files {
+        adds.extend(adds_of_ipc(message.as_bytes()).map_err(|error| to_py_err(py, error))?);
+    }
+    let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
+    let outcome = wait_for_future(
+        py,
+        move || async move { Ok(plan.commit(&table, adds).await) },
+    )?;
+    outcome
+        .map(commit_tuple)
+        .map_err(|failure| failure_to_py_err(py, failure))
+}
+
+/// The paths (relative to the table root) of the files in the bytes of one task.
+#[pyfunction]
+pub fn distributed_file_paths(py: Python<'_>, files: &[u8]) -> PyResult<Vec<String>> {
+    let adds = adds_of_ipc(files).map_err(|error| to_py_err(py, error))?;
+    Ok(adds.into_iter().map(|add| add.path).collect())
+}
+
+fn ipc_bytes(adds: &[AddFile]) -> Result<Vec<u8>, Error> {
+    let batch = file_list_batch(adds)?;
+    let arrow_error = |source| Error::arrow("encoding the written files", source);
+    let mut writer = StreamWriter::try_new(Vec::new(), &batch.schema()).map_err(arrow_error)?;
+    writer.write(&batch).map_err(arrow_error)?;
+    writer.into_inner().map_err(arrow_error)
+}
+
+fn adds_of_ipc(bytes: &[u8]) -> Result<Vec<AddFile>, Error> {
+    let arrow_error = |source| Error::arrow("decoding the written files of a task", source);
+    let reader = StreamReader::try_new(Cursor::new(bytes), None).map_err(arrow_error)?;
+    let mut adds = Vec::new();
+    for batch in reader {
+        let batch: RecordBatch = batch.map_err(arrow_error)?;
+        adds.extend(adds_from_file_list(&batch)?);
+    }
+    Ok(adds)
+}
+
+fn invalid(message: String) -> Error {
+    Error::InvalidArgument(message)
+}
