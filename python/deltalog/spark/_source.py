@@ -19,7 +19,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+    InputPartition,
+)
 from pyspark.sql.types import StructField, StructType
 
 from .._scan import ScanTask
@@ -27,6 +33,7 @@ from .._table import DeltaTable, Snapshot
 from ..exceptions import InvalidArgumentError
 from ._filters import conjunction, filter_text
 from ._options import ReadOptions
+from ._sink import stream_writer
 from ._types import arrow_schema, conform_batch, spark_struct
 from ._write import DeltalogWriter, WriteOptions, plan_write
 
@@ -126,6 +133,13 @@ class DeltalogDataSource(DataSource):
         planned here, once, and committed as one Delta version (see ``_write.py``)."""
         options = WriteOptions.parse(self.options)
         return DeltalogWriter(options, plan_write(options, schema, overwrite))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        """The sink of ``df.writeStream.format("deltalog")``: each micro-batch is one Delta
+        commit with a ``txn`` of the query, committed once (see ``_sink.py``)."""
+        options = WriteOptions.parse(self.options, streaming=True)
+        plan = plan_write(options, schema, overwrite)
+        return stream_writer(options, plan, schema, dict(self.options))
 
     def _pinned(self, options: ReadOptions) -> PinnedTable:
         """The version this read uses: the one ``schema()`` pinned, else resolved now."""

@@ -84,10 +84,11 @@ class WriteOptions:
     storage_options: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def parse(cls, options: Mapping[str, str]) -> WriteOptions:
+    def parse(cls, options: Mapping[str, str], streaming: bool = False) -> WriteOptions:
         """Reads ``path`` (the table), ``partitionBy`` (comma-separated names or a JSON
         list), ``replaceWhere`` (SQL over partition columns), ``mergeSchema`` /
-        ``overwriteSchema`` (``true``), ``txnAppId`` with ``txnVersion``, ``userMetadata``,
+        ``overwriteSchema`` (``true``), ``txnAppId`` with ``txnVersion`` (a streaming write
+        takes ``txnAppId`` alone: its versions are the micro-batch ids), ``userMetadata``,
         ``maxRecordsPerFile``, ``targetFileSize``; any other option is a storage option."""
         lowered = {str(key).lower(): str(value) for key, value in options.items()}
         uri = lowered.get("path")
@@ -99,7 +100,9 @@ class WriteOptions:
         overwrite = _flag(lowered.get("overwriteschema"), "overwriteSchema")
         app_id = lowered.get("txnappid") or None
         app_version = _optional_int(lowered.get("txnversion"), "txnVersion", 0)
-        if (app_id is None) != (app_version is None):
+        if streaming:
+            app_version = None
+        elif (app_id is None) != (app_version is None):
             raise InvalidArgumentError("txnAppId and txnVersion go together")
         return cls(
             uri=uri,
@@ -121,7 +124,8 @@ class WriteOptions:
     def plan_options(self, mode: str) -> str:
         """The JSON of the core's ``DistributedWriteOptions`` for a write in ``mode``."""
         commit_info = {} if self.user_metadata is None else {"userMetadata": self.user_metadata}
-        app = None if self.app_id is None else [self.app_id, self.app_version]
+        with_app = self.app_id is not None and self.app_version is not None
+        app = [self.app_id, self.app_version] if with_app else None
         return json.dumps(
             {
                 "mode": mode,

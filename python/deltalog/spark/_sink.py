@@ -1,0 +1,138 @@
+"""The streaming sink: ``df.writeStream.format("deltalog").option("checkpointLocation",
+...).start(uri)``.
+
+Every micro-batch is ONE Delta commit carrying a ``txn`` action ``{appId, version: batchId}``
+(spec "Set Transaction Identifiers"); a micro-batch whose ``txn`` version the table already
+holds is not committed again, so a query restarted from its checkpoint writes every row
+exactly once. ``appId`` is the ``txnAppId`` option when given, else the streaming query's
+id (read from the checkpoint's ``metadata`` file, as Delta on Spark uses it), else the
+checkpoint location itself.
+
+The writer's tasks and commits run as in ``_write.py``: the plan made when the query starts
+travels in every task's message, and each micro-batch's commit follows it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from pyspark.sql.datasource import WriterCommitMessage
+from pyspark.sql.types import Row, StructType
+
+from ..exceptions import InvalidArgumentError
+from ._types import arrow_schema
+from ._write import (
+    DeltalogCommitMessage,
+    WriteOptions,
+    commit_messages,
+    log_unreferenced,
+    write_task,
+)
+
+try:  # pyspark >= 4.1
+    from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamArrowBase
+except ImportError:  # pragma: no cover - pyspark 4.0
+    _StreamArrowBase = None  # type: ignore[assignment,misc]
+from pyspark.sql.datasource import DataSourceStreamWriter
+
+__all__ = [
+    "ROWS_PER_BATCH",
+    "DeltalogStreamWriter",
+    "rows_to_batches",
+    "stream_app_id",
+    "stream_writer",
+]
+
+#: Rows per Arrow batch when pyspark hands a writer rows (pyspark 4.0's streaming sink).
+ROWS_PER_BATCH = 65536
+
+
+class DeltalogStreamWriter(DataSourceStreamWriter):
+    """Commits each micro-batch as one Delta version with its ``txn`` (row-based form, for
+    pyspark 4.0; :func:`stream_writer` picks the Arrow form where pyspark has it)."""
+
+    def __init__(self, options: WriteOptions, plan: str, app_id: str, schema: StructType) -> None:
+        self.options = options
+        self.plan = plan
+        self.app_id = app_id
+        self.schema = schema
+
+    def write(self, iterator: Iterator[Any]) -> DeltalogCommitMessage:
+        """Writes this task's rows of the micro-batch to data files."""
+        return write_task(self.options, self.plan, rows_to_batches(iterator, self.schema))
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        """Commits the micro-batch ``batchId`` once: skipped when the table holds it."""
+        commit_messages(self.options, self.plan, messages, (self.app_id, batchId))
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        """Commits nothing; names the data files the successful tasks left unreferenced."""
+        log_unreferenced(self.options, messages)
+
+
+if _StreamArrowBase is not None:
+
+    class DeltalogStreamArrowWriter(DeltalogStreamWriter, _StreamArrowBase):
+        """:class:`DeltalogStreamWriter` taking Arrow batches (pyspark >= 4.1)."""
+
+        def write(self, iterator: Iterator[Any]) -> DeltalogCommitMessage:
+            """Writes this task's batches of the micro-batch to data files."""
+            return write_task(self.options, self.plan, iterator)
+
+
+def stream_writer(
+    options: WriteOptions, plan: str, schema: StructType, raw_options: dict[str, str]
+) -> DeltalogStreamWriter:
+    """The sink's writer: Arrow-based where pyspark has ``DataSourceStreamArrowWriter``."""
+    app_id = stream_app_id(options, raw_options)
+    if _StreamArrowBase is not None:
+        return DeltalogStreamArrowWriter(options, plan, app_id, schema)
+    return DeltalogStreamWriter(options, plan, app_id, schema)  # pragma: no cover
+
+
+def stream_app_id(options: WriteOptions, raw_options: dict[str, str]) -> str:
+    """The ``txn`` application id of a streaming query (see the module docs)."""
+    if options.app_id is not None:
+        return options.app_id
+    lowered = {str(key).lower(): str(value) for key, value in raw_options.items()}
+    checkpoint = lowered.get("checkpointlocation")
+    if not checkpoint:
+        raise InvalidArgumentError(
+            "a streaming write to deltalog needs option checkpointLocation (or txnAppId)"
+        )
+    query_id = _query_id(checkpoint)
+    return query_id if query_id is not None else checkpoint
+
+
+def rows_to_batches(rows: Iterator[Row], schema: StructType) -> Iterator[Any]:
+    """``rows`` as Arrow batches of ``schema`` of at most :data:`ROWS_PER_BATCH` rows."""
+    import pyarrow as pa
+
+    target = arrow_schema(schema)
+    chunk: list[dict[str, Any]] = []
+    for row in rows:
+        chunk.append(row.asDict(recursive=True))
+        if len(chunk) == ROWS_PER_BATCH:
+            yield pa.RecordBatch.from_pylist(chunk, schema=target)
+            chunk = []
+    if chunk:
+        yield pa.RecordBatch.from_pylist(chunk, schema=target)
+
+
+def _query_id(checkpoint: str) -> str | None:
+    """The query id in ``<checkpoint>/metadata`` when the checkpoint is on the local file
+    system and has one."""
+    parsed = urlparse(checkpoint)
+    if parsed.scheme not in ("", "file"):
+        return None
+    folder = Path(unquote(parsed.path) if parsed.scheme else checkpoint)
+    try:
+        text = (folder / "metadata").read_text(encoding="utf-8").splitlines()[0]
+        query_id = json.loads(text).get("id")
+    except (OSError, IndexError, ValueError, AttributeError):
+        return None
+    return query_id if isinstance(query_id, str) and query_id else None
