@@ -17,6 +17,9 @@ __all__ = [
     "distributed_file_paths",
     "parse_timestamp_ms",
     "plan_distributed_write",
+    "stream_initial_offset",
+    "stream_latest_offset",
+    "stream_tasks",
     "write_distributed_files",
 ]
 
@@ -41,6 +44,33 @@ def commit_distributed_write(
     storage_options: dict[str, str] | None = None,
 ) -> _CommitTuple: ...
 def distributed_file_paths(files: bytes) -> list[str]: ...
+def stream_initial_offset(
+    uri: str,
+    starting_version: int | None = None,
+    starting_timestamp_ms: int | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> tuple[int, int, bool]: ...
+def stream_latest_offset(
+    uri: str,
+    start: tuple[int, int, bool],
+    max_files: int | None = None,
+    max_bytes: int | None = None,
+    ignore_deletes: bool = False,
+    skip_change_commits: bool = False,
+    until_version: int | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> tuple[int, int, bool]: ...
+def stream_tasks(
+    uri: str,
+    start: tuple[int, int, bool],
+    end: tuple[int, int, bool],
+    columns: list[str] | None = None,
+    ignore_deletes: bool = False,
+    skip_change_commits: bool = False,
+    target_size: int = ...,
+    open_cost: int = ...,
+    storage_options: dict[str, str] | None = None,
+) -> list[tuple[bytes, int, int]]: ...
 
 @final
 class RawDeltaTable:

@@ -127,3 +127,68 @@ def test_rows_become_arrow_batches_of_the_schema() -> None:
     assert batches[0].column("id").to_pylist() == [0, 1, 2]
     assert batches[0].column("kv").to_pylist()[1] == [("k", 1)]
     assert batches[0].column("s").to_pylist()[2] == {"a": 2}
+
+
+def collect_stream(spark: Any, source: Any, tmp_path: Path, name: str) -> list[int]:
+    """Runs ``source`` to the end (Trigger.AvailableNow) into a memory sink; its ids."""
+    query = (
+        source.writeStream.format("memory")
+        .queryName(name)
+        .option("checkpointLocation", str(tmp_path / f"ckpt-{name}"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    assert query.exception() is None
+    return sorted(row["id"] for row in spark.sql(f"SELECT id FROM {name}").collect())
+
+
+def test_stream_read_sees_every_appended_row_once(registered: Any, tmp_path: Path) -> None:
+    spark, path = registered, tmp_path / "t"
+    deltalog.spark.write(spark.range(0, 5).repartition(2), path)
+    stream = spark.readStream.format("deltalog").option("maxFilesPerTrigger", "1").load(str(path))
+    query = (
+        stream.writeStream.format("memory")
+        .queryName("appended")
+        .option("checkpointLocation", str(tmp_path / "ckpt"))
+        .start()
+    )
+    try:
+        query.processAllAvailable()
+        assert sorted(r["id"] for r in spark.sql("SELECT id FROM appended").collect()) == list(
+            range(5)
+        )
+        for first in (5, 8):
+            spark.range(first, first + 3).write.format("delta").mode("append").save(str(path))
+            query.processAllAvailable()
+        spark.sql(f"OPTIMIZE delta.`{path}`")  # rearranges files: adds no rows to the stream
+        deltalog.spark.write(spark.range(11, 13), path)
+        query.processAllAvailable()
+        ids = sorted(r["id"] for r in spark.sql("SELECT id FROM appended").collect())
+        assert ids == list(range(13))
+        assert query.lastProgress["numInputRows"] >= 1
+    finally:
+        query.stop()
+
+
+def test_stream_read_options_and_refused_deletes(registered: Any, tmp_path: Path) -> None:
+    spark, path = registered, tmp_path / "t"
+    for first in (0, 10, 20):
+        spark.range(first, first + 2).write.format("delta").mode("append").save(str(path))
+    from_v1 = spark.readStream.format("deltalog").option("startingVersion", "1").load(str(path))
+    assert collect_stream(spark, from_v1, tmp_path, "from_v1") == [10, 11, 20, 21]
+
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 20")
+    spark.range(30, 31).write.format("delta").mode("append").save(str(path))
+    refused = spark.readStream.format("deltalog").option("startingVersion", "2").load(str(path))
+    with pytest.raises(Exception, match="removes data"):
+        collect_stream(spark, refused, tmp_path, "refused")
+    skipping = (
+        spark.readStream.format("deltalog")
+        .option("startingVersion", "2")
+        .option("skipChangeCommits", "true")
+        .load(str(path))
+    )
+    assert collect_stream(spark, skipping, tmp_path, "skipping") == [20, 21, 30]
+    latest = spark.readStream.format("deltalog").option("startingVersion", "latest").load(str(path))
+    assert collect_stream(spark, latest, tmp_path, "latest") == []

@@ -44,6 +44,7 @@ internal_modules!(
     snapshot,
     stats,
     storage,
+    streaming,
     table,
     table_config,
     transaction,
@@ -77,6 +78,7 @@ pub use scan::{
 pub use schema::{parse_schema, ColumnMappingMode, StructField, StructType};
 pub use snapshot::{Snapshot, SnapshotAt};
 pub use storage::{IoConfig, Storage};
+pub use streaming::{stream_files, StreamFiles, StreamOffset, StreamOptions, StreamStart};
 pub use table::Table;
 pub use table_config::{TableConfiguration, TableFeature, TableProperties};
 pub use transaction::{

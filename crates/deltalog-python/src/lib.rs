@@ -15,6 +15,7 @@ mod errors;
 mod runtime;
 mod scan;
 mod snapshot;
+mod spark_stream;
 mod spark_write;
 mod table;
 mod transaction;
@@ -35,22 +36,8 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<arrow_export::RawArrowStream>()?;
     module.add_class::<scan::RawScan>()?;
     module.add_class::<transaction::RawTransaction>()?;
-    module.add_function(wrap_pyfunction!(
-        spark_write::plan_distributed_write,
-        module
-    )?)?;
-    module.add_function(wrap_pyfunction!(
-        spark_write::write_distributed_files,
-        module
-    )?)?;
-    module.add_function(wrap_pyfunction!(
-        spark_write::commit_distributed_write,
-        module
-    )?)?;
-    module.add_function(wrap_pyfunction!(
-        spark_write::distributed_file_paths,
-        module
-    )?)?;
+    spark_write::register(module)?;
+    spark_stream::register(module)?;
     Ok(())
 }
 

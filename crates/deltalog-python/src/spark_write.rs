@@ -20,6 +20,15 @@ use crate::runtime::wait_for_future;
 use crate::transaction::{commit_tuple, CommitTuple};
 
 /// Plans writing data of `data`'s schema (its rows are not read) to the table at `uri` with
+/// Adds this file's functions to the module `deltalog._core`.
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(plan_distributed_write, module)?)?;
+    module.add_function(wrap_pyfunction!(write_distributed_files, module)?)?;
+    module.add_function(wrap_pyfunction!(commit_distributed_write, module)?)?;
+    module.add_function(wrap_pyfunction!(distributed_file_paths, module)?)?;
+    Ok(())
+}
+
 /// `options` (the JSON of the core's `DistributedWriteOptions`); returns the plan's JSON.
 #[pyfunction]
 #[pyo3(signature = (uri, data, options, storage_options=None))]

@@ -31,6 +31,12 @@ _OWN_OPTIONS = frozenset(
         "filterpushdown",
         "maxpartitionbytes",
         "opencostinbytes",
+        "startingversion",
+        "startingtimestamp",
+        "maxfilespertrigger",
+        "maxbytespertrigger",
+        "ignoredeletes",
+        "skipchangecommits",
     }
 )
 

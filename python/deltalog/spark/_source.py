@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
+    DataSourceStreamReader,
     DataSourceStreamWriter,
     DataSourceWriter,
     InputPartition,
@@ -34,6 +35,7 @@ from ..exceptions import InvalidArgumentError
 from ._filters import conjunction, filter_text
 from ._options import ReadOptions
 from ._sink import stream_writer
+from ._stream import StreamReadOptions, stream_reader
 from ._types import arrow_schema, conform_batch, spark_struct
 from ._write import DeltalogWriter, WriteOptions, plan_write
 
@@ -127,6 +129,16 @@ class DeltalogDataSource(DataSource):
             pushdown = self.filter_pushdown
         reader_class = DeltalogPushdownReader if pushdown else DeltalogReader
         return reader_class(options, pinned, columns, schema)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """The source of ``spark.readStream.format("deltalog")`` (pyspark >= 4.2): the rows
+        of the files the table's commits add, micro-batch by micro-batch (see
+        ``_stream.py``)."""
+        options = ReadOptions.parse(self.options)
+        pinned = self._pinned(options)
+        columns = [_table_field(pinned.schema, field.name).name for field in schema.fields]
+        stream_options = StreamReadOptions.parse(self.options, options.storage_options)
+        return stream_reader(stream_options, columns, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         """The writer of ``df.write.format("deltalog").mode(...).save(uri)``: the write is
