@@ -145,3 +145,24 @@ def test_file_options_and_many_tasks(registered: Any, tmp_path: Path) -> None:
     assert spark.read.format("delta").load(str(path)).where("p = '1'").count() == 333
     ours = spark.read.format("deltalog").load(str(path))
     assert ours.count() == 1000
+
+
+def test_a_failed_job_commits_nothing(registered: Any, tmp_path: Path) -> None:
+    from pyspark.sql.functions import udf
+
+    spark, path = registered, tmp_path / "t"
+    rows = spark.createDataFrame([(1, "x"), (2, "y")], "id long, p string")
+    rows.write.format("deltalog").option("partitionBy", "p").mode("append").save(str(path))
+
+    def fail_on_seven(value):  # type: ignore[no-untyped-def] (typed UDFs are Arrow UDFs)
+        if value == 7:
+            raise ValueError("task failure")
+        return value
+
+    failing_udf = udf(fail_on_seven, "long")
+    failing = spark.range(10).repartition(2).select(failing_udf("id").alias("id"))
+    failing = failing.selectExpr("id", "'x' as p")
+    with pytest.raises(Exception, match="task failure"):
+        failing.write.format("deltalog").mode("append").save(str(path))
+    assert deltalog.DeltaTable(path).latest_version() == 0
+    assert delta_rows(spark, path) == [(1, "x"), (2, "y")]
