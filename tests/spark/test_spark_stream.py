@@ -177,6 +177,14 @@ def test_stream_read_options_and_refused_deletes(registered: Any, tmp_path: Path
         spark.range(first, first + 2).write.format("delta").mode("append").save(str(path))
     from_v1 = spark.readStream.format("deltalog").option("startingVersion", "1").load(str(path))
     assert collect_stream(spark, from_v1, tmp_path, "from_v1") == [10, 11, 20, 21]
+    history = deltalog.DeltaTable(path).history().to_pyarrow().to_pylist()
+    at_v2 = next(row["timestamp"] for row in history if row["version"] == 2)
+    from_time = (
+        spark.readStream.format("deltalog")
+        .option("startingTimestamp", at_v2.isoformat())
+        .load(str(path))
+    )
+    assert collect_stream(spark, from_time, tmp_path, "from_time") == [20, 21]
 
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 20")
     spark.range(30, 31).write.format("delta").mode("append").save(str(path))
