@@ -166,3 +166,32 @@ def test_a_failed_job_commits_nothing(registered: Any, tmp_path: Path) -> None:
         failing.write.format("deltalog").mode("append").save(str(path))
     assert deltalog.DeltaTable(path).latest_version() == 0
     assert delta_rows(spark, path) == [(1, "x"), (2, "y")]
+
+
+def test_writes_to_a_table_delta_made_with_column_mapping_and_a_constraint(
+    registered: Any, tmp_path: Path
+) -> None:
+    spark, path = registered, tmp_path / "t"
+    table = f"delta.`{path}`"
+    spark.sql(
+        f"CREATE TABLE {table} (id long, s string, p string) USING delta PARTITIONED BY (p) "
+        "TBLPROPERTIES ('delta.columnMapping.mode' = 'name', "
+        "'delta.enableDeletionVectors' = 'true')"
+    )
+    spark.sql(f"ALTER TABLE {table} RENAME COLUMN s TO label")
+    spark.sql(f"ALTER TABLE {table} ADD CONSTRAINT positive CHECK (id > 0)")
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'one', 'x')")
+    before = deltalog.DeltaTable(path).latest_version()
+
+    rows = spark.createDataFrame(
+        [(2, "two", "y"), (3, "three", "x")], "id long, label string, p string"
+    )
+    rows.write.format("deltalog").mode("append").save(str(path))
+    assert delta_rows(spark, path) == [(1, "one", "x"), (2, "two", "y"), (3, "three", "x")]
+    spark.sql(f"DELETE FROM {table} WHERE id = 3")
+    assert delta_rows(spark, path) == [(1, "one", "x"), (2, "two", "y")]
+
+    negative = spark.createDataFrame([(-1, "bad", "x")], "id long, label string, p string")
+    with pytest.raises(Exception, match="positive"):
+        negative.write.format("deltalog").mode("append").save(str(path))
+    assert deltalog.DeltaTable(path).latest_version() == before + 2
