@@ -200,3 +200,52 @@ def test_stream_read_options_and_refused_deletes(registered: Any, tmp_path: Path
     assert collect_stream(spark, skipping, tmp_path, "skipping") == [20, 21, 30]
     latest = spark.readStream.format("deltalog").option("startingVersion", "latest").load(str(path))
     assert collect_stream(spark, latest, tmp_path, "latest") == []
+
+
+def test_change_feed_batch_and_stream(registered: Any, tmp_path: Path) -> None:
+    spark, path = registered, tmp_path / "t"
+    table = f"delta.`{path}`"
+    spark.sql(
+        f"CREATE TABLE {table} (id long, s string) USING delta "
+        "TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')"
+    )
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'b')")
+    spark.sql(f"UPDATE {table} SET s = 'B' WHERE id = 2")
+    spark.sql(f"DELETE FROM {table} WHERE id = 1")
+
+    def rows(frame: Any) -> list[tuple[Any, ...]]:
+        picked = frame.select("id", "s", "_change_type", "_commit_version")
+        return sorted(tuple(row) for row in picked.collect())
+
+    expected = rows(
+        spark.read.format("delta")
+        .option("readChangeFeed", "true")
+        .option("startingVersion", 1)
+        .load(str(path))
+    )
+    assert len(expected) == 5
+    batch = (
+        spark.read.format("deltalog")
+        .option("readChangeFeed", "true")
+        .option("startingVersion", 1)
+        .load(str(path))
+    )
+    assert rows(batch) == expected
+
+    stream = (
+        spark.readStream.format("deltalog")
+        .option("readChangeFeed", "true")
+        .option("startingVersion", 1)
+        .option("maxFilesPerTrigger", 1)
+        .load(str(path))
+    )
+    query = (
+        stream.writeStream.format("memory")
+        .queryName("changes")
+        .option("checkpointLocation", str(tmp_path / "ckpt"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    assert query.exception() is None
+    assert rows(spark.table("changes")) == expected

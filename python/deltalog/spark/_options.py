@@ -37,6 +37,8 @@ _OWN_OPTIONS = frozenset(
         "maxbytespertrigger",
         "ignoredeletes",
         "skipchangecommits",
+        "readchangefeed",
+        "endingversion",
     }
 )
 
@@ -52,6 +54,10 @@ class ReadOptions:
     columns: tuple[str, ...] | None = None
     filter_pushdown: bool | None = None
     """``None``: as the data source class was registered."""
+    read_change_feed: bool = False
+    """The change data feed (``readChangeFeed``) instead of the table's rows."""
+    ending_version: int | None = None
+    """The last commit of a change feed read (``endingVersion``)."""
     target_size: int = DEFAULT_TARGET_SIZE
     open_cost: int = DEFAULT_OPEN_COST
     storage_options: dict[str, str] = field(default_factory=dict, repr=False)
@@ -65,7 +71,8 @@ class ReadOptions:
         zone of partition timestamps; ``columns`` (comma-separated names, or a JSON list)
         projects; ``filterPushdown`` (``true``/``false``) overrides whether the reader takes
         Spark's filters; ``maxPartitionBytes`` and ``openCostInBytes`` size the input
-        partitions. Any other option is a storage option for the object store.
+        partitions; ``readChangeFeed`` (with ``startingVersion`` and ``endingVersion``)
+        reads the change data feed. Any other option is a storage option for the object store.
         """
         lowered = {str(key).lower(): str(value) for key, value in options.items()}
         uri = lowered.get("path")
@@ -84,6 +91,12 @@ class ReadOptions:
             timezone=lowered.get("timezone") or None,
             columns=_columns(lowered.get("columns")),
             filter_pushdown=_flag(lowered.get("filterpushdown"), "filterPushdown"),
+            read_change_feed=bool(_flag(lowered.get("readchangefeed"), "readChangeFeed")),
+            ending_version=(
+                None
+                if lowered.get("endingversion") is None
+                else _non_negative(lowered["endingversion"], "endingVersion")
+            ),
             target_size=_size(lowered.get("maxpartitionbytes"), DEFAULT_TARGET_SIZE, 1),
             open_cost=_size(lowered.get("opencostinbytes"), DEFAULT_OPEN_COST, 0),
             storage_options={

@@ -32,6 +32,7 @@ from pyspark.sql.types import StructField, StructType
 from .._scan import ScanTask
 from .._table import DeltaTable, Snapshot
 from ..exceptions import InvalidArgumentError
+from ._changes import CHANGE_FIELDS, ChangeFeedReader, change_stream_reader
 from ._filters import conjunction, filter_text
 from ._options import ReadOptions
 from ._sink import stream_writer
@@ -113,31 +114,36 @@ class DeltalogDataSource(DataSource):
         """The table's Spark schema at the pinned version, projected to the ``columns``
         option when given."""
         options = ReadOptions.parse(self.options)
-        pinned = self._pinned(options)
+        full = self._full_schema(options)
         if options.columns is None:
-            return pinned.schema
-        return StructType([_table_field(pinned.schema, name) for name in options.columns])
+            return full
+        return StructType([_table_field(full, name) for name in options.columns])
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """A reader of ``schema``'s columns (the user's schema, or that of :meth:`schema`):
         each must name a column of the table, in any case."""
         options = ReadOptions.parse(self.options)
+        if options.read_change_feed:
+            columns = self._columns(options, schema)
+            stream_options = StreamReadOptions.parse(self.options, options.storage_options)
+            return ChangeFeedReader(stream_options, options.ending_version, columns, schema)
         pinned = self._pinned(options)
-        columns = tuple(_table_field(pinned.schema, field.name).name for field in schema.fields)
+        names = tuple(_table_field(pinned.schema, field.name).name for field in schema.fields)
         pushdown = options.filter_pushdown
         if pushdown is None:
             pushdown = self.filter_pushdown
         reader_class = DeltalogPushdownReader if pushdown else DeltalogReader
-        return reader_class(options, pinned, columns, schema)
+        return reader_class(options, pinned, names, schema)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """The source of ``spark.readStream.format("deltalog")`` (pyspark >= 4.2): the rows
         of the files the table's commits add, micro-batch by micro-batch (see
         ``_stream.py``)."""
         options = ReadOptions.parse(self.options)
-        pinned = self._pinned(options)
-        columns = [_table_field(pinned.schema, field.name).name for field in schema.fields]
+        columns = self._columns(options, schema)
         stream_options = StreamReadOptions.parse(self.options, options.storage_options)
+        if options.read_change_feed:
+            return change_stream_reader(stream_options, columns, schema)
         return stream_reader(stream_options, columns, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
@@ -152,6 +158,18 @@ class DeltalogDataSource(DataSource):
         options = WriteOptions.parse(self.options, streaming=True)
         plan = plan_write(options, schema, overwrite)
         return stream_writer(options, plan, schema, dict(self.options))
+
+    def _full_schema(self, options: ReadOptions) -> StructType:
+        """Every column a read may return: the table's, and with ``readChangeFeed`` the
+        change feed's."""
+        pinned = self._pinned(options)
+        if not options.read_change_feed:
+            return pinned.schema
+        return StructType([*pinned.schema.fields, *CHANGE_FIELDS])
+
+    def _columns(self, options: ReadOptions, schema: StructType) -> list[str]:
+        full = self._full_schema(options)
+        return [_table_field(full, field.name).name for field in schema.fields]
 
     def _pinned(self, options: ReadOptions) -> PinnedTable:
         """The version this read uses: the one ``schema()`` pinned, else resolved now."""
