@@ -295,3 +295,25 @@ def test_convert_to_delta(tmp_path: Path) -> None:
         {"a": 1, "b": None},
         {"a": None, "b": "z"},
     ]
+
+
+def test_cli_vacuum_optimize_restore(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from deltalog.cli import main
+
+    uri = tmp_path / "t"
+    small_appends(uri, 3, partitioned=False)
+    assert main(["optimize", str(uri), "--json"]) == 0
+    optimized = json.loads(capsys.readouterr().out)
+    assert optimized["numFilesRemoved"] == 3
+    assert main(["restore", str(uri), "--version", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["restored_version"] == 1
+    assert rows(uri) == rows(uri, 1)
+    assert main(["vacuum", str(uri), "--dry-run", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"dry_run": True, "files": []}
+    assert main(["vacuum", str(uri), "--retention-hours", "0", "--no-retention-check"]) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.split()) == 2
+    assert "2 files deleted" in captured.err
+    assert main(["vacuum", str(uri), "--retention-hours", "0"]) == 2
+    assert "168 hours" in capsys.readouterr().err
+    assert main(["restore", str(uri)]) == 2

@@ -116,6 +116,7 @@ pub async fn optimize(table: &Table, options: OptimizeOptions) -> Result<Optimiz
     let bins = pack_bins(&files, target, !options.z_order_by.is_empty());
     let mut metrics = OptimizeMetrics {
         total_considered_files: files.len() as u64,
+        total_files_skipped: files.len() as u64,
         num_batches: bins.len() as u64,
         z_order_by: options.z_order_by.clone(),
         ..OptimizeMetrics::default()
