@@ -164,7 +164,8 @@ def test_optimize_compacts_and_keeps_rows(tmp_path: Path) -> None:
     assert info["operationMetrics"]["numRemovedFiles"] == "6"  # type: ignore[index]
     actions = (uri / "_delta_log" / f"{version:020}.json").read_text().splitlines()[1:]
     changes = [next(iter(json.loads(a).values()))["dataChange"] for a in actions]
-    assert changes and not any(changes)
+    assert changes
+    assert not any(changes)
     assert table.optimize()["version"] is None
 
 
@@ -232,8 +233,9 @@ def test_restore_equals_the_old_version(tmp_path: Path) -> None:
     uri = tmp_path / "t"
     deltalog.write_table(uri, pa.table({"id": [1, 2]}))
     deltalog.write_table(uri, pa.table({"id": [3]}))
-    deltalog.write_table(uri, pa.table({"id": [9], "extra": ["x"]}), mode="overwrite",
-                         schema_mode="overwrite")
+    deltalog.write_table(
+        uri, pa.table({"id": [9], "extra": ["x"]}), mode="overwrite", schema_mode="overwrite"
+    )
     table = deltalog.DeltaTable(uri)
     metrics = table.restore(1)
     assert (metrics["numRestoredFiles"], metrics["numRemovedFiles"]) == (2, 1)
@@ -260,7 +262,8 @@ def test_restore_refuses_vacuumed_files(tmp_path: Path) -> None:
     with pytest.raises(MissingDataFilesError) as raised:
         table.restore(0)
     assert raised.value.version == 0
-    assert raised.value.paths is not None and len(raised.value.paths) == 1
+    assert raised.value.paths is not None
+    assert len(raised.value.paths) == 1
     assert rows(uri) == [{"id": 2}]
 
 
@@ -269,8 +272,9 @@ def test_convert_to_delta(tmp_path: Path) -> None:
     for year, ids in [(2023, [1, 2]), (2024, [3])]:
         folder = uri / f"year={year}"
         folder.mkdir(parents=True)
-        pq.write_table(pa.table({"id": ids, "name": [f"n{i}" for i in ids]}),
-                       folder / "part-0.parquet")
+        pq.write_table(
+            pa.table({"id": ids, "name": [f"n{i}" for i in ids]}), folder / "part-0.parquet"
+        )
     (uri / "_SUCCESS").write_bytes(b"")
     table = deltalog.convert_to_delta(uri, partition_by={"year": "integer"})
     snapshot = table.snapshot()

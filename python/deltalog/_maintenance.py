@@ -108,7 +108,7 @@ def convert_to_delta(
     options = _string_mapping(storage_options, "storage_options")
     partition: object = partition_by
     if isinstance(partition_by, Mapping):
-        fields = [
+        fields: list[dict[str, object]] = [
             {"name": name, "type": kind, "nullable": True, "metadata": {}}
             for name, kind in partition_by.items()
         ]

@@ -30,7 +30,10 @@ pub fn vacuum<'py>(
         enforce_retention_duration,
     };
     let table = table.table().clone();
-    let done = wait_for_future(py, move || async move { vacuum_core(&table, options).await })?;
+    let done = wait_for_future(
+        py,
+        move || async move { vacuum_core(&table, options).await },
+    )?;
     let value = json!({
         "files": done.files,
         "dry_run": done.dry_run,
@@ -61,7 +64,10 @@ pub fn optimize<'py>(
         ..OptimizeOptions::default()
     };
     let table = table.table().clone();
-    let done = wait_for_future(py, move || async move { optimize_core(&table, options).await })?;
+    let done = wait_for_future(
+        py,
+        move || async move { optimize_core(&table, options).await },
+    )?;
     let value = json!({
         "version": done.version,
         "numFilesAdded": done.num_files_added,
@@ -121,7 +127,10 @@ pub fn convert_to_delta(
 ) -> PyResult<(u64, bool, u64)> {
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let partition = partition_by.map(|schema| schema.0);
-    let done = wait_for_future(py, move || async move { convert_core(&table, partition).await })?;
+    let done = wait_for_future(
+        py,
+        move || async move { convert_core(&table, partition).await },
+    )?;
     Ok((done.version, done.converted, done.num_files))
 }
 

@@ -176,7 +176,7 @@ async fn merged_schema(storage: &Storage, files: &[TableObject]) -> Result<Struc
             }
         }
     }
-    Ok(StructType { fields, ..StructType::default() })
+    Ok(StructType { fields })
 }
 
 async fn footer_schema(storage: &Storage, file: &TableObject) -> Result<SchemaRef> {
