@@ -21,8 +21,8 @@ use futures::TryStreamExt;
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
 
 use crate::error::{Error, Result};
-use crate::partition::unescape_partition_path_value;
-use crate::schema::{to_arrow_schema, ColumnMappingMode, StructField, StructType};
+use crate::partition::{partition_values_to_arrow, unescape_partition_path_value, SessionTimeZone};
+use crate::schema::{to_arrow_schema, ColumnMappingMode, DataType, StructField, StructType};
 use crate::storage::{Storage, TableObject};
 use crate::table::Table;
 use crate::transaction::{AddFile, TableSpec};
@@ -50,8 +50,8 @@ pub struct ConvertResult {
 /// columns of `partition_schema` (see the module documentation).
 ///
 /// Errors: [`Error::InvalidArgument`] for a file outside the expected partition directories,
-/// a partition value that is not of its column's type... (checked by the commit), or no
-/// Parquet file at all; [`Error::SchemaMismatch`] for a column with different types in two
+/// a partition value that is not of its column's type, a partition column that is not of a
+/// primitive type, or no Parquet file at all; [`Error::SchemaMismatch`] for a column with different types in two
 /// files, or a partition column also stored in the files; [`Error::CorruptDataFile`] for a
 /// file that is not Parquet.
 pub async fn convert_to_delta(
@@ -101,6 +101,7 @@ pub async fn convert_to_delta(
             ..AddFile::default()
         });
     }
+    check_partition_values(&partition_schema, &adds)?;
     let mut schema = data_schema;
     schema.fields.extend(partition_schema.fields);
     let spec = TableSpec {
@@ -260,6 +261,27 @@ fn partition_values(path: &str, columns: &[String]) -> Result<Vec<(String, Optio
             Ok((column.clone(), (value != HIVE_NULL).then_some(value)))
         })
         .collect()
+}
+
+/// Refuses a partition value that does not parse as its column's type (as the reader will
+/// parse it).
+fn check_partition_values(partition_schema: &StructType, adds: &[AddFile]) -> Result<()> {
+    for (index, field) in partition_schema.fields.iter().enumerate() {
+        let DataType::Primitive(ty) = &field.data_type else {
+            return Err(Error::InvalidArgument(format!(
+                "the partition column {} must be of a primitive type",
+                field.name
+            )));
+        };
+        let values: Vec<Option<&str>> = adds
+            .iter()
+            .map(|add| add.partition_values[index].1.as_deref())
+            .collect();
+        partition_values_to_arrow(&values, ty, &field.name, &SessionTimeZone::utc()).map_err(
+            |error| Error::InvalidArgument(format!("a partition directory does not fit: {error}")),
+        )?;
+    }
+    Ok(())
 }
 
 fn reader(storage: &Storage, file: &TableObject) -> Result<crate::storage::ParquetReader> {

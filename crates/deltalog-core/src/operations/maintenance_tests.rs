@@ -377,4 +377,14 @@ async fn convert_turns_parquet_directories_into_a_table() {
     assert_eq!(records.null_count(), 0);
     let again = convert_to_delta(&table, Some(partition)).await.unwrap();
     assert!(!again.converted);
+
+    let other = tempfile::tempdir().unwrap();
+    copy_dir(&dir.path().join("part=x"), &other.path().join("n=abc"));
+    let typed = crate::schema::parse_schema(
+        r#"{"type":"struct","fields":[{"name":"n","type":"integer","nullable":true,"metadata":{}}]}"#,
+    )
+    .unwrap();
+    let refused = convert_to_delta(&open(other.path()), Some(typed)).await;
+    assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
+    assert!(!other.path().join("_delta_log").exists());
 }

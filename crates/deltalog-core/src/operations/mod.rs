@@ -4,6 +4,9 @@
 //! `partitionBy`, `replaceWhere`, `mergeSchema`, `overwriteSchema`, `txnAppId` /
 //! `txnVersion`). Every decision about what to commit is taken here; bindings only convert
 //! arguments.
+//!
+//! Table maintenance lives here too, with the semantics of Delta on Spark's commands:
+//! [`vacuum`], [`optimize`], [`restore`] and [`convert_to_delta`].
 
 pub(crate) mod convert;
 pub(crate) mod create;
