@@ -321,3 +321,18 @@ def test_cli_vacuum_optimize_restore(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["vacuum", str(uri), "--retention-hours", "0"]) == 2
     assert "168 hours" in capsys.readouterr().err
     assert main(["restore", str(uri)]) == 2
+
+
+def test_vacuum_on_a_table_with_the_vacuum_protocol_check(
+    tmp_path: Path, golden_tables: object
+) -> None:
+    name = "basic-with-vacuum-protocol-check-feature"
+    source = golden_tables.root(name) / "delta"  # type: ignore[attr-defined]
+    uri = tmp_path / "t"
+    shutil.copytree(source, uri)
+    table = deltalog.DeltaTable(uri)
+    features = table.snapshot().protocol.writer_features or ()
+    assert "vacuumProtocolCheck" in features
+    before = rows(uri)
+    table.vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False)
+    assert rows(uri) == before
