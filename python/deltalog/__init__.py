@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from . import _core
 from ._arrow import ArrowStream, Schema
+from ._maintenance import convert_to_delta
 from ._read import read_table
 from ._scan import Filter, Scan, ScanTask
 from ._table import CommitResult, DeltaTable, Metadata, Protocol, Snapshot, Transaction
@@ -37,6 +38,7 @@ from .exceptions import (
     InvalidTableError,
     MaxCommitAttemptsExceededError,
     MetadataChangedError,
+    MissingDataFilesError,
     NonContiguousLogError,
     ObjectNotFoundError,
     OperationNotAllowedError,
@@ -78,6 +80,7 @@ __all__ = [
     "MaxCommitAttemptsExceededError",
     "Metadata",
     "MetadataChangedError",
+    "MissingDataFilesError",
     "NonContiguousLogError",
     "ObjectNotFoundError",
     "OperationNotAllowedError",
@@ -97,6 +100,7 @@ __all__ = [
     "UnsupportedProtocolVersionError",
     "VersionNotFoundError",
     "__version__",
+    "convert_to_delta",
     "read_table",
     "write_table",
 ]

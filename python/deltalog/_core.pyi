@@ -13,7 +13,11 @@ __all__ = [
     "RawSnapshot",
     "RawTransaction",
     "__version__",
+    "convert_to_delta",
+    "optimize",
     "parse_timestamp_ms",
+    "restore",
+    "vacuum",
 ]
 
 _CommitTuple: TypeAlias = tuple[int, bool, int, RawSnapshot | None, dict[str, int]]
@@ -23,6 +27,24 @@ DEFAULT_TARGET_SIZE: int
 DEFAULT_OPEN_COST: int
 
 def parse_timestamp_ms(text: str) -> int: ...
+def vacuum(
+    table: RawDeltaTable,
+    retention_hours: float | None = None,
+    dry_run: bool = True,
+    enforce_retention_duration: bool = True,
+) -> dict[str, Any]: ...
+def optimize(
+    table: RawDeltaTable,
+    filter: object = None,
+    target_size: int | None = None,
+    z_order_by: list[str] | None = None,
+) -> dict[str, Any]: ...
+def restore(
+    table: RawDeltaTable, version: int | None = None, timestamp_ms: int | None = None
+) -> dict[str, int]: ...
+def convert_to_delta(
+    uri: str, partition_by: object = None, storage_options: dict[str, str] | None = None
+) -> tuple[int, bool, int]: ...
 
 @final
 class RawDeltaTable:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from types import MappingProxyType
-from typing import ClassVar, TypeAlias, final
+from typing import Any, ClassVar, TypeAlias, final
 
 from . import _core
 from ._arrow import ArrowStream, Schema
@@ -197,6 +197,41 @@ class DeltaTable(Frozen):
         end = None if end_version is None else _version(end_version, "end_version")
         selected = None if columns is None else list(columns)
         return ArrowStream(self._raw.changes(start, end, selected, filter, timezone))
+
+    def vacuum(
+        self,
+        retention_hours: float | None = None,
+        dry_run: bool = True,
+        enforce_retention_duration: bool = True,
+    ) -> list[str]:
+        """Deletes (with ``dry_run``, the default: lists) the files no version within the
+        retention needs; see :func:`deltalog._maintenance.vacuum`."""
+        from ._maintenance import vacuum
+
+        return vacuum(self, retention_hours, dry_run, enforce_retention_duration)
+
+    def optimize(
+        self,
+        filter: Filter = None,
+        target_size: int | None = None,
+        z_order_by: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """Compacts small files and purges deletion vectors (``dataChange=false``); see
+        :func:`deltalog._maintenance.optimize`."""
+        from ._maintenance import optimize
+
+        return optimize(self, filter, target_size, z_order_by)
+
+    def restore(
+        self,
+        version: int | None = None,
+        timestamp: datetime | date | str | None = None,
+    ) -> dict[str, int]:
+        """Commits a version whose state equals that of ``version`` (or of ``timestamp``);
+        see :func:`deltalog._maintenance.restore`."""
+        from ._maintenance import restore
+
+        return restore(self, version, timestamp)
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.uri!r})"

@@ -3,6 +3,9 @@
     deltalog info URI      version, protocol and features, schema, partitioning, files
     deltalog files URI     the active data files
     deltalog history URI   the commits, newest first
+    deltalog vacuum URI    delete the files no retained version needs (--dry-run: list them)
+    deltalog optimize URI  compact small files, purge deletion vectors
+    deltalog restore URI   commit the state of --version N (or --timestamp TIME) again
 
 ``--version N`` or ``--timestamp ISO-8601`` pick the snapshot, ``--json`` prints JSON instead of
 a table, ``--storage-option KEY=VALUE`` (repeatable) configures the object store. An error
@@ -163,6 +166,107 @@ def _history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _vacuum(args: argparse.Namespace) -> int:
+    table = _open(args)
+    with _progress("vacuuming" if not args.dry_run else "finding unreferenced files"):
+        paths = table.vacuum(
+            retention_hours=args.retention_hours,
+            dry_run=args.dry_run,
+            enforce_retention_duration=not args.no_retention_check,
+        )
+    if args.json:
+        _print_json({"dry_run": args.dry_run, "files": paths})
+        return EXIT_OK
+    for path in paths:
+        _print(path)
+    verb = "would be deleted" if args.dry_run else "deleted"
+    print(f"{len(paths)} file{'' if len(paths) == 1 else 's'} {verb}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _optimize(args: argparse.Namespace) -> int:
+    table = _open(args)
+    with _progress("optimizing"):
+        metrics = table.optimize(
+            filter=args.filter, target_size=args.target_size, z_order_by=args.z_order_by
+        )
+    if args.json:
+        _print_json(metrics)
+        return EXIT_OK
+    added, removed = metrics["filesAdded"], metrics["filesRemoved"]
+    pairs = [
+        ("version", "-" if metrics["version"] is None else str(metrics["version"])),
+        ("files removed", f"{removed['totalFiles']} ({human_size(removed['totalSize'])})"),
+        ("files added", f"{added['totalFiles']} ({human_size(added['totalSize'])})"),
+        ("partitions", str(metrics["partitionsOptimized"])),
+        ("deletion vectors removed", str(metrics["numDeletionVectorsRemoved"])),
+    ]
+    _print(_render_pairs(pairs))
+    return EXIT_OK
+
+
+def _restore(args: argparse.Namespace) -> int:
+    if args.version is None and args.timestamp is None:
+        print("deltalog: error: restore needs --version N or --timestamp TIME", file=sys.stderr)
+        return EXIT_DELTA_ERROR
+    table = _open(args)
+    with _progress("restoring"):
+        metrics = table.restore(args.version, timestamp=args.timestamp)
+    if args.json:
+        _print_json(metrics)
+        return EXIT_OK
+    pairs = [(key, str(value)) for key, value in metrics.items()]
+    _print(_render_pairs(pairs))
+    return EXIT_OK
+
+
+def _add_maintenance_commands(commands: Any) -> None:
+    vacuum = commands.add_parser(
+        "vacuum",
+        help="delete the files no version within the retention needs",
+        description="Delete the files of the table that no version within the retention "
+        "period references (VACUUM). The paths are printed, relative to the table root.",
+    )
+    _add_table_arguments(vacuum, snapshot=False)
+    vacuum.add_argument("--dry-run", action="store_true", help="only list what would go")
+    vacuum.add_argument(
+        "--retention-hours",
+        type=float,
+        metavar="H",
+        help="keep files removed less than H hours ago (default: the table's retention)",
+    )
+    vacuum.add_argument(
+        "--no-retention-check",
+        action="store_true",
+        help="allow a retention below the table's delta.deletedFileRetentionDuration",
+    )
+    vacuum.set_defaults(handler=_vacuum)
+
+    optimize = commands.add_parser(
+        "optimize",
+        help="compact small files and purge deletion vectors",
+        description="Compact the small files of each partition and rewrite files with "
+        "deletion vectors (OPTIMIZE, dataChange=false).",
+    )
+    _add_table_arguments(optimize, snapshot=False)
+    optimize.add_argument("--filter", metavar="PREDICATE", help="only matching partitions")
+    optimize.add_argument(
+        "--target-size", type=_non_negative, metavar="BYTES", help="the size of the new files"
+    )
+    optimize.add_argument(
+        "--z-order-by", action="append", metavar="COLUMN", help="Z-order by COLUMN (repeatable)"
+    )
+    optimize.set_defaults(handler=_optimize)
+
+    restore = commands.add_parser(
+        "restore",
+        help="commit the state of an earlier version again",
+        description="Restore the table to --version N or --timestamp TIME (RESTORE).",
+    )
+    _add_table_arguments(restore, snapshot=True)
+    restore.set_defaults(handler=_restore)
+
+
 # --- argument parsing ----------------------------------------------------------------------
 
 
@@ -199,6 +303,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_table_arguments(history, snapshot=False)
     history.add_argument("--limit", type=_non_negative, metavar="N", help="show at most N commits")
     history.set_defaults(handler=_history)
+    _add_maintenance_commands(commands)
     return parser
 
 

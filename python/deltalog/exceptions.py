@@ -36,6 +36,7 @@ the table root; no commit references them, VACUUM removes them)::
     ├── SchemaMismatchError                column (also a ValueError)
     ├── ConstraintViolationError           constraint (also a ValueError)
     ├── OperationNotAllowedError
+    ├── MissingDataFilesError              table, version, paths
     └── InternalError                      a bug in deltalog; please report it
 """
 
@@ -61,6 +62,7 @@ __all__ = [
     "InvalidTableError",
     "MaxCommitAttemptsExceededError",
     "MetadataChangedError",
+    "MissingDataFilesError",
     "NonContiguousLogError",
     "ObjectNotFoundError",
     "OperationNotAllowedError",
@@ -236,6 +238,14 @@ class ConstraintViolationError(DeltaError, ValueError):
 
 class OperationNotAllowedError(DeltaError):
     """The operation is not allowed on this table (for example a write to a read-only one)."""
+
+
+class MissingDataFilesError(DeltaError):
+    """A version cannot be restored: data files it needs are gone (vacuumed or deleted)."""
+
+    version: int | None = None
+    paths: list[str] | None = None
+    """The missing files (at most 100), relative to the table root as the log names them."""
 
 
 class InternalError(DeltaError):

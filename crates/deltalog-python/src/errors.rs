@@ -143,6 +143,18 @@ fn classify(error: &Error) -> (&'static str, Attributes) {
             vec![("table", text(table)), ("constraint", text(constraint))],
         ),
         Error::NotAllowed(_) => ("OperationNotAllowedError", Vec::new()),
+        Error::MissingDataFiles {
+            table,
+            version,
+            paths,
+        } => (
+            "MissingDataFilesError",
+            vec![
+                ("table", text(table)),
+                ("version", Unsigned(*version)),
+                ("paths", Value::Texts(paths.clone())),
+            ],
+        ),
         _ => ("DeltaError", Vec::new()),
     }
 }

@@ -12,6 +12,7 @@ mod arrow_export;
 mod arrow_import;
 mod convert;
 mod errors;
+mod maintenance;
 mod runtime;
 mod scan;
 mod snapshot;
@@ -34,6 +35,10 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<arrow_export::RawArrowStream>()?;
     module.add_class::<scan::RawScan>()?;
     module.add_class::<transaction::RawTransaction>()?;
+    module.add_function(wrap_pyfunction!(maintenance::vacuum, module)?)?;
+    module.add_function(wrap_pyfunction!(maintenance::optimize, module)?)?;
+    module.add_function(wrap_pyfunction!(maintenance::restore, module)?)?;
+    module.add_function(wrap_pyfunction!(maintenance::convert_to_delta, module)?)?;
     Ok(())
 }
 

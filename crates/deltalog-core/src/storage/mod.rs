@@ -11,6 +11,7 @@
 //! table's store and refuses anything that leaves it.
 
 pub(crate) mod parquet;
+pub(crate) mod tree;
 pub(crate) mod upload;
 
 use std::collections::HashMap;
@@ -24,6 +25,7 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
 use url::Url;
 
 pub(crate) use self::parquet::ParquetReader;
+pub(crate) use self::tree::TableObject;
 pub(crate) use self::upload::ObjectUpload;
 use crate::error::{Error, Result};
 
