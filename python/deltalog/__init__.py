@@ -30,6 +30,7 @@ from .exceptions import (
     CorruptDataFileError,
     CorruptDeletionVectorError,
     CorruptLogError,
+    ChecksumMismatchError,
     DeltaError,
     InternalError,
     InvalidArgumentError,
@@ -56,6 +57,7 @@ __version__: str = _core.__version__
 __all__ = [
     "ArrowError",
     "ArrowStream",
+    "ChecksumMismatchError",
     "CommitConflictError",
     "CommitResult",
     "CommitStateUnknownError",

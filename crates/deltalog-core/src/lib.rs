@@ -27,6 +27,7 @@ internal_modules!(
     actions,
     changes,
     checkpoint,
+    checkpoint_write,
     commit,
     cpu,
     deletion_vector,
@@ -35,8 +36,10 @@ internal_modules!(
     file_list,
     load,
     log,
+    log_cleanup,
     operations,
     partition,
+    post_commit,
     replay,
     scalar,
     scan,
@@ -47,6 +50,7 @@ internal_modules!(
     table,
     table_config,
     transaction,
+    version_checksum,
     write,
 );
 
@@ -60,6 +64,13 @@ pub use actions::{
     CommitInfo, DeletionVectorDescriptor, DomainMetadata, Format, Metadata, Protocol, Txn,
 };
 pub use changes::{ChangeScan, ChangesOptions};
+pub use checkpoint_write::{CheckpointOptions, CheckpointWritten};
+pub use log::path::CheckpointFormat;
+pub use log_cleanup::CleanupReport;
+pub use post_commit::{
+    PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep,
+};
+pub use version_checksum::{FileSizeHistogram, VersionChecksum};
 pub use error::{ConflictKind, Error, ProtocolKind, Result};
 pub use expr::{from_dnf, parse_sql, CompareOp, DnfLiteral, Expr};
 pub use file_list::FileListOptions;
