@@ -37,6 +37,7 @@ internal_modules!(
     load,
     log,
     log_cleanup,
+    log_compaction,
     operations,
     partition,
     post_commit,
