@@ -15,6 +15,14 @@ from . import _core
 from ._arrow import ArrowStream, Schema
 from ._read import read_table
 from ._scan import Filter, Scan, ScanTask
+from ._maintenance_log import (
+    CheckpointInfo,
+    CleanupResult,
+    FileSizeHistogram,
+    PostCommitError,
+    PostCommitResult,
+    VersionChecksum,
+)
 from ._table import CommitResult, DeltaTable, Metadata, Protocol, Snapshot, Transaction
 from ._write import write_table
 from .exceptions import (
@@ -57,7 +65,9 @@ __version__: str = _core.__version__
 __all__ = [
     "ArrowError",
     "ArrowStream",
+    "CheckpointInfo",
     "ChecksumMismatchError",
+    "CleanupResult",
     "CommitConflictError",
     "CommitResult",
     "CommitStateUnknownError",
@@ -72,6 +82,7 @@ __all__ = [
     "CorruptLogError",
     "DeltaError",
     "DeltaTable",
+    "FileSizeHistogram",
     "Filter",
     "InternalError",
     "InvalidArgumentError",
@@ -83,6 +94,8 @@ __all__ = [
     "NonContiguousLogError",
     "ObjectNotFoundError",
     "OperationNotAllowedError",
+    "PostCommitError",
+    "PostCommitResult",
     "Protocol",
     "ProtocolChangedError",
     "ProtocolError",
@@ -97,6 +110,7 @@ __all__ = [
     "Transaction",
     "UnsupportedFeatureError",
     "UnsupportedProtocolVersionError",
+    "VersionChecksum",
     "VersionNotFoundError",
     "__version__",
     "read_table",

@@ -373,6 +373,11 @@ impl Snapshot {
         }
     }
 
+    /// The content of this version's `.crc` file, or `None` when it has none.
+    pub async fn stored_version_checksum(&self) -> Result<Option<VersionChecksum>> {
+        read_checksum(self.storage(), self.version()).await
+    }
+
     /// Checks the `.crc` file of this version, when there is one, against the replayed state.
     /// Returns whether a file was checked; a difference is an [`Error::ChecksumMismatch`]
     /// naming the file and every field that differs.

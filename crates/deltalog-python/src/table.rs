@@ -31,6 +31,11 @@ impl RawDeltaTable {
     fn new(inner: Table) -> Self {
         RawDeltaTable { inner }
     }
+
+    /// The core table.
+    pub fn inner(&self) -> &Table {
+        &self.inner
+    }
 }
 
 #[pymethods]

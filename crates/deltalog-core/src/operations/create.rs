@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{Error, Result};
+use crate::post_commit::PostCommitReport;
 use crate::schema::StructType;
 use crate::table::{SnapshotAt, Table};
 use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID};
@@ -80,6 +81,7 @@ pub async fn create_table(
             retries: 0,
             snapshot: None,
             metrics: BTreeMap::new(),
+            post_commit: PostCommitReport::default(),
         }),
         CreateMode::Overwrite => replace(table, create).await,
     }
@@ -148,5 +150,6 @@ fn committed(result: crate::transaction::CommitResult) -> TableCommit {
         retries: result.retries,
         snapshot: result.snapshot,
         metrics,
+        post_commit: result.post_commit,
     }
 }
