@@ -66,20 +66,17 @@ pub use actions::{
 };
 pub use changes::{ChangeScan, ChangesOptions};
 pub use checkpoint_write::{CheckpointOptions, CheckpointWritten};
-pub use log::path::CheckpointFormat;
-pub use log_cleanup::CleanupReport;
-pub use post_commit::{
-    PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep,
-};
-pub use version_checksum::{FileSizeHistogram, VersionChecksum};
 pub use error::{ConflictKind, Error, ProtocolKind, Result};
 pub use expr::{from_dnf, parse_sql, CompareOp, DnfLiteral, Expr};
 pub use file_list::FileListOptions;
+pub use log::path::CheckpointFormat;
+pub use log_cleanup::CleanupReport;
 pub use operations::{
     adds_from_file_list, create_table, parse_isolation_level, struct_type_from_arrow, write_table,
     CreateMode, CreateTable, SchemaMode, TableCommit, TableTransaction, WriteMode,
     WriteTableOptions,
 };
+pub use post_commit::{PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep};
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
 pub use scan::{
     deletion_vectors, NativeColumn, NativeColumns, NativeFiles, Scan, ScanOptions, ScanTask,
@@ -94,6 +91,7 @@ pub use transaction::{
     AddFile, CommitOptions, CommitOutcome, CommitResult, Committer, FileSystemCommitter,
     MetadataUpdate, TableSpec, Transaction,
 };
+pub use version_checksum::{FileSizeHistogram, VersionChecksum};
 pub use write::{
     unsupported_writer_duties, write_batches, Codec, DataFileWriter, UnsupportedDuty, WriteFailure,
     WriteResult, WriterOptions, WrittenFile,

@@ -107,8 +107,7 @@ fn cutoff_checkpoint(listing: &[LogPath], cutoff_ms: i64, latest: u64) -> Option
         .max()?;
     complete_checkpoints(listing)
         .into_iter()
-        .filter(|checkpoint| checkpoint.version <= cutoff_commit)
-        .next_back()
+        .rfind(|checkpoint| checkpoint.version <= cutoff_commit)
 }
 
 /// True for a file the cutoff checkpoint at `kept_from` makes unnecessary.

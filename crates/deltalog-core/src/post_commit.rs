@@ -115,7 +115,7 @@ pub(crate) async fn run(committed: &Committed<'_>, options: &PostCommitOptions) 
         }
     }
     let interval = committed.checkpoint_interval.max(1);
-    if !options.checkpoint || committed.version == 0 || committed.version % interval != 0 {
+    if !options.checkpoint || committed.version == 0 || !committed.version.is_multiple_of(interval) {
         return report;
     }
     let snapshot = match full_snapshot(committed).await {

@@ -44,7 +44,10 @@ pub fn write_checkpoint(
         "json" => CheckpointFormat::Json,
         other => {
             let message = format!("v2_format must be 'parquet' or 'json', got {other:?}");
-            return Err(to_py_err(py, deltalog_core::Error::InvalidArgument(message)));
+            return Err(to_py_err(
+                py,
+                deltalog_core::Error::InvalidArgument(message),
+            ));
         }
     };
     let options = CheckpointOptions {
@@ -99,7 +102,8 @@ pub fn version_checksum(py: Python<'_>, snapshot: &RawSnapshot) -> PyResult<Chec
 fn checksum_tuple(checksum: VersionChecksum, text: String, stored: bool) -> ChecksumTuple {
     let txns = checksum.set_transactions.map(|txns| {
         let txns = txns.into_iter();
-        txns.map(|t| (t.app_id, t.version, t.last_updated)).collect()
+        txns.map(|t| (t.app_id, t.version, t.last_updated))
+            .collect()
     });
     let domains = checksum.domain_metadata.map(|domains| {
         let domains = domains.into_iter();
@@ -117,7 +121,13 @@ fn checksum_tuple(checksum: VersionChecksum, text: String, stored: bool) -> Chec
         checksum.in_commit_timestamp_opt,
     );
     let deleted = checksum.num_deleted_records_opt;
-    let state = (txns, domains, histogram, deleted, checksum.num_deletion_vectors_opt);
+    let state = (
+        txns,
+        domains,
+        histogram,
+        deleted,
+        checksum.num_deletion_vectors_opt,
+    );
     (counts, state, text, stored)
 }
 
@@ -125,5 +135,8 @@ fn checksum_tuple(checksum: VersionChecksum, text: String, stored: bool) -> Chec
 #[pyfunction]
 pub fn validate_checksum(py: Python<'_>, snapshot: &RawSnapshot) -> PyResult<bool> {
     let snapshot = snapshot.inner().clone();
-    wait_for_future(py, move || async move { snapshot.validate_checksum().await })
+    wait_for_future(
+        py,
+        move || async move { snapshot.validate_checksum().await },
+    )
 }

@@ -48,4 +48,3 @@ pub fn cleanup_tuple(report: CleanupReport) -> CleanupTuple {
         report.deleted_sidecars,
     )
 }
-

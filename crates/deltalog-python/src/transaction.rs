@@ -11,9 +11,9 @@ use deltalog_core::{WriteFailure, WriterOptions};
 use pyo3::prelude::*;
 
 use crate::arrow_import::PyArrowInput;
-use crate::post_commit::{post_commit_tuple, PostCommitTuple};
 use crate::convert::{PyFilter, PySchemaInput};
 use crate::errors::{failure_to_py_err, to_py_err};
+use crate::post_commit::{post_commit_tuple, PostCommitTuple};
 use crate::runtime::wait_for_future;
 use crate::snapshot::RawSnapshot;
 
