@@ -80,7 +80,8 @@ def test_every_kind_of_checkpoint_reads_back(
     assert hint["version"] == 6
     assert hint["numOfAddFiles"] == written.num_add_files
     assert hint["size"] == written.num_actions
-    assert "checksum" in hint and "checkpointSchema" in hint
+    assert "checksum" in hint
+    assert "checkpointSchema" in hint
     # The checkpoint is used: the commits before it are no longer needed to read it.
     for version in range(6):
         (uri / "_delta_log" / f"{version:020}.json").unlink()
@@ -162,7 +163,8 @@ def test_a_wrong_checksum_file_is_reported(tmp_path: Path) -> None:
     snapshot = deltalog.DeltaTable(str(uri)).snapshot()
     with pytest.raises(deltalog.ChecksumMismatchError) as raised:
         snapshot.validate_checksum()
-    assert raised.value.path is not None and raised.value.path.endswith(".crc")
+    assert raised.value.path is not None
+    assert raised.value.path.endswith(".crc")
     assert "tableSizeBytes" in str(raised.value)
 
 
@@ -204,7 +206,8 @@ def test_cleanup_deletes_nothing_without_an_old_checkpoint(tmp_path: Path) -> No
     history_table(uri, 3)
     before = log_files(uri)
     result = deltalog.DeltaTable(str(uri)).cleanup_metadata()
-    assert result.oldest_kept_version is None and result.deleted == ()
+    assert result.oldest_kept_version is None
+    assert result.deleted == ()
     assert log_files(uri) == before
 
 
@@ -223,7 +226,8 @@ def test_cli_checkpoint_and_cleanup(tmp_path: Path, capsys: pytest.CaptureFixtur
     history_table(uri, 3)
     assert cli.main(["checkpoint", str(uri), "--json"]) == 0
     written = json.loads(capsys.readouterr().out)
-    assert written["version"] == 3 and written["kind"] == "classic"
+    assert written["version"] == 3
+    assert written["kind"] == "classic"
     assert cli.main(["checkpoint", str(uri), "--version", "2", "--part-size", "2"]) == 0
     assert "multi-part" in capsys.readouterr().out
     assert cli.main(["cleanup", str(uri), "--json"]) == 0

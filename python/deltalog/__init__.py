@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from . import _core
 from ._arrow import ArrowStream, Schema
-from ._read import read_table
-from ._scan import Filter, Scan, ScanTask
 from ._maintenance_log import (
     CheckpointInfo,
     CleanupResult,
@@ -23,10 +21,13 @@ from ._maintenance_log import (
     PostCommitResult,
     VersionChecksum,
 )
+from ._read import read_table
+from ._scan import Filter, Scan, ScanTask
 from ._table import CommitResult, DeltaTable, Metadata, Protocol, Snapshot, Transaction
 from ._write import write_table
 from .exceptions import (
     ArrowError,
+    ChecksumMismatchError,
     CommitConflictError,
     CommitStateUnknownError,
     ConcurrentAppendError,
@@ -38,7 +39,6 @@ from .exceptions import (
     CorruptDataFileError,
     CorruptDeletionVectorError,
     CorruptLogError,
-    ChecksumMismatchError,
     DeltaError,
     InternalError,
     InvalidArgumentError,

@@ -12,8 +12,6 @@ from typing import ClassVar, Literal, TypeAlias, final
 from . import _core, _maintenance_log
 from ._arrow import ArrowStream, Schema
 from ._frozen import Frozen
-from ._scan import Filter, Scan
-from ._time import from_epoch_ms, to_epoch_ms
 from ._maintenance_log import (
     CheckpointInfo,
     CleanupResult,
@@ -21,6 +19,8 @@ from ._maintenance_log import (
     VersionChecksum,
     _PostCommitTuple,
 )
+from ._scan import Filter, Scan
+from ._time import from_epoch_ms, to_epoch_ms
 from .exceptions import InvalidArgumentError
 
 __all__ = ["CommitResult", "DeltaTable", "Metadata", "Protocol", "Snapshot", "Transaction"]

@@ -129,7 +129,9 @@ def test_spark_validates_our_checksums_at_every_commit(strict_spark: Any, tmp_pa
         assert spark_validates_checksum(strict_spark, path) == version
     assert (path / "_delta_log" / f"{10:020}.checkpoint.parquet").exists()
     for version in range(12):
-        assert_same_rows(spark_rows(strict_spark, path, version), ours(path, version), f"v{version}")
+        assert_same_rows(
+            spark_rows(strict_spark, path, version), ours(path, version), f"v{version}"
+        )
 
 
 def spark_table(spark: Any, path: Path, properties: str = "") -> None:
@@ -165,7 +167,9 @@ def test_we_read_sparks_checkpoints_and_validate_its_checksums(
     assert any(name.name.startswith(f"{10:020}.checkpoint") for name in log.iterdir())
     table = deltalog.DeltaTable(str(path))
     for version in range(12):
-        assert_same_rows(ours(path, version), spark_rows(strict_spark, path, version), f"v{version}")
+        assert_same_rows(
+            ours(path, version), spark_rows(strict_spark, path, version), f"v{version}"
+        )
         snapshot = table.snapshot(version)
         assert snapshot.validate_checksum(), f"no .crc at {version}"
         assert snapshot.version_checksum().stored
@@ -174,7 +178,9 @@ def test_we_read_sparks_checkpoints_and_validate_its_checksums(
     assert_same_rows(ours(path), spark_rows(strict_spark, path), "through Spark's checkpoint")
 
 
-def test_spark_reads_every_version_kept_after_our_cleanup(strict_spark: Any, tmp_path: Path) -> None:
+def test_spark_reads_every_version_kept_after_our_cleanup(
+    strict_spark: Any, tmp_path: Path
+) -> None:
     path = tmp_path / "t"
     # Spark refuses to time travel to commits older than the file retention: keep it long.
     retention = {
@@ -190,5 +196,7 @@ def test_spark_reads_every_version_kept_after_our_cleanup(strict_spark: Any, tmp
     result = table.cleanup_metadata()
     assert result.oldest_kept_version == 5
     for version in range(5, latest + 1):
-        assert_same_rows(spark_rows(strict_spark, path, version), ours(path, version), f"v{version}")
+        assert_same_rows(
+            spark_rows(strict_spark, path, version), ours(path, version), f"v{version}"
+        )
     assert spark_validates_checksum(strict_spark, path) == latest
