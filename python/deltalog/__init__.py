@@ -14,12 +14,21 @@ from __future__ import annotations
 from . import _core
 from ._arrow import ArrowStream, Schema
 from ._maintenance import convert_to_delta
+from ._maintenance_log import (
+    CheckpointInfo,
+    CleanupResult,
+    FileSizeHistogram,
+    PostCommitError,
+    PostCommitResult,
+    VersionChecksum,
+)
 from ._read import read_table
 from ._scan import Filter, Scan, ScanTask
 from ._table import CommitResult, DeltaTable, Metadata, Protocol, Snapshot, Transaction
 from ._write import write_table
 from .exceptions import (
     ArrowError,
+    ChecksumMismatchError,
     CommitConflictError,
     CommitStateUnknownError,
     ConcurrentAppendError,
@@ -58,6 +67,9 @@ __version__: str = _core.__version__
 __all__ = [
     "ArrowError",
     "ArrowStream",
+    "CheckpointInfo",
+    "ChecksumMismatchError",
+    "CleanupResult",
     "CommitConflictError",
     "CommitResult",
     "CommitStateUnknownError",
@@ -72,6 +84,7 @@ __all__ = [
     "CorruptLogError",
     "DeltaError",
     "DeltaTable",
+    "FileSizeHistogram",
     "Filter",
     "InternalError",
     "InvalidArgumentError",
@@ -84,6 +97,8 @@ __all__ = [
     "NonContiguousLogError",
     "ObjectNotFoundError",
     "OperationNotAllowedError",
+    "PostCommitError",
+    "PostCommitResult",
     "Protocol",
     "ProtocolChangedError",
     "ProtocolError",
@@ -98,6 +113,7 @@ __all__ = [
     "Transaction",
     "UnsupportedFeatureError",
     "UnsupportedProtocolVersionError",
+    "VersionChecksum",
     "VersionNotFoundError",
     "__version__",
     "convert_to_delta",

@@ -13,14 +13,38 @@ __all__ = [
     "RawSnapshot",
     "RawTransaction",
     "__version__",
+    "cleanup_metadata",
+    "compact_logs",
     "convert_to_delta",
     "optimize",
     "parse_timestamp_ms",
     "restore",
     "vacuum",
+    "validate_checksum",
+    "version_checksum",
+    "write_checkpoint",
 ]
 
-_CommitTuple: TypeAlias = tuple[int, bool, int, RawSnapshot | None, dict[str, int]]
+_CheckpointTuple: TypeAlias = tuple[int, str, list[str], list[str], int, int, int]
+_CleanupTuple: TypeAlias = tuple[int | None, list[str], list[str]]
+_PostCommitTuple: TypeAlias = tuple[
+    str | None, _CheckpointTuple | None, _CleanupTuple | None, list[tuple[str, str]]
+]
+_CommitTuple: TypeAlias = tuple[
+    int, bool, int, RawSnapshot | None, dict[str, int], _PostCommitTuple
+]
+_ChecksumTuple: TypeAlias = tuple[
+    tuple[str | None, int, int, int, int, int | None],
+    tuple[
+        list[tuple[str, int, int | None]] | None,
+        list[tuple[str, str]] | None,
+        tuple[list[int], list[int], list[int]] | None,
+        int | None,
+        int | None,
+    ],
+    str,
+    bool,
+]
 
 __version__: str
 DEFAULT_TARGET_SIZE: int
@@ -45,6 +69,17 @@ def restore(
 def convert_to_delta(
     uri: str, partition_by: object = None, storage_options: dict[str, str] | None = None
 ) -> tuple[int, bool, int]: ...
+def write_checkpoint(
+    table: RawDeltaTable,
+    version: int | None = None,
+    part_size: int | None = None,
+    v2_format: str = "parquet",
+    v2_sidecars: bool = True,
+) -> _CheckpointTuple: ...
+def cleanup_metadata(table: RawDeltaTable) -> _CleanupTuple: ...
+def compact_logs(table: RawDeltaTable, start_version: int, end_version: int) -> str: ...
+def version_checksum(snapshot: RawSnapshot) -> _ChecksumTuple: ...
+def validate_checksum(snapshot: RawSnapshot) -> bool: ...
 
 @final
 class RawDeltaTable:

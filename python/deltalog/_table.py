@@ -7,11 +7,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from types import MappingProxyType
-from typing import Any, ClassVar, TypeAlias, final
+from typing import Any, ClassVar, Literal, TypeAlias, final
 
-from . import _core
+from . import _core, _maintenance_log
 from ._arrow import ArrowStream, Schema
 from ._frozen import Frozen
+from ._maintenance_log import (
+    CheckpointInfo,
+    CleanupResult,
+    PostCommitResult,
+    VersionChecksum,
+    _PostCommitTuple,
+)
 from ._scan import Filter, Scan
 from ._time import from_epoch_ms, to_epoch_ms
 from .exceptions import InvalidArgumentError
@@ -23,8 +30,10 @@ __all__ = ["CommitResult", "DeltaTable", "Metadata", "Protocol", "Snapshot", "Tr
 ArrowData: TypeAlias = object
 #: A table schema: an object with ``__arrow_c_schema__`` or Delta schema JSON text.
 SchemaLike: TypeAlias = object
-#: ``RawTransaction.commit()``: version, committed, retries, snapshot, metrics.
-_CommitTuple: TypeAlias = tuple[int, bool, int, "_core.RawSnapshot | None", dict[str, int]]
+#: ``RawTransaction.commit()``: version, committed, retries, snapshot, metrics, post-commit.
+_CommitTuple: TypeAlias = tuple[
+    int, bool, int, "_core.RawSnapshot | None", dict[str, int], _PostCommitTuple
+]
 
 #: ``RawSnapshot.protocol()``: min reader and writer versions, reader and writer features.
 _ProtocolTuple: TypeAlias = tuple[int, int, list[str] | None, list[str] | None]
@@ -127,6 +136,36 @@ class DeltaTable(Frozen):
     def latest_version(self) -> int:
         """The newest version in the log (listing the log, without reading the commits)."""
         return self._raw.latest_version()
+
+    def checkpoint(
+        self,
+        version: int | None = None,
+        *,
+        part_size: int | None = None,
+        v2_format: Literal["parquet", "json"] = "parquet",
+        v2_sidecars: bool = True,
+    ) -> CheckpointInfo:
+        """Writes a checkpoint of ``version`` (the latest by default) and ``_last_checkpoint``.
+
+        The kind follows the table: a UUID-named V2 checkpoint (``v2_format`` manifest, file
+        actions in sidecars unless ``v2_sidecars`` is false) when the table supports
+        ``v2Checkpoint``, else a classic one, in parts of at most ``part_size`` actions when
+        given (Spark's ``checkpoint.partSize``).
+        """
+        version = None if version is None else _version(version, "version")
+        return _maintenance_log.checkpoint(self._raw, version, part_size, v2_format, v2_sidecars)
+
+    def cleanup_metadata(self) -> CleanupResult:
+        """Deletes the log files older than ``delta.logRetentionDuration`` allows, keeping a
+        checkpoint at the oldest version kept (the spec's metadata cleanup)."""
+        return _maintenance_log.cleanup_metadata(self._raw)
+
+    def compact_logs(self, start_version: int, end_version: int) -> str:
+        """Writes the log compaction file of commits ``start_version..end_version``
+        (inclusive); returns its URL."""
+        start = _version(start_version, "start_version")
+        end = _version(end_version, "end_version")
+        return _maintenance_log.compact_logs(self._raw, start, end)
 
     def snapshot(
         self,
@@ -350,6 +389,16 @@ class Snapshot(Frozen):
         """The configuration of metadata domain ``domain``, or ``None`` when it has none."""
         return self._raw.domain_metadata(domain)
 
+    def version_checksum(self) -> VersionChecksum:
+        """The version checksum (``.crc`` content) of this version: read from its ``.crc``
+        file when there is one, else computed from the state."""
+        return _maintenance_log.version_checksum(self._raw)
+
+    def validate_checksum(self) -> bool:
+        """Checks this version's ``.crc`` file against the state replayed from the log:
+        ``False`` when there is no file, :class:`ChecksumMismatchError` when it differs."""
+        return _maintenance_log.validate_checksum(self._raw)
+
     def refresh(self) -> Snapshot:
         """A new snapshot at the table's newest version (reading only the commits added
         since this one)."""
@@ -484,6 +533,9 @@ class CommitResult:
     """``numFiles``, ``numOutputRows``, ``numOutputBytes``, ``numRemovedFiles``."""
     table: DeltaTable = field(repr=False, compare=False, hash=False)
     _snapshot: _core.RawSnapshot | None = field(default=None, repr=False, compare=False)
+    post_commit: PostCommitResult = field(default=PostCommitResult(), compare=False)
+    """What ran after the commit: the ``.crc`` file, a checkpoint, log cleanup, and the
+    steps that failed (a failed step never undoes the commit)."""
 
     @property
     def snapshot(self) -> Snapshot:
@@ -495,7 +547,7 @@ class CommitResult:
 
     @classmethod
     def _from_tuple(cls, raw: _CommitTuple, table: DeltaTable) -> CommitResult:
-        version, committed, retries, snapshot, metrics = raw
+        version, committed, retries, snapshot, metrics, post_commit = raw
         return cls(
             version=version,
             committed=committed,
@@ -503,6 +555,7 @@ class CommitResult:
             metrics=MappingProxyType(metrics),
             table=table,
             _snapshot=snapshot,
+            post_commit=PostCommitResult._from_tuple(post_commit),
         )
 
 

@@ -6,6 +6,8 @@
     deltalog vacuum URI    delete the files no retained version needs (--dry-run: list them)
     deltalog optimize URI  compact small files, purge deletion vectors
     deltalog restore URI   commit the state of --version N (or --timestamp TIME) again
+    deltalog checkpoint URI   write a checkpoint (of the latest version, or --version N)
+    deltalog cleanup URI      delete the log files older than the log retention allows
 
 ``--version N`` or ``--timestamp ISO-8601`` pick the snapshot, ``--json`` prints JSON instead of
 a table, ``--storage-option KEY=VALUE`` (repeatable) configures the object store. An error
@@ -267,6 +269,61 @@ def _add_maintenance_commands(commands: Any) -> None:
     restore.set_defaults(handler=_restore)
 
 
+def _checkpoint(args: argparse.Namespace) -> int:
+    table = _open(args)
+    version = args.version
+    if args.timestamp is not None:
+        version = table.snapshot(timestamp=args.timestamp).version
+    with _progress("writing the checkpoint"):
+        written = table.checkpoint(version, part_size=args.part_size)
+    if args.json:
+        _print_json(
+            {
+                "version": written.version,
+                "kind": written.kind,
+                "files": list(written.files),
+                "sidecars": list(written.sidecars),
+                "num_actions": written.num_actions,
+                "num_add_files": written.num_add_files,
+                "size_in_bytes": written.size_in_bytes,
+            }
+        )
+        return EXIT_OK
+    pairs = [
+        ("version", str(written.version)),
+        ("kind", written.kind),
+        ("files", "\n".join(written.files)),
+        ("sidecars", "\n".join(written.sidecars) or "-"),
+        ("actions", f"{written.num_actions} ({written.num_add_files} files)"),
+        ("size", human_size(written.size_in_bytes)),
+    ]
+    _print(_render_pairs(pairs))
+    return EXIT_OK
+
+
+def _cleanup(args: argparse.Namespace) -> int:
+    table = _open(args)
+    with _progress("cleaning up the log"):
+        result = table.cleanup_metadata()
+    if args.json:
+        _print_json(
+            {
+                "oldest_kept_version": result.oldest_kept_version,
+                "deleted": list(result.deleted),
+                "deleted_sidecars": list(result.deleted_sidecars),
+            }
+        )
+        return EXIT_OK
+    oldest = result.oldest_kept_version
+    pairs = [
+        ("oldest kept version", "-" if oldest is None else str(oldest)),
+        ("log files deleted", str(len(result.deleted))),
+        ("sidecars deleted", str(len(result.deleted_sidecars))),
+    ]
+    _print(_render_pairs(pairs))
+    return EXIT_OK
+
+
 # --- argument parsing ----------------------------------------------------------------------
 
 
@@ -304,6 +361,30 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--limit", type=_non_negative, metavar="N", help="show at most N commits")
     history.set_defaults(handler=_history)
     _add_maintenance_commands(commands)
+
+    checkpoint = commands.add_parser(
+        "checkpoint",
+        help="write a checkpoint",
+        description="Write a checkpoint of the latest version (or the one picked), of the kind "
+        "the table's properties ask for, and update _last_checkpoint.",
+    )
+    _add_table_arguments(checkpoint, snapshot=True)
+    checkpoint.add_argument(
+        "--part-size",
+        type=_non_negative,
+        metavar="N",
+        help="write a multi-part checkpoint of at most N actions per part",
+    )
+    checkpoint.set_defaults(handler=_checkpoint)
+
+    cleanup = commands.add_parser(
+        "cleanup",
+        help="delete expired log files",
+        description="Delete the log files older than delta.logRetentionDuration allows, "
+        "keeping a checkpoint at the oldest version kept.",
+    )
+    _add_table_arguments(cleanup, snapshot=False)
+    cleanup.set_defaults(handler=_cleanup)
     return parser
 
 

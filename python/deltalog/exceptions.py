@@ -11,6 +11,7 @@ the table root; no commit references them, VACUUM removes them)::
     ├── VersionNotFoundError               table, version
     │   └── TimestampNotFoundError         table, timestamp_ms
     ├── CorruptLogError                    path
+    │   ├── ChecksumMismatchError          (a .crc file disagrees with the log)
     │   └── NonContiguousLogError          table
     ├── CorruptDataError                   path
     │   ├── CorruptDataFileError
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 __all__ = [
     "ArrowError",
+    "ChecksumMismatchError",
     "CommitConflictError",
     "CommitStateUnknownError",
     "ConcurrentAppendError",
@@ -112,6 +114,13 @@ class CorruptLogError(DeltaError):
     """
 
     path: str | None = None
+
+
+class ChecksumMismatchError(CorruptLogError):
+    """A version checksum file (``<v>.crc``) disagrees with the state replayed from the log.
+
+    ``path`` names the ``.crc`` file; the message names every field that differs.
+    """
 
 
 class NonContiguousLogError(CorruptLogError):

@@ -41,6 +41,11 @@ pub enum Error {
     #[error("corrupt log file {path}: {reason}")]
     CorruptLogFile { path: String, reason: String },
 
+    /// A version checksum file (`<v>.crc`) disagrees with the state replayed from the log;
+    /// `reason` names every field that differs.
+    #[error("version checksum {path} does not match the table state: {reason}")]
+    ChecksumMismatch { path: String, reason: String },
+
     /// A deletion vector could not be read or failed its size, magic or checksum check.
     #[error("corrupt deletion vector {path}: {reason}")]
     CorruptDeletionVector { path: String, reason: String },

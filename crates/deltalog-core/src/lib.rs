@@ -27,6 +27,7 @@ internal_modules!(
     actions,
     changes,
     checkpoint,
+    checkpoint_write,
     commit,
     cpu,
     deletion_vector,
@@ -35,8 +36,11 @@ internal_modules!(
     file_list,
     load,
     log,
+    log_cleanup,
+    log_compaction,
     operations,
     partition,
+    post_commit,
     replay,
     scalar,
     scan,
@@ -47,6 +51,7 @@ internal_modules!(
     table,
     table_config,
     transaction,
+    version_checksum,
     write,
 );
 
@@ -60,9 +65,12 @@ pub use actions::{
     CommitInfo, DeletionVectorDescriptor, DomainMetadata, Format, Metadata, Protocol, Txn,
 };
 pub use changes::{ChangeScan, ChangesOptions};
+pub use checkpoint_write::{CheckpointOptions, CheckpointWritten};
 pub use error::{ConflictKind, Error, ProtocolKind, Result};
 pub use expr::{from_dnf, parse_sql, CompareOp, DnfLiteral, Expr};
 pub use file_list::FileListOptions;
+pub use log::path::CheckpointFormat;
+pub use log_cleanup::CleanupReport;
 pub use operations::{
     adds_from_file_list, create_table, parse_isolation_level, struct_type_from_arrow, write_table,
     CreateMode, CreateTable, SchemaMode, TableCommit, TableTransaction, WriteMode,
@@ -72,6 +80,7 @@ pub use operations::{
     convert_to_delta, optimize, restore, vacuum, ConvertResult, FileSizeMetrics, OptimizeMetrics,
     OptimizeOptions, RestoreMetrics, VacuumOptions, VacuumResult, DEFAULT_OPTIMIZE_FILE_SIZE,
 };
+pub use post_commit::{PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep};
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
 pub use scan::{
     deletion_vectors, NativeColumn, NativeColumns, NativeFiles, Scan, ScanOptions, ScanTask,
@@ -86,6 +95,7 @@ pub use transaction::{
     AddFile, CommitOptions, CommitOutcome, CommitResult, Committer, FileSystemCommitter,
     MetadataUpdate, TableSpec, Transaction,
 };
+pub use version_checksum::{FileSizeHistogram, VersionChecksum};
 pub use write::{
     unsupported_writer_duties, write_batches, Codec, DataFileWriter, UnsupportedDuty, WriteFailure,
     WriteResult, WriterOptions, WrittenFile,

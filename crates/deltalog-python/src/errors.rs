@@ -88,6 +88,9 @@ fn classify(error: &Error) -> (&'static str, Attributes) {
             ("NonContiguousLogError", vec![("table", text(table))])
         }
         Error::CorruptLogFile { path, .. } => ("CorruptLogError", vec![("path", text(path))]),
+        Error::ChecksumMismatch { path, .. } => {
+            ("ChecksumMismatchError", vec![("path", text(path))])
+        }
         Error::CorruptDeletionVector { path, .. } => {
             ("CorruptDeletionVectorError", vec![("path", text(path))])
         }

@@ -6,13 +6,16 @@
 //! (`errors`), arguments become core values in `convert` and Arrow data leaves through
 //! the PyCapsule interface (`arrow_export`). The modules depend in one direction:
 //! `table` -> `transaction` -> `snapshot` -> `scan` -> {`convert`, `arrow_export`,
-//! `arrow_import`, `errors`, `runtime`}.
+//! `arrow_import`, `errors`, `runtime`}; `checkpoint` (module functions) -> `table`, and
+//! `transaction` -> `post_commit`.
 
 mod arrow_export;
 mod arrow_import;
+mod checkpoint;
 mod convert;
 mod errors;
 mod maintenance;
+mod post_commit;
 mod runtime;
 mod scan;
 mod snapshot;
@@ -39,6 +42,11 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(maintenance::optimize, module)?)?;
     module.add_function(wrap_pyfunction!(maintenance::restore, module)?)?;
     module.add_function(wrap_pyfunction!(maintenance::convert_to_delta, module)?)?;
+    module.add_function(wrap_pyfunction!(checkpoint::write_checkpoint, module)?)?;
+    module.add_function(wrap_pyfunction!(checkpoint::cleanup_metadata, module)?)?;
+    module.add_function(wrap_pyfunction!(checkpoint::compact_logs, module)?)?;
+    module.add_function(wrap_pyfunction!(checkpoint::version_checksum, module)?)?;
+    module.add_function(wrap_pyfunction!(checkpoint::validate_checksum, module)?)?;
     Ok(())
 }
 

@@ -309,6 +309,25 @@ impl Storage {
         self.put(path, bytes).await.map(|()| true)
     }
 
+    /// Every object under `dir` (a directory of the log, such as `_delta_log/_sidecars`), in
+    /// no particular order.
+    pub async fn list_log_subdir(&self, dir: &Path) -> Result<Vec<ObjectMeta>> {
+        self.store
+            .list(Some(dir))
+            .try_collect()
+            .await
+            .map_err(|source| Error::storage(dir.as_ref(), source))
+    }
+
+    /// Deletes the log file (or sidecar) at `path`; one already gone is not an error (metadata
+    /// cleanup only).
+    pub async fn delete_log_file(&self, path: &Path) -> Result<()> {
+        match self.store.delete(path).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(source) => Err(Error::storage(path.as_ref(), source)),
+        }
+    }
+
     /// Writes `bytes` to `path`, replacing what is there (for `_last_checkpoint` only).
     pub async fn put(&self, path: &Path, bytes: Bytes) -> Result<()> {
         self.store

@@ -129,8 +129,9 @@ pub struct TableProperties {
     /// `delta.checkpoint.writeStatsAsJson`. Default `true` (spec "Checkpoint Schema": "which
     /// is the default").
     pub checkpoint_write_stats_as_json: bool,
-    /// `delta.checkpoint.writeStatsAsStruct`. Default `false` (spec "Checkpoint Schema":
-    /// "which is the default" for `false`).
+    /// `delta.checkpoint.writeStatsAsStruct`. Default `true`, as Delta on Spark (the spec's
+    /// "Checkpoint Schema" names `false` the default; Spark's `DeltaConfigs` default wins so
+    /// that our checkpoints carry `stats_parsed` as Spark's do).
     pub checkpoint_write_stats_as_struct: bool,
     /// `delta.columnMapping.mode` (any case). Default [`ColumnMappingMode::None`] (spec
     /// "Column Mapping"; catalogue E1-01). Whether the protocol lets the property count
@@ -255,7 +256,7 @@ impl TableProperties {
             checkpoint_retention_duration: parser.duration(CHECKPOINT_RETENTION_DURATION, days(2)),
             checkpoint_write_stats_as_json: parser.boolean(CHECKPOINT_WRITE_STATS_AS_JSON, true),
             checkpoint_write_stats_as_struct: parser
-                .boolean(CHECKPOINT_WRITE_STATS_AS_STRUCT, false),
+                .boolean(CHECKPOINT_WRITE_STATS_AS_STRUCT, true),
             column_mapping_mode: parser.column_mapping_mode(),
             column_mapping_max_column_id: parser.optional(COLUMN_MAPPING_MAX_COLUMN_ID),
             data_skipping_num_indexed_cols: parser.num_indexed_cols(),
@@ -548,7 +549,7 @@ mod tests {
         assert_eq!(p.checkpoint_policy, CheckpointPolicy::Classic);
         assert_eq!(p.checkpoint_retention_duration, days(2));
         assert!(p.checkpoint_write_stats_as_json);
-        assert!(!p.checkpoint_write_stats_as_struct);
+        assert!(p.checkpoint_write_stats_as_struct);
         assert_eq!(p.column_mapping_mode, ColumnMappingMode::None);
         assert_eq!(p.column_mapping_max_column_id, None);
         assert_eq!(
@@ -579,7 +580,7 @@ mod tests {
             (APPEND_ONLY, "TRUE"),
             (CHECKPOINT_INTERVAL, " 5 "),
             (CHECKPOINT_POLICY, "v2"),
-            (CHECKPOINT_WRITE_STATS_AS_STRUCT, "true"),
+            (CHECKPOINT_WRITE_STATS_AS_STRUCT, "false"),
             (COLUMN_MAPPING_MODE, "Name"),
             (COLUMN_MAPPING_MAX_COLUMN_ID, "7"),
             (DATA_SKIPPING_NUM_INDEXED_COLS, "-1"),
@@ -601,7 +602,7 @@ mod tests {
         assert!(p.append_only);
         assert_eq!(p.checkpoint_interval, 5);
         assert_eq!(p.checkpoint_policy, CheckpointPolicy::V2);
-        assert!(p.checkpoint_write_stats_as_struct);
+        assert!(!p.checkpoint_write_stats_as_struct);
         assert_eq!(p.column_mapping_mode, ColumnMappingMode::Name);
         assert_eq!(p.column_mapping_max_column_id, Some(7));
         assert_eq!(

@@ -41,6 +41,8 @@ use crate::load::load_segment_without_files;
 use crate::log::commit_range::CommitRange;
 use crate::log::segment::latest_version;
 use crate::log::timestamps::{commit_timestamp, MONOTONIC_LOOKBACK};
+use crate::post_commit::{Committed, PostCommitOptions, PostCommitReport};
+use crate::version_checksum::non_file_state_from_checksum;
 use crate::replay::FileKeys;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::snapshot::Snapshot;
@@ -74,6 +76,8 @@ pub struct CommitOptions {
     pub backoff_base: Duration,
     /// The longest backoff. Default 1 s.
     pub backoff_max: Duration,
+    /// The work done once the commit landed: checksum, checkpoint, log cleanup (all on).
+    pub post_commit: PostCommitOptions,
 }
 
 impl Default for CommitOptions {
@@ -83,6 +87,17 @@ impl Default for CommitOptions {
             max_retries: 100,
             backoff_base: Duration::from_millis(10),
             backoff_max: Duration::from_secs(1),
+            post_commit: PostCommitOptions::default(),
+        }
+    }
+}
+
+impl CommitOptions {
+    /// The default options with every post-commit step off.
+    pub fn without_post_commit_work() -> CommitOptions {
+        CommitOptions {
+            post_commit: PostCommitOptions::none(),
+            ..CommitOptions::default()
         }
     }
 }
@@ -104,6 +119,8 @@ pub struct CommitResult {
     pub num_added_files: usize,
     /// The number of remove actions committed.
     pub num_removed_files: usize,
+    /// What the post-commit steps did, and which of them failed (the commit stands).
+    pub post_commit: PostCommitReport,
 }
 
 /// A new table: what version 0 holds.
@@ -211,7 +228,11 @@ impl Table {
     /// cannot remove files or record reads of files.
     pub async fn append_transaction(&self, operation: &str) -> Result<Transaction> {
         let segment = self.log_segment(None).await?;
-        let state = load_segment_without_files(self.storage(), self.uri(), &segment).await?;
+        let from_checksum = non_file_state_from_checksum(self.storage(), &segment).await?;
+        let state = match from_checksum {
+            Some(state) => state,
+            None => load_segment_without_files(self.storage(), self.uri(), &segment).await?,
+        };
         let timestamp_ms = commit_timestamp(state.commit_info.as_ref(), segment.file_time_ms);
         let config = TableConfiguration::try_new(state.protocol, state.metadata, self.uri())?;
         let read = ReadBase {
@@ -710,8 +731,10 @@ impl Transaction {
             last_commit_timestamp: self.read.timestamp_ms,
         };
         let mut retries = 0u32;
+        let mut landed;
         loop {
             let bytes = self.build(&prepared, version, &rebase, &txn_id)?;
+            landed = Some(bytes.clone());
             let outcome =
                 committer::attempt(committer.as_ref(), &storage, version, bytes, &txn_id).await?;
             match outcome {
@@ -728,6 +751,7 @@ impl Transaction {
                     {
                         Winners::Ours(ours) => {
                             version = ours;
+                            landed = None;
                             break;
                         }
                         Winners::Rebased(next) => version = next,
@@ -737,7 +761,6 @@ impl Transaction {
                 }
             }
         }
-        self.post_commit_hook(version);
         let snapshot = match &self.read.snapshot {
             Some(snapshot) => Some(snapshot.refresh_to(version).await?),
             None if self.read.version.is_none() => {
@@ -745,6 +768,15 @@ impl Transaction {
             }
             None => None,
         };
+        let committed = Committed {
+            storage: &storage,
+            version,
+            actions: landed,
+            txn_id: &txn_id,
+            snapshot: snapshot.as_ref(),
+            checkpoint_interval: prepared.config.properties().checkpoint_interval,
+        };
+        let post_commit = self.post_commit_hook(&committed).await;
         Ok(CommitResult {
             version,
             retries,
@@ -752,13 +784,14 @@ impl Transaction {
             snapshot,
             num_added_files: prepared.num_adds,
             num_removed_files: prepared.num_removes,
+            post_commit,
         })
     }
 
-    /// Post-commit work (checkpoints, `.crc` files, log cleanup): none yet. Called once the
-    /// commit of `version` is in the log; nothing done here may fail the commit.
-    fn post_commit_hook(&self, version: u64) {
-        let _ = version;
+    /// Post-commit work (`.crc` files, checkpoints, log cleanup; see [`crate::post_commit`]).
+    /// Called once the commit is in the log; nothing done here fails the commit.
+    async fn post_commit_hook(&self, committed: &Committed<'_>) -> PostCommitReport {
+        crate::post_commit::run(committed, &self.options.post_commit).await
     }
 
     fn count_retry(&self, retries: u32, version: u64) -> Result<u32> {
