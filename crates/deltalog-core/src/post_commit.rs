@@ -52,6 +52,8 @@ impl PostCommitOptions {
 /// A post-commit step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PostCommitStep {
+    /// Loading the snapshot of the committed version for the commit's result.
+    Snapshot,
     /// Writing `<v>.crc`.
     Checksum,
     /// Writing a checkpoint.
@@ -63,6 +65,7 @@ pub enum PostCommitStep {
 impl std::fmt::Display for PostCommitStep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
+            PostCommitStep::Snapshot => "snapshot",
             PostCommitStep::Checksum => "checksum",
             PostCommitStep::Checkpoint => "checkpoint",
             PostCommitStep::LogCleanup => "log cleanup",

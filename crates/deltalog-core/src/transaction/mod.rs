@@ -41,7 +41,9 @@ use crate::load::load_segment_without_files;
 use crate::log::commit_range::CommitRange;
 use crate::log::segment::latest_version;
 use crate::log::timestamps::{commit_timestamp, MONOTONIC_LOOKBACK};
-use crate::post_commit::{Committed, PostCommitOptions, PostCommitReport};
+use crate::post_commit::{
+    Committed, PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep,
+};
 use crate::version_checksum::non_file_state_from_checksum;
 use crate::replay::FileKeys;
 use crate::schema::{ColumnMappingMode, StructType};
@@ -113,7 +115,8 @@ pub struct CommitResult {
     pub txn_id: String,
     /// The snapshot of the committed version, refreshed from the snapshot read (loaded at
     /// version 0 for a created table); `None` for a transaction that started without one
-    /// ([`Table::append_transaction`]).
+    /// ([`Table::append_transaction`]), or when loading it failed after the commit landed
+    /// (then a [`PostCommitStep::Snapshot`] error in `post_commit`: the commit stands).
     pub snapshot: Option<Snapshot>,
     /// The number of add actions committed.
     pub num_added_files: usize,
@@ -761,12 +764,18 @@ impl Transaction {
                 }
             }
         }
-        let snapshot = match &self.read.snapshot {
-            Some(snapshot) => Some(snapshot.refresh_to(version).await?),
+        // The commit has landed: from here on nothing may turn it into an error.
+        let loaded = match &self.read.snapshot {
+            Some(snapshot) => Some(snapshot.refresh_to(version).await),
             None if self.read.version.is_none() => {
-                Some(self.table.snapshot(SnapshotAt::Version(version)).await?)
+                Some(self.table.snapshot(SnapshotAt::Version(version)).await)
             }
             None => None,
+        };
+        let (snapshot, snapshot_error) = match loaded {
+            Some(Ok(snapshot)) => (Some(snapshot), None),
+            Some(Err(error)) => (None, Some(error)),
+            None => (None, None),
         };
         let committed = Committed {
             storage: &storage,
@@ -776,7 +785,16 @@ impl Transaction {
             snapshot: snapshot.as_ref(),
             checkpoint_interval: prepared.config.properties().checkpoint_interval,
         };
-        let post_commit = self.post_commit_hook(&committed).await;
+        let mut post_commit = self.post_commit_hook(&committed).await;
+        if let Some(error) = snapshot_error {
+            post_commit.errors.insert(
+                0,
+                PostCommitError {
+                    step: PostCommitStep::Snapshot,
+                    message: error.to_string(),
+                },
+            );
+        }
         Ok(CommitResult {
             version,
             retries,
