@@ -5,11 +5,13 @@
 //! `txnVersion`). Every decision about what to commit is taken here; bindings only convert
 //! arguments.
 
+pub(crate) mod alter;
 pub(crate) mod create;
 pub(crate) mod files;
 pub(crate) mod schema;
 pub(crate) mod write;
 
+pub use alter::{alter_snapshot, alter_table, Alteration, NewColumn};
 pub use create::{create_table, CreateMode, CreateTable};
 pub use files::{adds_from_file_list, parse_isolation_level};
 pub use schema::struct_type_from_arrow;
