@@ -12,6 +12,7 @@ Importing deltalog needs no Arrow library; results speak the Arrow PyCapsule int
 from __future__ import annotations
 
 from . import _core
+from ._alter import Alter
 from ._arrow import ArrowStream, Schema
 from ._read import read_table
 from ._scan import Filter, Scan, ScanTask
@@ -54,6 +55,7 @@ from .exceptions import (
 __version__: str = _core.__version__
 
 __all__ = [
+    "Alter",
     "ArrowError",
     "ArrowStream",
     "CommitConflictError",

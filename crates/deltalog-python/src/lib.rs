@@ -5,9 +5,10 @@
 //! one shared runtime (`runtime`), core errors become the `deltalog.exceptions` hierarchy
 //! (`errors`), arguments become core values in `convert` and Arrow data leaves through
 //! the PyCapsule interface (`arrow_export`). The modules depend in one direction:
-//! `table` -> `transaction` -> `snapshot` -> `scan` -> {`convert`, `arrow_export`,
+//! `table` -> `alter` -> `transaction` -> `snapshot` -> `scan` -> {`convert`, `arrow_export`,
 //! `arrow_import`, `errors`, `runtime`}.
 
+mod alter;
 mod arrow_export;
 mod arrow_import;
 mod convert;
@@ -34,6 +35,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<arrow_export::RawArrowStream>()?;
     module.add_class::<scan::RawScan>()?;
     module.add_class::<transaction::RawTransaction>()?;
+    module.add_class::<alter::RawAlter>()?;
     Ok(())
 }
 

@@ -72,10 +72,11 @@ pub enum Alteration {
     SetDescription(String),
 }
 
-/// A column to add: `field` inside the struct column at `parent` (empty: the top level).
+/// A column to add: `field` inside the struct column at `parent` (a column path such as
+/// `s` or `` s.`inner struct` ``; `None`: the top level).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewColumn {
-    pub parent: Vec<String>,
+    pub parent: Option<String>,
     pub field: StructField,
 }
 
@@ -271,11 +272,10 @@ fn enable_column_mapping(
     }
     if current != ColumnMappingMode::None || wanted != ColumnMappingMode::Name {
         return Err(Error::NotAllowed(format!(
-            "changing {COLUMN_MAPPING_MODE} of {} from {current:?} to {wanted:?} is not \
+            "changing {COLUMN_MAPPING_MODE} of {} from {current} to {wanted} is not \
              supported (only none to name is; id mapping is chosen when the table is created)",
             config.table_uri()
-        )
-        .to_lowercase()));
+        )));
     }
     let mut schema = snapshot.schema().clone();
     let mut next = max_column_id(&schema);
@@ -367,10 +367,10 @@ fn add_columns(snapshot: &Snapshot, columns: Vec<NewColumn>) -> Result<Transacti
     let mut logged = Vec::new();
     for column in columns {
         check_new_field(&column.field)?;
-        let (parent_path, parent) = match column.parent.is_empty() {
-            true => (Vec::new(), &mut schema),
-            false => {
-                let indices = resolve(&schema, &column.parent)?;
+        let (parent_path, parent) = match &column.parent {
+            None => (Vec::new(), &mut schema),
+            Some(parent) => {
+                let indices = resolve(&schema, &parse_path(parent)?)?;
                 let names = path_names(&schema, &indices);
                 let field = field_mut(&mut schema, &indices)?;
                 let DataType::Struct(inner) = &mut field.data_type else {
@@ -725,8 +725,8 @@ fn require_column_mapping(snapshot: &Snapshot, what: &str) -> Result<()> {
     }
 }
 
-/// Refuses changing a column that a CHECK constraint reads (or a column inside or around it),
-/// as Delta on Spark does.
+/// Refuses changing a column that a CHECK constraint or a generated column reads (or a column
+/// inside or around it), as Delta on Spark does.
 fn refuse_constraint_columns(snapshot: &Snapshot, indices: &[usize], what: &str) -> Result<()> {
     refuse_constraint_columns_in(snapshot, snapshot.schema(), indices, what)
 }
@@ -737,15 +737,25 @@ fn refuse_constraint_columns_in(
     indices: &[usize],
     what: &str,
 ) -> Result<()> {
-    let mut constraints: Vec<(&String, &String)> = snapshot
+    let mut users: Vec<(String, String)> = snapshot
         .metadata()
         .configuration
         .iter()
         .filter(|(key, _)| key.starts_with(CONSTRAINTS_PREFIX))
+        .map(|(key, text)| {
+            let name = &key[CONSTRAINTS_PREFIX.len()..];
+            (format!("CHECK constraint {name}"), text.clone())
+        })
         .collect();
-    constraints.sort();
-    for (key, text) in constraints {
-        let Ok(expr) = parse_sql(text) else { continue };
+    users.sort();
+    for field in &schema.fields {
+        if let Some(text) = field.metadata.get(GENERATION_EXPRESSION_KEY) {
+            let text = text.as_str().unwrap_or_default().to_string();
+            users.push((format!("generated column {}", field.name), text));
+        }
+    }
+    for (user, text) in users {
+        let Ok(expr) = parse_sql(&text) else { continue };
         for path in expr.column_paths() {
             let Ok(used) = resolve(schema, &path) else {
                 continue;
@@ -753,10 +763,8 @@ fn refuse_constraint_columns_in(
             let shared = used.len().min(indices.len());
             if used[..shared] == indices[..shared] {
                 return Err(Error::NotAllowed(format!(
-                    "cannot {what} column {}: CHECK constraint {} ({text}) uses it; drop the \
-                     constraint first",
+                    "cannot {what} column {}: {user} ({text}) uses it",
                     quote_path(&path_names(schema, indices)),
-                    &key[CONSTRAINTS_PREFIX.len()..]
                 )));
             }
         }
