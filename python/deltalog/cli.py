@@ -3,6 +3,8 @@
     deltalog info URI      version, protocol and features, schema, partitioning, files
     deltalog files URI     the active data files
     deltalog history URI   the commits, newest first
+    deltalog create URI --schema JSON, deltalog write URI FILE..., deltalog alter URI ACTION
+                           (see ``deltalog._cli_write``)
 
 ``--version N`` or ``--timestamp ISO-8601`` pick the snapshot, ``--json`` prints JSON instead of
 a table, ``--storage-option KEY=VALUE`` (repeatable) configures the object store. An error
@@ -24,6 +26,7 @@ from typing import IO, Any
 
 from . import __version__
 from ._arrow import type_name
+from ._cli_write import add_commands as _add_write_commands
 from ._table import DeltaTable, Snapshot
 from .exceptions import DeltaError
 
@@ -199,6 +202,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_table_arguments(history, snapshot=False)
     history.add_argument("--limit", type=_non_negative, metavar="N", help="show at most N commits")
     history.set_defaults(handler=_history)
+    _add_write_commands(
+        commands, lambda command: _add_table_arguments(command, snapshot=False), _print_json
+    )
     return parser
 
 
