@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, ClassVar, final
 
 from . import _core
 from ._frozen import Frozen
@@ -26,6 +26,7 @@ class Alter(Frozen):
     """
 
     __slots__ = ("_table",)
+    _wraps: ClassVar[type] = _core.RawAlter
 
     _table: DeltaTable
 

@@ -7,8 +7,10 @@
 //! (`table_config/properties.rs`); properties that turn features on upgrade the protocol (spec
 //! "Table Features", "Protocol Evolution"). Renaming and dropping columns need column mapping
 //! (spec "Column Mapping": the physical names stay, so data files are not rewritten). A new
-//! CHECK constraint is checked against every existing row first (spec "CHECK Constraints":
-//! "writers must validate the constraint ... when it is added").
+//! CHECK constraint is checked against every existing row first (spec "CHECK Constraints": a
+//! writer "must validate the existing data in the table and ensure every row satisfies the new
+//! CHECK constraint before committing the change"). `delta.columnMapping.maxColumnId` is kept
+//! by the table, never set by users (spec "Writer Requirements for Column Mapping").
 
 use std::collections::BTreeMap;
 
@@ -25,8 +27,9 @@ use crate::schema::{
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
 use crate::table_config::properties::{
-    known_key, TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID, COLUMN_MAPPING_MODE,
-    ENABLE_ROW_TRACKING, FEATURE_PREFIX, MIN_READER_VERSION, MIN_WRITER_VERSION,
+    known_key, IsolationLevel, TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID,
+    COLUMN_MAPPING_MODE, DATA_SKIPPING_NUM_INDEXED_COLS, ENABLE_ROW_TRACKING, FEATURE_PREFIX,
+    ISOLATION_LEVEL, MIN_READER_VERSION, MIN_WRITER_VERSION,
 };
 use crate::table_config::writing::{
     is_protocol_key, CONSTRAINTS_PREFIX, CURRENT_DEFAULT_KEY, GENERATION_EXPRESSION_KEY,
@@ -218,14 +221,32 @@ fn settable_key(snapshot: &Snapshot, key: &str, value: &str) -> Result<String> {
     Ok(known.to_string())
 }
 
-/// Refuses values of `delta.*` keys that do not parse as their property's type.
+/// Refuses values of `delta.*` keys that do not parse as their property's type, and the
+/// values Delta on Spark's own checks refuse (`delta.isolationLevel` other than
+/// `Serializable`, `delta.dataSkippingNumIndexedCols` below -1).
 fn check_values(pairs: &BTreeMap<String, String>) -> Result<()> {
     let configuration = pairs.clone().into_iter().collect();
     let properties = TableProperties::from_configuration(&configuration);
-    match properties.invalid.first() {
-        Some(invalid) => Err(Error::InvalidArgument(invalid.reason.clone())),
-        None => Ok(()),
+    if let Some(invalid) = properties.invalid.first() {
+        return Err(Error::InvalidArgument(invalid.reason.clone()));
     }
+    if let Some(level) = pairs.get(ISOLATION_LEVEL) {
+        if properties.isolation_level != IsolationLevel::Serializable {
+            return Err(Error::InvalidArgument(format!(
+                "{ISOLATION_LEVEL} must be Serializable, got `{level}` (Delta on Spark refuses \
+                 the others)"
+            )));
+        }
+    }
+    if let Some(count) = pairs.get(DATA_SKIPPING_NUM_INDEXED_COLS) {
+        if count.trim().parse::<i64>().is_ok_and(|n| n < -1) {
+            return Err(Error::InvalidArgument(format!(
+                "{DATA_SKIPPING_NUM_INDEXED_COLS} must be -1 (every column) or more, got \
+                 `{count}`"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A protocol version asked for must be a version that exists and not below the table's.

@@ -124,6 +124,9 @@ async fn set_properties_validates_canonicalises_and_upgrades_the_protocol() {
         ("delta.feature.noSuchFeature", "supported", "noSuchFeature"),
         ("delta.columnMapping.mode", "id", "none to name"),
         ("delta.minWriterVersion", "1", "downgrade"),
+        ("delta.isolationLevel", "WriteSerializable", "must be Serializable"),
+        ("delta.dataSkippingNumIndexedCols", "-2", "-1 (every column) or more"),
+        ("delta.columnMapping.maxColumnId", "9", "cannot be set"),
     ] {
         let error = alter_table(&table, props(&[(key, value)]))
             .await
