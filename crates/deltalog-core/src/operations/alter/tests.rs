@@ -416,3 +416,30 @@ fn paths_resolve_without_case_and_quote_as_spark_logs_them() {
     assert!(resolve(&schema, &parse_path("s.y").unwrap()).is_err());
     assert_eq!(quote_path(&["a.b".into(), "c".into()]), "`a.b`.c");
 }
+
+#[tokio::test]
+async fn a_constraint_checked_on_a_snapshot_fails_when_rows_were_appended_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = created(&dir, &[]).await;
+    append(&table, &[1]).await;
+    let read = latest(&table).await;
+    append(&table, &[-1]).await;
+    let alteration = Alteration::AddConstraint {
+        name: "positive".into(),
+        expression: "a > 0".into(),
+    };
+    let error = alter_snapshot(&read, alteration).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::CommitConflict {
+                kind: crate::error::ConflictKind::ConcurrentAppend,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    let snapshot = latest(&table).await;
+    assert_eq!(snapshot.version(), 2);
+    assert!(snapshot.metadata().configuration.is_empty());
+}
