@@ -56,7 +56,8 @@ class Alter(Frozen):
 
     def rename_column(self, column: str, new_name: str) -> CommitResult:
         """Renames ``column`` (a path such as ``"a"``, ``"s.x"`` or ``"`a.b`"``) to
-        ``new_name``. Needs column mapping; a column a CHECK constraint uses is refused."""
+        ``new_name`` (taken as written). Needs column mapping; a column a CHECK constraint
+        uses is refused."""
         return self._done(self._raw().rename_column(column, new_name))
 
     def drop_columns(self, columns: Sequence[str], if_exists: bool = False) -> CommitResult:

@@ -58,7 +58,7 @@ pub enum Alteration {
     /// column at `parent` (a path of names).
     AddColumns(Vec<NewColumn>),
     /// `ALTER TABLE RENAME COLUMN from TO to`: `from` is a column path (`a`, `s.x`,
-    /// `` `a.b` ``), `to` the new name of its last part.
+    /// `` `a.b` ``), `to` the new name of its last part, taken as written (no quoting).
     RenameColumn { from: String, to: String },
     /// `ALTER TABLE DROP COLUMNS [IF EXISTS]`: column paths.
     DropColumns {
@@ -477,11 +477,10 @@ fn rename_column(snapshot: &Snapshot, from: &str, to: &str) -> Result<Transactio
     let mut schema = snapshot.schema().clone();
     let indices = resolve(&schema, &parse_path(from)?)?;
     let old_path = path_names(&schema, &indices);
-    let new_name = match parse_path(to)?.as_slice() {
-        [name] => name.clone(),
-        [.., name] => name.clone(),
-        [] => return Err(Error::InvalidArgument("the new column name is empty".into())),
-    };
+    if to.is_empty() {
+        return Err(Error::InvalidArgument("the new column name is empty".into()));
+    }
+    let new_name = to.to_string();
     let (parent_indices, _) = indices.split_at(indices.len() - 1);
     let parent = struct_mut(&mut schema, parent_indices)?;
     let position = indices[indices.len() - 1];

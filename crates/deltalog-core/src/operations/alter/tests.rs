@@ -219,6 +219,26 @@ async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
     .await
     .unwrap();
     assert_eq!(latest(&table).await.partition_columns(), ["part"]);
+    alter_table(
+        &table,
+        Alteration::RenameColumn {
+            from: "part".into(),
+            to: "the part".into(),
+        },
+    )
+    .await
+    .unwrap();
+    let info = last_commit_info(&table).await;
+    assert_eq!(info["operationParameters"]["newColumnPath"], "the part");
+    alter_table(
+        &table,
+        Alteration::RenameColumn {
+            from: "`the part`".into(),
+            to: "part".into(),
+        },
+    )
+    .await
+    .unwrap();
 
     let drop = |columns: &[&str], if_exists| Alteration::DropColumns {
         columns: columns.iter().map(|c| c.to_string()).collect(),
