@@ -12,6 +12,7 @@ Importing deltalog needs no Arrow library; results speak the Arrow PyCapsule int
 from __future__ import annotations
 
 from . import _core
+from ._alter import Alter
 from ._arrow import ArrowStream, Schema
 from ._maintenance import convert_to_delta
 from ._maintenance_log import (
@@ -65,6 +66,7 @@ from .exceptions import (
 __version__: str = _core.__version__
 
 __all__ = [
+    "Alter",
     "ArrowError",
     "ArrowStream",
     "CheckpointInfo",

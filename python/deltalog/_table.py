@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Literal, TypeAlias, final
 
 from . import _core, _maintenance_log
+from ._alter import Alter
 from ._arrow import ArrowStream, Schema
 from ._frozen import Frozen
 from ._maintenance_log import (
@@ -126,6 +127,16 @@ class DeltaTable(Frozen):
     def uri(self) -> str:
         """The table root as a URL ending in ``/``."""
         return self._raw.uri
+
+    @property
+    def alter(self) -> Alter:
+        """The table's alterations (``ALTER TABLE``): ``table.alter.set_properties({...})``,
+        ``add_columns``, ``rename_column``, ``drop_columns``, ``add_constraint``, ... (see
+        :class:`Alter`)."""
+        return Alter(self)
+
+    def _commit_result(self, raw: _CommitTuple) -> CommitResult:
+        return CommitResult._from_tuple(raw, self)
 
     def transaction(
         self, operation: str = "WRITE", isolation_level: str | None = None

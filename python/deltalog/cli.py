@@ -8,6 +8,8 @@
     deltalog restore URI   commit the state of --version N (or --timestamp TIME) again
     deltalog checkpoint URI   write a checkpoint (of the latest version, or --version N)
     deltalog cleanup URI      delete the log files older than the log retention allows
+    deltalog create URI --schema JSON, deltalog write URI FILE..., deltalog alter URI ACTION
+                           (see ``deltalog._cli_write``)
 
 ``--version N`` or ``--timestamp ISO-8601`` pick the snapshot, ``--json`` prints JSON instead of
 a table, ``--storage-option KEY=VALUE`` (repeatable) configures the object store. An error
@@ -29,6 +31,7 @@ from typing import IO, Any
 
 from . import __version__
 from ._arrow import type_name
+from ._cli_write import add_commands as _add_write_commands
 from ._table import DeltaTable, Snapshot
 from .exceptions import DeltaError
 
@@ -385,6 +388,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_table_arguments(cleanup, snapshot=False)
     cleanup.set_defaults(handler=_cleanup)
+    _add_write_commands(
+        commands, lambda command: _add_table_arguments(command, snapshot=False), _print_json
+    )
     return parser
 
 

@@ -5,10 +5,11 @@
 //! one shared runtime (`runtime`), core errors become the `deltalog.exceptions` hierarchy
 //! (`errors`), arguments become core values in `convert` and Arrow data leaves through
 //! the PyCapsule interface (`arrow_export`). The modules depend in one direction:
-//! `table` -> `transaction` -> `snapshot` -> `scan` -> {`convert`, `arrow_export`,
+//! `table` -> `alter` -> `transaction` -> `snapshot` -> `scan` -> {`convert`, `arrow_export`,
 //! `arrow_import`, `errors`, `runtime`}; `checkpoint` (module functions) -> `table`, and
 //! `transaction` -> `post_commit`.
 
+mod alter;
 mod arrow_export;
 mod arrow_import;
 mod checkpoint;
@@ -47,6 +48,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(checkpoint::compact_logs, module)?)?;
     module.add_function(wrap_pyfunction!(checkpoint::version_checksum, module)?)?;
     module.add_function(wrap_pyfunction!(checkpoint::validate_checksum, module)?)?;
+    module.add_class::<alter::RawAlter>()?;
     Ok(())
 }
 

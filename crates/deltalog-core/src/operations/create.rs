@@ -163,7 +163,7 @@ async fn replace(table: &Table, create: CreateTable) -> Result<TableCommit> {
     Ok(committed(transaction.commit().await?))
 }
 
-fn committed(result: crate::transaction::CommitResult) -> TableCommit {
+pub(crate) fn committed(result: crate::transaction::CommitResult) -> TableCommit {
     let mut metrics = BTreeMap::new();
     metrics.insert("numFiles".to_string(), result.num_added_files as u64);
     metrics.insert(

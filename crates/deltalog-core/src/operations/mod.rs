@@ -9,6 +9,7 @@
 //! [`vacuum`], [`optimize`], [`restore`] and [`convert_to_delta`].
 
 pub(crate) mod convert;
+pub(crate) mod alter;
 pub(crate) mod create;
 pub(crate) mod files;
 pub(crate) mod optimize;
@@ -18,6 +19,7 @@ pub(crate) mod vacuum;
 pub(crate) mod write;
 
 pub use convert::{convert_to_delta, ConvertResult};
+pub use alter::{alter_snapshot, alter_table, Alteration, NewColumn};
 pub use create::{create_table, CreateMode, CreateTable};
 pub use files::{adds_from_file_list, parse_isolation_level};
 pub use optimize::{
