@@ -76,12 +76,12 @@ pub use operations::{
     CreateMode, CreateTable, SchemaMode, TableCommit, TableTransaction, WriteMode,
     WriteTableOptions,
 };
+pub use operations::{alter_snapshot, alter_table, Alteration, NewColumn};
 pub use operations::{
     convert_to_delta, optimize, restore, vacuum, ConvertResult, FileSizeMetrics, OptimizeMetrics,
     OptimizeOptions, RestoreMetrics, VacuumOptions, VacuumResult, DEFAULT_OPTIMIZE_FILE_SIZE,
 };
 pub use post_commit::{PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep};
-pub use operations::{alter_snapshot, alter_table, Alteration, NewColumn};
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
 pub use scan::{
     deletion_vectors, NativeColumn, NativeColumns, NativeFiles, Scan, ScanOptions, ScanTask,
