@@ -29,6 +29,7 @@ OPERATION_TITLES = {
     "dvs": "open + all DVs to row masks",
     "append": "append to a new table",
     "blind_append": "blind append (1,000 rows)",
+    "checkpoint": "checkpoint at the latest version",
 }
 ENGINE_TITLES = {
     "deltalog": "deltalog",

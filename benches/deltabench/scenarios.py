@@ -20,10 +20,8 @@ SIZES: tuple[Size, ...] = ("full", "quick", "smoke")
 #: The operations of a table without deletion vectors (``dvs`` would have nothing to do).
 BASE_OPERATIONS = ("open", "list", "filtered", "time_travel")
 DV_OPERATIONS = (*BASE_OPERATIONS, "dvs")
-#: The operations of the large checkpointed table: reads, and a blind append on top.
-APPEND_OPERATIONS = (*BASE_OPERATIONS, "blind_append")
-#: Operations that change what they run on: the parent restores the table after each.
-WRITE_OPERATIONS = ("append", "blind_append")
+#: The operations of the large checkpointed table: reads, a blind append on top, a checkpoint.
+APPEND_OPERATIONS = (*BASE_OPERATIONS, "blind_append", "checkpoint")
 #: Rows of the data a blind append adds.
 BLIND_APPEND_ROWS = 1_000
 
@@ -84,6 +82,14 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target("append_1g", "vs_floor", "append", 1.2, "append within 1.2x of pyarrow's write"),
     Target("append_1g", "speedup", "append", 1.0, "append faster than deltalake"),
+    Target("checkpoint_1m_stats", "speedup", "checkpoint", 5.0, "checkpoint >= 5x faster"),
+    Target(
+        "checkpoint_1m_stats",
+        "memory_share",
+        "checkpoint",
+        1 / 3,
+        "checkpoint memory <= 1/3 of deltalake",
+    ),
     Target(
         "checkpoint_1m_stats",
         "max_seconds",
@@ -224,6 +230,7 @@ def expected_checks(info: Any) -> dict[str, dict[str, int]]:
         return {"append": {"rows": int(info.rows)}}
     expected = {
         "blind_append": {"version": int(info.version) + 1},
+        "checkpoint": {"version": int(info.version)},
         "open": {"version": int(info.version)},
         "list": {"files": int(info.num_files)},
         "filtered": {"files": int(info.one_percent_files)},
@@ -275,12 +282,12 @@ class WriteUndo:
 
 
 def before_write(request: dict[str, Any], operation: str) -> WriteUndo | None:
-    """Clears the target of an ``append``; records the table of a ``blind_append``; ``None``
-    for other operations."""
+    """Clears the target of an ``append``; records the table of a ``blind_append`` or a
+    ``checkpoint``; ``None`` for other operations."""
     if operation == "append":
         shutil.rmtree(request["target"], ignore_errors=True)
         return WriteUndo(frozenset(), None)
-    if operation != "blind_append":
+    if operation not in ("blind_append", "checkpoint"):
         return None
     root = Path(request["path"])
     last_checkpoint = root / "_delta_log" / "_last_checkpoint"
@@ -290,8 +297,8 @@ def before_write(request: dict[str, Any], operation: str) -> WriteUndo | None:
 
 def undo_write(request: dict[str, Any], operation: str, undo: WriteUndo | None) -> None:
     """Puts back what :func:`before_write` recorded: the appended table is deleted; the files a
-    blind append (and its post-commit work) wrote are deleted and ``_last_checkpoint`` is
-    restored, so every run appends to the same table."""
+    blind append (and its post-commit work) or a checkpoint wrote are deleted and
+    ``_last_checkpoint`` is restored, so every run writes to the same table."""
     if undo is None:
         return
     if operation == "append":
