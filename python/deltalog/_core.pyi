@@ -13,6 +13,7 @@ __all__ = [
     "RawSnapshot",
     "RawTransaction",
     "__version__",
+    "delete_rows",
     "parse_timestamp_ms",
 ]
 
@@ -23,6 +24,13 @@ DEFAULT_TARGET_SIZE: int
 DEFAULT_OPEN_COST: int
 
 def parse_timestamp_ms(text: str) -> int: ...
+def delete_rows(
+    uri: str,
+    predicate: object | None = None,
+    target_file_size: int | None = None,
+    commit_info: str | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> _CommitTuple: ...
 
 @final
 class RawDeltaTable:

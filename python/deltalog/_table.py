@@ -198,6 +198,26 @@ class DeltaTable(Frozen):
         selected = None if columns is None else list(columns)
         return ArrowStream(self._raw.changes(start, end, selected, filter, timezone))
 
+    def delete(
+        self,
+        predicate: Filter = None,
+        target_file_size: int | None = None,
+        commit_info: Mapping[str, object] | None = None,
+    ) -> CommitResult:
+        """Deletes the rows matching ``predicate`` (SQL text or a DNF filter; every row when
+        ``None``; a row where it is NULL stays) and commits a ``DELETE``, as Delta on Spark's
+        ``DELETE FROM``. With ``delta.enableDeletionVectors`` the rows are marked in deletion
+        vectors, else the files holding them are rewritten; a predicate over partition
+        columns only removes whole files. Nothing is committed when no row matches
+        (``committed`` false). ``metrics`` holds Spark's: ``numDeletedRows``,
+        ``numRemovedFiles``, ``numAddedFiles``, ``numCopiedRows``,
+        ``numDeletionVectorsAdded``, ``numDeletionVectorsRemoved``,
+        ``numDeletionVectorsUpdated``, ``numAddedChangeFiles``, bytes and times.
+        """
+        from ._dml import delete_rows
+
+        return delete_rows(self, predicate, target_file_size, commit_info)
+
     def __repr__(self) -> str:
         return f"DeltaTable({self.uri!r})"
 

@@ -68,6 +68,7 @@ pub use operations::{
     CreateMode, CreateTable, SchemaMode, TableCommit, TableTransaction, WriteMode,
     WriteTableOptions,
 };
+pub use operations::{delete, DeleteOptions};
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
 pub use scan::{
     deletion_vectors, NativeColumn, NativeColumns, NativeFiles, Scan, ScanOptions, ScanTask,

@@ -11,6 +11,7 @@
 mod arrow_export;
 mod arrow_import;
 mod convert;
+mod dml;
 mod errors;
 mod runtime;
 mod scan;
@@ -34,6 +35,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<arrow_export::RawArrowStream>()?;
     module.add_class::<scan::RawScan>()?;
     module.add_class::<transaction::RawTransaction>()?;
+    module.add_function(wrap_pyfunction!(dml::delete_rows, module)?)?;
     Ok(())
 }
 
