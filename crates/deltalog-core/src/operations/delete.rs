@@ -362,3 +362,108 @@ fn unwritten(error: Error) -> WriteFailure {
         written_files: Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+
+    use super::*;
+    use crate::expr::parse_sql;
+    use crate::operations::{write_table, WriteTableOptions};
+    use crate::scan::{Scan, ScanOptions};
+
+    async fn table_with_rows(dir: &std::path::Path, deletion_vectors: bool) -> Table {
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..10));
+        let batch = RecordBatch::try_from_iter([("id", ids)]).unwrap();
+        let options = WriteTableOptions {
+            configuration: HashMap::from([(
+                "delta.enableDeletionVectors".to_string(),
+                deletion_vectors.to_string(),
+            )]),
+            ..WriteTableOptions::default()
+        };
+        let uri = dir.to_str().unwrap();
+        let storage = crate::storage::Storage::open(uri, &HashMap::new()).unwrap();
+        let table = Table::from_storage(storage);
+        let stream = futures::stream::iter([Ok(batch.clone())]);
+        write_table(&table, batch.schema(), stream, options)
+            .await
+            .unwrap();
+        table
+    }
+
+    async fn ids(table: &Table) -> Vec<i64> {
+        let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+        let scan = Scan::new(&snapshot, ScanOptions::default()).await.unwrap();
+        let mut ids: Vec<i64> = Vec::new();
+        for batch in scan.to_batches().await.unwrap() {
+            ids.extend(batch.column(0).as_primitive::<Int64Type>().values());
+        }
+        ids.sort_unstable();
+        ids
+    }
+
+    #[tokio::test]
+    async fn deletion_vectors_mark_the_physical_rows_that_match() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = table_with_rows(dir.path(), true).await;
+        let predicate = Some(parse_sql("id >= 3 AND id < 6").unwrap());
+        let done = delete(&table, predicate, DeleteOptions::default())
+            .await
+            .unwrap();
+        assert!(done.committed);
+        assert_eq!(done.metrics["numDeletedRows"], 3);
+        assert_eq!(done.metrics["numDeletionVectorsAdded"], 1);
+        assert_eq!(ids(&table).await, vec![0, 1, 2, 6, 7, 8, 9]);
+        let snapshot = done.snapshot.unwrap();
+        let vectors = crate::scan::deletion_vectors(&snapshot).await.unwrap();
+        let deleted = vectors.column(1).as_list::<i32>().value(0);
+        let deleted = deleted.as_primitive::<arrow_array::types::UInt64Type>();
+        assert_eq!(deleted.values().to_vec(), vec![3, 4, 5]);
+    }
+
+    #[tokio::test]
+    async fn copy_on_write_rewrites_only_files_with_matches() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = table_with_rows(dir.path(), false).await;
+        let none = delete(
+            &table,
+            Some(parse_sql("id > 100").unwrap()),
+            DeleteOptions::default(),
+        )
+        .await
+        .unwrap();
+        assert!(!none.committed);
+        let done = delete(
+            &table,
+            Some(parse_sql("id = 4").unwrap()),
+            DeleteOptions::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(done.metrics["numCopiedRows"], 9);
+        assert_eq!(done.metrics["numRemovedFiles"], 1);
+        assert_eq!(done.metrics["numAddedFiles"], 1);
+        assert_eq!(ids(&table).await, vec![0, 1, 2, 3, 5, 6, 7, 8, 9]);
+    }
+
+    #[tokio::test]
+    async fn an_unknown_column_commits_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = table_with_rows(dir.path(), true).await;
+        let failure = delete(
+            &table,
+            Some(parse_sql("missing = 1").unwrap()),
+            DeleteOptions::default(),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(failure.error, Error::InvalidArgument(_)));
+        assert_eq!(table.latest_version().await.unwrap(), 0);
+    }
+}
