@@ -208,3 +208,85 @@ def test_refused_input_commits_nothing(tmp_path: Path) -> None:
         deltalog.DeltaTable(append_only).delete("id = 1")
     assert deltalog.DeltaTable(append_only).latest_version() == 0
     assert not list(uri.glob("deletion_vector_*.bin"))
+
+
+@pytest.mark.parametrize("dv", [True, False])
+def test_update_sets_values_from_expressions(tmp_path: Path, dv: bool) -> None:
+    uri = tmp_path / "t"
+    table = make(uri, dv, cdf=True)
+    result = table.update(
+        {
+            "s": "CASE WHEN id > 17 THEN upper(concat(s, '-', CAST(id AS STRING))) "
+            "ELSE coalesce(s, 'none') END",
+            "id": "id * 10 + 1",
+        },
+        predicate="id >= 14",
+    )
+    assert result.committed
+    assert result.metrics["numUpdatedRows"] == 6
+    rows = {r["id"]: r["s"] for r in deltalog.read_table(str(uri)).to_pylist()}
+    assert rows[141] == "none"
+    assert rows[151] == "s15"
+    assert rows[181] == "S18-18"
+    assert rows[191] == "S19-19"
+    assert rows[13] == "s13"
+    assert len(rows) == 20
+    info = commit_actions(uri, 1)[0]["commitInfo"]
+    assert info["operation"] == "UPDATE"
+    assert info["operationMetrics"]["numUpdatedRows"] == "6"
+    changes = pa.table(table.changes(1)).to_pylist()
+    kinds = sorted((c["id"], c["_change_type"]) for c in changes)
+    pre = [(i, "update_preimage") for i in range(14, 20)]
+    post = [(i * 10 + 1, "update_postimage") for i in range(14, 20)]
+    assert kinds == sorted(pre + post)
+    if dv:
+        assert result.metrics["numCopiedRows"] == 0
+    else:
+        assert result.metrics["numCopiedRows"] == 14  # every partition was touched
+
+
+def test_update_functions_and_null_semantics(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    table = make(uri, dv=True, partitioned=False)
+    table.update({"s": "substring(lower(concat('AB', s)), 2, 3)"}, predicate="id < 3")
+    rows = {r["id"]: r["s"] for r in deltalog.read_table(str(uri)).to_pylist()}
+    assert rows[0] is None  # concat with NULL is NULL
+    assert rows[1] == "bs1"
+    table.update({"id": "-id % 4"}, predicate="id = 7")
+    assert -3 in ids(uri)  # SQL's remainder keeps the dividend's sign
+    table.update({"s": "CAST(current_timestamp() AS STRING)"}, predicate="id = 8")
+    stamped = [r["s"] for r in deltalog.read_table(str(uri)).to_pylist() if r["id"] == 8]
+    assert stamped[0].startswith("20")
+
+
+def test_update_keeps_row_ids_with_a_new_commit_version(tmp_path: Path) -> None:
+    for dv in (True, False):
+        uri = tmp_path / str(dv)
+        table = make(uri, dv, partitioned=False, extra={"delta.enableRowTracking": "true"})
+        before = {r["id"]: r["row_id"] for r in tracked_rows(table)}
+        result = table.update({"s": "'changed'"}, predicate="id IN (1, 2)")
+        after = tracked_rows(table)
+        assert {r["id"]: r["row_id"] for r in after} == before
+        for row in after:
+            expected = result.version if row["id"] in (1, 2) else 0
+            assert row["row_commit_version"] == expected, row
+
+
+def test_bad_updates_commit_nothing(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    table = make(uri, dv=True)
+    with pytest.raises(InvalidArgumentError):
+        table.update({"missing": "1"})
+    with pytest.raises(InvalidArgumentError):
+        table.update({"id": "nope + 1"})
+    with pytest.raises(InvalidArgumentError):
+        table.update({"id": "id +"})
+    with pytest.raises(InvalidArgumentError):
+        table.update({"id": "id / 0"}, predicate="id = 1")
+    with pytest.raises(InvalidArgumentError):
+        table.update({"id": "CAST(s AS BIGINT)"}, predicate="id = 1")
+    with pytest.raises(InvalidArgumentError):
+        table.update({"id": "unknown_function(id)"})
+    assert table.latest_version() == 0
+    assert table.update({"s": "'x'"}, predicate="id > 100").committed is False
+    assert not list(uri.glob("deletion_vector_*.bin"))

@@ -15,6 +15,7 @@ __all__ = [
     "__version__",
     "delete_rows",
     "parse_timestamp_ms",
+    "update_rows",
 ]
 
 _CommitTuple: TypeAlias = tuple[int, bool, int, RawSnapshot | None, dict[str, int]]
@@ -26,6 +27,14 @@ DEFAULT_OPEN_COST: int
 def parse_timestamp_ms(text: str) -> int: ...
 def delete_rows(
     uri: str,
+    predicate: object | None = None,
+    target_file_size: int | None = None,
+    commit_info: str | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> _CommitTuple: ...
+def update_rows(
+    uri: str,
+    set: list[tuple[str, str]],
     predicate: object | None = None,
     target_file_size: int | None = None,
     commit_info: str | None = None,

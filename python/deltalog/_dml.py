@@ -12,7 +12,7 @@ from ._scan import Filter
 from ._table import CommitResult, DeltaTable
 from .exceptions import InvalidArgumentError
 
-__all__ = ["delete_rows"]
+__all__ = ["delete_rows", "update_rows"]
 
 
 def delete_rows(
@@ -24,6 +24,29 @@ def delete_rows(
     """Deletes the rows of ``table`` matching ``predicate`` (see :meth:`DeltaTable.delete`)."""
     raw = _core.delete_rows(
         table.uri,
+        predicate,
+        _file_size(target_file_size),
+        _commit_info(commit_info),
+        table._storage_options,
+    )
+    return CommitResult._from_tuple(raw, table)
+
+
+def update_rows(
+    table: DeltaTable,
+    set: Mapping[str, str],
+    predicate: Filter = None,
+    target_file_size: int | None = None,
+    commit_info: Mapping[str, Any] | None = None,
+) -> CommitResult:
+    """Updates the rows of ``table`` matching ``predicate`` (see :meth:`DeltaTable.update`)."""
+    if not isinstance(set, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in set.items()
+    ):
+        raise InvalidArgumentError("set must map column names to SQL expression text")
+    raw = _core.update_rows(
+        table.uri,
+        list(set.items()),
         predicate,
         _file_size(target_file_size),
         _commit_info(commit_info),

@@ -62,13 +62,14 @@ pub use actions::{
 pub use changes::{ChangeScan, ChangesOptions};
 pub use error::{ConflictKind, Error, ProtocolKind, Result};
 pub use expr::{from_dnf, parse_sql, CompareOp, DnfLiteral, Expr};
+pub use expr::{parse_value_sql, ArithOp, Function, ValueExpr};
 pub use file_list::FileListOptions;
 pub use operations::{
     adds_from_file_list, create_table, parse_isolation_level, struct_type_from_arrow, write_table,
     CreateMode, CreateTable, SchemaMode, TableCommit, TableTransaction, WriteMode,
     WriteTableOptions,
 };
-pub use operations::{delete, DeleteOptions};
+pub use operations::{delete, update, DeleteOptions, UpdateOptions};
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
 pub use scan::{
     deletion_vectors, NativeColumn, NativeColumns, NativeFiles, Scan, ScanOptions, ScanTask,

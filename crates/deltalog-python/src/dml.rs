@@ -1,7 +1,8 @@
 //! Row-level changes: `delete` (and `update`) on the table at a location, wrapped by
 //! `deltalog.DeltaTable.delete` / `update` (`python/deltalog/_dml.py`).
 
-use deltalog_core::{delete, DeleteOptions, Error, Table, WriterOptions};
+use deltalog_core::{delete, parse_value_sql, update, DeleteOptions, Error, Table};
+use deltalog_core::{UpdateOptions, WriterOptions};
 use pyo3::prelude::*;
 
 use crate::convert::{PyFilter, PyStorageOptions};
@@ -29,6 +30,38 @@ pub fn delete_rows(
     let predicate = PyFilter::expr(predicate);
     let outcome = wait_for_future(py, move || async move {
         Ok(delete(&table, predicate, options).await)
+    })?;
+    outcome
+        .map(commit_tuple)
+        .map_err(|failure| failure_to_py_err(py, failure))
+}
+
+/// Sets, in the rows of the table at `uri` matching `predicate`, each column of `set` (pairs
+/// of a column name and SQL value expression text) and commits (see [`update`]).
+#[pyfunction]
+#[pyo3(signature = (uri, set, predicate=None, target_file_size=None, commit_info=None, storage_options=None))]
+pub fn update_rows(
+    py: Python<'_>,
+    uri: String,
+    set: Vec<(String, String)>,
+    predicate: Option<PyFilter>,
+    target_file_size: Option<u64>,
+    commit_info: Option<&str>,
+    storage_options: Option<PyStorageOptions>,
+) -> PyResult<CommitTuple> {
+    let assignments = set
+        .into_iter()
+        .map(|(column, text)| parse_value_sql(&text).map(|expr| (column, expr)))
+        .collect::<Result<Vec<_>, Error>>()
+        .map_err(|error| to_py_err(py, error))?;
+    let options = UpdateOptions {
+        writer: writer_options(target_file_size),
+        commit_info: commit_info_map(commit_info).map_err(|error| to_py_err(py, error))?,
+    };
+    let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
+    let predicate = PyFilter::expr(predicate);
+    let outcome = wait_for_future(py, move || async move {
+        Ok(update(&table, assignments, predicate, options).await)
     })?;
     outcome
         .map(commit_tuple)

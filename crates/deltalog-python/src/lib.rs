@@ -36,6 +36,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<scan::RawScan>()?;
     module.add_class::<transaction::RawTransaction>()?;
     module.add_function(wrap_pyfunction!(dml::delete_rows, module)?)?;
+    module.add_function(wrap_pyfunction!(dml::update_rows, module)?)?;
     Ok(())
 }
 

@@ -10,12 +10,14 @@ pub(crate) mod delete;
 pub(crate) mod dml;
 pub(crate) mod files;
 pub(crate) mod schema;
+pub(crate) mod update;
 pub(crate) mod write;
 
 pub use create::{create_table, CreateMode, CreateTable};
 pub use delete::{delete, DeleteOptions};
 pub use files::{adds_from_file_list, parse_isolation_level};
 pub use schema::struct_type_from_arrow;
+pub use update::{update, UpdateOptions};
 pub use write::{
     write_table, SchemaMode, TableCommit, TableTransaction, WriteMode, WriteTableOptions,
 };
