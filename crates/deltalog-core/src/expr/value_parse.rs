@@ -361,3 +361,81 @@ fn arith(op: ArithOp, left: ValueExpr, right: ValueExpr) -> ValueExpr {
         right: Box::new(right),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, Int64Type};
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+
+    use super::parse_value_sql;
+    use crate::expr::value::evaluate_value;
+
+    fn rows() -> RecordBatch {
+        let ids: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), Some(7), None]));
+        let names: ArrayRef = Arc::new(StringArray::from(vec![Some("Ab"), None, Some("xyz")]));
+        RecordBatch::try_from_iter([("id", ids), ("s", names)]).unwrap()
+    }
+
+    fn eval(text: &str) -> ArrayRef {
+        evaluate_value(&parse_value_sql(text).unwrap(), &rows(), 0).unwrap()
+    }
+
+    fn ints(text: &str) -> Vec<Option<i64>> {
+        let value = eval(text);
+        let value = crate::expr::cast_to(&value, &arrow_schema::DataType::Int64).unwrap();
+        value.as_primitive::<Int64Type>().iter().collect()
+    }
+
+    fn texts(text: &str) -> Vec<Option<String>> {
+        let value = eval(text);
+        let value = crate::expr::cast_to(&value, &arrow_schema::DataType::Utf8).unwrap();
+        value
+            .as_string::<i32>()
+            .iter()
+            .map(|v| v.map(str::to_string))
+            .collect()
+    }
+
+    #[test]
+    fn arithmetic_follows_precedence_and_null_semantics() {
+        assert_eq!(ints("id + 2 * 3"), vec![Some(7), Some(13), None]);
+        assert_eq!(ints("(id + 2) * 3"), vec![Some(9), Some(27), None]);
+        assert_eq!(ints("-id % 4"), vec![Some(-1), Some(-3), None]);
+        let halves = eval("id / 2");
+        let halves: Vec<_> = halves.as_primitive::<Float64Type>().iter().collect();
+        assert_eq!(halves, vec![Some(0.5), Some(3.5), None]);
+    }
+
+    #[test]
+    fn string_functions_case_cast_and_coalesce() {
+        let lowered = texts("lower(concat(s, '-', CAST(id AS STRING)))");
+        assert_eq!(lowered, vec![Some("ab-1".into()), None, None]);
+        assert_eq!(
+            texts("upper(substring(s, 2))"),
+            vec![Some("B".into()), None, Some("YZ".into())]
+        );
+        assert_eq!(
+            texts("CASE WHEN id > 5 THEN 'big' WHEN id IS NULL THEN 'none' ELSE s END"),
+            vec![Some("Ab".into()), Some("big".into()), Some("none".into())]
+        );
+        assert_eq!(ints("coalesce(id, 0)"), vec![Some(1), Some(7), Some(0)]);
+    }
+
+    #[test]
+    fn errors_are_typed() {
+        for text in ["id +", "nope(id)", "CAST(id AS wat)", "CASE id END", "'open"] {
+            assert!(parse_value_sql(text).is_err(), "{text}");
+        }
+        let unknown = parse_value_sql("missing + 1").unwrap();
+        assert!(evaluate_value(&unknown, &rows(), 0).is_err());
+        let zero = parse_value_sql("id / 0").unwrap();
+        assert!(evaluate_value(&zero, &rows(), 0).is_err());
+        let overflow = parse_value_sql("id * 9223372036854775807").unwrap();
+        assert!(evaluate_value(&overflow, &rows(), 0).is_err());
+        let cast = parse_value_sql("CAST(s AS BIGINT)").unwrap();
+        assert!(evaluate_value(&cast, &rows(), 0).is_err());
+    }
+}

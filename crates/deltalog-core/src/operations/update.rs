@@ -368,3 +368,66 @@ fn unwritten(error: Error) -> WriteFailure {
         written_files: Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::Int64Array;
+
+    use super::*;
+    use crate::expr::{parse_sql, parse_value_sql};
+    use crate::operations::{write_table, WriteTableOptions};
+    use crate::scan::{Scan, ScanOptions};
+
+    async fn values_after_update(deletion_vectors: bool) -> (TableCommit, Vec<i64>) {
+        let dir = tempfile::tempdir().unwrap();
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..6));
+        let batch = RecordBatch::try_from_iter([("id", ids)]).unwrap();
+        let options = WriteTableOptions {
+            configuration: HashMap::from([(
+                "delta.enableDeletionVectors".to_string(),
+                deletion_vectors.to_string(),
+            )]),
+            ..WriteTableOptions::default()
+        };
+        let storage =
+            crate::storage::Storage::open(dir.path().to_str().unwrap(), &HashMap::new()).unwrap();
+        let table = Table::from_storage(storage);
+        let stream = futures::stream::iter([Ok(batch.clone())]);
+        write_table(&table, batch.schema(), stream, options)
+            .await
+            .unwrap();
+        let set = vec![("id".to_string(), parse_value_sql("id * 100").unwrap())];
+        let predicate = Some(parse_sql("id >= 4").unwrap());
+        let done = update(&table, set, predicate, UpdateOptions::default())
+            .await
+            .unwrap();
+        let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+        let scan = Scan::new(&snapshot, ScanOptions::default()).await.unwrap();
+        let mut values: Vec<i64> = Vec::new();
+        for batch in scan.to_batches().await.unwrap() {
+            values.extend(batch.column(0).as_primitive::<Int64Type>().values());
+        }
+        values.sort_unstable();
+        (done, values)
+    }
+
+    #[tokio::test]
+    async fn updated_rows_replace_the_old_ones_in_both_modes() {
+        for deletion_vectors in [true, false] {
+            let (done, values) = values_after_update(deletion_vectors).await;
+            assert_eq!(values, vec![0, 1, 2, 3, 400, 500]);
+            assert_eq!(done.metrics["numUpdatedRows"], 2);
+            let copied = if deletion_vectors { 0 } else { 4 };
+            assert_eq!(done.metrics["numCopiedRows"], copied);
+            assert_eq!(
+                done.metrics["numDeletionVectorsAdded"],
+                u64::from(deletion_vectors)
+            );
+        }
+    }
+}
