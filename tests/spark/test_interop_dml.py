@@ -69,13 +69,13 @@ def spark_changes(spark: Any, path: Path, start: int) -> list[tuple[Any, ...]]:
         .load(str(path))
     )
     rows = frame.select("id", "p", "s", "_change_type", "_commit_version").collect()
-    return sorted(tuple(row) for row in rows)
+    return sorted((tuple(row) for row in rows), key=repr)
 
 
 def our_changes(path: Path, start: int) -> list[tuple[Any, ...]]:
     table = deltalog.DeltaTable(path).changes(start).to_pyarrow()
     columns = ["id", "p", "s", "_change_type", "_commit_version"]
-    return sorted(tuple(row[c] for c in columns) for row in table.to_pylist())
+    return sorted((tuple(row[c] for c in columns) for row in table.to_pylist()), key=repr)
 
 
 def spark_row_ids(spark: Any, path: Path) -> list[tuple[int, int]]:
