@@ -17,9 +17,11 @@ __all__ = [
     "cleanup_metadata",
     "compact_logs",
     "convert_to_delta",
+    "delete_rows",
     "optimize",
     "parse_timestamp_ms",
     "restore",
+    "update_rows",
     "vacuum",
     "validate_checksum",
     "version_checksum",
@@ -81,6 +83,21 @@ def cleanup_metadata(table: RawDeltaTable) -> _CleanupTuple: ...
 def compact_logs(table: RawDeltaTable, start_version: int, end_version: int) -> str: ...
 def version_checksum(snapshot: RawSnapshot) -> _ChecksumTuple: ...
 def validate_checksum(snapshot: RawSnapshot) -> bool: ...
+def delete_rows(
+    uri: str,
+    predicate: object | None = None,
+    target_file_size: int | None = None,
+    commit_info: str | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> _CommitTuple: ...
+def update_rows(
+    uri: str,
+    set: list[tuple[str, str]],
+    predicate: object | None = None,
+    target_file_size: int | None = None,
+    commit_info: str | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> _CommitTuple: ...
 
 @final
 class RawDeltaTable:

@@ -282,6 +282,46 @@ class DeltaTable(Frozen):
         from ._maintenance import restore
 
         return restore(self, version, timestamp)
+    def delete(
+        self,
+        predicate: Filter = None,
+        target_file_size: int | None = None,
+        commit_info: Mapping[str, object] | None = None,
+    ) -> CommitResult:
+        """Deletes the rows matching ``predicate`` (SQL text or a DNF filter; every row when
+        ``None``; a row where it is NULL stays) and commits a ``DELETE``, as Delta on Spark's
+        ``DELETE FROM``. With ``delta.enableDeletionVectors`` the rows are marked in deletion
+        vectors, else the files holding them are rewritten; a predicate over partition
+        columns only removes whole files. Nothing is committed when no row matches
+        (``committed`` false). ``metrics`` holds Spark's: ``numDeletedRows``,
+        ``numRemovedFiles``, ``numAddedFiles``, ``numCopiedRows``,
+        ``numDeletionVectorsAdded``, ``numDeletionVectorsRemoved``,
+        ``numDeletionVectorsUpdated``, ``numAddedChangeFiles``, bytes and times.
+        """
+        from ._dml import delete_rows
+
+        return delete_rows(self, predicate, target_file_size, commit_info)
+
+    def update(
+        self,
+        set: Mapping[str, str],
+        predicate: Filter = None,
+        target_file_size: int | None = None,
+        commit_info: Mapping[str, object] | None = None,
+    ) -> CommitResult:
+        """Sets, in the rows matching ``predicate`` (every row when ``None``), each column of
+        ``set`` to its SQL expression (``{"v": "v + 1", "s": "'x'"}``: arithmetic,
+        ``concat``, ``lower``, ``upper``, ``substring``, ``coalesce``, ``CASE WHEN``,
+        ``CAST``, ``current_timestamp()``) evaluated on the row as it was, and commits an
+        ``UPDATE``, as Delta on Spark does: updated rows go to new files, the old ones are
+        marked in deletion vectors or their files rewritten; ``update_preimage`` and
+        ``update_postimage`` change rows with the change data feed; row ids are kept.
+        ``metrics``: ``numUpdatedRows``, ``numCopiedRows``, ``numRemovedFiles``,
+        ``numAddedFiles``, ``numDeletionVectorsAdded``, ... (Spark's).
+        """
+        from ._dml import update_rows
+
+        return update_rows(self, set, predicate, target_file_size, commit_info)
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.uri!r})"

@@ -68,6 +68,7 @@ pub use changes::{ChangeScan, ChangesOptions};
 pub use checkpoint_write::{CheckpointOptions, CheckpointWritten};
 pub use error::{ConflictKind, Error, ProtocolKind, Result};
 pub use expr::{from_dnf, parse_sql, CompareOp, DnfLiteral, Expr};
+pub use expr::{parse_value_sql, ArithOp, Function, ValueExpr};
 pub use file_list::FileListOptions;
 pub use log::path::CheckpointFormat;
 pub use log_cleanup::CleanupReport;
@@ -81,6 +82,7 @@ pub use operations::{
     convert_to_delta, optimize, restore, vacuum, ConvertResult, FileSizeMetrics, OptimizeMetrics,
     OptimizeOptions, RestoreMetrics, VacuumOptions, VacuumResult, DEFAULT_OPTIMIZE_FILE_SIZE,
 };
+pub use operations::{delete, update, DeleteOptions, UpdateOptions};
 pub use post_commit::{PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep};
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
 pub use scan::{

@@ -250,6 +250,13 @@ impl Snapshot {
         &self.inner.state
     }
 
+    /// The live `add` actions with their `stats` strings (read once and kept, as for
+    /// [`Snapshot::files`] with statistics), in the order [`Snapshot::file_list`] with
+    /// statistics lists them.
+    pub(crate) async fn add_actions_with_stats(&self) -> Result<&[arrow_array::StructArray]> {
+        Ok(&self.state_with_stats().await?.files.adds)
+    }
+
     /// The state of this version with the `stats` strings of its files.
     pub(crate) async fn state_with_stats(&self) -> Result<&TableState> {
         let state = &self.inner.state;

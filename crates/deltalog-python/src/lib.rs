@@ -14,6 +14,7 @@ mod arrow_export;
 mod arrow_import;
 mod checkpoint;
 mod convert;
+mod dml;
 mod errors;
 mod maintenance;
 mod post_commit;
@@ -49,6 +50,8 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(checkpoint::version_checksum, module)?)?;
     module.add_function(wrap_pyfunction!(checkpoint::validate_checksum, module)?)?;
     module.add_class::<alter::RawAlter>()?;
+    module.add_function(wrap_pyfunction!(dml::delete_rows, module)?)?;
+    module.add_function(wrap_pyfunction!(dml::update_rows, module)?)?;
     Ok(())
 }
 
