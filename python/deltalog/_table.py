@@ -282,6 +282,7 @@ class DeltaTable(Frozen):
         from ._maintenance import restore
 
         return restore(self, version, timestamp)
+
     def delete(
         self,
         predicate: Filter = None,
