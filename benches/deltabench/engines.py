@@ -39,6 +39,7 @@ OPERATIONS = (
     "append",
     "blind_append",
     "checkpoint",
+    "vacuum",
 )
 #: Engines measured one child process per measurement, in report order.
 PROCESS_ENGINES = ("deltalog", "deltalake", "floor", "duckdb")
@@ -60,6 +61,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "append": "`deltalog.write_table(t, data)` (a new table; zstd, the default)",
         "blind_append": "`deltalog.write_table(p, rows, mode='append')` (1,000 rows)",
         "checkpoint": "`DeltaTable(p).checkpoint()` (classic, stats as JSON and struct)",
+        "vacuum": "`DeltaTable(p).vacuum(retention_hours=0, dry_run=True, "
+        "enforce_retention_duration=False)`",
     },
     "deltalake": {
         "open": "`DeltaTable(p)` (loads the file list eagerly)",
@@ -72,6 +75,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "'ZSTD'))`",
         "blind_append": "`write_deltalake(p, rows, mode='append')` (1,000 rows)",
         "checkpoint": "`DeltaTable(p).create_checkpoint()`",
+        "vacuum": "`DeltaTable(p).vacuum(retention_hours=0, dry_run=True, "
+        "enforce_retention_duration=False, full=True)` (the whole directory listed, as ours)",
     },
     "floor": {
         "open": "list `_delta_log`; pyarrow reads the checkpoint's add/remove key columns, "
@@ -86,6 +91,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "(row groups of 1M) written one per CPU at a time: the data files alone, no log",
         "blind_append": "",
         "checkpoint": "",
+        "vacuum": "",
     },
     "duckdb": {
         "open": "`DESCRIBE SELECT * FROM delta_scan(p)` (binds: kernel loads protocol, "
@@ -98,6 +104,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "append": "",
         "blind_append": "",
         "checkpoint": "",
+        "vacuum": "",
     },
     "spark": {
         "open": "`DeltaLog.clearCache(); DeltaLog.forTable(spark, p).update()` + metadata",
@@ -110,6 +117,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "append": "",
         "blind_append": "",
         "checkpoint": "",
+        "vacuum": "",
     },
 }
 
@@ -127,6 +135,9 @@ UNSUPPORTED: dict[tuple[str, str], str] = {
     ("floor", "checkpoint"): "no floor is defined for writing a checkpoint",
     ("spark", "checkpoint"): _SPARK_READS_ONLY,
     ("duckdb", "checkpoint"): _NO_DELTA_WRITES,
+    ("floor", "vacuum"): "no floor is defined for vacuum",
+    ("spark", "vacuum"): _SPARK_READS_ONLY,
+    ("duckdb", "vacuum"): _NO_DELTA_WRITES,
 }
 
 #: How the error of a measurement that took too long starts.
@@ -633,6 +644,16 @@ def _deltalog_checkpoint(context: Any, request: TableRequest, clock: Clock) -> A
     return deltalog.DeltaTable(request["path"]).checkpoint()
 
 
+def _deltalog_vacuum(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalog, _ = context
+    table = deltalog.DeltaTable(request["path"])
+    return table.vacuum(retention_hours=0, dry_run=True, enforce_retention_duration=False)
+
+
+def _vacuum_check(_context: Any, paths: Any, _request: TableRequest) -> dict[str, int]:
+    return {"files": len(paths)}
+
+
 def _checkpoint_check(_context: Any, _result: Any, request: TableRequest) -> dict[str, int]:
     """The version ``_last_checkpoint`` names after the checkpoint."""
     last = Path(request["path"]) / "_delta_log" / "_last_checkpoint"
@@ -710,6 +731,14 @@ def _deltalake_blind_append(context: Any, request: TableRequest, clock: Clock) -
 def _deltalake_checkpoint(context: Any, request: TableRequest, clock: Clock) -> Any:
     deltalake, _ = context
     deltalake.DeltaTable(request["path"]).create_checkpoint()
+
+
+def _deltalake_vacuum(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalake, _ = context
+    table = deltalake.DeltaTable(request["path"])
+    return table.vacuum(
+        retention_hours=0, dry_run=True, enforce_retention_duration=False, full=True
+    )
 
 
 def _deltalake_append_check(context: Any, _result: Any, request: TableRequest) -> dict[str, int]:
@@ -1158,6 +1187,7 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "append": _deltalog_append,
             "blind_append": _deltalog_blind_append,
             "checkpoint": _deltalog_checkpoint,
+            "vacuum": _deltalog_vacuum,
         },
         {
             "open": _version_check,
@@ -1168,6 +1198,7 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "append": _deltalog_append_check,
             "blind_append": _commit_version_check,
             "checkpoint": _checkpoint_check,
+            "vacuum": _vacuum_check,
         },
     ),
     "deltalake": (
@@ -1181,6 +1212,7 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "append": _deltalake_append,
             "blind_append": _deltalake_blind_append,
             "checkpoint": _deltalake_checkpoint,
+            "vacuum": _deltalake_vacuum,
         },
         {
             "open": _version_check,
@@ -1191,6 +1223,7 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "append": _deltalake_append_check,
             "blind_append": _deltalake_version_check,
             "checkpoint": _checkpoint_check,
+            "vacuum": _vacuum_check,
         },
     ),
     "floor": (

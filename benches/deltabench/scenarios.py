@@ -35,6 +35,9 @@ class Scenario:
     spec: dict[str, Any]  # the LogSpec fields, or for ``data`` {"rows": N}
     operations: tuple[str, ...] = BASE_OPERATIONS
     kind: Literal["log", "data"] = "log"
+    #: With ``orphans`` > 0, every file the log names (live, or removed: a tombstone) exists
+    #: (empty) in the table directory, next to this many files no version references.
+    orphans: int = 0
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,7 @@ TARGETS: tuple[Target, ...] = (
         1 / 3,
         "checkpoint memory <= 1/3 of deltalake",
     ),
+    Target("vacuum_1m_files", "speedup", "vacuum", 1.0, "vacuum dry run faster than deltalake"),
     Target(
         "checkpoint_1m_stats",
         "max_seconds",
@@ -173,6 +177,21 @@ def scenarios(size: Size) -> list[Scenario]:
             },
         ),
         Scenario(
+            "vacuum_1m_files",
+            f"{_count(1_000_000 // scale)} live files on disk (a checkpoint + 10 commits of "
+            f"100 adds and 10 removes, the removed files on disk too) and "
+            f"{_count(10_000 // scale)} files no version references",
+            {
+                "checkpoint_files": 1_000_000 // scale,
+                "commits": 10,
+                "adds_per_commit": 100,
+                "removes_per_commit": 10,
+                "stats_columns": 0,
+            },
+            ("vacuum",),
+            orphans=10_000 // scale,
+        ),
+        Scenario(
             "append_1g",
             f"append {_count(25_000_000 // scale)} generated rows (about {1000 // scale:,} MB of "
             "Arrow: long, double, string, timestamp, int, boolean) to a new table",
@@ -197,7 +216,42 @@ def prepare(scenario: Scenario, data_dir: Path) -> Any:
 
     if scenario.kind == "data":
         return cached_arrow_data(data_dir, scenario.name, int(scenario.spec["rows"]))
-    return cached_table(data_dir, scenario.name, log_spec(scenario))
+    info = cached_table(data_dir, scenario.name, log_spec(scenario))
+    if scenario.orphans:
+        _materialize_files(info, scenario)
+    return info
+
+
+#: Written last into a table whose data files were created (hidden: vacuum ignores it).
+DATA_FILES_MARKER = ".deltabench-data-files.json"
+
+
+def _materialize_files(info: Any, scenario: Scenario) -> None:
+    """Creates an empty file for every file the log names (live or removed) and
+    ``scenario.orphans`` files no version references (``orphan-<n>.parquet``), dated a day
+    back; once (a marker file)."""
+    import json
+    import os
+    import time
+
+    from deltabench.generate import expected_live_files, removed_file_paths
+
+    root = Path(info.path)
+    marker = root / DATA_FILES_MARKER
+    if marker.is_file():
+        return
+    day_ago = time.time() - 86_400
+    spec = log_spec(scenario)
+    live = expected_live_files(spec).column("path").to_pylist()
+    removed = removed_file_paths(spec)
+    orphans = [f"orphan-{n:07d}.parquet" for n in range(scenario.orphans)]
+    for relative in [*live, *removed, *orphans]:
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+        os.utime(path, (day_ago, day_ago))
+    counts = {"live": len(live), "removed": len(removed), "orphans": len(orphans)}
+    marker.write_text(json.dumps(counts))
 
 
 def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
@@ -224,11 +278,12 @@ def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
     }
 
 
-def expected_checks(info: Any) -> dict[str, dict[str, int]]:
+def expected_checks(info: Any, scenario: Scenario) -> dict[str, dict[str, int]]:
     """The counts each operation should report, as the generator knows them."""
     if not hasattr(info, "version"):
         return {"append": {"rows": int(info.rows)}}
     expected = {
+        "vacuum": {"files": scenario.orphans + _removed_files(scenario)},
         "blind_append": {"version": int(info.version) + 1},
         "checkpoint": {"version": int(info.version)},
         "open": {"version": int(info.version)},
@@ -240,6 +295,16 @@ def expected_checks(info: Any) -> dict[str, dict[str, int]]:
     if older_num_files:
         expected["time_travel"] = {"files": int(older_num_files)}
     return expected
+
+
+def _removed_files(scenario: Scenario) -> int:
+    """How many files of the scenario's table were removed (all of them tombstones a vacuum
+    with no retention deletes, once they exist)."""
+    if not scenario.orphans:
+        return 0
+    from deltabench.generate import removed_file_paths
+
+    return len(removed_file_paths(log_spec(scenario)))
 
 
 def table_summary(info: Any) -> dict[str, Any]:
@@ -350,6 +415,13 @@ def _smoke() -> list[Scenario]:
                 "rows_per_file": 100,
             },
             DV_OPERATIONS,
+        ),
+        Scenario(
+            "vacuum_1m_files",
+            "smoke: 48 live and 2 removed files on disk, 7 files no version references",
+            {"checkpoint_files": 40, "commits": 2, "adds_per_commit": 5, "removes_per_commit": 1},
+            ("vacuum",),
+            orphans=7,
         ),
         Scenario(
             "append_1g", "smoke: append 20k generated rows", {"rows": 20_000}, ("append",), "data"

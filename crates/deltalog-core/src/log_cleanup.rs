@@ -46,8 +46,8 @@ pub struct CleanupReport {
 }
 
 impl Table {
-    /// Deletes the log files that `delta.logRetentionDuration` lets go (see
-    /// [`crate::log_cleanup`]). Every version from the returned
+    /// Deletes the log files that `delta.logRetentionDuration` lets go (see the
+    /// `log_cleanup` module). Every version from the returned
     /// [`CleanupReport::oldest_kept_version`] on stays readable.
     /// The table's files are not read: only its protocol and metadata.
     pub async fn cleanup_metadata(&self) -> Result<CleanupReport> {

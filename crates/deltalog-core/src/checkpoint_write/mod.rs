@@ -96,7 +96,7 @@ pub struct CheckpointWritten {
 
 impl Table {
     /// Writes a checkpoint of `version` (`None`: the latest), of the kind the table's
-    /// properties ask for (see [`crate::checkpoint_write`]), with default options.
+    /// properties ask for (see the `checkpoint_write` module), with default options.
     pub async fn checkpoint(&self, version: Option<u64>) -> Result<CheckpointWritten> {
         self.checkpoint_with(version, &CheckpointOptions::default())
             .await

@@ -9,7 +9,7 @@ use super::value::{type_named, ArithOp, Function, ValueExpr};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
-/// Parses `text` as a value expression (see [`super::value`]). Errors are
+/// Parses `text` as a value expression (see the `expr::value` module). Errors are
 /// [`crate::Error::InvalidArgument`]s quoting the text and the position.
 pub fn parse_value_sql(text: &str) -> Result<ValueExpr> {
     let tokens = tokenize(text)?;
