@@ -196,7 +196,7 @@ def _prepare(scenario: scenarios.Scenario, data_dir: Path) -> tuple[dict[str, An
         "spec": scenario.spec,
         "operations": list(scenario.operations),
         "table": scenarios.table_summary(info),
-        "expected": scenarios.expected_checks(info),
+        "expected": scenarios.expected_checks(info, scenario),
     }
     return entry, scenarios.table_request(info, scenario)
 

@@ -30,7 +30,17 @@ from pathlib import Path
 from typing import Any
 
 #: The operations, in report order.
-OPERATIONS = ("open", "list", "filtered", "time_travel", "dvs", "append", "blind_append")
+OPERATIONS = (
+    "open",
+    "list",
+    "filtered",
+    "time_travel",
+    "dvs",
+    "append",
+    "blind_append",
+    "checkpoint",
+    "vacuum",
+)
 #: Engines measured one child process per measurement, in report order.
 PROCESS_ENGINES = ("deltalog", "deltalake", "floor", "duckdb")
 #: Every engine, in report order.
@@ -50,6 +60,9 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "per file)",
         "append": "`deltalog.write_table(t, data)` (a new table; zstd, the default)",
         "blind_append": "`deltalog.write_table(p, rows, mode='append')` (1,000 rows)",
+        "checkpoint": "`DeltaTable(p).checkpoint()` (classic, stats as JSON and struct)",
+        "vacuum": "`DeltaTable(p).vacuum(retention_hours=0, dry_run=True, "
+        "enforce_retention_duration=False)`",
     },
     "deltalake": {
         "open": "`DeltaTable(p)` (loads the file list eagerly)",
@@ -61,6 +74,9 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "append": "`write_deltalake(t, data, writer_properties=WriterProperties(compression="
         "'ZSTD'))`",
         "blind_append": "`write_deltalake(p, rows, mode='append')` (1,000 rows)",
+        "checkpoint": "`DeltaTable(p).create_checkpoint()`",
+        "vacuum": "`DeltaTable(p).vacuum(retention_hours=0, dry_run=True, "
+        "enforce_retention_duration=False, full=True)` (the whole directory listed, as ours)",
     },
     "floor": {
         "open": "list `_delta_log`; pyarrow reads the checkpoint's add/remove key columns, "
@@ -71,9 +87,11 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "commits' `add.stats` strings)",
         "time_travel": "open, with the commits up to V only",
         "dvs": "open + the bytes of every deletion vector file the log names",
-        "append": "`pyarrow.dataset.write_dataset` of the data as zstd Parquet (files of at "
-        "most 4M rows, row groups of 1M): the data files alone, no log",
+        "append": "`pyarrow.parquet.write_table` of the data as zstd Parquet, files of 4M rows "
+        "(row groups of 1M) written one per CPU at a time: the data files alone, no log",
         "blind_append": "",
+        "checkpoint": "",
+        "vacuum": "",
     },
     "duckdb": {
         "open": "`DESCRIBE SELECT * FROM delta_scan(p)` (binds: kernel loads protocol, "
@@ -85,6 +103,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "dvs": "`SELECT * FROM delta_list_files(p, delete_count=true)` to Arrow",
         "append": "",
         "blind_append": "",
+        "checkpoint": "",
+        "vacuum": "",
     },
     "spark": {
         "open": "`DeltaLog.clearCache(); DeltaLog.forTable(spark, p).update()` + metadata",
@@ -96,6 +116,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "dvs": "",
         "append": "",
         "blind_append": "",
+        "checkpoint": "",
+        "vacuum": "",
     },
 }
 
@@ -110,6 +132,12 @@ UNSUPPORTED: dict[tuple[str, str], str] = {
     ("duckdb", "append"): _NO_DELTA_WRITES,
     ("duckdb", "blind_append"): _NO_DELTA_WRITES,
     ("floor", "blind_append"): "a commit is one small JSON file: there is no floor to compare",
+    ("floor", "checkpoint"): "no floor is defined for writing a checkpoint",
+    ("spark", "checkpoint"): _SPARK_READS_ONLY,
+    ("duckdb", "checkpoint"): _NO_DELTA_WRITES,
+    ("floor", "vacuum"): "no floor is defined for vacuum",
+    ("spark", "vacuum"): _SPARK_READS_ONLY,
+    ("duckdb", "vacuum"): _NO_DELTA_WRITES,
 }
 
 #: How the error of a measurement that took too long starts.
@@ -611,6 +639,27 @@ def _deltalog_append_check(context: Any, _result: Any, request: TableRequest) ->
     return {"rows": int(pa.compute.sum(files.column("num_records")).as_py() or 0)}
 
 
+def _deltalog_checkpoint(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalog, _ = context
+    return deltalog.DeltaTable(request["path"]).checkpoint()
+
+
+def _deltalog_vacuum(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalog, _ = context
+    table = deltalog.DeltaTable(request["path"])
+    return table.vacuum(retention_hours=0, dry_run=True, enforce_retention_duration=False)
+
+
+def _vacuum_check(_context: Any, paths: Any, _request: TableRequest) -> dict[str, int]:
+    return {"files": len(paths)}
+
+
+def _checkpoint_check(_context: Any, _result: Any, request: TableRequest) -> dict[str, int]:
+    """The version ``_last_checkpoint`` names after the checkpoint."""
+    last = Path(request["path"]) / "_delta_log" / "_last_checkpoint"
+    return {"version": int(json.loads(last.read_text())["version"])}
+
+
 def _commit_version_check(_context: Any, result: Any, _request: TableRequest) -> dict[str, int]:
     return {"version": int(result.version)}
 
@@ -677,6 +726,19 @@ def _deltalake_append(context: Any, request: TableRequest, clock: Clock) -> Any:
 def _deltalake_blind_append(context: Any, request: TableRequest, clock: Clock) -> Any:
     deltalake, _ = context
     deltalake.write_deltalake(request["path"], request["input"], mode="append")
+
+
+def _deltalake_checkpoint(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalake, _ = context
+    deltalake.DeltaTable(request["path"]).create_checkpoint()
+
+
+def _deltalake_vacuum(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalake, _ = context
+    table = deltalake.DeltaTable(request["path"])
+    return table.vacuum(
+        retention_hours=0, dry_run=True, enforce_retention_duration=False, full=True
+    )
 
 
 def _deltalake_append_check(context: Any, _result: Any, request: TableRequest) -> dict[str, int]:
@@ -767,17 +829,23 @@ FLOOR_APPEND_GROUP_ROWS = 1 << 20
 
 
 def _floor_append(context: Any, request: TableRequest, clock: Clock) -> None:
-    import pyarrow.dataset as ds
+    """The data cut into files of ``FLOOR_APPEND_FILE_ROWS`` rows, each written by
+    ``pyarrow.parquet.write_table`` (zstd, row groups of ``FLOOR_APPEND_GROUP_ROWS``), one file
+    per CPU at a time."""
+    import pyarrow.parquet as pq
 
     data = request["input"]
-    ds.write_dataset(
-        data,
-        request["target"],
-        format="parquet",
-        file_options=ds.ParquetFileFormat().make_write_options(compression="zstd"),
-        max_rows_per_file=FLOOR_APPEND_FILE_ROWS,
-        max_rows_per_group=min(FLOOR_APPEND_GROUP_ROWS, FLOOR_APPEND_FILE_ROWS),
-    )
+    target = Path(request["target"])
+    target.mkdir(parents=True, exist_ok=True)
+
+    def write(index: int) -> None:
+        piece = data.slice(index * FLOOR_APPEND_FILE_ROWS, FLOOR_APPEND_FILE_ROWS)
+        path = target / f"part-{index:05d}.zstd.parquet"
+        pq.write_table(piece, path, compression="zstd", row_group_size=FLOOR_APPEND_GROUP_ROWS)
+
+    files = -(-data.num_rows // FLOOR_APPEND_FILE_ROWS)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(write, range(files)))
 
 
 def _floor_append_check(_context: Any, _result: Any, request: TableRequest) -> dict[str, int]:
@@ -1118,6 +1186,8 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "dvs": _deltalog_dvs,
             "append": _deltalog_append,
             "blind_append": _deltalog_blind_append,
+            "checkpoint": _deltalog_checkpoint,
+            "vacuum": _deltalog_vacuum,
         },
         {
             "open": _version_check,
@@ -1127,6 +1197,8 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "dvs": _deltalog_dvs_check,
             "append": _deltalog_append_check,
             "blind_append": _commit_version_check,
+            "checkpoint": _checkpoint_check,
+            "vacuum": _vacuum_check,
         },
     ),
     "deltalake": (
@@ -1139,6 +1211,8 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "dvs": _deltalake_dvs,
             "append": _deltalake_append,
             "blind_append": _deltalake_blind_append,
+            "checkpoint": _deltalake_checkpoint,
+            "vacuum": _deltalake_vacuum,
         },
         {
             "open": _version_check,
@@ -1148,6 +1222,8 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "dvs": _deltalake_dvs_check,
             "append": _deltalake_append_check,
             "blind_append": _deltalake_version_check,
+            "checkpoint": _checkpoint_check,
+            "vacuum": _vacuum_check,
         },
     ),
     "floor": (

@@ -313,6 +313,15 @@ def expected_live_files(spec: LogSpec, version: int | None = None) -> pa.Table:
     return table.sort_by("path")
 
 
+def removed_file_paths(spec: LogSpec) -> list[str]:
+    """The paths of the files added and then removed by the latest version (the tombstones a
+    vacuum may delete), sorted."""
+    plan = _Plan(spec)
+    removed = (plan.removed_at >= 0) & (plan.removed_at <= spec.commits)
+    files = np.flatnonzero((plan.added_version <= spec.commits) & removed)
+    return sorted(_FileColumns(plan, files).paths.to_pylist())
+
+
 def last_checkpoint_checksum(content: dict[str, Any]) -> str:
     """The ``checksum`` of a ``_last_checkpoint`` object (Delta protocol, "JSON checksum"):
     MD5 of its canonical form, the top-level ``checksum`` key left out."""

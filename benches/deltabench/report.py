@@ -29,6 +29,8 @@ OPERATION_TITLES = {
     "dvs": "open + all DVs to row masks",
     "append": "append to a new table",
     "blind_append": "blind append (1,000 rows)",
+    "checkpoint": "checkpoint at the latest version",
+    "vacuum": "vacuum (dry run, retention 0)",
 }
 ENGINE_TITLES = {
     "deltalog": "deltalog",

@@ -20,10 +20,8 @@ SIZES: tuple[Size, ...] = ("full", "quick", "smoke")
 #: The operations of a table without deletion vectors (``dvs`` would have nothing to do).
 BASE_OPERATIONS = ("open", "list", "filtered", "time_travel")
 DV_OPERATIONS = (*BASE_OPERATIONS, "dvs")
-#: The operations of the large checkpointed table: reads, and a blind append on top.
-APPEND_OPERATIONS = (*BASE_OPERATIONS, "blind_append")
-#: Operations that change what they run on: the parent restores the table after each.
-WRITE_OPERATIONS = ("append", "blind_append")
+#: The operations of the large checkpointed table: reads, a blind append on top, a checkpoint.
+APPEND_OPERATIONS = (*BASE_OPERATIONS, "blind_append", "checkpoint")
 #: Rows of the data a blind append adds.
 BLIND_APPEND_ROWS = 1_000
 
@@ -37,6 +35,9 @@ class Scenario:
     spec: dict[str, Any]  # the LogSpec fields, or for ``data`` {"rows": N}
     operations: tuple[str, ...] = BASE_OPERATIONS
     kind: Literal["log", "data"] = "log"
+    #: With ``orphans`` > 0, every file the log names (live, or removed: a tombstone) exists
+    #: (empty) in the table directory, next to this many files no version references.
+    orphans: int = 0
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,15 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target("append_1g", "vs_floor", "append", 1.2, "append within 1.2x of pyarrow's write"),
     Target("append_1g", "speedup", "append", 1.0, "append faster than deltalake"),
+    Target("checkpoint_1m_stats", "speedup", "checkpoint", 5.0, "checkpoint >= 5x faster"),
+    Target(
+        "checkpoint_1m_stats",
+        "memory_share",
+        "checkpoint",
+        1 / 3,
+        "checkpoint memory <= 1/3 of deltalake",
+    ),
+    Target("vacuum_1m_files", "speedup", "vacuum", 1.0, "vacuum dry run faster than deltalake"),
     Target(
         "checkpoint_1m_stats",
         "max_seconds",
@@ -167,6 +177,21 @@ def scenarios(size: Size) -> list[Scenario]:
             },
         ),
         Scenario(
+            "vacuum_1m_files",
+            f"{_count(1_000_000 // scale)} live files on disk (a checkpoint + 10 commits of "
+            f"100 adds and 10 removes, the removed files on disk too) and "
+            f"{_count(10_000 // scale)} files no version references",
+            {
+                "checkpoint_files": 1_000_000 // scale,
+                "commits": 10,
+                "adds_per_commit": 100,
+                "removes_per_commit": 10,
+                "stats_columns": 0,
+            },
+            ("vacuum",),
+            orphans=10_000 // scale,
+        ),
+        Scenario(
             "append_1g",
             f"append {_count(25_000_000 // scale)} generated rows (about {1000 // scale:,} MB of "
             "Arrow: long, double, string, timestamp, int, boolean) to a new table",
@@ -191,7 +216,42 @@ def prepare(scenario: Scenario, data_dir: Path) -> Any:
 
     if scenario.kind == "data":
         return cached_arrow_data(data_dir, scenario.name, int(scenario.spec["rows"]))
-    return cached_table(data_dir, scenario.name, log_spec(scenario))
+    info = cached_table(data_dir, scenario.name, log_spec(scenario))
+    if scenario.orphans:
+        _materialize_files(info, scenario)
+    return info
+
+
+#: Written last into a table whose data files were created (hidden: vacuum ignores it).
+DATA_FILES_MARKER = ".deltabench-data-files.json"
+
+
+def _materialize_files(info: Any, scenario: Scenario) -> None:
+    """Creates an empty file for every file the log names (live or removed) and
+    ``scenario.orphans`` files no version references (``orphan-<n>.parquet``), dated a day
+    back; once (a marker file)."""
+    import json
+    import os
+    import time
+
+    from deltabench.generate import expected_live_files, removed_file_paths
+
+    root = Path(info.path)
+    marker = root / DATA_FILES_MARKER
+    if marker.is_file():
+        return
+    day_ago = time.time() - 86_400
+    spec = log_spec(scenario)
+    live = expected_live_files(spec).column("path").to_pylist()
+    removed = removed_file_paths(spec)
+    orphans = [f"orphan-{n:07d}.parquet" for n in range(scenario.orphans)]
+    for relative in [*live, *removed, *orphans]:
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+        os.utime(path, (day_ago, day_ago))
+    counts = {"live": len(live), "removed": len(removed), "orphans": len(orphans)}
+    marker.write_text(json.dumps(counts))
 
 
 def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
@@ -218,12 +278,14 @@ def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
     }
 
 
-def expected_checks(info: Any) -> dict[str, dict[str, int]]:
+def expected_checks(info: Any, scenario: Scenario) -> dict[str, dict[str, int]]:
     """The counts each operation should report, as the generator knows them."""
     if not hasattr(info, "version"):
         return {"append": {"rows": int(info.rows)}}
     expected = {
+        "vacuum": {"files": scenario.orphans + _removed_files(scenario)},
         "blind_append": {"version": int(info.version) + 1},
+        "checkpoint": {"version": int(info.version)},
         "open": {"version": int(info.version)},
         "list": {"files": int(info.num_files)},
         "filtered": {"files": int(info.one_percent_files)},
@@ -233,6 +295,16 @@ def expected_checks(info: Any) -> dict[str, dict[str, int]]:
     if older_num_files:
         expected["time_travel"] = {"files": int(older_num_files)}
     return expected
+
+
+def _removed_files(scenario: Scenario) -> int:
+    """How many files of the scenario's table were removed (all of them tombstones a vacuum
+    with no retention deletes, once they exist)."""
+    if not scenario.orphans:
+        return 0
+    from deltabench.generate import removed_file_paths
+
+    return len(removed_file_paths(log_spec(scenario)))
 
 
 def table_summary(info: Any) -> dict[str, Any]:
@@ -275,12 +347,12 @@ class WriteUndo:
 
 
 def before_write(request: dict[str, Any], operation: str) -> WriteUndo | None:
-    """Clears the target of an ``append``; records the table of a ``blind_append``; ``None``
-    for other operations."""
+    """Clears the target of an ``append``; records the table of a ``blind_append`` or a
+    ``checkpoint``; ``None`` for other operations."""
     if operation == "append":
         shutil.rmtree(request["target"], ignore_errors=True)
         return WriteUndo(frozenset(), None)
-    if operation != "blind_append":
+    if operation not in ("blind_append", "checkpoint"):
         return None
     root = Path(request["path"])
     last_checkpoint = root / "_delta_log" / "_last_checkpoint"
@@ -290,8 +362,8 @@ def before_write(request: dict[str, Any], operation: str) -> WriteUndo | None:
 
 def undo_write(request: dict[str, Any], operation: str, undo: WriteUndo | None) -> None:
     """Puts back what :func:`before_write` recorded: the appended table is deleted; the files a
-    blind append (and its post-commit work) wrote are deleted and ``_last_checkpoint`` is
-    restored, so every run appends to the same table."""
+    blind append (and its post-commit work) or a checkpoint wrote are deleted and
+    ``_last_checkpoint`` is restored, so every run writes to the same table."""
     if undo is None:
         return
     if operation == "append":
@@ -343,6 +415,13 @@ def _smoke() -> list[Scenario]:
                 "rows_per_file": 100,
             },
             DV_OPERATIONS,
+        ),
+        Scenario(
+            "vacuum_1m_files",
+            "smoke: 48 live and 2 removed files on disk, 7 files no version references",
+            {"checkpoint_files": 40, "commits": 2, "adds_per_commit": 5, "removes_per_commit": 1},
+            ("vacuum",),
+            orphans=7,
         ),
         Scenario(
             "append_1g", "smoke: append 20k generated rows", {"rows": 20_000}, ("append",), "data"

@@ -12,13 +12,24 @@ Importing deltalog needs no Arrow library; results speak the Arrow PyCapsule int
 from __future__ import annotations
 
 from . import _core
+from ._alter import Alter
 from ._arrow import ArrowStream, Schema
+from ._maintenance import convert_to_delta
+from ._maintenance_log import (
+    CheckpointInfo,
+    CleanupResult,
+    FileSizeHistogram,
+    PostCommitError,
+    PostCommitResult,
+    VersionChecksum,
+)
 from ._read import read_table
 from ._scan import Filter, Scan, ScanTask
 from ._table import CommitResult, DeltaTable, Metadata, Protocol, Snapshot, Transaction
 from ._write import write_table
 from .exceptions import (
     ArrowError,
+    ChecksumMismatchError,
     CommitConflictError,
     CommitStateUnknownError,
     ConcurrentAppendError,
@@ -37,6 +48,7 @@ from .exceptions import (
     InvalidTableError,
     MaxCommitAttemptsExceededError,
     MetadataChangedError,
+    MissingDataFilesError,
     NonContiguousLogError,
     ObjectNotFoundError,
     OperationNotAllowedError,
@@ -54,8 +66,12 @@ from .exceptions import (
 __version__: str = _core.__version__
 
 __all__ = [
+    "Alter",
     "ArrowError",
     "ArrowStream",
+    "CheckpointInfo",
+    "ChecksumMismatchError",
+    "CleanupResult",
     "CommitConflictError",
     "CommitResult",
     "CommitStateUnknownError",
@@ -70,6 +86,7 @@ __all__ = [
     "CorruptLogError",
     "DeltaError",
     "DeltaTable",
+    "FileSizeHistogram",
     "Filter",
     "InternalError",
     "InvalidArgumentError",
@@ -78,9 +95,12 @@ __all__ = [
     "MaxCommitAttemptsExceededError",
     "Metadata",
     "MetadataChangedError",
+    "MissingDataFilesError",
     "NonContiguousLogError",
     "ObjectNotFoundError",
     "OperationNotAllowedError",
+    "PostCommitError",
+    "PostCommitResult",
     "Protocol",
     "ProtocolChangedError",
     "ProtocolError",
@@ -95,8 +115,10 @@ __all__ = [
     "Transaction",
     "UnsupportedFeatureError",
     "UnsupportedProtocolVersionError",
+    "VersionChecksum",
     "VersionNotFoundError",
     "__version__",
+    "convert_to_delta",
     "read_table",
     "write_table",
 ]

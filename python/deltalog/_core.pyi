@@ -6,6 +6,7 @@ from typing import Any, TypeAlias, final
 __all__ = [
     "DEFAULT_OPEN_COST",
     "DEFAULT_TARGET_SIZE",
+    "RawAlter",
     "RawArrowStream",
     "RawDeltaTable",
     "RawScan",
@@ -13,17 +14,47 @@ __all__ = [
     "RawSnapshot",
     "RawTransaction",
     "__version__",
+    "cleanup_metadata",
     "commit_distributed_write",
+    "compact_logs",
+    "convert_to_delta",
+    "delete_rows",
     "distributed_file_paths",
+    "optimize",
     "parse_timestamp_ms",
     "plan_distributed_write",
+    "restore",
     "stream_initial_offset",
     "stream_latest_offset",
     "stream_tasks",
+    "update_rows",
+    "vacuum",
+    "validate_checksum",
+    "version_checksum",
+    "write_checkpoint",
     "write_distributed_files",
 ]
 
-_CommitTuple: TypeAlias = tuple[int, bool, int, RawSnapshot | None, dict[str, int]]
+_CheckpointTuple: TypeAlias = tuple[int, str, list[str], list[str], int, int, int]
+_CleanupTuple: TypeAlias = tuple[int | None, list[str], list[str]]
+_PostCommitTuple: TypeAlias = tuple[
+    str | None, _CheckpointTuple | None, _CleanupTuple | None, list[tuple[str, str]]
+]
+_CommitTuple: TypeAlias = tuple[
+    int, bool, int, RawSnapshot | None, dict[str, int], _PostCommitTuple
+]
+_ChecksumTuple: TypeAlias = tuple[
+    tuple[str | None, int, int, int, int, int | None],
+    tuple[
+        list[tuple[str, int, int | None]] | None,
+        list[tuple[str, str]] | None,
+        tuple[list[int], list[int], list[int]] | None,
+        int | None,
+        int | None,
+    ],
+    str,
+    bool,
+]
 
 __version__: str
 DEFAULT_TARGET_SIZE: int
@@ -71,6 +102,50 @@ def stream_tasks(
     open_cost: int = ...,
     storage_options: dict[str, str] | None = None,
 ) -> list[tuple[bytes, int, int]]: ...
+def vacuum(
+    table: RawDeltaTable,
+    retention_hours: float | None = None,
+    dry_run: bool = True,
+    enforce_retention_duration: bool = True,
+) -> dict[str, Any]: ...
+def optimize(
+    table: RawDeltaTable,
+    filter: object = None,
+    target_size: int | None = None,
+    z_order_by: list[str] | None = None,
+) -> dict[str, Any]: ...
+def restore(
+    table: RawDeltaTable, version: int | None = None, timestamp_ms: int | None = None
+) -> dict[str, int]: ...
+def convert_to_delta(
+    uri: str, partition_by: object = None, storage_options: dict[str, str] | None = None
+) -> tuple[int, bool, int]: ...
+def write_checkpoint(
+    table: RawDeltaTable,
+    version: int | None = None,
+    part_size: int | None = None,
+    v2_format: str = "parquet",
+    v2_sidecars: bool = True,
+) -> _CheckpointTuple: ...
+def cleanup_metadata(table: RawDeltaTable) -> _CleanupTuple: ...
+def compact_logs(table: RawDeltaTable, start_version: int, end_version: int) -> str: ...
+def version_checksum(snapshot: RawSnapshot) -> _ChecksumTuple: ...
+def validate_checksum(snapshot: RawSnapshot) -> bool: ...
+def delete_rows(
+    uri: str,
+    predicate: object | None = None,
+    target_file_size: int | None = None,
+    commit_info: str | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> _CommitTuple: ...
+def update_rows(
+    uri: str,
+    set: list[tuple[str, str]],
+    predicate: object | None = None,
+    target_file_size: int | None = None,
+    commit_info: str | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> _CommitTuple: ...
 
 @final
 class RawDeltaTable:
@@ -189,6 +264,19 @@ class RawTransaction:
     ) -> None: ...
     def commit(self) -> _CommitTuple: ...
     def written_files(self) -> list[str]: ...
+
+@final
+class RawAlter:
+    def __new__(cls, snapshot: RawSnapshot) -> RawAlter: ...
+    def set_properties(self, properties: dict[str, str]) -> _CommitTuple: ...
+    def unset_properties(self, keys: list[str], if_exists: bool = False) -> _CommitTuple: ...
+    def add_columns(self, fields: object, parent: str | None = None) -> _CommitTuple: ...
+    def rename_column(self, source: str, name: str) -> _CommitTuple: ...
+    def drop_columns(self, columns: list[str], if_exists: bool = False) -> _CommitTuple: ...
+    def add_constraint(self, name: str, expression: str) -> _CommitTuple: ...
+    def drop_constraint(self, name: str, if_exists: bool = False) -> _CommitTuple: ...
+    def add_feature(self, name: str) -> _CommitTuple: ...
+    def set_description(self, text: str) -> _CommitTuple: ...
 
 @final
 class RawScan:

@@ -7,11 +7,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from types import MappingProxyType
-from typing import ClassVar, TypeAlias, final
+from typing import Any, ClassVar, Literal, TypeAlias, final
 
-from . import _core
+from . import _core, _maintenance_log
+from ._alter import Alter
 from ._arrow import ArrowStream, Schema
 from ._frozen import Frozen
+from ._maintenance_log import (
+    CheckpointInfo,
+    CleanupResult,
+    PostCommitResult,
+    VersionChecksum,
+    _PostCommitTuple,
+)
 from ._scan import Filter, Scan
 from ._time import from_epoch_ms, to_epoch_ms
 from .exceptions import InvalidArgumentError
@@ -23,8 +31,10 @@ __all__ = ["CommitResult", "DeltaTable", "Metadata", "Protocol", "Snapshot", "Tr
 ArrowData: TypeAlias = object
 #: A table schema: an object with ``__arrow_c_schema__`` or Delta schema JSON text.
 SchemaLike: TypeAlias = object
-#: ``RawTransaction.commit()``: version, committed, retries, snapshot, metrics.
-_CommitTuple: TypeAlias = tuple[int, bool, int, "_core.RawSnapshot | None", dict[str, int]]
+#: ``RawTransaction.commit()``: version, committed, retries, snapshot, metrics, post-commit.
+_CommitTuple: TypeAlias = tuple[
+    int, bool, int, "_core.RawSnapshot | None", dict[str, int], _PostCommitTuple
+]
 
 #: ``RawSnapshot.protocol()``: min reader and writer versions, reader and writer features.
 _ProtocolTuple: TypeAlias = tuple[int, int, list[str] | None, list[str] | None]
@@ -118,6 +128,16 @@ class DeltaTable(Frozen):
         """The table root as a URL ending in ``/``."""
         return self._raw.uri
 
+    @property
+    def alter(self) -> Alter:
+        """The table's alterations (``ALTER TABLE``): ``table.alter.set_properties({...})``,
+        ``add_columns``, ``rename_column``, ``drop_columns``, ``add_constraint``, ... (see
+        :class:`Alter`)."""
+        return Alter(self)
+
+    def _commit_result(self, raw: _CommitTuple) -> CommitResult:
+        return CommitResult._from_tuple(raw, self)
+
     def transaction(
         self, operation: str = "WRITE", isolation_level: str | None = None
     ) -> Transaction:
@@ -127,6 +147,36 @@ class DeltaTable(Frozen):
     def latest_version(self) -> int:
         """The newest version in the log (listing the log, without reading the commits)."""
         return self._raw.latest_version()
+
+    def checkpoint(
+        self,
+        version: int | None = None,
+        *,
+        part_size: int | None = None,
+        v2_format: Literal["parquet", "json"] = "parquet",
+        v2_sidecars: bool = True,
+    ) -> CheckpointInfo:
+        """Writes a checkpoint of ``version`` (the latest by default) and ``_last_checkpoint``.
+
+        The kind follows the table: a UUID-named V2 checkpoint (``v2_format`` manifest, file
+        actions in sidecars unless ``v2_sidecars`` is false) when the table supports
+        ``v2Checkpoint``, else a classic one, in parts of at most ``part_size`` actions when
+        given (Spark's ``checkpoint.partSize``).
+        """
+        version = None if version is None else _version(version, "version")
+        return _maintenance_log.checkpoint(self._raw, version, part_size, v2_format, v2_sidecars)
+
+    def cleanup_metadata(self) -> CleanupResult:
+        """Deletes the log files older than ``delta.logRetentionDuration`` allows, keeping a
+        checkpoint at the oldest version kept (the spec's metadata cleanup)."""
+        return _maintenance_log.cleanup_metadata(self._raw)
+
+    def compact_logs(self, start_version: int, end_version: int) -> str:
+        """Writes the log compaction file of commits ``start_version..end_version``
+        (inclusive); returns its URL."""
+        start = _version(start_version, "start_version")
+        end = _version(end_version, "end_version")
+        return _maintenance_log.compact_logs(self._raw, start, end)
 
     def snapshot(
         self,
@@ -197,6 +247,82 @@ class DeltaTable(Frozen):
         end = None if end_version is None else _version(end_version, "end_version")
         selected = None if columns is None else list(columns)
         return ArrowStream(self._raw.changes(start, end, selected, filter, timezone))
+
+    def vacuum(
+        self,
+        retention_hours: float | None = None,
+        dry_run: bool = True,
+        enforce_retention_duration: bool = True,
+    ) -> list[str]:
+        """Deletes (with ``dry_run``, the default: lists) the files no version within the
+        retention needs; see :func:`deltalog._maintenance.vacuum`."""
+        from ._maintenance import vacuum
+
+        return vacuum(self, retention_hours, dry_run, enforce_retention_duration)
+
+    def optimize(
+        self,
+        filter: Filter = None,
+        target_size: int | None = None,
+        z_order_by: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """Compacts small files and purges deletion vectors (``dataChange=false``); see
+        :func:`deltalog._maintenance.optimize`."""
+        from ._maintenance import optimize
+
+        return optimize(self, filter, target_size, z_order_by)
+
+    def restore(
+        self,
+        version: int | None = None,
+        timestamp: datetime | date | str | None = None,
+    ) -> dict[str, int]:
+        """Commits a version whose state equals that of ``version`` (or of ``timestamp``);
+        see :func:`deltalog._maintenance.restore`."""
+        from ._maintenance import restore
+
+        return restore(self, version, timestamp)
+
+    def delete(
+        self,
+        predicate: Filter = None,
+        target_file_size: int | None = None,
+        commit_info: Mapping[str, object] | None = None,
+    ) -> CommitResult:
+        """Deletes the rows matching ``predicate`` (SQL text or a DNF filter; every row when
+        ``None``; a row where it is NULL stays) and commits a ``DELETE``, as Delta on Spark's
+        ``DELETE FROM``. With ``delta.enableDeletionVectors`` the rows are marked in deletion
+        vectors, else the files holding them are rewritten; a predicate over partition
+        columns only removes whole files. Nothing is committed when no row matches
+        (``committed`` false). ``metrics`` holds Spark's: ``numDeletedRows``,
+        ``numRemovedFiles``, ``numAddedFiles``, ``numCopiedRows``,
+        ``numDeletionVectorsAdded``, ``numDeletionVectorsRemoved``,
+        ``numDeletionVectorsUpdated``, ``numAddedChangeFiles``, bytes and times.
+        """
+        from ._dml import delete_rows
+
+        return delete_rows(self, predicate, target_file_size, commit_info)
+
+    def update(
+        self,
+        set: Mapping[str, str],
+        predicate: Filter = None,
+        target_file_size: int | None = None,
+        commit_info: Mapping[str, object] | None = None,
+    ) -> CommitResult:
+        """Sets, in the rows matching ``predicate`` (every row when ``None``), each column of
+        ``set`` to its SQL expression (``{"v": "v + 1", "s": "'x'"}``: arithmetic,
+        ``concat``, ``lower``, ``upper``, ``substring``, ``coalesce``, ``CASE WHEN``,
+        ``CAST``, ``current_timestamp()``) evaluated on the row as it was, and commits an
+        ``UPDATE``, as Delta on Spark does: updated rows go to new files, the old ones are
+        marked in deletion vectors or their files rewritten; ``update_preimage`` and
+        ``update_postimage`` change rows with the change data feed; row ids are kept.
+        ``metrics``: ``numUpdatedRows``, ``numCopiedRows``, ``numRemovedFiles``,
+        ``numAddedFiles``, ``numDeletionVectorsAdded``, ... (Spark's).
+        """
+        from ._dml import update_rows
+
+        return update_rows(self, set, predicate, target_file_size, commit_info)
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.uri!r})"
@@ -314,6 +440,16 @@ class Snapshot(Frozen):
     def domain_metadata(self, domain: str) -> str | None:
         """The configuration of metadata domain ``domain``, or ``None`` when it has none."""
         return self._raw.domain_metadata(domain)
+
+    def version_checksum(self) -> VersionChecksum:
+        """The version checksum (``.crc`` content) of this version: read from its ``.crc``
+        file when there is one, else computed from the state."""
+        return _maintenance_log.version_checksum(self._raw)
+
+    def validate_checksum(self) -> bool:
+        """Checks this version's ``.crc`` file against the state replayed from the log:
+        ``False`` when there is no file, :class:`ChecksumMismatchError` when it differs."""
+        return _maintenance_log.validate_checksum(self._raw)
 
     def refresh(self) -> Snapshot:
         """A new snapshot at the table's newest version (reading only the commits added
@@ -449,6 +585,9 @@ class CommitResult:
     """``numFiles``, ``numOutputRows``, ``numOutputBytes``, ``numRemovedFiles``."""
     table: DeltaTable = field(repr=False, compare=False, hash=False)
     _snapshot: _core.RawSnapshot | None = field(default=None, repr=False, compare=False)
+    post_commit: PostCommitResult = field(default=PostCommitResult(), compare=False)
+    """What ran after the commit: the ``.crc`` file, a checkpoint, log cleanup, and the
+    steps that failed (a failed step never undoes the commit)."""
 
     @property
     def snapshot(self) -> Snapshot:
@@ -460,7 +599,7 @@ class CommitResult:
 
     @classmethod
     def _from_tuple(cls, raw: _CommitTuple, table: DeltaTable) -> CommitResult:
-        version, committed, retries, snapshot, metrics = raw
+        version, committed, retries, snapshot, metrics, post_commit = raw
         return cls(
             version=version,
             committed=committed,
@@ -468,6 +607,7 @@ class CommitResult:
             metrics=MappingProxyType(metrics),
             table=table,
             _snapshot=snapshot,
+            post_commit=PostCommitResult._from_tuple(post_commit),
         )
 
 

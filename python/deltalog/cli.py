@@ -3,6 +3,13 @@
     deltalog info URI      version, protocol and features, schema, partitioning, files
     deltalog files URI     the active data files
     deltalog history URI   the commits, newest first
+    deltalog vacuum URI    delete the files no retained version needs (--dry-run: list them)
+    deltalog optimize URI  compact small files, purge deletion vectors
+    deltalog restore URI   commit the state of --version N (or --timestamp TIME) again
+    deltalog checkpoint URI   write a checkpoint (of the latest version, or --version N)
+    deltalog cleanup URI      delete the log files older than the log retention allows
+    deltalog create URI --schema JSON, deltalog write URI FILE..., deltalog alter URI ACTION
+                           (see ``deltalog._cli_write``)
 
 ``--version N`` or ``--timestamp ISO-8601`` pick the snapshot, ``--json`` prints JSON instead of
 a table, ``--storage-option KEY=VALUE`` (repeatable) configures the object store. An error
@@ -24,6 +31,7 @@ from typing import IO, Any
 
 from . import __version__
 from ._arrow import type_name
+from ._cli_write import add_commands as _add_write_commands
 from ._table import DeltaTable, Snapshot
 from .exceptions import DeltaError
 
@@ -163,6 +171,162 @@ def _history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _vacuum(args: argparse.Namespace) -> int:
+    table = _open(args)
+    with _progress("vacuuming" if not args.dry_run else "finding unreferenced files"):
+        paths = table.vacuum(
+            retention_hours=args.retention_hours,
+            dry_run=args.dry_run,
+            enforce_retention_duration=not args.no_retention_check,
+        )
+    if args.json:
+        _print_json({"dry_run": args.dry_run, "files": paths})
+        return EXIT_OK
+    for path in paths:
+        _print(path)
+    verb = "would be deleted" if args.dry_run else "deleted"
+    print(f"{len(paths)} file{'' if len(paths) == 1 else 's'} {verb}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _optimize(args: argparse.Namespace) -> int:
+    table = _open(args)
+    with _progress("optimizing"):
+        metrics = table.optimize(
+            filter=args.filter, target_size=args.target_size, z_order_by=args.z_order_by
+        )
+    if args.json:
+        _print_json(metrics)
+        return EXIT_OK
+    added, removed = metrics["filesAdded"], metrics["filesRemoved"]
+    pairs = [
+        ("version", "-" if metrics["version"] is None else str(metrics["version"])),
+        ("files removed", f"{removed['totalFiles']} ({human_size(removed['totalSize'])})"),
+        ("files added", f"{added['totalFiles']} ({human_size(added['totalSize'])})"),
+        ("partitions", str(metrics["partitionsOptimized"])),
+        ("deletion vectors removed", str(metrics["numDeletionVectorsRemoved"])),
+    ]
+    _print(_render_pairs(pairs))
+    return EXIT_OK
+
+
+def _restore(args: argparse.Namespace) -> int:
+    if args.version is None and args.timestamp is None:
+        print("deltalog: error: restore needs --version N or --timestamp TIME", file=sys.stderr)
+        return EXIT_DELTA_ERROR
+    table = _open(args)
+    with _progress("restoring"):
+        metrics = table.restore(args.version, timestamp=args.timestamp)
+    if args.json:
+        _print_json(metrics)
+        return EXIT_OK
+    pairs = [(key, str(value)) for key, value in metrics.items()]
+    _print(_render_pairs(pairs))
+    return EXIT_OK
+
+
+def _add_maintenance_commands(commands: Any) -> None:
+    vacuum = commands.add_parser(
+        "vacuum",
+        help="delete the files no version within the retention needs",
+        description="Delete the files of the table that no version within the retention "
+        "period references (VACUUM). The paths are printed, relative to the table root.",
+    )
+    _add_table_arguments(vacuum, snapshot=False)
+    vacuum.add_argument("--dry-run", action="store_true", help="only list what would go")
+    vacuum.add_argument(
+        "--retention-hours",
+        type=float,
+        metavar="H",
+        help="keep files removed less than H hours ago (default: the table's retention)",
+    )
+    vacuum.add_argument(
+        "--no-retention-check",
+        action="store_true",
+        help="allow a retention below the table's delta.deletedFileRetentionDuration",
+    )
+    vacuum.set_defaults(handler=_vacuum)
+
+    optimize = commands.add_parser(
+        "optimize",
+        help="compact small files and purge deletion vectors",
+        description="Compact the small files of each partition and rewrite files with "
+        "deletion vectors (OPTIMIZE, dataChange=false).",
+    )
+    _add_table_arguments(optimize, snapshot=False)
+    optimize.add_argument("--filter", metavar="PREDICATE", help="only matching partitions")
+    optimize.add_argument(
+        "--target-size", type=_non_negative, metavar="BYTES", help="the size of the new files"
+    )
+    optimize.add_argument(
+        "--z-order-by", action="append", metavar="COLUMN", help="Z-order by COLUMN (repeatable)"
+    )
+    optimize.set_defaults(handler=_optimize)
+
+    restore = commands.add_parser(
+        "restore",
+        help="commit the state of an earlier version again",
+        description="Restore the table to --version N or --timestamp TIME (RESTORE).",
+    )
+    _add_table_arguments(restore, snapshot=True)
+    restore.set_defaults(handler=_restore)
+
+
+def _checkpoint(args: argparse.Namespace) -> int:
+    table = _open(args)
+    version = args.version
+    if args.timestamp is not None:
+        version = table.snapshot(timestamp=args.timestamp).version
+    with _progress("writing the checkpoint"):
+        written = table.checkpoint(version, part_size=args.part_size)
+    if args.json:
+        _print_json(
+            {
+                "version": written.version,
+                "kind": written.kind,
+                "files": list(written.files),
+                "sidecars": list(written.sidecars),
+                "num_actions": written.num_actions,
+                "num_add_files": written.num_add_files,
+                "size_in_bytes": written.size_in_bytes,
+            }
+        )
+        return EXIT_OK
+    pairs = [
+        ("version", str(written.version)),
+        ("kind", written.kind),
+        ("files", "\n".join(written.files)),
+        ("sidecars", "\n".join(written.sidecars) or "-"),
+        ("actions", f"{written.num_actions} ({written.num_add_files} files)"),
+        ("size", human_size(written.size_in_bytes)),
+    ]
+    _print(_render_pairs(pairs))
+    return EXIT_OK
+
+
+def _cleanup(args: argparse.Namespace) -> int:
+    table = _open(args)
+    with _progress("cleaning up the log"):
+        result = table.cleanup_metadata()
+    if args.json:
+        _print_json(
+            {
+                "oldest_kept_version": result.oldest_kept_version,
+                "deleted": list(result.deleted),
+                "deleted_sidecars": list(result.deleted_sidecars),
+            }
+        )
+        return EXIT_OK
+    oldest = result.oldest_kept_version
+    pairs = [
+        ("oldest kept version", "-" if oldest is None else str(oldest)),
+        ("log files deleted", str(len(result.deleted))),
+        ("sidecars deleted", str(len(result.deleted_sidecars))),
+    ]
+    _print(_render_pairs(pairs))
+    return EXIT_OK
+
+
 # --- argument parsing ----------------------------------------------------------------------
 
 
@@ -199,6 +363,34 @@ def _parser() -> argparse.ArgumentParser:
     _add_table_arguments(history, snapshot=False)
     history.add_argument("--limit", type=_non_negative, metavar="N", help="show at most N commits")
     history.set_defaults(handler=_history)
+    _add_maintenance_commands(commands)
+
+    checkpoint = commands.add_parser(
+        "checkpoint",
+        help="write a checkpoint",
+        description="Write a checkpoint of the latest version (or the one picked), of the kind "
+        "the table's properties ask for, and update _last_checkpoint.",
+    )
+    _add_table_arguments(checkpoint, snapshot=True)
+    checkpoint.add_argument(
+        "--part-size",
+        type=_non_negative,
+        metavar="N",
+        help="write a multi-part checkpoint of at most N actions per part",
+    )
+    checkpoint.set_defaults(handler=_checkpoint)
+
+    cleanup = commands.add_parser(
+        "cleanup",
+        help="delete expired log files",
+        description="Delete the log files older than delta.logRetentionDuration allows, "
+        "keeping a checkpoint at the oldest version kept.",
+    )
+    _add_table_arguments(cleanup, snapshot=False)
+    cleanup.set_defaults(handler=_cleanup)
+    _add_write_commands(
+        commands, lambda command: _add_table_arguments(command, snapshot=False), _print_json
+    )
     return parser
 
 

@@ -11,6 +11,7 @@ the table root; no commit references them, VACUUM removes them)::
     ├── VersionNotFoundError               table, version
     │   └── TimestampNotFoundError         table, timestamp_ms
     ├── CorruptLogError                    path
+    │   ├── ChecksumMismatchError          (a .crc file disagrees with the log)
     │   └── NonContiguousLogError          table
     ├── CorruptDataError                   path
     │   ├── CorruptDataFileError
@@ -36,6 +37,7 @@ the table root; no commit references them, VACUUM removes them)::
     ├── SchemaMismatchError                column (also a ValueError)
     ├── ConstraintViolationError           constraint (also a ValueError)
     ├── OperationNotAllowedError
+    ├── MissingDataFilesError              table, version, paths
     └── InternalError                      a bug in deltalog; please report it
 """
 
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 __all__ = [
     "ArrowError",
+    "ChecksumMismatchError",
     "CommitConflictError",
     "CommitStateUnknownError",
     "ConcurrentAppendError",
@@ -61,6 +64,7 @@ __all__ = [
     "InvalidTableError",
     "MaxCommitAttemptsExceededError",
     "MetadataChangedError",
+    "MissingDataFilesError",
     "NonContiguousLogError",
     "ObjectNotFoundError",
     "OperationNotAllowedError",
@@ -110,6 +114,13 @@ class CorruptLogError(DeltaError):
     """
 
     path: str | None = None
+
+
+class ChecksumMismatchError(CorruptLogError):
+    """A version checksum file (``<v>.crc``) disagrees with the state replayed from the log.
+
+    ``path`` names the ``.crc`` file; the message names every field that differs.
+    """
 
 
 class NonContiguousLogError(CorruptLogError):
@@ -236,6 +247,14 @@ class ConstraintViolationError(DeltaError, ValueError):
 
 class OperationNotAllowedError(DeltaError):
     """The operation is not allowed on this table (for example a write to a read-only one)."""
+
+
+class MissingDataFilesError(DeltaError):
+    """A version cannot be restored: data files it needs are gone (vacuumed or deleted)."""
+
+    version: int | None = None
+    paths: list[str] | None = None
+    """The missing files (at most 100), relative to the table root as the log names them."""
 
 
 class InternalError(DeltaError):

@@ -36,7 +36,6 @@ pub(crate) const PORTABLE_MAGIC: u32 = 1_681_511_377;
 pub(crate) const NATIVE_MAGIC: u32 = 1_681_511_376;
 
 /// The format-version byte that starts every deletion vector file (catalogue E2-15, X-02).
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) const DV_FILE_FORMAT_VERSION: u8 = 1;
 
@@ -53,7 +52,6 @@ pub(crate) const ENCODED_UUID_LEN: usize = 20;
 /// first. Input whose length is not a multiple of 4 is padded with zero bytes, as Delta does for
 /// inline deletion vectors (catalogue X-03): the descriptor's `sizeInBytes` tells a reader how many
 /// decoded bytes to keep.
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn z85_encode(bytes: &[u8]) -> String {
     let mut text = String::with_capacity(bytes.len().div_ceil(4) * 5);
@@ -360,7 +358,6 @@ pub(crate) fn row_mask(
 /// Serialises `bitmap` in the portable RoaringBitmapArray format with its magic number
 /// (catalogue E2-14). Row indexes of 2^63 or more cannot be stored (their bucket key would have
 /// its most significant bit set) and are an [`Error::InvalidArgument`].
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn encode_bitmap(bitmap: &RoaringTreemap) -> Result<Vec<u8>> {
     let buckets: Vec<(u32, &RoaringBitmap)> = bitmap
@@ -387,7 +384,6 @@ pub(crate) fn encode_bitmap(bitmap: &RoaringTreemap) -> Result<Vec<u8>> {
 /// Where one vector went in a deletion vector file written by [`encode_dv_file`]: the values of
 /// its descriptor's `offset`, `sizeInBytes` and `cardinality`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) struct DvFileEntry {
     pub offset: i32,
@@ -399,7 +395,6 @@ pub(crate) struct DvFileEntry {
 /// byte, then for each vector a big-endian `u32` size, the serialised bitmap and its big-endian
 /// CRC-32. Returns the file and one [`DvFileEntry`] per vector. A file past 2 GiB (offsets are
 /// `int` in the descriptor) is an [`Error::InvalidArgument`].
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn encode_dv_file(vectors: &[RoaringTreemap]) -> Result<(Vec<u8>, Vec<DvFileEntry>)> {
     let mut file = vec![DV_FILE_FORMAT_VERSION];
@@ -436,7 +431,6 @@ pub(crate) fn encode_inline(bitmap: &RoaringTreemap) -> Result<DeletionVectorDes
 /// A UUID-relative (`u`) descriptor for the vector `entry` of the file named by `uuid` under the
 /// directory `prefix` (catalogue B-V02, E2-06). The prefix may be empty; otherwise it must be
 /// ASCII letters and digits ([`Error::InvalidArgument`]).
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn uuid_descriptor(
     uuid: &Uuid,
@@ -689,7 +683,6 @@ fn check_cardinality(
     ))
 }
 
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 fn cardinality_of(bitmap: &RoaringTreemap) -> Result<i64> {
     i64::try_from(bitmap.len()).map_err(|_| {
@@ -700,7 +693,6 @@ fn cardinality_of(bitmap: &RoaringTreemap) -> Result<i64> {
     })
 }
 
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 fn to_descriptor_int(value: usize, what: &str) -> Result<i32> {
     i32::try_from(value).map_err(|_| {
@@ -710,7 +702,6 @@ fn to_descriptor_int(value: usize, what: &str) -> Result<i32> {
     })
 }
 
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 fn check_prefix(prefix: &str) -> Result<()> {
     if prefix.bytes().all(|byte| byte.is_ascii_alphanumeric()) {

@@ -41,6 +41,11 @@ pub enum Error {
     #[error("corrupt log file {path}: {reason}")]
     CorruptLogFile { path: String, reason: String },
 
+    /// A version checksum file (`<v>.crc`) disagrees with the state replayed from the log;
+    /// `reason` names every field that differs.
+    #[error("version checksum {path} does not match the table state: {reason}")]
+    ChecksumMismatch { path: String, reason: String },
+
     /// A deletion vector could not be read or failed its size, magic or checksum check.
     #[error("corrupt deletion vector {path}: {reason}")]
     CorruptDeletionVector { path: String, reason: String },
@@ -138,6 +143,16 @@ pub enum Error {
     /// The operation is not allowed on this table (for example a write to a read-only table).
     #[error("{0}")]
     NotAllowed(String),
+
+    /// Version `version` of `table` names data files that are gone (deleted by VACUUM or by
+    /// hand), so it cannot be restored; `paths` names them (at most 100, relative to the
+    /// table root as the log names them).
+    #[error("version {version} of {table} cannot be restored: its data files {paths:?} are missing (vacuumed or deleted)")]
+    MissingDataFiles {
+        table: String,
+        version: u64,
+        paths: Vec<String>,
+    },
 }
 
 /// Whether a protocol requirement concerns readers or writers.

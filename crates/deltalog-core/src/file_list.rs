@@ -357,7 +357,7 @@ fn parsed_partition_values(
 }
 
 /// The value of `key` in each row's map (None when the map or the key is absent or null).
-fn map_values<'m>(maps: Option<&'m MapArray>, key: &str, rows: usize) -> Vec<Option<&'m str>> {
+pub(crate) fn map_values<'m>(maps: Option<&'m MapArray>, key: &str, rows: usize) -> Vec<Option<&'m str>> {
     let Some(maps) = maps else {
         return vec![None; rows];
     };

@@ -27,6 +27,7 @@ internal_modules!(
     actions,
     changes,
     checkpoint,
+    checkpoint_write,
     commit,
     cpu,
     deletion_vector,
@@ -35,8 +36,11 @@ internal_modules!(
     file_list,
     load,
     log,
+    log_cleanup,
+    log_compaction,
     operations,
     partition,
+    post_commit,
     replay,
     scalar,
     scan,
@@ -48,6 +52,7 @@ internal_modules!(
     table,
     table_config,
     transaction,
+    version_checksum,
     write,
 );
 
@@ -61,15 +66,26 @@ pub use actions::{
     CommitInfo, DeletionVectorDescriptor, DomainMetadata, Format, Metadata, Protocol, Txn,
 };
 pub use changes::{ChangeScan, ChangesOptions};
+pub use checkpoint_write::{CheckpointOptions, CheckpointWritten};
 pub use error::{ConflictKind, Error, ProtocolKind, Result};
 pub use expr::{from_dnf, parse_sql, CompareOp, DnfLiteral, Expr};
+pub use expr::{parse_value_sql, ArithOp, Function, ValueExpr};
 pub use file_list::FileListOptions;
+pub use log::path::CheckpointFormat;
+pub use log_cleanup::CleanupReport;
 pub use operations::{
     adds_from_file_list, create_table, parse_isolation_level, struct_type_from_arrow, write_table,
     CreateMode, CreateTable, SchemaMode, TableCommit, TableTransaction, WriteMode,
     WriteTableOptions,
 };
+pub use operations::{alter_snapshot, alter_table, Alteration, NewColumn};
+pub use operations::{
+    convert_to_delta, optimize, restore, vacuum, ConvertResult, FileSizeMetrics, OptimizeMetrics,
+    OptimizeOptions, RestoreMetrics, VacuumOptions, VacuumResult, DEFAULT_OPTIMIZE_FILE_SIZE,
+};
+pub use operations::{delete, update, DeleteOptions, UpdateOptions};
 pub use operations::{file_list_batch, DistributedWrite, DistributedWriteOptions};
+pub use post_commit::{PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep};
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
 pub use scan::{
     deletion_vectors, NativeColumn, NativeColumns, NativeFiles, Scan, ScanOptions, ScanTask,
@@ -85,6 +101,7 @@ pub use transaction::{
     AddFile, CommitOptions, CommitOutcome, CommitResult, Committer, FileSystemCommitter,
     MetadataUpdate, TableSpec, Transaction,
 };
+pub use version_checksum::{FileSizeHistogram, VersionChecksum};
 pub use write::{
     unsupported_writer_duties, write_batches, Codec, DataFileWriter, UnsupportedDuty, WriteFailure,
     WriteResult, WriterOptions, WrittenFile,

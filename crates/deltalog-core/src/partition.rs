@@ -120,7 +120,6 @@ pub(crate) fn escape_partition_path_value(value: &str) -> String {
 
 /// Reverses [`escape_partition_path_value`], as Spark does: each `%XX` with two hex digits
 /// becomes the character U+00XX; a `%` not followed by two hex digits is kept.
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn unescape_partition_path_value(path: &str) -> String {
     let mut unescaped = String::with_capacity(path.len());

@@ -239,8 +239,26 @@ impl Snapshot {
         active_files(self.table_configuration(), adds, options)
     }
 
+    /// True for a snapshot holding only the files that may match a filter.
+    pub(crate) fn is_filtered(&self) -> bool {
+        self.inner.matching.is_some()
+    }
+
+    /// The reconciled state of this version (files without their `stats` strings unless the
+    /// snapshot was loaded with them).
+    pub(crate) fn state(&self) -> &TableState {
+        &self.inner.state
+    }
+
+    /// The live `add` actions with their `stats` strings (read once and kept, as for
+    /// [`Snapshot::files`] with statistics), in the order [`Snapshot::file_list`] with
+    /// statistics lists them.
+    pub(crate) async fn add_actions_with_stats(&self) -> Result<&[arrow_array::StructArray]> {
+        Ok(&self.state_with_stats().await?.files.adds)
+    }
+
     /// The state of this version with the `stats` strings of its files.
-    async fn state_with_stats(&self) -> Result<&TableState> {
+    pub(crate) async fn state_with_stats(&self) -> Result<&TableState> {
         let state = &self.inner.state;
         if state.has_stats {
             return Ok(state);

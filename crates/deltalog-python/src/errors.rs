@@ -88,6 +88,9 @@ fn classify(error: &Error) -> (&'static str, Attributes) {
             ("NonContiguousLogError", vec![("table", text(table))])
         }
         Error::CorruptLogFile { path, .. } => ("CorruptLogError", vec![("path", text(path))]),
+        Error::ChecksumMismatch { path, .. } => {
+            ("ChecksumMismatchError", vec![("path", text(path))])
+        }
         Error::CorruptDeletionVector { path, .. } => {
             ("CorruptDeletionVectorError", vec![("path", text(path))])
         }
@@ -143,6 +146,18 @@ fn classify(error: &Error) -> (&'static str, Attributes) {
             vec![("table", text(table)), ("constraint", text(constraint))],
         ),
         Error::NotAllowed(_) => ("OperationNotAllowedError", Vec::new()),
+        Error::MissingDataFiles {
+            table,
+            version,
+            paths,
+        } => (
+            "MissingDataFilesError",
+            vec![
+                ("table", text(table)),
+                ("version", Unsigned(*version)),
+                ("paths", Value::Texts(paths.clone())),
+            ],
+        ),
         _ => ("DeltaError", Vec::new()),
     }
 }

@@ -5,13 +5,19 @@
 //! one shared runtime (`runtime`), core errors become the `deltalog.exceptions` hierarchy
 //! (`errors`), arguments become core values in `convert` and Arrow data leaves through
 //! the PyCapsule interface (`arrow_export`). The modules depend in one direction:
-//! `table` -> `transaction` -> `snapshot` -> `scan` -> {`convert`, `arrow_export`,
-//! `arrow_import`, `errors`, `runtime`}.
+//! `table` -> `alter` -> `transaction` -> `snapshot` -> `scan` -> {`convert`, `arrow_export`,
+//! `arrow_import`, `errors`, `runtime`}; `checkpoint` (module functions) -> `table`, and
+//! `transaction` -> `post_commit`.
 
+mod alter;
 mod arrow_export;
 mod arrow_import;
+mod checkpoint;
 mod convert;
+mod dml;
 mod errors;
+mod maintenance;
+mod post_commit;
 mod runtime;
 mod scan;
 mod snapshot;
@@ -38,6 +44,18 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<transaction::RawTransaction>()?;
     spark_write::register(module)?;
     spark_stream::register(module)?;
+    module.add_function(wrap_pyfunction!(maintenance::vacuum, module)?)?;
+    module.add_function(wrap_pyfunction!(maintenance::optimize, module)?)?;
+    module.add_function(wrap_pyfunction!(maintenance::restore, module)?)?;
+    module.add_function(wrap_pyfunction!(maintenance::convert_to_delta, module)?)?;
+    module.add_function(wrap_pyfunction!(checkpoint::write_checkpoint, module)?)?;
+    module.add_function(wrap_pyfunction!(checkpoint::cleanup_metadata, module)?)?;
+    module.add_function(wrap_pyfunction!(checkpoint::compact_logs, module)?)?;
+    module.add_function(wrap_pyfunction!(checkpoint::version_checksum, module)?)?;
+    module.add_function(wrap_pyfunction!(checkpoint::validate_checksum, module)?)?;
+    module.add_class::<alter::RawAlter>()?;
+    module.add_function(wrap_pyfunction!(dml::delete_rows, module)?)?;
+    module.add_function(wrap_pyfunction!(dml::update_rows, module)?)?;
     Ok(())
 }
 

@@ -31,6 +31,11 @@ impl RawDeltaTable {
     fn new(inner: Table) -> Self {
         RawDeltaTable { inner }
     }
+
+    /// The core table.
+    pub fn table(&self) -> &Table {
+        &self.inner
+    }
 }
 
 #[pymethods]

@@ -13,18 +13,28 @@ use pyo3::prelude::*;
 use crate::arrow_import::PyArrowInput;
 use crate::convert::{PyFilter, PySchemaInput};
 use crate::errors::{failure_to_py_err, to_py_err};
+use crate::post_commit::{post_commit_tuple, PostCommitTuple};
 use crate::runtime::wait_for_future;
 use crate::snapshot::RawSnapshot;
 
 /// A commit's outcome as Python receives it: `(version, committed, retries, snapshot,
-/// metrics)`.
-pub type CommitTuple = (u64, bool, u32, Option<RawSnapshot>, BTreeMap<String, u64>);
+/// metrics, post-commit report)`.
+pub type CommitTuple = (
+    u64,
+    bool,
+    u32,
+    Option<RawSnapshot>,
+    BTreeMap<String, u64>,
+    PostCommitTuple,
+);
 
 /// The tuple of a core [`TableCommit`].
 pub fn commit_tuple(commit: TableCommit) -> CommitTuple {
     let snapshot = commit.snapshot.map(RawSnapshot::new);
     let (version, committed) = (commit.version, commit.committed);
-    (version, committed, commit.retries, snapshot, commit.metrics)
+    let post_commit = post_commit_tuple(commit.post_commit);
+    let (retries, metrics) = (commit.retries, commit.metrics);
+    (version, committed, retries, snapshot, metrics, post_commit)
 }
 
 /// A core [`TableTransaction`]; gone once committed.

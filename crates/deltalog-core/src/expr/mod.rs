@@ -18,6 +18,8 @@ mod dnf;
 mod eval;
 mod parse;
 mod skipping;
+mod value;
+mod value_parse;
 
 #[cfg(test)]
 mod tests;
@@ -27,6 +29,9 @@ pub use dnf::{from_dnf, DnfLiteral};
 pub(crate) use eval::evaluate;
 pub use parse::parse_sql;
 pub(crate) use skipping::{files_may_match, partition_only};
+pub(crate) use value::{cast_to, evaluate_value};
+pub use value::{ArithOp, Function, ValueExpr};
+pub use value_parse::parse_value_sql;
 
 use crate::error::Error;
 

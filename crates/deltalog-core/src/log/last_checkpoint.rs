@@ -84,7 +84,6 @@ pub(crate) fn parse_last_checkpoint(bytes: &[u8], path: &str) -> Result<LastChec
 /// The checksum of a JSON text (catalogue A-15..A-17): the MD5 of [`canonical_json`], as 32
 /// lowercase hex digits. Errors ([`Error::InvalidArgument`]) when the text is not JSON or has
 /// duplicate keys.
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn json_checksum(value_text: &str) -> Result<String> {
     canonical_json(value_text).map(|canonical| md5_hex(&canonical))
@@ -95,7 +94,6 @@ pub(crate) fn json_checksum(value_text: &str) -> Result<String> {
 /// bare array indexes joined by `+`, numbers as written, pairs sorted by the bytes of the path
 /// and joined by `,`. A top-level `checksum` member is left out; empty objects and arrays give
 /// no pairs.
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn canonical_json(value_text: &str) -> Result<String> {
     let document = parse_json(value_text).map_err(|reason| {
@@ -106,7 +104,6 @@ pub(crate) fn canonical_json(value_text: &str) -> Result<String> {
 
 /// Serialises `hint` for writing `_last_checkpoint`, with a freshly computed `checksum` (the
 /// one in `hint`, if any, is replaced). Fields that are `None` are left out.
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn write_last_checkpoint(hint: &LastCheckpointHint) -> Result<Vec<u8>> {
     let mut hint = hint.clone();
@@ -121,7 +118,6 @@ const MAX_DEPTH: usize = 256;
 
 const CHECKSUM_KEY: &str = "checksum";
 
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 fn serialize_hint(hint: &LastCheckpointHint) -> Result<String> {
     serde_json::to_string(hint).map_err(|error| {

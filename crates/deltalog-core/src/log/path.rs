@@ -14,7 +14,6 @@ use object_store::ObjectMeta;
 pub(crate) const DELTA_LOG_DIR: &str = "_delta_log";
 
 /// The name of the checkpoint hint inside `_delta_log` (catalogue A-13).
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) const LAST_CHECKPOINT_FILE: &str = "_last_checkpoint";
 
@@ -183,14 +182,12 @@ pub(crate) fn commit_file_name(version: u64) -> String {
 }
 
 /// `<v>.checkpoint.parquet` (catalogue A-08).
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn classic_checkpoint_file_name(version: u64) -> String {
     format!("{version:020}.checkpoint.parquet")
 }
 
 /// `<v>.checkpoint.<part>.<num_parts>.parquet`, the numbers padded to 10 digits (catalogue A-09).
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn multi_part_checkpoint_file_name(version: u64, part: u32, num_parts: u32) -> String {
     format!("{version:020}.checkpoint.{part:010}.{num_parts:010}.parquet")
@@ -198,7 +195,6 @@ pub(crate) fn multi_part_checkpoint_file_name(version: u64, part: u32, num_parts
 
 /// `<v>.checkpoint.<uuid>.json` or `.parquet` (catalogue A-10). `uuid` should be the hyphenated
 /// form (`uuid::Uuid::to_string`); other text does not parse back.
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn uuid_checkpoint_file_name(
     version: u64,
@@ -213,14 +209,12 @@ pub(crate) fn uuid_checkpoint_file_name(
 }
 
 /// `<start>.<end>.compacted.json`, both padded to 20 digits (catalogue A-12).
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn compaction_file_name(start_version: u64, end_version: u64) -> String {
     format!("{start_version:020}.{end_version:020}.compacted.json")
 }
 
 /// `<v>.crc`, the version checksum file.
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn checksum_file_name(version: u64) -> String {
     format!("{version:020}.crc")

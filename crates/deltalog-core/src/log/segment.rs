@@ -154,7 +154,6 @@ pub(crate) fn earliest_readable_version(listing: &[LogPath]) -> Option<u64> {
 
 /// Every complete checkpoint in the listing, ascending by version; at one version, the preferred
 /// one (see [`build_log_segment`]) comes first.
-#[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn complete_checkpoints(listing: &[LogPath]) -> Vec<CheckpointFiles> {
     SortedListing::new(listing.to_vec())

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{ConflictKind, Error, Result};
+use crate::post_commit::PostCommitReport;
 use crate::schema::StructType;
 use crate::table::{SnapshotAt, Table};
 use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID};
@@ -96,6 +97,7 @@ async fn ignored(table: &Table) -> Result<TableCommit> {
         retries: 0,
         snapshot: None,
         metrics: BTreeMap::new(),
+        post_commit: PostCommitReport::default(),
     })
 }
 
@@ -161,7 +163,7 @@ async fn replace(table: &Table, create: CreateTable) -> Result<TableCommit> {
     Ok(committed(transaction.commit().await?))
 }
 
-fn committed(result: crate::transaction::CommitResult) -> TableCommit {
+pub(crate) fn committed(result: crate::transaction::CommitResult) -> TableCommit {
     let mut metrics = BTreeMap::new();
     metrics.insert("numFiles".to_string(), result.num_added_files as u64);
     metrics.insert(
@@ -174,5 +176,6 @@ fn committed(result: crate::transaction::CommitResult) -> TableCommit {
         retries: result.retries,
         snapshot: result.snapshot,
         metrics,
+        post_commit: result.post_commit,
     }
 }

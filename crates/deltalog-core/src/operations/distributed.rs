@@ -204,6 +204,7 @@ impl DistributedWrite {
                 retries: 0,
                 snapshot: None,
                 metrics: Default::default(),
+                post_commit: Default::default(),
             });
         };
         let config = transaction.transaction().configuration().map_err(failure)?;

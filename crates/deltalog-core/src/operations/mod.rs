@@ -4,20 +4,42 @@
 //! `partitionBy`, `replaceWhere`, `mergeSchema`, `overwriteSchema`, `txnAppId` /
 //! `txnVersion`). Every decision about what to commit is taken here; bindings only convert
 //! arguments.
+//!
+//! Table maintenance lives here too, with the semantics of Delta on Spark's commands:
+//! [`vacuum`], [`optimize`], [`restore`] and [`convert_to_delta`].
 
+pub(crate) mod convert;
+pub(crate) mod alter;
 pub(crate) mod create;
 pub(crate) mod distributed;
+pub(crate) mod delete;
+pub(crate) mod dml;
 pub(crate) mod files;
+pub(crate) mod optimize;
+pub(crate) mod restore;
 pub(crate) mod schema;
+pub(crate) mod vacuum;
+pub(crate) mod update;
 pub(crate) mod write;
 
+pub use convert::{convert_to_delta, ConvertResult};
+pub use alter::{alter_snapshot, alter_table, Alteration, NewColumn};
 pub use create::{create_table, CreateMode, CreateTable};
 pub use distributed::{file_list_batch, DistributedWrite, DistributedWriteOptions};
+pub use delete::{delete, DeleteOptions};
 pub use files::{adds_from_file_list, parse_isolation_level};
+pub use optimize::{
+    optimize, FileSizeMetrics, OptimizeMetrics, OptimizeOptions, DEFAULT_OPTIMIZE_FILE_SIZE,
+};
+pub use restore::{restore, RestoreMetrics};
 pub use schema::struct_type_from_arrow;
+pub use vacuum::{vacuum, VacuumOptions, VacuumResult};
+pub use update::{update, UpdateOptions};
 pub use write::{
     write_table, SchemaMode, TableCommit, TableTransaction, WriteMode, WriteTableOptions,
 };
 
+#[cfg(test)]
+mod maintenance_tests;
 #[cfg(test)]
 mod tests;

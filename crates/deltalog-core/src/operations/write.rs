@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, Expr};
+use crate::post_commit::PostCommitReport;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
@@ -148,6 +149,8 @@ pub struct TableCommit {
     pub snapshot: Option<Snapshot>,
     /// `numFiles`, `numOutputRows`, `numOutputBytes`, `numRemovedFiles`.
     pub metrics: BTreeMap<String, u64>,
+    /// What the post-commit steps did (empty when nothing was committed).
+    pub post_commit: PostCommitReport,
 }
 
 /// A [`Transaction`] that writes data files: [`TableTransaction::write`] writes Arrow batches
@@ -253,6 +256,7 @@ impl TableTransaction {
             retries: result.retries,
             snapshot: result.snapshot,
             metrics,
+            post_commit: result.post_commit,
         })
     }
 
@@ -325,6 +329,7 @@ where
             retries: 0,
             snapshot: None,
             metrics: BTreeMap::new(),
+            post_commit: PostCommitReport::default(),
         });
     };
     let check = options.predicate.clone().map(|predicate| {

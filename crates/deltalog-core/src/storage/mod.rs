@@ -11,6 +11,7 @@
 //! table's store and refuses anything that leaves it.
 
 pub(crate) mod parquet;
+pub(crate) mod tree;
 pub(crate) mod upload;
 
 use std::collections::HashMap;
@@ -24,6 +25,7 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
 use url::Url;
 
 pub(crate) use self::parquet::ParquetReader;
+pub(crate) use self::tree::TableObject;
 pub(crate) use self::upload::ObjectUpload;
 use crate::error::{Error, Result};
 
@@ -305,6 +307,25 @@ impl Storage {
             Err(source) => return Err(Error::storage(path.as_ref(), source)),
         }
         self.put(path, bytes).await.map(|()| true)
+    }
+
+    /// Every object under `dir` (a directory of the log, such as `_delta_log/_sidecars`), in
+    /// no particular order.
+    pub async fn list_log_subdir(&self, dir: &Path) -> Result<Vec<ObjectMeta>> {
+        self.store
+            .list(Some(dir))
+            .try_collect()
+            .await
+            .map_err(|source| Error::storage(dir.as_ref(), source))
+    }
+
+    /// Deletes the log file (or sidecar) at `path`; one already gone is not an error (metadata
+    /// cleanup only).
+    pub async fn delete_log_file(&self, path: &Path) -> Result<()> {
+        match self.store.delete(path).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(source) => Err(Error::storage(path.as_ref(), source)),
+        }
     }
 
     /// Writes `bytes` to `path`, replacing what is there (for `_last_checkpoint` only).

@@ -109,6 +109,78 @@ pub(crate) const MIN_WRITER_VERSION: &str = "delta.minWriterVersion";
 /// the protocol when a table is created or altered (spec "Table Features").
 pub(crate) const FEATURE_PREFIX: &str = "delta.feature.";
 
+/// The `delta.*` keys Delta on Spark accepts that this library only stores (its `DeltaConfigs`
+/// entries without a constant above).
+const SPARK_ONLY_KEYS: &[&str] = &[
+    "delta.autoOptimize",
+    "delta.autoOptimize.autoCompact",
+    "delta.autoOptimize.optimizeWrite",
+    "delta.castIcebergTimeType",
+    "delta.compatibility.symlinkFormatManifest.enabled",
+    "delta.dataSkippingStringPrefixLength",
+    "delta.dropFeatureTruncateHistory.retentionDuration",
+    "delta.enableChangeDataCapture",
+    "delta.enableFullRetentionRollback",
+    "delta.enableIcebergCompatV3",
+    "delta.enableMaterializePartitionColumnsFeature",
+    "delta.enableVariantShredding",
+    "delta.ignoreIcebergBucketPartition",
+    "delta.ignoreProtocolDefaults",
+    "delta.parquet.format.version",
+    "delta.rowTrackingSuspended",
+    "delta.sampleRetentionDuration",
+    "delta.universalFormat.enabledFormats",
+    "delta.universalFormat.iceberg.atomicConversion.supported",
+    "delta.writePartitionColumnsToParquet",
+];
+
+/// Every `delta.*` key with a constant in this module.
+const KEYS: &[&str] = &[
+    APPEND_ONLY,
+    CHECKPOINT_INTERVAL,
+    CHECKPOINT_POLICY,
+    CHECKPOINT_RETENTION_DURATION,
+    CHECKPOINT_WRITE_STATS_AS_JSON,
+    CHECKPOINT_WRITE_STATS_AS_STRUCT,
+    COLUMN_MAPPING_MODE,
+    COLUMN_MAPPING_MAX_COLUMN_ID,
+    DATA_SKIPPING_NUM_INDEXED_COLS,
+    DATA_SKIPPING_STATS_COLUMNS,
+    DELETED_FILE_RETENTION_DURATION,
+    ENABLE_CHANGE_DATA_FEED,
+    ENABLE_DELETION_VECTORS,
+    ENABLE_EXPIRED_LOG_CLEANUP,
+    ENABLE_ICEBERG_COMPAT_V1,
+    ENABLE_ICEBERG_COMPAT_V2,
+    ENABLE_IN_COMMIT_TIMESTAMPS,
+    ENABLE_ROW_TRACKING,
+    ENABLE_TYPE_WIDENING,
+    IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION,
+    IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP,
+    ISOLATION_LEVEL,
+    LOG_RETENTION_DURATION,
+    RANDOMIZE_FILE_PREFIXES,
+    RANDOM_PREFIX_LENGTH,
+    REQUIRE_CHECKPOINT_PROTECTION_BEFORE_VERSION,
+    ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
+    ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
+    SET_TRANSACTION_RETENTION_DURATION,
+    TARGET_FILE_SIZE,
+    MIN_READER_VERSION,
+    MIN_WRITER_VERSION,
+];
+
+/// The spelling of a known `delta.*` key matching `key` without case (Delta on Spark stores
+/// its own spelling of a key given in any case), `None` for a key neither this library nor
+/// Delta on Spark knows. `delta.feature.*`, `delta.constraints.*` and
+/// `delta.universalFormat.config.*` keys are outside this list.
+pub(crate) fn known_key(key: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .chain(SPARK_ONLY_KEYS)
+        .find(|known| known.eq_ignore_ascii_case(key))
+        .copied()
+}
+
 /// Leaf columns with statistics when neither statistics property is set (Delta on Spark's
 /// `dataSkippingNumIndexedCols` default).
 pub(crate) const DEFAULT_NUM_INDEXED_COLS: usize = 32;
@@ -129,8 +201,9 @@ pub struct TableProperties {
     /// `delta.checkpoint.writeStatsAsJson`. Default `true` (spec "Checkpoint Schema": "which
     /// is the default").
     pub checkpoint_write_stats_as_json: bool,
-    /// `delta.checkpoint.writeStatsAsStruct`. Default `false` (spec "Checkpoint Schema":
-    /// "which is the default" for `false`).
+    /// `delta.checkpoint.writeStatsAsStruct`. Default `true`, as Delta on Spark (the spec's
+    /// "Checkpoint Schema" names `false` the default; Spark's `DeltaConfigs` default wins so
+    /// that our checkpoints carry `stats_parsed` as Spark's do).
     pub checkpoint_write_stats_as_struct: bool,
     /// `delta.columnMapping.mode` (any case). Default [`ColumnMappingMode::None`] (spec
     /// "Column Mapping"; catalogue E1-01). Whether the protocol lets the property count
@@ -255,7 +328,7 @@ impl TableProperties {
             checkpoint_retention_duration: parser.duration(CHECKPOINT_RETENTION_DURATION, days(2)),
             checkpoint_write_stats_as_json: parser.boolean(CHECKPOINT_WRITE_STATS_AS_JSON, true),
             checkpoint_write_stats_as_struct: parser
-                .boolean(CHECKPOINT_WRITE_STATS_AS_STRUCT, false),
+                .boolean(CHECKPOINT_WRITE_STATS_AS_STRUCT, true),
             column_mapping_mode: parser.column_mapping_mode(),
             column_mapping_max_column_id: parser.optional(COLUMN_MAPPING_MAX_COLUMN_ID),
             data_skipping_num_indexed_cols: parser.num_indexed_cols(),
@@ -548,7 +621,7 @@ mod tests {
         assert_eq!(p.checkpoint_policy, CheckpointPolicy::Classic);
         assert_eq!(p.checkpoint_retention_duration, days(2));
         assert!(p.checkpoint_write_stats_as_json);
-        assert!(!p.checkpoint_write_stats_as_struct);
+        assert!(p.checkpoint_write_stats_as_struct);
         assert_eq!(p.column_mapping_mode, ColumnMappingMode::None);
         assert_eq!(p.column_mapping_max_column_id, None);
         assert_eq!(
@@ -579,7 +652,7 @@ mod tests {
             (APPEND_ONLY, "TRUE"),
             (CHECKPOINT_INTERVAL, " 5 "),
             (CHECKPOINT_POLICY, "v2"),
-            (CHECKPOINT_WRITE_STATS_AS_STRUCT, "true"),
+            (CHECKPOINT_WRITE_STATS_AS_STRUCT, "false"),
             (COLUMN_MAPPING_MODE, "Name"),
             (COLUMN_MAPPING_MAX_COLUMN_ID, "7"),
             (DATA_SKIPPING_NUM_INDEXED_COLS, "-1"),
@@ -601,7 +674,7 @@ mod tests {
         assert!(p.append_only);
         assert_eq!(p.checkpoint_interval, 5);
         assert_eq!(p.checkpoint_policy, CheckpointPolicy::V2);
-        assert!(p.checkpoint_write_stats_as_struct);
+        assert!(!p.checkpoint_write_stats_as_struct);
         assert_eq!(p.column_mapping_mode, ColumnMappingMode::Name);
         assert_eq!(p.column_mapping_max_column_id, Some(7));
         assert_eq!(

@@ -41,6 +41,10 @@ use crate::load::load_segment_without_files;
 use crate::log::commit_range::CommitRange;
 use crate::log::segment::latest_version;
 use crate::log::timestamps::{commit_timestamp, MONOTONIC_LOOKBACK};
+use crate::post_commit::{
+    Committed, PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep,
+};
+use crate::version_checksum::non_file_state_from_checksum;
 use crate::replay::FileKeys;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::snapshot::Snapshot;
@@ -74,6 +78,8 @@ pub struct CommitOptions {
     pub backoff_base: Duration,
     /// The longest backoff. Default 1 s.
     pub backoff_max: Duration,
+    /// The work done once the commit landed: checksum, checkpoint, log cleanup (all on).
+    pub post_commit: PostCommitOptions,
 }
 
 impl Default for CommitOptions {
@@ -83,6 +89,17 @@ impl Default for CommitOptions {
             max_retries: 100,
             backoff_base: Duration::from_millis(10),
             backoff_max: Duration::from_secs(1),
+            post_commit: PostCommitOptions::default(),
+        }
+    }
+}
+
+impl CommitOptions {
+    /// The default options with every post-commit step off.
+    pub fn without_post_commit_work() -> CommitOptions {
+        CommitOptions {
+            post_commit: PostCommitOptions::none(),
+            ..CommitOptions::default()
         }
     }
 }
@@ -98,12 +115,15 @@ pub struct CommitResult {
     pub txn_id: String,
     /// The snapshot of the committed version, refreshed from the snapshot read (loaded at
     /// version 0 for a created table); `None` for a transaction that started without one
-    /// ([`Table::append_transaction`]).
+    /// ([`Table::append_transaction`]), or when loading it failed after the commit landed
+    /// (then a [`PostCommitStep::Snapshot`] error in `post_commit`: the commit stands).
     pub snapshot: Option<Snapshot>,
     /// The number of add actions committed.
     pub num_added_files: usize,
     /// The number of remove actions committed.
     pub num_removed_files: usize,
+    /// What the post-commit steps did, and which of them failed (the commit stands).
+    pub post_commit: PostCommitReport,
 }
 
 /// A new table: what version 0 holds.
@@ -211,7 +231,11 @@ impl Table {
     /// cannot remove files or record reads of files.
     pub async fn append_transaction(&self, operation: &str) -> Result<Transaction> {
         let segment = self.log_segment(None).await?;
-        let state = load_segment_without_files(self.storage(), self.uri(), &segment).await?;
+        let from_checksum = non_file_state_from_checksum(self.storage(), &segment).await?;
+        let state = match from_checksum {
+            Some(state) => state,
+            None => load_segment_without_files(self.storage(), self.uri(), &segment).await?,
+        };
         let timestamp_ms = commit_timestamp(state.commit_info.as_ref(), segment.file_time_ms);
         let config = TableConfiguration::try_new(state.protocol, state.metadata, self.uri())?;
         let read = ReadBase {
@@ -710,8 +734,10 @@ impl Transaction {
             last_commit_timestamp: self.read.timestamp_ms,
         };
         let mut retries = 0u32;
+        let mut landed;
         loop {
             let bytes = self.build(&prepared, version, &rebase, &txn_id)?;
+            landed = Some(bytes.clone());
             let outcome =
                 committer::attempt(committer.as_ref(), &storage, version, bytes, &txn_id).await?;
             match outcome {
@@ -728,6 +754,7 @@ impl Transaction {
                     {
                         Winners::Ours(ours) => {
                             version = ours;
+                            landed = None;
                             break;
                         }
                         Winners::Rebased(next) => version = next,
@@ -737,14 +764,37 @@ impl Transaction {
                 }
             }
         }
-        self.post_commit_hook(version);
-        let snapshot = match &self.read.snapshot {
-            Some(snapshot) => Some(snapshot.refresh_to(version).await?),
+        // The commit has landed: from here on nothing may turn it into an error.
+        let loaded = match &self.read.snapshot {
+            Some(snapshot) => Some(snapshot.refresh_to(version).await),
             None if self.read.version.is_none() => {
-                Some(self.table.snapshot(SnapshotAt::Version(version)).await?)
+                Some(self.table.snapshot(SnapshotAt::Version(version)).await)
             }
             None => None,
         };
+        let (snapshot, snapshot_error) = match loaded {
+            Some(Ok(snapshot)) => (Some(snapshot), None),
+            Some(Err(error)) => (None, Some(error)),
+            None => (None, None),
+        };
+        let committed = Committed {
+            storage: &storage,
+            version,
+            actions: landed,
+            txn_id: &txn_id,
+            snapshot: snapshot.as_ref(),
+            checkpoint_interval: prepared.config.properties().checkpoint_interval,
+        };
+        let mut post_commit = self.post_commit_hook(&committed).await;
+        if let Some(error) = snapshot_error {
+            post_commit.errors.insert(
+                0,
+                PostCommitError {
+                    step: PostCommitStep::Snapshot,
+                    message: error.to_string(),
+                },
+            );
+        }
         Ok(CommitResult {
             version,
             retries,
@@ -752,13 +802,14 @@ impl Transaction {
             snapshot,
             num_added_files: prepared.num_adds,
             num_removed_files: prepared.num_removes,
+            post_commit,
         })
     }
 
-    /// Post-commit work (checkpoints, `.crc` files, log cleanup): none yet. Called once the
-    /// commit of `version` is in the log; nothing done here may fail the commit.
-    fn post_commit_hook(&self, version: u64) {
-        let _ = version;
+    /// Post-commit work (`.crc` files, checkpoints, log cleanup; see [`crate::post_commit`]).
+    /// Called once the commit is in the log; nothing done here fails the commit.
+    async fn post_commit_hook(&self, committed: &Committed<'_>) -> PostCommitReport {
+        crate::post_commit::run(committed, &self.options.post_commit).await
     }
 
     fn count_retry(&self, retries: u32, version: u64) -> Result<u32> {

@@ -124,6 +124,10 @@ impl OpenFile {
         } else {
             format!("{directory}/{name}")
         };
+        let path = match &plan.options.directory {
+            Some(folder) => format!("{folder}/{path}"),
+            None => path,
+        };
         let location = storage.resolve_decoded(&path)?;
         let writer = ArrowWriter::try_new(
             Vec::new(),

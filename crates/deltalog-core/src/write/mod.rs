@@ -156,6 +156,9 @@ pub struct WriterOptions {
     /// The part size of multipart uploads, and the size below which a file is written with one
     /// put. Default `crate::storage::upload::DEFAULT_PART_SIZE`.
     pub upload_part_size: usize,
+    /// A folder under the table root that every file goes in, before its partition
+    /// directories (`_change_data` for change data files). Default `None`: the table root.
+    pub directory: Option<String>,
 }
 
 impl Default for WriterOptions {
@@ -167,6 +170,7 @@ impl Default for WriterOptions {
             codec: Codec::Zstd,
             max_records_per_file: None,
             upload_part_size: crate::storage::upload::DEFAULT_PART_SIZE,
+            directory: None,
         }
     }
 }

@@ -1,0 +1,603 @@
+//! Writing checkpoints (spec "Checkpoints", "Checkpoint Specs", "Checkpoint Naming Scheme",
+//! "Sidecar Files", "Last Checkpoint File").
+//!
+//! A checkpoint holds the reconciled state of one version: the protocol, the metadata, every
+//! `txn`, every domain that is not removed, the live `add` actions and the `remove` tombstones
+//! not yet expired (`delta.deletedFileRetentionDuration`); never `commitInfo` nor `cdc`. Its
+//! rows come from the snapshot's Arrow state ([`rows`]), are laid out as Delta on Spark lays
+//! out its checkpoints ([`schema`]) and are streamed to Parquet ([`out`]) a chunk at a time.
+//!
+//! The kind follows the table: a table that supports `v2Checkpoint` gets a UUID-named V2
+//! checkpoint (a Parquet or JSON manifest with `checkpointMetadata`, its file actions in
+//! sidecars under `_delta_log/_sidecars/`, or in the manifest itself); any other table a
+//! classic single file, or a multi-part checkpoint when [`CheckpointOptions::part_size`] asks
+//! for one and the actions exceed it (rows placed by Spark's hash partitioning, [`hash`]).
+//! Every file is written under its final name in one atomic step; `_last_checkpoint` follows,
+//! with its checksum, and never moves back to an older version.
+
+mod hash;
+mod out;
+pub(crate) mod rows;
+pub(crate) mod schema;
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, BooleanArray, RecordBatch, StringArray, StructArray};
+use bytes::Bytes;
+
+use crate::action_schema::add;
+use crate::actions::unique_dv_id;
+use crate::error::{Error, Result};
+use crate::load::TableState;
+use crate::log::last_checkpoint::{parse_last_checkpoint, write_last_checkpoint, LastCheckpointHint};
+use crate::log::path::{
+    classic_checkpoint_file_name, multi_part_checkpoint_file_name, uuid_checkpoint_file_name,
+    CheckpointFormat, LAST_CHECKPOINT_FILE, SIDECARS_DIR,
+};
+use crate::snapshot::{Snapshot, SnapshotAt};
+use crate::storage::Storage;
+use crate::table::Table;
+use crate::table_config::{TableConfiguration, TableFeature};
+use out::ParquetFileOut;
+use rows::{checkpoint_adds, checkpoint_removes, json_rows, non_file_action_lines, single_column_batch};
+use schema::{column, CheckpointLayout};
+
+/// How to write a checkpoint. The defaults write what Delta on Spark writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointOptions {
+    /// Actions per part of a classic checkpoint (Spark's `checkpoint.partSize`): when the
+    /// checkpoint has more actions, it is written as `ceil(actions / part_size)` parts. `None`
+    /// (the default) writes one file. Ignored for V2 checkpoints (multi-part ones are
+    /// forbidden there).
+    pub part_size: Option<u64>,
+    /// The format of a V2 checkpoint's manifest. Default Parquet.
+    pub v2_format: CheckpointFormat,
+    /// Put a V2 checkpoint's file actions in sidecar files (default true); a JSON manifest
+    /// always uses sidecars.
+    pub v2_sidecars: bool,
+    /// File actions per sidecar file. Default 1,000,000.
+    pub sidecar_actions: u64,
+    /// Rows per Parquet row group, which bounds the memory a checkpoint takes to write.
+    /// Default 65,536.
+    pub row_group_rows: usize,
+}
+
+impl Default for CheckpointOptions {
+    fn default() -> Self {
+        CheckpointOptions {
+            part_size: None,
+            v2_format: CheckpointFormat::Parquet,
+            v2_sidecars: true,
+            sidecar_actions: 1_000_000,
+            row_group_rows: 64 * 1024,
+        }
+    }
+}
+
+/// What a checkpoint wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointWritten {
+    /// The version checkpointed.
+    pub version: u64,
+    /// `classic`, `multi-part` or `v2`.
+    pub kind: &'static str,
+    /// The checkpoint files (URLs): one, every part, or the V2 manifest.
+    pub files: Vec<String>,
+    /// The sidecar files of a V2 checkpoint (URLs).
+    pub sidecars: Vec<String>,
+    /// Actions in the checkpoint, sidecars included (`_last_checkpoint.size`).
+    pub num_actions: u64,
+    /// `add` actions in the checkpoint.
+    pub num_add_files: u64,
+    /// Bytes of every file written.
+    pub size_in_bytes: u64,
+}
+
+impl Table {
+    /// Writes a checkpoint of `version` (`None`: the latest), of the kind the table's
+    /// properties ask for (see the `checkpoint_write` module), with default options.
+    pub async fn checkpoint(&self, version: Option<u64>) -> Result<CheckpointWritten> {
+        self.checkpoint_with(version, &CheckpointOptions::default())
+            .await
+    }
+
+    /// [`Table::checkpoint`] with `options`.
+    ///
+    /// Errors: those of loading the snapshot, [`Error::Storage`] when a file cannot be written
+    /// (nothing is left under a checkpoint's name then; a sidecar already written stays, to be
+    /// removed by [`Table::cleanup_metadata`] after a day), [`Error::InvalidArgument`] for a
+    /// `part_size` or `sidecar_actions` of 0.
+    pub async fn checkpoint_with(
+        &self,
+        version: Option<u64>,
+        options: &CheckpointOptions,
+    ) -> Result<CheckpointWritten> {
+        let at = version.map_or(SnapshotAt::Latest, SnapshotAt::Version);
+        let snapshot = Snapshot::load(self.storage(), at).await?;
+        write_checkpoint(&snapshot, options).await
+    }
+}
+
+/// Writes a checkpoint of `snapshot`'s version (which must hold every live file, not a
+/// filtered subset) and then `_last_checkpoint`.
+pub(crate) async fn write_checkpoint(
+    snapshot: &Snapshot,
+    options: &CheckpointOptions,
+) -> Result<CheckpointWritten> {
+    if options.part_size == Some(0) || options.sidecar_actions == 0 {
+        return Err(Error::InvalidArgument(
+            "part_size and sidecar_actions must be at least 1".into(),
+        ));
+    }
+    let config = Arc::new(snapshot.table_configuration().clone());
+    let v2 = config.is_feature_supported(&TableFeature::V2Checkpoint);
+    let layout = Arc::new(CheckpointLayout::new(&config, v2)?);
+    let state = match layout.stats_json || layout.stats_parsed.is_some() {
+        true => snapshot.state_with_stats().await?,
+        false => snapshot.state(),
+    };
+    let cutoff = now_ms().saturating_sub(duration_ms(
+        config.properties().deleted_file_retention_duration,
+    ));
+    let content = Content::new(state, &config, layout, cutoff)?;
+    let storage = snapshot.storage();
+    let written = match (v2, options.part_size) {
+        (true, _) => write_v2(storage, &content, options).await?,
+        (false, Some(part_size)) if content.num_actions() > part_size => {
+            write_multi_part(storage, &content, options, part_size).await?
+        }
+        (false, _) => write_classic(storage, &content, options).await?,
+    };
+    let hint = LastCheckpointHint {
+        version: written.version,
+        size: Some(to_i64(written.num_actions)),
+        parts: (written.kind == "multi-part").then_some(written.files.len() as u32),
+        size_in_bytes: Some(to_i64(written.size_in_bytes)),
+        num_of_add_files: Some(to_i64(written.num_add_files)),
+        checkpoint_schema: Some(content.layout.schema_json()?),
+        ..LastCheckpointHint::default()
+    };
+    write_hint(storage, &hint).await?;
+    Ok(written)
+}
+
+/// The rows of one checkpoint, in chunks of at most a row group.
+struct Content {
+    version: u64,
+    config: Arc<TableConfiguration>,
+    layout: Arc<CheckpointLayout>,
+    non_file_lines: Vec<String>,
+    adds: Vec<StructArray>,
+    removes: Vec<StructArray>,
+    uses_deletion_vectors: bool,
+}
+
+impl Content {
+    fn new(
+        state: &TableState,
+        config: &Arc<TableConfiguration>,
+        layout: Arc<CheckpointLayout>,
+        cutoff_ms: i64,
+    ) -> Result<Content> {
+        let mut txns: Vec<_> = state.txns.values().collect();
+        txns.sort_by(|a, b| a.app_id.cmp(&b.app_id));
+        let mut domains: Vec<_> = state.domains.values().collect();
+        domains.sort_by(|a, b| a.domain.cmp(&b.domain));
+        let non_file_lines =
+            non_file_action_lines(config.protocol(), config.metadata(), &txns, &domains)?;
+        let mut removes = Vec::new();
+        for tombstones in &state.files.removes {
+            removes.extend(internal_removes_kept(tombstones, cutoff_ms)?);
+        }
+        Ok(Content {
+            version: state.version,
+            config: config.clone(),
+            layout,
+            non_file_lines,
+            adds: state.files.adds.iter().filter(|a| !a.is_empty()).cloned().collect(),
+            removes,
+            uses_deletion_vectors: config.is_feature_supported(&TableFeature::DeletionVectors),
+        })
+    }
+
+    fn num_adds(&self) -> u64 {
+        self.adds.iter().map(|a| a.len() as u64).sum()
+    }
+
+    fn num_file_actions(&self) -> u64 {
+        self.num_adds() + self.removes.iter().map(|r| r.len() as u64).sum::<u64>()
+    }
+
+    fn num_actions(&self) -> u64 {
+        self.non_file_lines.len() as u64 + self.num_file_actions()
+    }
+
+    /// The file-action chunks: `(is_add, rows)`, each at most `rows_per_chunk` long.
+    fn file_chunks(&self, rows_per_chunk: usize) -> Vec<(bool, StructArray)> {
+        let rows_per_chunk = rows_per_chunk.max(1);
+        let adds = self.adds.iter().map(|a| (true, a));
+        let removes = self.removes.iter().map(|r| (false, r));
+        let mut chunks = Vec::new();
+        for (is_add, array) in adds.chain(removes) {
+            let mut offset = 0;
+            while offset < array.len() {
+                let len = rows_per_chunk.min(array.len() - offset);
+                chunks.push((is_add, array.slice(offset, len)));
+                offset += len;
+            }
+        }
+        chunks
+    }
+
+    /// Writes the file-action chunks of `chunks` to `file` as rows of `schema`, keeping only
+    /// the rows `select` marks (all when `None`).
+    async fn write_file_chunks(
+        &self,
+        file: &mut ParquetFileOut,
+        chunks: &[(bool, StructArray)],
+        schema: &arrow_schema::SchemaRef,
+        select: Option<&[BooleanArray]>,
+    ) -> Result<()> {
+        for (index, (is_add, chunk)) in chunks.iter().enumerate() {
+            let (is_add, chunk) = (*is_add, chunk.clone());
+            let mask = select.and_then(|masks| masks.get(index)).cloned();
+            let layout = self.layout.clone();
+            let config = self.config.clone();
+            let schema = schema.clone();
+            file.write_with(move || {
+                let chunk = match mask {
+                    Some(mask) if mask.true_count() == 0 => return Ok(None),
+                    Some(mask) => arrow::compute::filter(&chunk, &mask)
+                        .map_err(|error| Error::arrow("checkpoint parts", error))?
+                        .as_struct()
+                        .clone(),
+                    None => chunk,
+                };
+                file_action_batch(&layout, &config, &schema, is_add, &chunk)
+            })
+            .await?;
+        }
+        Ok(())
+    }
+}
+
+/// The checkpoint rows of one chunk of internal adds or kept removes, as a batch of `schema`.
+fn file_action_batch(
+    layout: &CheckpointLayout,
+    config: &TableConfiguration,
+    schema: &arrow_schema::SchemaRef,
+    is_add: bool,
+    chunk: &StructArray,
+) -> Result<Option<RecordBatch>> {
+    if is_add {
+        let adds = checkpoint_adds(layout, config, chunk)?;
+        return single_column_batch(schema, column::ADD, adds).map(Some);
+    }
+    match checkpoint_removes(layout, chunk, i64::MIN)? {
+        Some(removes) => single_column_batch(schema, column::REMOVE, removes).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The tombstones of `removes` deleted after `cutoff_ms`, in the internal layout.
+fn internal_removes_kept(removes: &StructArray, cutoff_ms: i64) -> Result<Option<StructArray>> {
+    let times = removes
+        .column_by_name(crate::action_schema::remove::DELETION_TIMESTAMP)
+        .and_then(|c| c.as_primitive_opt::<arrow_array::types::Int64Type>());
+    let keep: BooleanArray = (0..removes.len())
+        .map(|row| {
+            let time = times.filter(|t| t.is_valid(row)).map(|t| t.value(row));
+            Some(removes.is_valid(row) && time.is_some_and(|time| time > cutoff_ms))
+        })
+        .collect();
+    if keep.true_count() == 0 {
+        return Ok(None);
+    }
+    let kept = arrow::compute::filter(removes, &keep)
+        .map_err(|error| Error::arrow("tombstones", error))?;
+    Ok(Some(kept.as_struct().clone()))
+}
+
+async fn write_classic(
+    storage: &Storage,
+    content: &Content,
+    options: &CheckpointOptions,
+) -> Result<CheckpointWritten> {
+    let path = storage.log_file(&classic_checkpoint_file_name(content.version));
+    let schema = content.layout.schema.clone();
+    let mut file = ParquetFileOut::create(storage, &path, schema.clone(), options.row_group_rows)?;
+    let result = async {
+        write_non_file_rows(&mut file, content, &[]).await?;
+        let chunks = content.file_chunks(options.row_group_rows);
+        content.write_file_chunks(&mut file, &chunks, &schema, None).await
+    }
+    .await;
+    if let Err(error) = result {
+        file.abort().await;
+        return Err(error);
+    }
+    let name = file.name().to_string();
+    let rows = file.rows();
+    let size = file.finish().await?;
+    Ok(CheckpointWritten {
+        version: content.version,
+        kind: "classic",
+        files: vec![name],
+        sidecars: Vec::new(),
+        num_actions: rows,
+        num_add_files: content.num_adds(),
+        size_in_bytes: size,
+    })
+}
+
+/// Writes the non-file actions, and `extra` JSON lines (V2 actions), as one batch.
+async fn write_non_file_rows(
+    file: &mut ParquetFileOut,
+    content: &Content,
+    extra: &[String],
+) -> Result<()> {
+    let mut lines = content.non_file_lines.clone();
+    lines.extend_from_slice(extra);
+    let schema = content.layout.schema.clone();
+    file.write_with(move || json_rows(&lines, &schema).map(Some))
+        .await
+}
+
+async fn write_multi_part(
+    storage: &Storage,
+    content: &Content,
+    options: &CheckpointOptions,
+    part_size: u64,
+) -> Result<CheckpointWritten> {
+    let num_parts = u32::try_from(content.num_actions().div_ceil(part_size))
+        .map_err(|_| Error::InvalidArgument("too many checkpoint parts".into()))?;
+    let chunks = content.file_chunks(options.row_group_rows);
+    let uses_dvs = content.uses_deletion_vectors;
+    let assigned = {
+        let chunks = chunks.clone();
+        crate::cpu::run(
+            move || chunks.iter().map(|(_, chunk)| part_indexes(chunk, uses_dvs, num_parts)).collect::<Result<Vec<_>>>(),
+            |reason| Error::InvalidArgument(format!("placing checkpoint rows: {reason}")),
+        )
+        .await?
+    };
+    let non_file_part = hash::part_of(None, None, num_parts);
+    let schema = content.layout.schema.clone();
+    let mut written = CheckpointWritten {
+        version: content.version,
+        kind: "multi-part",
+        files: Vec::new(),
+        sidecars: Vec::new(),
+        num_actions: 0,
+        num_add_files: content.num_adds(),
+        size_in_bytes: 0,
+    };
+    for part in 0..num_parts {
+        let name = multi_part_checkpoint_file_name(content.version, part + 1, num_parts);
+        let path = storage.log_file(&name);
+        let mut file =
+            ParquetFileOut::create(storage, &path, schema.clone(), options.row_group_rows)?;
+        let masks: Vec<BooleanArray> = assigned
+            .iter()
+            .map(|parts| parts.iter().map(|p| Some(*p == part)).collect())
+            .collect();
+        let result = async {
+            if part == non_file_part {
+                write_non_file_rows(&mut file, content, &[]).await?;
+            }
+            content.write_file_chunks(&mut file, &chunks, &schema, Some(&masks)).await
+        }
+        .await;
+        if let Err(error) = result {
+            file.abort().await;
+            return Err(error);
+        }
+        written.files.push(file.name().to_string());
+        written.num_actions += file.rows();
+        written.size_in_bytes += file.finish().await?;
+    }
+    Ok(written)
+}
+
+/// The 0-based part of every row of `chunk` (see [`hash::part_of`]).
+fn part_indexes(chunk: &StructArray, uses_dvs: bool, num_parts: u32) -> Result<Vec<u32>> {
+    let paths = chunk
+        .column_by_name(add::PATH)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or_else(|| Error::InvalidArgument("file actions without paths".into()))?;
+    let dvs = chunk
+        .column_by_name(add::DELETION_VECTOR)
+        .map(|c| c.as_struct())
+        .filter(|_| uses_dvs);
+    Ok((0..chunk.len())
+        .map(|row| {
+            let path = paths.is_valid(row).then(|| paths.value(row));
+            let dv_id = dvs.and_then(|dvs| dv_id_at(dvs, row));
+            hash::part_of(path, dv_id.as_deref(), num_parts)
+        })
+        .collect())
+}
+
+fn dv_id_at(dvs: &StructArray, row: usize) -> Option<String> {
+    if !dvs.is_valid(row) {
+        return None;
+    }
+    let string = |name: &str| {
+        dvs.column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+            .filter(|c| c.is_valid(row))
+            .map(|c| c.value(row).to_string())
+    };
+    let offset = dvs
+        .column_by_name("offset")
+        .and_then(|c| c.as_primitive_opt::<arrow_array::types::Int32Type>())
+        .filter(|c| c.is_valid(row))
+        .map(|c| c.value(row));
+    Some(unique_dv_id(&string("storageType")?, &string("pathOrInlineDv")?, offset))
+}
+
+async fn write_v2(
+    storage: &Storage,
+    content: &Content,
+    options: &CheckpointOptions,
+) -> Result<CheckpointWritten> {
+    let use_sidecars = options.v2_sidecars || options.v2_format == CheckpointFormat::Json;
+    let mut written = CheckpointWritten {
+        version: content.version,
+        kind: "v2",
+        files: Vec::new(),
+        sidecars: Vec::new(),
+        num_actions: 0,
+        num_add_files: content.num_adds(),
+        size_in_bytes: 0,
+    };
+    let mut sidecar_lines = Vec::new();
+    if use_sidecars {
+        for sidecar in write_sidecars(storage, content, options).await? {
+            written.num_actions += sidecar.rows;
+            written.size_in_bytes += sidecar.size;
+            written.sidecars.push(storage.url_of(&sidecar.path));
+            sidecar_lines.push(sidecar.line);
+        }
+    }
+    let mut extra = vec![serde_json::json!({
+        "checkpointMetadata": {"version": content.version, "tags": {}}
+    })
+    .to_string()];
+    extra.extend(sidecar_lines);
+    let uuid = uuid::Uuid::new_v4().to_string();
+    let name = uuid_checkpoint_file_name(content.version, &uuid, options.v2_format);
+    let path = storage.log_file(&name);
+    match options.v2_format {
+        CheckpointFormat::Json => {
+            let mut lines = content.non_file_lines.clone();
+            lines.extend(extra);
+            let text = lines.join("\n") + "\n";
+            written.num_actions += lines.len() as u64;
+            written.size_in_bytes += text.len() as u64;
+            if !storage.put_if_absent(&path, Bytes::from(text)).await? {
+                return Err(Error::InvalidArgument(format!(
+                    "{} already exists",
+                    storage.url_of(&path)
+                )));
+            }
+            written.files.push(storage.url_of(&path));
+        }
+        CheckpointFormat::Parquet => {
+            let schema = content.layout.schema.clone();
+            let mut file =
+                ParquetFileOut::create(storage, &path, schema.clone(), options.row_group_rows)?;
+            let result = async {
+                write_non_file_rows(&mut file, content, &extra).await?;
+                if !use_sidecars {
+                    let chunks = content.file_chunks(options.row_group_rows);
+                    content.write_file_chunks(&mut file, &chunks, &schema, None).await?;
+                }
+                Ok::<(), Error>(())
+            }
+            .await;
+            if let Err(error) = result {
+                file.abort().await;
+                return Err(error);
+            }
+            written.files.push(file.name().to_string());
+            written.num_actions += file.rows();
+            written.size_in_bytes += file.finish().await?;
+        }
+    }
+    Ok(written)
+}
+
+/// One sidecar written, with the `sidecar` action that names it.
+struct SidecarWritten {
+    path: object_store::path::Path,
+    rows: u64,
+    size: u64,
+    line: String,
+}
+
+/// Writes the file actions of `content` into sidecars of at most `sidecar_actions` rows each
+/// (spec "Sidecar Files": uniquely named Parquet files in `_delta_log/_sidecars/` holding only
+/// `add` and `remove`).
+async fn write_sidecars(
+    storage: &Storage,
+    content: &Content,
+    options: &CheckpointOptions,
+) -> Result<Vec<SidecarWritten>> {
+    let chunk_rows = options
+        .row_group_rows
+        .min(usize::try_from(options.sidecar_actions).unwrap_or(usize::MAX));
+    let chunks = content.file_chunks(chunk_rows);
+    let schema = content.layout.sidecar_schema.clone();
+    let mut sidecars = Vec::new();
+    let mut start = 0;
+    while start < chunks.len() {
+        let mut end = start;
+        let mut rows = 0u64;
+        while end < chunks.len() && rows < options.sidecar_actions {
+            rows += chunks[end].1.len() as u64;
+            end += 1;
+        }
+        let file_name = format!("{}.parquet", uuid::Uuid::new_v4());
+        let path = storage.log_dir().clone().join(SIDECARS_DIR).join(file_name.as_str());
+        let mut file =
+            ParquetFileOut::create(storage, &path, schema.clone(), options.row_group_rows)?;
+        if let Err(error) = content
+            .write_file_chunks(&mut file, &chunks[start..end], &schema, None)
+            .await
+        {
+            file.abort().await;
+            return Err(error);
+        }
+        let rows = file.rows();
+        let size = file.finish().await?;
+        let line = serde_json::json!({"sidecar": {
+            "path": file_name,
+            "sizeInBytes": size,
+            "modificationTime": now_ms(),
+            "tags": {},
+        }})
+        .to_string();
+        sidecars.push(SidecarWritten {
+            path,
+            rows,
+            size,
+            line,
+        });
+        start = end;
+    }
+    Ok(sidecars)
+}
+
+/// Writes `_last_checkpoint` unless it already points at a newer checkpoint.
+async fn write_hint(storage: &Storage, hint: &LastCheckpointHint) -> Result<()> {
+    let path = storage.log_file(LAST_CHECKPOINT_FILE);
+    if let Some(bytes) = storage.read_if_exists(&path).await? {
+        let current = parse_last_checkpoint(&bytes, path.as_ref());
+        if current.is_ok_and(|current| current.version > hint.version) {
+            return Ok(());
+        }
+    }
+    let bytes = write_last_checkpoint(hint)?;
+    storage.put(&path, Bytes::from(bytes)).await
+}
+
+fn to_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// Milliseconds since the epoch, now.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A duration in whole milliseconds, saturating.
+pub(crate) fn duration_ms(duration: std::time::Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,248 @@
+use std::collections::{BTreeMap, HashMap};
+
+use super::*;
+use crate::log::list_log_from;
+use crate::log::path::{CheckpointKind, LogFileKind};
+use crate::schema::{PrimitiveType, StructField, StructType};
+use crate::transaction::{AddFile, CommitOptions, TableSpec};
+
+pub(crate) fn table(dir: &tempfile::TempDir) -> Table {
+    Table::from_storage(Storage::open(dir.path().to_str().unwrap(), &HashMap::new()).unwrap())
+}
+
+/// A partitioned table with `commits` appends of two files each, a txn and a domain, and one
+/// remove; post-commit work off so that the test decides what is written.
+pub(crate) async fn table_with_history(
+    dir: &tempfile::TempDir,
+    configuration: &[(&str, &str)],
+    commits: usize,
+) -> Table {
+    let table = table(dir);
+    let mut configuration: HashMap<String, String> = configuration
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    configuration.insert("delta.feature.domainMetadata".into(), "supported".into());
+    let spec = TableSpec {
+        schema: StructType::new(vec![
+            StructField::new("a", PrimitiveType::Long, true),
+            StructField::new("p", PrimitiveType::String, true),
+        ]),
+        partition_columns: vec!["p".into()],
+        configuration,
+        ..TableSpec::default()
+    };
+    let quiet = CommitOptions::without_post_commit_work();
+    let create = table.create_transaction(spec).await.unwrap();
+    create.with_commit_options(quiet.clone()).commit().await.unwrap();
+    for commit in 0..commits {
+        let mut tx = table.transaction("WRITE").await.unwrap();
+        let files: Vec<AddFile> = (0..2)
+            .map(|n| AddFile {
+                path: format!("p={commit}/f{n}.parquet"),
+                partition_values: vec![("p".into(), Some(commit.to_string()))],
+                size: 100 + n,
+                modification_time: 1,
+                data_change: true,
+                stats: Some(format!(
+                    r#"{{"numRecords":3,"minValues":{{"a":{n}}},"maxValues":{{"a":9}},"nullCount":{{"a":0}}}}"#
+                )),
+                ..AddFile::default()
+            })
+            .collect();
+        tx.add(&files).unwrap();
+        tx.set_app_version("app", commit as i64).unwrap();
+        tx.set_domain_metadata("user.d", Some(format!("c{commit}"))).unwrap();
+        if commit == 1 {
+            tx.remove_paths(&["p=0/f0.parquet"], true).unwrap();
+        }
+        tx.with_commit_options(quiet.clone()).commit().await.unwrap();
+    }
+    table
+}
+
+/// What a snapshot holds, in a comparable form.
+pub(crate) async fn state_of(snapshot: &Snapshot) -> (Vec<String>, BTreeMap<String, i64>, BTreeMap<String, String>) {
+    let (_, batches) = snapshot.files(true).await.unwrap();
+    let mut paths: Vec<String> = batches
+        .iter()
+        .flat_map(|b| {
+            let paths = b.column_by_name("path").unwrap().as_string::<i32>().clone();
+            (0..paths.len()).map(move |row| paths.value(row).to_string())
+        })
+        .collect();
+    paths.sort();
+    (
+        paths,
+        snapshot.transactions().into_iter().collect(),
+        snapshot.domains().into_iter().collect(),
+    )
+}
+
+async fn checkpoint_kinds(table: &Table) -> Vec<CheckpointKind> {
+    list_log_from(table.storage(), 0)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|path| match path.kind {
+            LogFileKind::Checkpoint(kind) => Some(kind),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Replays the log without the checkpoint (from commit 0) and through it; both must agree.
+async fn assert_round_trip(table: &Table, dir: &tempfile::TempDir) {
+    let through = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    let copy = tempfile::tempdir().unwrap();
+    let log = copy.path().join("_delta_log");
+    std::fs::create_dir_all(&log).unwrap();
+    for entry in std::fs::read_dir(dir.path().join("_delta_log")).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().into_string().unwrap();
+        if name.ends_with(".json") && !name.contains("checkpoint") {
+            std::fs::copy(entry.path(), log.join(name)).unwrap();
+        }
+    }
+    let replayed = self::table(&copy).snapshot(SnapshotAt::Latest).await.unwrap();
+    assert_eq!(state_of(&through).await, state_of(&replayed).await);
+    assert_eq!(through.protocol(), replayed.protocol());
+    assert_eq!(through.metadata(), replayed.metadata());
+}
+
+#[tokio::test]
+async fn a_classic_checkpoint_reads_back_as_the_replayed_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_with_history(&dir, &[], 3).await;
+    let written = table.checkpoint(None).await.unwrap();
+    assert_eq!(written.kind, "classic");
+    assert_eq!(written.version, 3);
+    assert_eq!(written.num_add_files, 5);
+    // protocol, metaData, txn, domain, 5 adds, 1 tombstone
+    assert_eq!(written.num_actions, 10);
+    assert_eq!(checkpoint_kinds(&table).await, vec![CheckpointKind::Classic]);
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    assert_eq!(snapshot.remove_actions().iter().map(|r| r.len()).sum::<usize>(), 1);
+    assert_round_trip(&table, &dir).await;
+    let hint_path = table.storage().log_file("_last_checkpoint");
+    let hint = table.storage().read(&hint_path);
+    let hint = parse_last_checkpoint(&hint.await.unwrap(), "hint").unwrap();
+    assert_eq!(hint.version, 3);
+    assert_eq!(hint.size, Some(10));
+    assert_eq!(hint.num_of_add_files, Some(5));
+    assert!(hint.checksum.is_some() && hint.checkpoint_schema.is_some());
+}
+
+#[tokio::test]
+async fn stats_columns_follow_the_table_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_with_history(
+        &dir,
+        &[
+            ("delta.checkpoint.writeStatsAsJson", "false"),
+            ("delta.checkpoint.writeStatsAsStruct", "true"),
+        ],
+        2,
+    )
+    .await;
+    let written = table.checkpoint(None).await.unwrap();
+    let path = table.storage().log_file(&classic_checkpoint_file_name(written.version));
+    let bytes = table.storage().read(&path).await.unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .unwrap();
+    let add = reader.schema().field_with_name("add").unwrap().clone();
+    let arrow_schema::DataType::Struct(fields) = add.data_type() else { panic!() };
+    let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+    assert!(!names.contains(&"stats"));
+    assert!(names.contains(&"stats_parsed") && names.contains(&"partitionValues_parsed"));
+    // Without the JSON, statistics come from stats_parsed.
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    let (_, batches) = snapshot.files(true).await.unwrap();
+    let min = batches[0].column_by_name("min_values").unwrap().as_struct();
+    assert_eq!(min.column(0).null_count(), 0);
+    assert_round_trip(&table, &dir).await;
+}
+
+#[tokio::test]
+async fn a_multi_part_checkpoint_splits_by_part_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_with_history(&dir, &[], 4).await;
+    let options = CheckpointOptions {
+        part_size: Some(4),
+        row_group_rows: 2,
+        ..CheckpointOptions::default()
+    };
+    let written = table.checkpoint_with(None, &options).await.unwrap();
+    assert_eq!(written.kind, "multi-part");
+    assert_eq!(written.files.len(), 3, "12 actions in parts of 4");
+    assert_eq!(written.num_actions, 12);
+    assert_round_trip(&table, &dir).await;
+    let hint_path = table.storage().log_file("_last_checkpoint");
+    let hint = table.storage().read(&hint_path);
+    assert_eq!(parse_last_checkpoint(&hint.await.unwrap(), "h").unwrap().parts, Some(3));
+}
+
+#[tokio::test]
+async fn v2_checkpoints_with_sidecars_in_parquet_and_json() {
+    for format in [CheckpointFormat::Parquet, CheckpointFormat::Json] {
+        let dir = tempfile::tempdir().unwrap();
+        let table = table_with_history(&dir, &[("delta.feature.v2Checkpoint", "supported")], 3)
+            .await;
+        let options = CheckpointOptions {
+            v2_format: format,
+            sidecar_actions: 4,
+            row_group_rows: 3,
+            ..CheckpointOptions::default()
+        };
+        let written = table.checkpoint_with(None, &options).await.unwrap();
+        assert_eq!(written.kind, "v2");
+        assert_eq!(written.sidecars.len(), 2, "6 file actions, 4 per sidecar");
+        assert!(matches!(
+            checkpoint_kinds(&table).await.as_slice(),
+            [CheckpointKind::Uuid { format: f, .. }] if *f == format
+        ));
+        assert_round_trip(&table, &dir).await;
+    }
+}
+
+#[tokio::test]
+async fn a_v2_checkpoint_may_hold_its_file_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    let table =
+        table_with_history(&dir, &[("delta.feature.v2Checkpoint", "supported")], 2).await;
+    let options = CheckpointOptions {
+        v2_sidecars: false,
+        ..CheckpointOptions::default()
+    };
+    let written = table.checkpoint_with(None, &options).await.unwrap();
+    assert!(written.sidecars.is_empty());
+    assert_round_trip(&table, &dir).await;
+}
+
+#[tokio::test]
+async fn expired_tombstones_are_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_with_history(
+        &dir,
+        &[("delta.deletedFileRetentionDuration", "interval 0 seconds")],
+        2,
+    )
+    .await;
+    let written = table.checkpoint(None).await.unwrap();
+    assert_eq!(written.num_actions, 4 + 3);
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    assert!(snapshot.remove_actions().iter().all(|r| r.is_empty()));
+}
+
+#[tokio::test]
+async fn the_hint_never_moves_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_with_history(&dir, &[], 3).await;
+    table.checkpoint(None).await.unwrap();
+    table.checkpoint(Some(1)).await.unwrap();
+    let hint_path = table.storage().log_file("_last_checkpoint");
+    let hint = table.storage().read(&hint_path);
+    assert_eq!(parse_last_checkpoint(&hint.await.unwrap(), "h").unwrap().version, 3);
+    let old = table.snapshot(SnapshotAt::Version(1)).await.unwrap();
+    assert_eq!(old.num_files(), 2);
+}

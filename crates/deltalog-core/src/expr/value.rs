@@ -1,0 +1,408 @@
+//! Value expressions: what an `UPDATE ... SET column = <expression>` computes for every row.
+//! They grow from the filter language: column references and the literals of
+//! [`super::parse_sql`], arithmetic (`+ - * / %`, unary `-`), `concat`, `lower`, `upper`,
+//! `substring`, `coalesce`, `CASE WHEN <filter> THEN ... ELSE ... END`,
+//! `CAST(x AS type)` and `current_timestamp()`, evaluated on Arrow batches with Arrow's
+//! compute kernels in SQL's null semantics (an operand that is NULL makes the result NULL;
+//! `coalesce` and `CASE` excepted) and Spark's ANSI mode: integer overflow, division by zero
+//! and a failing cast are errors, not NULLs. `/` divides as doubles, as Spark's does.
+
+use std::sync::Arc;
+
+use arrow::compute::kernels::numeric;
+use arrow::compute::kernels::zip::zip;
+use arrow::compute::{cast_with_options, is_not_null, CastOptions};
+use arrow_array::cast::AsArray;
+use arrow_array::{
+    new_null_array, Array, ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray,
+};
+use arrow_schema::{DataType, TimeUnit};
+
+use super::ast::Expr;
+use super::eval::{evaluate, lookup};
+use super::invalid;
+use crate::error::Result;
+use crate::scalar::Scalar;
+
+/// An arithmetic operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+/// A function of the value language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Function {
+    Concat,
+    Lower,
+    Upper,
+    Substring,
+    Coalesce,
+    CurrentTimestamp,
+}
+
+/// A value expression (see the module documentation).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValueExpr {
+    Column(Vec<String>),
+    Literal(Scalar),
+    Negate(Box<ValueExpr>),
+    Arith {
+        op: ArithOp,
+        left: Box<ValueExpr>,
+        right: Box<ValueExpr>,
+    },
+    Call {
+        function: Function,
+        args: Vec<ValueExpr>,
+    },
+    /// `CASE WHEN c1 THEN v1 ... ELSE otherwise END` (NULL without `ELSE`).
+    Case {
+        branches: Vec<(Expr, ValueExpr)>,
+        otherwise: Option<Box<ValueExpr>>,
+    },
+    Cast {
+        expr: Box<ValueExpr>,
+        to: DataType,
+    },
+}
+
+impl ValueExpr {
+    /// The referenced column paths (conditions of `CASE` included).
+    pub fn column_paths(&self) -> Vec<Vec<String>> {
+        let mut paths = Vec::new();
+        self.visit(&mut |path| {
+            if !paths.iter().any(|p: &Vec<String>| p == path) {
+                paths.push(path.to_vec());
+            }
+        });
+        paths
+    }
+
+    fn visit(&self, visit: &mut dyn FnMut(&[String])) {
+        match self {
+            ValueExpr::Column(path) => visit(path),
+            ValueExpr::Literal(_) => {}
+            ValueExpr::Negate(inner) | ValueExpr::Cast { expr: inner, .. } => inner.visit(visit),
+            ValueExpr::Arith { left, right, .. } => {
+                left.visit(visit);
+                right.visit(visit);
+            }
+            ValueExpr::Call { args, .. } => args.iter().for_each(|a| a.visit(visit)),
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => {
+                for (condition, value) in branches {
+                    condition.column_paths().iter().for_each(|p| visit(p));
+                    value.visit(visit);
+                }
+                if let Some(otherwise) = otherwise {
+                    otherwise.visit(visit);
+                }
+            }
+        }
+    }
+}
+
+/// Evaluates `expr` on every row of `batch`; `now_micros` is `current_timestamp()` (one
+/// instant for the whole statement). Errors name the problem ([`crate::Error::InvalidArgument`]):
+/// an unknown column, operands of kinds that do not combine, overflow, division by zero, a
+/// failing cast.
+pub(crate) fn evaluate_value(
+    expr: &ValueExpr,
+    batch: &RecordBatch,
+    now_micros: i64,
+) -> Result<ArrayRef> {
+    let rows = batch.num_rows();
+    match expr {
+        ValueExpr::Column(path) => {
+            let schema = batch.schema();
+            lookup(schema.fields(), batch.columns(), path)?
+                .ok_or_else(|| invalid(format!("unknown column '{}'", path.join("."))))
+        }
+        ValueExpr::Literal(value) => value.to_array(rows),
+        ValueExpr::Negate(inner) => {
+            let value = evaluate_value(inner, batch, now_micros)?;
+            numeric::neg(&value).map_err(|e| invalid(format!("-{inner:?}: {e}")))
+        }
+        ValueExpr::Arith { op, left, right } => {
+            let left = evaluate_value(left, batch, now_micros)?;
+            let right = evaluate_value(right, batch, now_micros)?;
+            arithmetic(*op, &left, &right)
+        }
+        ValueExpr::Call { function, args } => {
+            let values = args
+                .iter()
+                .map(|arg| evaluate_value(arg, batch, now_micros))
+                .collect::<Result<Vec<_>>>()?;
+            call(*function, &values, args, rows, now_micros)
+        }
+        ValueExpr::Case {
+            branches,
+            otherwise,
+        } => {
+            let mut values = Vec::with_capacity(branches.len());
+            for (_, value) in branches {
+                values.push(evaluate_value(value, batch, now_micros)?);
+            }
+            let fallback = match otherwise {
+                Some(otherwise) => Some(evaluate_value(otherwise, batch, now_micros)?),
+                None => None,
+            };
+            let ty = common_type(values.iter().chain(fallback.iter()));
+            let mut result = match fallback {
+                Some(fallback) => cast_to(&fallback, &ty)?,
+                None => new_null_array(&ty, rows),
+            };
+            for ((condition, _), value) in branches.iter().zip(values).rev() {
+                let mask = evaluate(condition, batch)?;
+                let value = cast_to(&value, &ty)?;
+                result = zip(&mask, &value, &result).map_err(|e| invalid(format!("CASE: {e}")))?;
+            }
+            Ok(result)
+        }
+        ValueExpr::Cast { expr, to } => cast_to(&evaluate_value(expr, batch, now_micros)?, to),
+    }
+}
+
+/// `value` cast to `to`, failing (not NULL) on a value that does not convert (ANSI).
+pub(crate) fn cast_to(value: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    if value.data_type() == to {
+        return Ok(value.clone());
+    }
+    let options = CastOptions {
+        safe: false,
+        ..CastOptions::default()
+    };
+    cast_with_options(value, to, &options)
+        .map_err(|e| invalid(format!("cannot cast {} to {to}: {e}", value.data_type())))
+}
+
+fn arithmetic(op: ArithOp, left: &ArrayRef, right: &ArrayRef) -> Result<ArrayRef> {
+    let ty = match op {
+        ArithOp::Div => DataType::Float64,
+        _ => numeric_type(left.data_type(), right.data_type())?,
+    };
+    let (left, right) = (cast_to(left, &ty)?, cast_to(right, &ty)?);
+    if matches!(op, ArithOp::Div | ArithOp::Rem) && has_zero(&right)? {
+        return Err(invalid("division by zero"));
+    }
+    let result = match op {
+        ArithOp::Add => numeric::add(&left, &right),
+        ArithOp::Sub => numeric::sub(&left, &right),
+        ArithOp::Mul => numeric::mul(&left, &right),
+        ArithOp::Div => numeric::div(&left, &right),
+        ArithOp::Rem => numeric::rem(&left, &right),
+    };
+    result.map_err(|e| invalid(format!("arithmetic on {ty}: {e}")))
+}
+
+/// The type two numeric operands are computed in: the wider integer, a double when either
+/// is a float, a decimal when either is one.
+fn numeric_type(left: &DataType, right: &DataType) -> Result<DataType> {
+    let rank = |ty: &DataType| match ty {
+        DataType::Null => Some(0),
+        DataType::Int8 => Some(1),
+        DataType::Int16 => Some(2),
+        DataType::Int32 => Some(3),
+        DataType::Int64 => Some(4),
+        DataType::Decimal128(_, _) => Some(5),
+        DataType::Float32 | DataType::Float64 => Some(6),
+        _ => None,
+    };
+    let (Some(a), Some(b)) = (rank(left), rank(right)) else {
+        return Err(invalid(format!(
+            "arithmetic needs numbers, not {left} and {right}"
+        )));
+    };
+    Ok(match a.max(b) {
+        0 | 4 => DataType::Int64,
+        1 => DataType::Int8,
+        2 => DataType::Int16,
+        3 => DataType::Int32,
+        5 => match (left, right) {
+            (DataType::Decimal128(p, s), DataType::Decimal128(q, t)) => {
+                let scale = (*s).max(*t);
+                let digits = (*p as i8 - *s).max(*q as i8 - *t);
+                DataType::Decimal128(((digits + scale) as u8 + 1).min(38), scale)
+            }
+            (DataType::Decimal128(p, s), _) | (_, DataType::Decimal128(p, s)) => {
+                DataType::Decimal128((*p + 10).min(38), *s)
+            }
+            _ => DataType::Float64,
+        },
+        _ => DataType::Float64,
+    })
+}
+
+fn has_zero(values: &ArrayRef) -> Result<bool> {
+    let doubles = cast_to(values, &DataType::Float64)?;
+    Ok(doubles
+        .as_primitive::<arrow_array::types::Float64Type>()
+        .iter()
+        .any(|v| v == Some(0.0)))
+}
+
+fn call(
+    function: Function,
+    values: &[ArrayRef],
+    args: &[ValueExpr],
+    rows: usize,
+    now_micros: i64,
+) -> Result<ArrayRef> {
+    let arity = |n: std::ops::RangeInclusive<usize>| {
+        if n.contains(&values.len()) {
+            Ok(())
+        } else {
+            Err(invalid(format!(
+                "{function:?} takes {} to {} arguments, not {}",
+                n.start(),
+                n.end(),
+                values.len()
+            )))
+        }
+    };
+    match function {
+        Function::CurrentTimestamp => {
+            arity(0..=0)?;
+            let now = TimestampMicrosecondArray::from(vec![now_micros; rows]).with_timezone("UTC");
+            Ok(Arc::new(now))
+        }
+        Function::Lower | Function::Upper => {
+            arity(1..=1)?;
+            let text = strings(&values[0])?;
+            let mapped: StringArray = text
+                .iter()
+                .map(|v| {
+                    v.map(|s| match function {
+                        Function::Lower => s.to_lowercase(),
+                        _ => s.to_uppercase(),
+                    })
+                })
+                .collect();
+            Ok(Arc::new(mapped))
+        }
+        Function::Concat => {
+            let mut result: Option<StringArray> = None;
+            for value in values {
+                let text = strings(value)?;
+                result = Some(match result {
+                    None => text,
+                    Some(done) => arrow::compute::kernels::concat_elements::concat_elements_utf8(
+                        &done, &text,
+                    )
+                    .map_err(|e| invalid(format!("concat: {e}")))?,
+                });
+            }
+            Ok(Arc::new(result.unwrap_or_else(|| {
+                StringArray::from(vec![Some(""); rows])
+            })))
+        }
+        Function::Substring => {
+            arity(2..=3)?;
+            let position = literal_int(&args[1], "substring position")?;
+            let length = match args.get(2) {
+                Some(arg) => Some(literal_int(arg, "substring length")?),
+                None => None,
+            };
+            let text = strings(&values[0])?;
+            let start = match position {
+                p if p > 0 => p - 1,
+                0 => 0,
+                p => p,
+            };
+            let length = length.map(|l| u64::try_from(l.max(0)).unwrap_or(0));
+            let result = arrow::compute::kernels::substring::substring_by_char(&text, start, length)
+                .map_err(|e| invalid(format!("substring: {e}")))?;
+            Ok(Arc::new(result))
+        }
+        Function::Coalesce => {
+            arity(1..=usize::MAX)?;
+            let ty = common_type(values.iter());
+            let mut result = cast_to(&values[0], &ty)?;
+            for value in &values[1..] {
+                let present = is_not_null(&result).map_err(|e| invalid(e.to_string()))?;
+                result = zip(&present, &result, &cast_to(value, &ty)?)
+                    .map_err(|e| invalid(format!("coalesce: {e}")))?;
+            }
+            Ok(result)
+        }
+    }
+}
+
+/// The type of the first operand that is not the NULL type (Null when all are).
+fn common_type<'a>(values: impl Iterator<Item = &'a ArrayRef>) -> DataType {
+    let types: Vec<&DataType> = values.map(|v| v.data_type()).collect();
+    let known: Vec<&DataType> = types
+        .iter()
+        .copied()
+        .filter(|t| **t != DataType::Null)
+        .collect();
+    if known.iter().all(|t| is_number(t)) && known.len() > 1 {
+        let mut ty = known[0].clone();
+        for next in &known[1..] {
+            ty = numeric_type(&ty, next).unwrap_or(DataType::Float64);
+        }
+        return ty;
+    }
+    known.first().map_or(DataType::Null, |t| (*t).clone())
+}
+
+fn is_number(ty: &DataType) -> bool {
+    ty.is_integer() || ty.is_floating() || matches!(ty, DataType::Decimal128(_, _))
+}
+
+fn strings(value: &ArrayRef) -> Result<StringArray> {
+    let text = cast_to(value, &DataType::Utf8)?;
+    Ok(text.as_string::<i32>().clone())
+}
+
+fn literal_int(expr: &ValueExpr, what: &str) -> Result<i64> {
+    let value = match expr {
+        ValueExpr::Literal(value) => Some(value),
+        ValueExpr::Negate(inner) => match inner.as_ref() {
+            ValueExpr::Literal(value) => {
+                return literal_int(&ValueExpr::Literal(value.clone()), what).map(|v| -v)
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    match value {
+        Some(Scalar::Int8(v)) => Ok(i64::from(*v)),
+        Some(Scalar::Int16(v)) => Ok(i64::from(*v)),
+        Some(Scalar::Int32(v)) => Ok(i64::from(*v)),
+        Some(Scalar::Int64(v)) => Ok(*v),
+        _ => Err(invalid(format!("the {what} must be an integer literal"))),
+    }
+}
+
+/// The Arrow type a `CAST(x AS name)` names (Spark's SQL type names).
+pub(crate) fn type_named(name: &str) -> Option<DataType> {
+    let lower = name.trim().to_ascii_lowercase();
+    Some(match lower.as_str() {
+        "boolean" => DataType::Boolean,
+        "tinyint" | "byte" => DataType::Int8,
+        "smallint" | "short" => DataType::Int16,
+        "int" | "integer" => DataType::Int32,
+        "bigint" | "long" => DataType::Int64,
+        "float" | "real" => DataType::Float32,
+        "double" => DataType::Float64,
+        "string" => DataType::Utf8,
+        "binary" => DataType::Binary,
+        "date" => DataType::Date32,
+        "timestamp" => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        "timestamp_ntz" => DataType::Timestamp(TimeUnit::Microsecond, None),
+        _ => {
+            let inner = lower.strip_prefix("decimal")?.trim();
+            let inner = inner.strip_prefix('(')?.strip_suffix(')')?;
+            let (p, s) = inner.split_once(',')?;
+            DataType::Decimal128(p.trim().parse().ok()?, s.trim().parse().ok()?)
+        }
+    })
+}

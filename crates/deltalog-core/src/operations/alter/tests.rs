@@ -1,0 +1,465 @@
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
+use futures::stream;
+
+use super::*;
+use crate::operations::create::{create_table, CreateMode, CreateTable};
+use crate::operations::write::{write_table, WriteTableOptions};
+use crate::schema::PrimitiveType;
+use crate::storage::Storage;
+
+fn table(dir: &tempfile::TempDir) -> Table {
+    Table::from_storage(Storage::open(dir.path().to_str().unwrap(), &HashMap::new()).unwrap())
+}
+
+async fn created(dir: &tempfile::TempDir, configuration: &[(&str, &str)]) -> Table {
+    let table = table(dir);
+    let create = CreateTable {
+        schema: StructType::new(vec![
+            StructField::new("a", PrimitiveType::Long, true),
+            StructField::new("p", PrimitiveType::String, true),
+        ]),
+        partition_by: vec!["p".into()],
+        configuration: configuration
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..CreateTable::default()
+    };
+    create_table(&table, create, CreateMode::ErrorIfExists)
+        .await
+        .unwrap();
+    table
+}
+
+async fn append(table: &Table, values: &[i64]) {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("a", ArrowType::Int64, true),
+        Field::new("p", ArrowType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(values.to_vec())),
+            Arc::new(StringArray::from(vec!["x"; values.len()])),
+        ],
+    )
+    .unwrap();
+    write_table(
+        table,
+        schema,
+        stream::iter(vec![Ok(batch)]),
+        WriteTableOptions::default(),
+    )
+    .await
+    .unwrap();
+}
+
+async fn latest(table: &Table) -> Snapshot {
+    table.snapshot(SnapshotAt::Latest).await.unwrap()
+}
+
+fn props(pairs: &[(&str, &str)]) -> Alteration {
+    Alteration::SetProperties(
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    )
+}
+
+async fn last_commit_info(table: &Table) -> Map<String, Value> {
+    let snapshot = latest(table).await;
+    let name = format!("_delta_log/{:020}.json", snapshot.version());
+    let text = std::fs::read_to_string(
+        std::path::Path::new(&table.uri().replace("file://", "")).join(name),
+    )
+    .unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    first["commitInfo"].as_object().unwrap().clone()
+}
+
+#[tokio::test]
+async fn set_properties_validates_canonicalises_and_upgrades_the_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = created(&dir, &[]).await;
+    let done = alter_table(
+        &table,
+        props(&[
+            ("DELTA.appendonly", "true"),
+            ("delta.enableDeletionVectors", "true"),
+            ("owner.team", "data"),
+            ("comment", "the events"),
+        ]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.version, 1);
+    let snapshot = latest(&table).await;
+    let configuration = &snapshot.metadata().configuration;
+    assert_eq!(configuration["delta.appendOnly"], "true");
+    assert_eq!(configuration["owner.team"], "data");
+    assert_eq!(snapshot.metadata().description.as_deref(), Some("the events"));
+    let protocol = snapshot.protocol();
+    assert_eq!((protocol.min_reader_version, protocol.min_writer_version), (3, 7));
+    assert!(protocol
+        .writer_features
+        .as_ref()
+        .unwrap()
+        .contains(&"deletionVectors".to_string()));
+    let info = last_commit_info(&table).await;
+    assert_eq!(info["operation"], "SET TBLPROPERTIES");
+    let parameters: Value =
+        serde_json::from_str(info["operationParameters"]["properties"].as_str().unwrap()).unwrap();
+    assert_eq!(parameters["delta.appendOnly"], "true");
+    assert_eq!(parameters["comment"], "the events");
+
+    for (key, value, expected) in [
+        ("delta.noSuchThing", "1", "unknown Delta table property"),
+        ("delta.appendOnly", "yes", "`true` or `false`"),
+        ("delta.constraints.c", "a > 0", "add_constraint"),
+        ("delta.feature.noSuchFeature", "supported", "noSuchFeature"),
+        ("delta.columnMapping.mode", "id", "none to name"),
+        ("delta.minWriterVersion", "1", "downgrade"),
+        ("delta.isolationLevel", "WriteSerializable", "must be Serializable"),
+        ("delta.dataSkippingNumIndexedCols", "-2", "-1 (every column) or more"),
+        ("delta.columnMapping.maxColumnId", "9", "cannot be set"),
+    ] {
+        let error = alter_table(&table, props(&[(key, value)]))
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains(expected), "{key}: {error}");
+    }
+    assert_eq!(latest(&table).await.version(), 1);
+}
+
+#[tokio::test]
+async fn unset_properties_and_if_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = created(&dir, &[("delta.appendOnly", "true"), ("k", "v")]).await;
+    let unset = |keys: &[&str], if_exists| Alteration::UnsetProperties {
+        keys: keys.iter().map(|k| k.to_string()).collect(),
+        if_exists,
+    };
+    let error = alter_table(&table, unset(&["nope"], false)).await.unwrap_err();
+    assert!(error.to_string().contains("no property nope"), "{error}");
+    alter_table(&table, unset(&["delta.APPENDONLY", "k", "nope"], true))
+        .await
+        .unwrap();
+    let snapshot = latest(&table).await;
+    assert!(snapshot.metadata().configuration.is_empty());
+    let info = last_commit_info(&table).await;
+    assert_eq!(info["operation"], "UNSET TBLPROPERTIES");
+    assert_eq!(info["operationParameters"]["ifExists"], "true");
+}
+
+#[tokio::test]
+async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = created(&dir, &[]).await;
+    append(&table, &[1, 2]).await;
+    let rename = Alteration::RenameColumn {
+        from: "a".into(),
+        to: "b".into(),
+    };
+    let error = alter_table(&table, rename.clone()).await.unwrap_err();
+    assert!(error.to_string().contains("delta.columnMapping.mode"), "{error}");
+
+    alter_table(&table, props(&[("delta.columnMapping.mode", "name")]))
+        .await
+        .unwrap();
+    let snapshot = latest(&table).await;
+    let a = snapshot.schema().field("a").unwrap();
+    assert_eq!(a.metadata[COLUMN_MAPPING_PHYSICAL_NAME_KEY], "a");
+    assert_eq!(
+        snapshot.metadata().configuration[COLUMN_MAPPING_MAX_COLUMN_ID],
+        "2"
+    );
+    let protocol = snapshot.protocol();
+    assert_eq!((protocol.min_reader_version, protocol.min_writer_version), (2, 5));
+
+    let nested = StructType::new(vec![StructField::new("x", PrimitiveType::Integer, true)]);
+    let add = Alteration::AddColumns(vec![
+        NewColumn {
+            parent: None,
+            field: StructField::new("s", DataType::Struct(Box::new(nested)), true),
+        },
+        NewColumn {
+            parent: Some("S".into()),
+            field: StructField::new("y", PrimitiveType::String, true),
+        },
+    ]);
+    alter_table(&table, add).await.unwrap();
+    let snapshot = latest(&table).await;
+    let s = snapshot.schema().field("s").unwrap();
+    let inner = s.data_type.as_struct().unwrap();
+    assert_eq!(inner.fields.len(), 2);
+    assert!(inner.fields[1].metadata.contains_key(COLUMN_MAPPING_ID_KEY));
+    assert_eq!(
+        snapshot.metadata().configuration[COLUMN_MAPPING_MAX_COLUMN_ID],
+        "5"
+    );
+    let info = last_commit_info(&table).await;
+    assert_eq!(info["operation"], "ADD COLUMNS");
+
+    alter_table(&table, rename).await.unwrap();
+    let info = last_commit_info(&table).await;
+    assert_eq!(info["operationParameters"]["oldColumnPath"], "a");
+    assert_eq!(info["operationParameters"]["newColumnPath"], "b");
+    alter_table(
+        &table,
+        Alteration::RenameColumn {
+            from: "p".into(),
+            to: "part".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(latest(&table).await.partition_columns(), ["part"]);
+    alter_table(
+        &table,
+        Alteration::RenameColumn {
+            from: "part".into(),
+            to: "the part".into(),
+        },
+    )
+    .await
+    .unwrap();
+    let info = last_commit_info(&table).await;
+    assert_eq!(info["operationParameters"]["newColumnPath"], "the part");
+    alter_table(
+        &table,
+        Alteration::RenameColumn {
+            from: "`the part`".into(),
+            to: "part".into(),
+        },
+    )
+    .await
+    .unwrap();
+
+    let drop = |columns: &[&str], if_exists| Alteration::DropColumns {
+        columns: columns.iter().map(|c| c.to_string()).collect(),
+        if_exists,
+    };
+    let error = alter_table(&table, drop(&["part"], false)).await.unwrap_err();
+    assert!(error.to_string().contains("partition column"), "{error}");
+    let error = alter_table(&table, drop(&["zzz"], false)).await.unwrap_err();
+    assert!(error.to_string().contains("no column zzz"), "{error}");
+    alter_table(&table, drop(&["s.x", "zzz"], true)).await.unwrap();
+    let error = alter_table(&table, drop(&["s.y"], false)).await.unwrap_err();
+    assert!(error.to_string().contains("last column"), "{error}");
+
+    let snapshot = latest(&table).await;
+    let scan = Scan::new(&snapshot, ScanOptions::default()).await.unwrap();
+    let batches: Vec<RecordBatch> = scan
+        .stream()
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let names: Vec<String> = batches[0]
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, ["b", "part", "s"]);
+    let b = batches[0].column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+    assert_eq!(b.values(), &[1, 2]);
+
+    let error = alter_table(&table, props(&[("delta.columnMapping.mode", "none")]))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("not supported"), "{error}");
+}
+
+#[tokio::test]
+async fn a_new_constraint_is_checked_against_existing_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = created(&dir, &[]).await;
+    append(&table, &[1, 5]).await;
+    let add = |expression: &str| Alteration::AddConstraint {
+        name: "Positive".into(),
+        expression: expression.into(),
+    };
+    let error = alter_table(&table, add("a > 2")).await.unwrap_err();
+    let Error::ConstraintViolation { reason, .. } = &error else {
+        panic!("{error}")
+    };
+    assert!(reason.contains("1 existing row"), "{reason}");
+    assert!(reason.contains("a = 1"), "{reason}");
+    assert_eq!(latest(&table).await.version(), 1);
+    let error = alter_table(&table, add("zz > 2")).await.unwrap_err();
+    assert!(error.to_string().contains("unknown column `zz`"), "{error}");
+
+    alter_table(&table, add("a > 0")).await.unwrap();
+    let snapshot = latest(&table).await;
+    assert_eq!(
+        snapshot.metadata().configuration["delta.constraints.positive"],
+        "a > 0"
+    );
+    assert_eq!(snapshot.protocol().min_writer_version, 3);
+    let info = last_commit_info(&table).await;
+    assert_eq!(info["operation"], "ADD CONSTRAINT");
+    assert_eq!(info["operationParameters"]["expr"], "a > 0");
+    let error = alter_table(&table, add("a > 0")).await.unwrap_err();
+    assert!(error.to_string().contains("already exists"), "{error}");
+
+    alter_table(&table, props(&[("delta.columnMapping.mode", "name")]))
+        .await
+        .unwrap();
+    let error = alter_table(
+        &table,
+        Alteration::RenameColumn {
+            from: "a".into(),
+            to: "b".into(),
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(error.to_string().contains("CHECK constraint positive (a > 0) uses it"), "{error}");
+
+    let drop = |if_exists| Alteration::DropConstraint {
+        name: "POSITIVE".into(),
+        if_exists,
+    };
+    alter_table(&table, drop(false)).await.unwrap();
+    let info = last_commit_info(&table).await;
+    assert_eq!(info["operationParameters"]["existed"], "true");
+    assert!(latest(&table).await.metadata().configuration.keys().all(|k| !k.starts_with("delta.constraints")));
+    let error = alter_table(&table, drop(false)).await.unwrap_err();
+    assert!(error.to_string().contains("no constraint"), "{error}");
+    alter_table(&table, drop(true)).await.unwrap();
+    let info = last_commit_info(&table).await;
+    assert_eq!(info["operationParameters"]["existed"], "false");
+}
+
+#[tokio::test]
+async fn a_null_value_breaks_a_new_constraint() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = created(&dir, &[]).await;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("a", ArrowType::Int64, true),
+        Field::new("p", ArrowType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(vec![Some(3), None])),
+            Arc::new(StringArray::from(vec!["x", "x"])),
+        ],
+    )
+    .unwrap();
+    write_table(&table, schema, stream::iter(vec![Ok(batch)]), WriteTableOptions::default())
+        .await
+        .unwrap();
+    let error = alter_table(
+        &table,
+        Alteration::AddConstraint {
+            name: "c".into(),
+            expression: "a > 0".into(),
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(error.to_string().contains("a = NULL"), "{error}");
+}
+
+#[tokio::test]
+async fn features_are_added_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = created(&dir, &[]).await;
+    alter_table(&table, Alteration::AddFeature("DeletionVectors".into()))
+        .await
+        .unwrap();
+    let snapshot = latest(&table).await;
+    assert_eq!(
+        snapshot.protocol().reader_features,
+        Some(vec!["deletionVectors".to_string()])
+    );
+    assert!(!snapshot
+        .metadata()
+        .configuration
+        .keys()
+        .any(|k| k.starts_with("delta.feature.")));
+    let error = alter_table(&table, Alteration::AddFeature("teleportation".into()))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::UnsupportedFeature { .. }), "{error}");
+    let error = alter_table(&table, Alteration::AddFeature("icebergCompatV2".into()))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::UnsupportedFeature { .. }), "{error}");
+    alter_table(&table, Alteration::SetDescription("about".into()))
+        .await
+        .unwrap();
+    assert_eq!(latest(&table).await.metadata().description.as_deref(), Some("about"));
+}
+
+#[tokio::test]
+async fn row_tracking_is_enabled_only_before_data_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = created(&dir, &[]).await;
+    alter_table(&table, props(&[("delta.enableRowTracking", "true")]))
+        .await
+        .unwrap();
+    append(&table, &[1]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let table = created(&dir, &[]).await;
+    append(&table, &[1]).await;
+    let error = alter_table(&table, props(&[("delta.enableRowTracking", "true")]))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("backfill"), "{error}");
+}
+
+#[test]
+fn paths_resolve_without_case_and_quote_as_spark_logs_them() {
+    let schema = StructType::new(vec![
+        StructField::new("a.b", PrimitiveType::Long, true),
+        StructField::new(
+            "s",
+            DataType::Struct(Box::new(StructType::new(vec![StructField::new(
+                "X",
+                PrimitiveType::Long,
+                true,
+            )]))),
+            true,
+        ),
+    ]);
+    assert_eq!(resolve(&schema, &parse_path("`a.b`").unwrap()).unwrap(), [0]);
+    assert_eq!(resolve(&schema, &parse_path("S.x").unwrap()).unwrap(), [1, 0]);
+    assert!(resolve(&schema, &parse_path("s.y").unwrap()).is_err());
+    assert_eq!(quote_path(&["a.b".into(), "c".into()]), "`a.b`.c");
+}
+
+#[tokio::test]
+async fn a_constraint_checked_on_a_snapshot_fails_when_rows_were_appended_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = created(&dir, &[]).await;
+    append(&table, &[1]).await;
+    let read = latest(&table).await;
+    append(&table, &[-1]).await;
+    let alteration = Alteration::AddConstraint {
+        name: "positive".into(),
+        expression: "a > 0".into(),
+    };
+    let error = alter_snapshot(&read, alteration).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::CommitConflict {
+                kind: crate::error::ConflictKind::ConcurrentAppend,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    let snapshot = latest(&table).await;
+    assert_eq!(snapshot.version(), 2);
+    assert!(snapshot.metadata().configuration.is_empty());
+}

@@ -1,0 +1,710 @@
+//! What the row-level operations (`delete`, `update`) share: finding the live files a
+//! predicate may touch (partitions pruned and files skipped by statistics before any data
+//! file is read), finding the physical row positions that match in a file, marking rows
+//! deleted with deletion vectors (spec "Deletion Vectors", "Deletion Vector Format"),
+//! rewriting files (copy-on-write), writing change data files (spec "Change Data Files",
+//! "Add CDC File") and keeping row ids (spec "Row Tracking"), as Delta on Spark's
+//! `DeleteCommand`, `UpdateCommand` and `DMLWithDeletionVectorsHelper` do.
+//!
+//! Row positions are the physical positions in the Parquet file: every row of the file counts,
+//! deleted or not (the scan of a candidate file is made without its deletion vector, so its
+//! batches hold every row in file order).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray, StructArray,
+};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use roaring::RoaringTreemap;
+use serde_json::Value;
+
+use crate::action_schema::{add, deletion_vector_type};
+use crate::actions::DeletionVectorDescriptor;
+use crate::deletion_vector::{self, dv_file_name, encode_dv_file, row_mask, uuid_descriptor};
+use crate::error::{Error, Result};
+use crate::expr::{evaluate, files_may_match, partition_only, Expr};
+use crate::file_list::{file_list_stats, FileListOptions};
+use crate::scan::{Scan, ScanOptions, ROW_COMMIT_VERSION_COLUMN, ROW_ID_COLUMN};
+use crate::schema::{
+    PrimitiveType, StructField, StructType, COLUMN_MAPPING_ID_KEY,
+    COLUMN_MAPPING_PHYSICAL_NAME_KEY,
+};
+use crate::snapshot::Snapshot;
+use crate::table::Table;
+use crate::table_config::properties::{
+    ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
+    ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
+};
+use crate::table_config::TableConfiguration;
+use crate::transaction::{MetadataUpdate, Transaction};
+use crate::write::{DataFileWriter, WriteResult, WriterOptions, WrittenFile};
+
+use super::schema::max_column_id;
+use super::write::{add_file, DATA_WRITER_FEATURES};
+
+/// The column of change data files holding the kind of change (spec "Change Data Files").
+pub(crate) const CHANGE_TYPE: &str = "_change_type";
+/// The folder of change data files under the table root.
+pub(crate) const CHANGE_DATA_DIR: &str = "_change_data";
+
+/// A live file of the snapshot a row-level operation considers.
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    /// Its row of the snapshot's add actions (the add layout), removed or re-added as is.
+    pub add: StructArray,
+    /// Its row of the file list.
+    pub listed: RecordBatch,
+    pub size: i64,
+    pub num_records: Option<i64>,
+    pub deletion_vector: Option<DeletionVectorDescriptor>,
+}
+
+/// The live files, before and after skipping.
+#[derive(Debug, Default)]
+pub(crate) struct Candidates {
+    pub files: Vec<Candidate>,
+    pub files_before_skipping: u64,
+    pub bytes_before_skipping: u64,
+}
+
+/// The rows of one candidate file a predicate matches.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FileMatches {
+    /// Physical positions of the live rows that match (not those deleted before).
+    pub matched: RoaringTreemap,
+    /// The file's deletion vector before the operation.
+    pub deleted_before: RoaringTreemap,
+    /// Every row of the file, deleted or not.
+    pub physical_rows: u64,
+}
+
+impl FileMatches {
+    /// True when no live row of the file is left once the matched rows go.
+    pub(crate) fn deletes_every_row(&self) -> bool {
+        self.matched.len() + self.deleted_before.len() >= self.physical_rows
+    }
+}
+
+/// The operation metrics, as Delta on Spark names them (`commitInfo.operationMetrics`).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Metrics(pub BTreeMap<String, u64>);
+
+impl Metrics {
+    pub(crate) fn add(&mut self, name: &str, value: u64) {
+        *self.0.entry(name.to_string()).or_insert(0) += value;
+    }
+
+    pub(crate) fn set(&mut self, name: &str, value: u64) {
+        self.0.insert(name.to_string(), value);
+    }
+
+    pub(crate) fn get(&self, name: &str) -> u64 {
+        self.0.get(name).copied().unwrap_or(0)
+    }
+
+    /// Stages the metrics named `names` on `transaction` as Spark writes them: decimal
+    /// strings.
+    pub(crate) fn stage(&self, mut transaction: Transaction, names: &[&str]) -> Transaction {
+        for name in names {
+            let value = self.get(name);
+            transaction = transaction.with_operation_metric(name, value.to_string());
+        }
+        transaction
+    }
+}
+
+/// Checks that `predicate` names columns of the table with values they can be compared
+/// with, by evaluating it on no rows ([`Error::InvalidArgument`] otherwise).
+pub(crate) fn check_predicate(config: &TableConfiguration, predicate: &Expr) -> Result<()> {
+    let schema = crate::schema::to_arrow_schema(config.schema())?;
+    evaluate(predicate, &RecordBatch::new_empty(Arc::new(schema)))?;
+    Ok(())
+}
+
+/// True when `predicate` names partition columns only: it holds for every row of a file or
+/// for none, and file skipping decides it exactly.
+pub(crate) fn is_partition_only(config: &TableConfiguration, predicate: &Expr) -> bool {
+    let partitions = config.partition_columns();
+    predicate.columns().iter().all(|column| {
+        partitions
+            .iter()
+            .any(|partition| partition.eq_ignore_ascii_case(column))
+    }) && partition_only(predicate, partitions).is_some()
+}
+
+/// The live files of `snapshot` that may hold rows matching `predicate` (every file when
+/// `None`), by exact evaluation on partition values and by statistics; no data file is read.
+pub(crate) async fn candidates(
+    snapshot: &Snapshot,
+    predicate: Option<&Expr>,
+) -> Result<Candidates> {
+    let options = FileListOptions {
+        with_stats: true,
+        ..FileListOptions::default()
+    };
+    let (_, listed) = snapshot.file_list(&options).await?;
+    let adds = snapshot.add_actions_with_stats().await?;
+    let mut candidates = Candidates::default();
+    for (adds, files) in adds.iter().zip(&listed) {
+        let mask = match predicate {
+            Some(predicate) => files_may_match(predicate, &file_list_stats(files)?)?,
+            None => BooleanArray::from(vec![true; files.num_rows()]),
+        };
+        let sizes = adds
+            .column_by_name(add::SIZE)
+            .and_then(|c| c.as_primitive_opt::<Int64Type>());
+        for row in 0..files.num_rows() {
+            let size = sizes.filter(|s| s.is_valid(row)).map_or(0, |s| s.value(row));
+            candidates.files_before_skipping += 1;
+            candidates.bytes_before_skipping += u64::try_from(size).unwrap_or(0);
+            if mask.is_valid(row) && mask.value(row) {
+                candidates.files.push(candidate(adds, files, row, size)?);
+            }
+        }
+    }
+    Ok(candidates)
+}
+
+/// The rows of `file`, every one in physical order (its deletion vector not applied): the
+/// table's columns (logical names), then `row_id` and `row_commit_version` when
+/// `row_tracking`. Only `columns` are read when given.
+pub(crate) fn read_every_row(
+    snapshot: &Snapshot,
+    file: &Candidate,
+    columns: Option<Vec<String>>,
+    row_tracking: bool,
+) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+    let listed = without_deletion_vector(&file.listed)?;
+    let options = ScanOptions {
+        columns,
+        row_tracking,
+        ..ScanOptions::default()
+    };
+    let table = Table::from_storage(snapshot.storage().clone());
+    let scan = Scan::over_files(
+        &table,
+        snapshot.version(),
+        snapshot.protocol(),
+        snapshot.metadata(),
+        options,
+        vec![listed],
+    )?;
+    Ok(scan.stream())
+}
+
+/// The live rows of `file` that `predicate` matches (NULL is not a match), by physical
+/// position. Only the columns the predicate names are read.
+pub(crate) async fn find_matches(
+    snapshot: &Snapshot,
+    file: &Candidate,
+    predicate: &Expr,
+) -> Result<FileMatches> {
+    let deleted_before = load_deletion_vector(snapshot, file).await?;
+    let columns = predicate_columns(snapshot.table_configuration().schema(), predicate);
+    let mut rows = read_every_row(snapshot, file, columns, false)?;
+    let mut matches = FileMatches {
+        deleted_before,
+        ..FileMatches::default()
+    };
+    while let Some(batch) = rows.next().await {
+        let batch = batch?;
+        let first = matches.physical_rows;
+        let predicate = predicate.clone();
+        let mask = crate::cpu::run(
+            move || evaluate(&predicate, &batch),
+            |reason| Error::InvalidArgument(format!("evaluating the predicate: {reason}")),
+        )
+        .await?;
+        for (offset, hit) in mask.iter().enumerate() {
+            let position = first + offset as u64;
+            if hit == Some(true) && !matches.deleted_before.contains(position) {
+                matches.matched.insert(position);
+            }
+        }
+        matches.physical_rows += mask.len() as u64;
+    }
+    if let Some(records) = file.num_records {
+        matches.physical_rows = matches
+            .physical_rows
+            .max(u64::try_from(records).unwrap_or(0));
+    }
+    Ok(matches)
+}
+
+/// The deletion vector of `file` before the operation (empty when it has none).
+pub(crate) async fn load_deletion_vector(
+    snapshot: &Snapshot,
+    file: &Candidate,
+) -> Result<RoaringTreemap> {
+    match &file.deletion_vector {
+        Some(descriptor) => deletion_vector::load(snapshot.storage(), descriptor).await,
+        None => Ok(RoaringTreemap::new()),
+    }
+}
+
+/// The mask of the rows of a batch (whose first row is at physical position `first`) that are
+/// in `rows`.
+pub(crate) fn rows_in(rows: &RoaringTreemap, num_rows: usize, first: u64) -> Result<BooleanArray> {
+    arrow::compute::not(&row_mask(rows, num_rows, first))
+        .map_err(|error| Error::arrow("selecting rows", error))
+}
+
+/// Stages the new deletion vectors of `files` (each with the rows to delete added to its
+/// existing vector): every vector is written to one `deletion_vector_<uuid>.bin` file at the
+/// table root (written through storage before the commit), and each file is removed and
+/// re-added with its new descriptor, its statistics kept with `tightBounds` false. A file whose
+/// every row ends up deleted is removed instead. Counts `numRemovedFiles` and
+/// `numDeletionVectorsAdded`, `...Removed` and `...Updated` in `metrics`. Returns the
+/// deletion vector file written, if any.
+pub(crate) async fn stage_deletion_vectors(
+    snapshot: &Snapshot,
+    transaction: &mut Transaction,
+    files: Vec<(Candidate, FileMatches)>,
+    metrics: &mut Metrics,
+) -> Result<Option<String>> {
+    let mut kept: Vec<(Candidate, RoaringTreemap)> = Vec::new();
+    for (file, matches) in files {
+        let had_vector = file.deletion_vector.is_some();
+        if matches.deletes_every_row() {
+            transaction.remove_files(&file.add, true)?;
+            metrics.add("numRemovedFiles", 1);
+            metrics.add("numDeletionVectorsRemoved", u64::from(had_vector));
+            continue;
+        }
+        let mut vector = matches.deleted_before;
+        vector |= matches.matched;
+        match had_vector {
+            true => metrics.add("numDeletionVectorsUpdated", 1),
+            false => metrics.add("numDeletionVectorsAdded", 1),
+        }
+        kept.push((file, vector));
+    }
+    if kept.is_empty() {
+        return Ok(None);
+    }
+    let vectors: Vec<RoaringTreemap> = kept.iter().map(|(_, v)| v.clone()).collect();
+    let uuid = uuid::Uuid::new_v4();
+    let name = dv_file_name(&uuid);
+    let (bytes, entries) = crate::cpu::run(
+        move || encode_dv_file(&vectors),
+        |reason| Error::InvalidArgument(format!("encoding deletion vectors: {reason}")),
+    )
+    .await?;
+    let storage = snapshot.storage();
+    storage
+        .put(&storage.resolve_decoded(&name)?, bytes.into())
+        .await?;
+    for ((file, _), entry) in kept.iter().zip(&entries) {
+        let descriptor = uuid_descriptor(&uuid, "", entry)?;
+        transaction.remove_files(&file.add, true)?;
+        transaction.add_files(with_deletion_vector(&file.add, &descriptor)?)?;
+    }
+    Ok(Some(name))
+}
+
+/// The names of the materialised row tracking columns, when the table keeps row ids
+/// (`delta.enableRowTracking`): those of the configuration, else new ones staged on
+/// `transaction` as Delta on Spark names them.
+pub(crate) fn row_tracking_columns(
+    config: &TableConfiguration,
+    transaction: &mut Transaction,
+) -> Result<Option<(String, String)>> {
+    if !config.is_row_tracking_enabled() {
+        return Ok(None);
+    }
+    let properties = config.properties();
+    if let (Some(id), Some(version)) = (
+        &properties.materialized_row_id_column_name,
+        &properties.materialized_row_commit_version_column_name,
+    ) {
+        return Ok(Some((id.clone(), version.clone())));
+    }
+    let id = format!("_row-id-col-{}", uuid::Uuid::new_v4());
+    let version = format!("_row-commit-version-col-{}", uuid::Uuid::new_v4());
+    transaction.update_metadata(MetadataUpdate {
+        configuration: vec![
+            (
+                ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME.to_string(),
+                Some(id.clone()),
+            ),
+            (
+                ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME.to_string(),
+                Some(version.clone()),
+            ),
+        ],
+        ..MetadataUpdate::default()
+    })?;
+    Ok(Some((id, version)))
+}
+
+/// Writes the rows of a row-level operation: data files, with the materialised row tracking
+/// columns when the table keeps row ids, and change data files under `_change_data/` with a
+/// `_change_type` column when the change data feed is on.
+pub(crate) struct RowWriter {
+    data: DataFileWriter,
+    changes: Option<DataFileWriter>,
+    /// The materialised row id and row commit version columns.
+    row_tracking: Option<(String, String)>,
+    table_columns: usize,
+}
+
+impl RowWriter {
+    /// The writers for `config`; `changes` turns the change data writer on.
+    pub(crate) fn try_new(
+        config: &TableConfiguration,
+        storage: &crate::storage::Storage,
+        options: &WriterOptions,
+        row_tracking: Option<(String, String)>,
+        changes: bool,
+    ) -> Result<RowWriter> {
+        config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
+        let data_config = match &row_tracking {
+            Some((id, version)) => with_extra_columns(config, &[id.as_str(), version.as_str()], PrimitiveType::Long)?,
+            None => config.clone(),
+        };
+        let data = DataFileWriter::try_new(&data_config, storage.clone(), options.clone())?;
+        let changes = match changes {
+            true => {
+                let change_config =
+                    with_extra_columns(config, &[CHANGE_TYPE], PrimitiveType::String)?;
+                let options = WriterOptions {
+                    directory: Some(CHANGE_DATA_DIR.to_string()),
+                    ..options.clone()
+                };
+                Some(DataFileWriter::try_new(
+                    &change_config,
+                    storage.clone(),
+                    options,
+                )?)
+            }
+            false => None,
+        };
+        Ok(RowWriter {
+            data,
+            changes,
+            row_tracking,
+            table_columns: config.schema().fields.len(),
+        })
+    }
+
+    /// True when change data files are written.
+    pub(crate) fn writes_changes(&self) -> bool {
+        self.changes.is_some()
+    }
+
+    /// Writes `rows` (the table's columns, then `row_id` and `row_commit_version` when the
+    /// table keeps row ids) as table data. `keep_commit_version` false writes no row commit
+    /// version, so the rows get the version of this commit.
+    pub(crate) async fn write_data(
+        &mut self,
+        rows: &RecordBatch,
+        keep_commit_version: bool,
+    ) -> Result<()> {
+        if rows.num_rows() == 0 {
+            return Ok(());
+        }
+        let mut fields: Vec<Field> = Vec::new();
+        let mut columns: Vec<ArrayRef> = Vec::new();
+        for index in 0..self.table_columns {
+            fields.push(rows.schema().field(index).clone());
+            columns.push(rows.column(index).clone());
+        }
+        if let Some((id, version)) = &self.row_tracking {
+            let row_ids = column_named(rows, ROW_ID_COLUMN)?;
+            fields.push(Field::new(id, ArrowType::Int64, true));
+            columns.push(row_ids);
+            fields.push(Field::new(version, ArrowType::Int64, true));
+            columns.push(match keep_commit_version {
+                true => column_named(rows, ROW_COMMIT_VERSION_COLUMN)?,
+                false => arrow_array::new_null_array(&ArrowType::Int64, rows.num_rows()),
+            });
+        }
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+            .map_err(|error| Error::arrow("assembling rows to write", error))?;
+        self.data.write(batch).await
+    }
+
+    /// Writes `rows` (the table's columns first) to the change data files as changes of
+    /// `change_type` (`delete`, `update_preimage`, `update_postimage`).
+    pub(crate) async fn write_changes(&mut self, rows: &RecordBatch, change_type: &str) -> Result<()> {
+        let Some(changes) = &mut self.changes else {
+            return Ok(());
+        };
+        if rows.num_rows() == 0 {
+            return Ok(());
+        }
+        let mut fields: Vec<Field> = Vec::new();
+        let mut columns: Vec<ArrayRef> = Vec::new();
+        for index in 0..self.table_columns {
+            fields.push(rows.schema().field(index).clone());
+            columns.push(rows.column(index).clone());
+        }
+        fields.push(Field::new(CHANGE_TYPE, ArrowType::Utf8, true));
+        columns.push(Arc::new(StringArray::from(vec![change_type; rows.num_rows()])));
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+            .map_err(|error| Error::arrow("assembling change rows", error))?;
+        changes.write(batch).await
+    }
+
+    /// Closes every file: the data files and the change data files written.
+    pub(crate) async fn finish(self) -> Result<(WriteResult, Vec<WrittenFile>), Vec<String>> {
+        let data = self.data.finish().await;
+        let changes = match self.changes {
+            Some(writer) => Some(writer.finish().await),
+            None => None,
+        };
+        match (data, changes) {
+            (Ok(data), None) => Ok((data, Vec::new())),
+            (Ok(data), Some(Ok(changes))) => Ok((data, changes.files)),
+            (data, changes) => {
+                let mut written = Vec::new();
+                for outcome in [Some(data), changes].into_iter().flatten() {
+                    match outcome {
+                        Ok(result) => written.extend(result.files.into_iter().map(|f| f.path)),
+                        Err(failure) => written.extend(failure.written_files),
+                    }
+                }
+                Err(written)
+            }
+        }
+    }
+
+    /// Gives up, returning the files already completed.
+    pub(crate) async fn abort(self) -> Vec<String> {
+        let mut written = self.data.abort().await;
+        if let Some(changes) = self.changes {
+            written.extend(changes.abort().await);
+        }
+        written
+    }
+}
+
+/// Stages the adds of the data files and the `cdc` actions of the change data files written;
+/// counts `numAddedFiles`, `numAddedBytes`, `numAddedChangeFiles` and `changeFileBytes`.
+pub(crate) fn stage_written(
+    transaction: &mut Transaction,
+    data: &[WrittenFile],
+    changes: &[WrittenFile],
+    metrics: &mut Metrics,
+) -> Result<()> {
+    let adds: Vec<_> = data.iter().map(add_file).collect();
+    transaction.add(&adds)?;
+    metrics.add("numAddedFiles", data.len() as u64);
+    metrics.add("numAddedBytes", data.iter().map(|f| f.size).sum());
+    if !changes.is_empty() {
+        transaction.add_cdc_files(cdc_rows(changes)?)?;
+    }
+    metrics.add("numAddedChangeFiles", changes.len() as u64);
+    metrics.add("changeFileBytes", changes.iter().map(|f| f.size).sum());
+    Ok(())
+}
+
+/// `config` with `names` appended to its schema as nullable columns of type `ty` (stored
+/// under their own names, also under column mapping).
+fn with_extra_columns(
+    config: &TableConfiguration,
+    names: &[&str],
+    ty: PrimitiveType,
+) -> Result<TableConfiguration> {
+    let mut schema: StructType = config.schema().clone();
+    let mut next_id = max_column_id(&schema)
+        .max(config.properties().column_mapping_max_column_id.unwrap_or(0));
+    for name in names {
+        next_id += 1;
+        let field = StructField::new(*name, ty, true).with_metadata([
+            (COLUMN_MAPPING_PHYSICAL_NAME_KEY, Value::from(*name)),
+            (COLUMN_MAPPING_ID_KEY, Value::from(next_id)),
+        ]);
+        schema.fields.push(field);
+    }
+    let mut metadata = config.metadata().clone();
+    metadata.schema_string = Some(schema.to_json()?);
+    TableConfiguration::try_new(config.protocol().clone(), metadata, config.table_uri())
+}
+
+/// `cdc` actions (the layout of `action_schema::cdc_fields`) of change data files.
+fn cdc_rows(files: &[WrittenFile]) -> Result<StructArray> {
+    use arrow_array::builder::{MapBuilder, MapFieldNames, StringBuilder};
+    let names = MapFieldNames {
+        entry: "key_value".to_string(),
+        key: "key".to_string(),
+        value: "value".to_string(),
+    };
+    let mut partitions = MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new());
+    for file in files {
+        for (key, value) in &file.partition_values {
+            partitions.keys().append_value(key);
+            partitions.values().append_option(value.as_deref());
+        }
+        partitions
+            .append(true)
+            .map_err(|error| Error::arrow("change data file partition values", error))?;
+    }
+    let fields = crate::action_schema::cdc_fields();
+    let paths: StringArray = files
+        .iter()
+        .map(|f| Some(crate::transaction::encode::encode_path(&f.path)))
+        .collect();
+    let partitions = partitions.finish();
+    let partitions = match fields[1].data_type() {
+        ty @ ArrowType::Map(_, _) => arrow::compute::cast(&partitions, ty)
+            .map_err(|error| Error::arrow("change data file partition values", error))?,
+        _ => Arc::new(partitions) as ArrayRef,
+    };
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(paths),
+        partitions,
+        Arc::new(Int64Array::from_iter_values(
+            files.iter().map(|f| i64::try_from(f.size).unwrap_or(i64::MAX)),
+        )),
+        Arc::new(BooleanArray::from(vec![false; files.len()])),
+        arrow_array::new_null_array(fields[4].data_type(), files.len()),
+    ];
+    StructArray::try_new(fields, columns, None)
+        .map_err(|error| Error::arrow("change data file actions", error))
+}
+
+fn candidate(adds: &StructArray, files: &RecordBatch, row: usize, size: i64) -> Result<Candidate> {
+    let records = adds
+        .column_by_name(add::NUM_RECORDS)
+        .and_then(|c| c.as_primitive_opt::<Int64Type>())
+        .filter(|c| c.is_valid(row))
+        .map(|c| c.value(row));
+    Ok(Candidate {
+        add: adds.slice(row, 1),
+        listed: files.slice(row, 1),
+        size,
+        num_records: records,
+        deletion_vector: descriptor_at(adds, row),
+    })
+}
+
+/// The deletion vector descriptor of row `row` of the add layout `adds`.
+fn descriptor_at(adds: &StructArray, row: usize) -> Option<DeletionVectorDescriptor> {
+    let dv = adds
+        .column_by_name(add::DELETION_VECTOR)?
+        .as_struct_opt()?
+        .clone();
+    if !dv.is_valid(row) {
+        return None;
+    }
+    let text = |name: &str| {
+        dv.column_by_name(name)
+            .and_then(|c| c.as_string_opt::<i32>())
+            .filter(|c| c.is_valid(row))
+            .map(|c| c.value(row).to_string())
+    };
+    let int = |name: &str| {
+        dv.column_by_name(name)
+            .and_then(|c| c.as_primitive_opt::<arrow_array::types::Int32Type>())
+            .filter(|c| c.is_valid(row))
+            .map(|c| c.value(row))
+    };
+    let cardinality = dv
+        .column_by_name("cardinality")
+        .and_then(|c| c.as_primitive_opt::<Int64Type>())
+        .filter(|c| c.is_valid(row))
+        .map(|c| c.value(row))?;
+    Some(DeletionVectorDescriptor {
+        storage_type: text("storageType")?,
+        path_or_inline_dv: text("pathOrInlineDv")?,
+        offset: int("offset"),
+        size_in_bytes: int("sizeInBytes")?,
+        cardinality,
+    })
+}
+
+/// The one-row add `add` with `descriptor` as its deletion vector, `dataChange` true and
+/// `tightBounds` false in its statistics (spec "Deletion Vectors": statistics of a file with
+/// a deletion vector may be wide).
+fn with_deletion_vector(
+    add_row: &StructArray,
+    descriptor: &DeletionVectorDescriptor,
+) -> Result<StructArray> {
+    let ArrowType::Struct(dv_fields) = deletion_vector_type() else {
+        return Err(Error::InvalidArgument("the deletion vector layout".into()));
+    };
+    let dv_columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(vec![descriptor.storage_type.clone()])),
+        Arc::new(StringArray::from(vec![descriptor.path_or_inline_dv.clone()])),
+        Arc::new(Int32Array::from(vec![descriptor.offset])),
+        Arc::new(Int32Array::from(vec![descriptor.size_in_bytes])),
+        Arc::new(Int64Array::from(vec![descriptor.cardinality])),
+    ];
+    let dv = StructArray::try_new(dv_fields, dv_columns, None)
+        .map_err(|error| Error::arrow("a deletion vector descriptor", error))?;
+    let stats = add_row
+        .column_by_name(add::STATS)
+        .and_then(|c| c.as_string_opt::<i32>())
+        .filter(|c| c.is_valid(0))
+        .map(|c| wide_bounds(c.value(0)));
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(add_row.num_columns());
+    for (field, column) in add_row.fields().iter().zip(add_row.columns()) {
+        columns.push(match field.name().as_str() {
+            add::DELETION_VECTOR => Arc::new(dv.clone()),
+            add::DATA_CHANGE => Arc::new(BooleanArray::from(vec![true])),
+            add::STATS => Arc::new(StringArray::from(vec![stats.clone()])),
+            _ => column.clone(),
+        });
+    }
+    StructArray::try_new(add_row.fields().clone(), columns, None)
+        .map_err(|error| Error::arrow("re-adding a file with a deletion vector", error))
+}
+
+/// The statistics JSON with `tightBounds` false.
+fn wide_bounds(stats: &str) -> String {
+    match serde_json::from_str::<serde_json::Map<String, Value>>(stats) {
+        Ok(mut object) => {
+            object.insert("tightBounds".into(), Value::Bool(false));
+            Value::Object(object).to_string()
+        }
+        Err(_) => stats.to_string(),
+    }
+}
+
+/// The file list row `listed` without its deletion vector, so that a scan of it returns every
+/// row.
+fn without_deletion_vector(listed: &RecordBatch) -> Result<RecordBatch> {
+    let schema = listed.schema();
+    let columns = schema
+        .fields()
+        .iter()
+        .zip(listed.columns())
+        .map(|(field, column)| match field.name().as_str() {
+            "deletion_vector" => arrow_array::new_null_array(field.data_type(), listed.num_rows()),
+            _ => column.clone(),
+        })
+        .collect();
+    RecordBatch::try_new(schema, columns)
+        .map_err(|error| Error::arrow("planning the read of a file", error))
+}
+
+/// The top-level columns `predicate` needs, or `None` to read every column.
+fn predicate_columns(schema: &StructType, predicate: &Expr) -> Option<Vec<String>> {
+    let mut names: Vec<String> = Vec::new();
+    for path in predicate.column_paths() {
+        let field = schema.fields.iter().find(|f| f.name == path[0]).or_else(|| {
+            schema
+                .fields
+                .iter()
+                .find(|f| f.name.eq_ignore_ascii_case(&path[0]))
+        })?;
+        if !names.contains(&field.name) {
+            names.push(field.name.clone());
+        }
+    }
+    (!names.is_empty()).then_some(names)
+}
+
+fn column_named(batch: &RecordBatch, name: &str) -> Result<ArrayRef> {
+    batch
+        .column_by_name(name)
+        .cloned()
+        .ok_or_else(|| Error::InvalidArgument(format!("the rows read have no column {name}")))
+}

@@ -1,0 +1,390 @@
+//! VACUUM, OPTIMIZE, RESTORE and CONVERT TO DELTA on real tables in temporary directories,
+//! read back with our own scan.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use futures::stream;
+
+use super::*;
+use crate::error::Error;
+use crate::scan::{Scan, ScanOptions};
+use crate::snapshot::Snapshot;
+use crate::table::{SnapshotAt, Table};
+
+fn schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("part", DataType::Utf8, true),
+    ]))
+}
+
+fn rows(ids: std::ops::Range<i64>, part: &str) -> RecordBatch {
+    let n = ids.clone().count();
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(ids)),
+        Arc::new(StringArray::from(vec![part; n])),
+    ];
+    RecordBatch::try_new(schema(), columns).unwrap()
+}
+
+async fn write(table: &Table, batch: RecordBatch, mode: WriteMode, partitioned: bool) -> u64 {
+    let options = WriteTableOptions {
+        mode,
+        partition_by: partitioned.then(|| vec!["part".to_string()]),
+        ..WriteTableOptions::default()
+    };
+    let batches = stream::iter([Ok(batch)]);
+    write_table(table, schema(), batches, options)
+        .await
+        .unwrap()
+        .version
+}
+
+fn open(dir: &std::path::Path) -> Table {
+    let storage = crate::storage::Storage::open(dir.to_str().unwrap(), &HashMap::new()).unwrap();
+    Table::from_storage(storage)
+}
+
+async fn ids(snapshot: &Snapshot) -> Vec<i64> {
+    let batches = Scan::new(snapshot, ScanOptions::default())
+        .await
+        .unwrap()
+        .to_batches()
+        .await
+        .unwrap();
+    let mut ids: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            let column = b.column_by_name("id").unwrap().as_primitive::<Int64Type>();
+            column.iter().flatten().collect::<Vec<_>>()
+        })
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+async fn ids_at(table: &Table, version: u64) -> Vec<i64> {
+    ids(&table.snapshot(SnapshotAt::Version(version)).await.unwrap()).await
+}
+
+async fn latest(table: &Table) -> Snapshot {
+    table.snapshot(SnapshotAt::Latest).await.unwrap()
+}
+
+fn age(path: &std::path::Path, days: u64) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    let when = SystemTime::now() - Duration::from_secs(days * 24 * 3600);
+    file.set_modified(when).unwrap();
+}
+
+fn data_files(dir: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() && name != "_delta_log" {
+                stack.push(path);
+            } else if name.ends_with(".parquet") {
+                found.push(path.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+async fn operations(table: &Table) -> Vec<String> {
+    let history = table.history(None).await.unwrap();
+    let column = history.column_by_name("operation").unwrap().as_string::<i32>();
+    column.iter().map(|o| o.unwrap_or("").to_string()).collect()
+}
+
+#[tokio::test]
+async fn vacuum_deletes_only_unreferenced_files_older_than_the_retention() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = open(dir.path());
+    write(&table, rows(0..10, "a"), WriteMode::Append, true).await;
+    write(&table, rows(10..20, "b"), WriteMode::Append, true).await;
+    let before_overwrite = data_files(dir.path());
+    let v2 = write(&table, rows(20..30, "a"), WriteMode::Overwrite, true).await;
+    std::fs::write(dir.path().join("stray.parquet"), b"x").unwrap();
+    std::fs::create_dir_all(dir.path().join("_staging")).unwrap();
+    std::fs::write(dir.path().join("_staging/hidden.parquet"), b"x").unwrap();
+    std::fs::write(dir.path().join("part=a/.hidden.crc"), b"x").unwrap();
+    for file in before_overwrite.iter().chain(&["stray.parquet".to_string()]) {
+        age(&dir.path().join(file), 30);
+    }
+    age(&dir.path().join("_staging/hidden.parquet"), 30);
+
+    // The table's retention (7 days) keeps the tombstones of the overwrite (made now).
+    let kept = vacuum(&table, VacuumOptions::default()).await.unwrap();
+    assert_eq!(kept.files, vec!["stray.parquet"]);
+    assert!(dir.path().join("stray.parquet").exists(), "a dry run deletes nothing");
+    let done = vacuum(
+        &table,
+        VacuumOptions {
+            dry_run: false,
+            ..VacuumOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!((done.num_deleted, done.files.len()), (1, 1));
+    assert!(!dir.path().join("stray.parquet").exists());
+    assert_eq!(ids_at(&table, 0).await, (0..10).collect::<Vec<_>>());
+    assert_eq!(
+        &operations(&table).await[..2],
+        &["VACUUM END".to_string(), "VACUUM START".to_string()]
+    );
+
+    let short = VacuumOptions {
+        retention_hours: Some(0.0),
+        dry_run: false,
+        enforce_retention_duration: true,
+    };
+    assert!(matches!(vacuum(&table, short).await, Err(Error::NotAllowed(_))));
+    let unchecked = VacuumOptions {
+        enforce_retention_duration: false,
+        ..short
+    };
+    let purged = vacuum(&table, unchecked).await.unwrap();
+    assert_eq!(purged.files, before_overwrite);
+    assert_eq!(ids_at(&table, v2).await, (20..30).collect::<Vec<_>>());
+    assert_eq!(ids(&latest(&table).await).await, (20..30).collect::<Vec<_>>());
+    assert!(dir.path().join("_staging/hidden.parquet").exists());
+    assert!(dir.path().join("part=a/.hidden.crc").exists());
+}
+
+#[tokio::test]
+async fn vacuum_keeps_deletion_vector_files_and_never_leaves_the_root() {
+    let Some(golden) = crate::schema::tests::golden_table("dv-partitioned-with-checkpoint") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&golden.join("delta"), dir.path());
+    let table = open(dir.path());
+    let expected = ids_by_value(&latest(&table).await).await;
+    let outcome = vacuum(
+        &table,
+        VacuumOptions {
+            retention_hours: Some(0.0),
+            dry_run: false,
+            enforce_retention_duration: false,
+        },
+    )
+    .await
+    .unwrap();
+    let live_dvs = crate::scan::deletion_vectors(&latest(&table).await).await.unwrap();
+    assert!(live_dvs.num_rows() > 0, "the live deletion vectors are still there");
+    assert!(!outcome.files.is_empty());
+    assert_eq!(ids_by_value(&latest(&table).await).await, expected);
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// Every row of the snapshot as text, sorted (for tables of any schema).
+async fn ids_by_value(snapshot: &Snapshot) -> Vec<String> {
+    let batches = Scan::new(snapshot, ScanOptions::default())
+        .await
+        .unwrap()
+        .to_batches()
+        .await
+        .unwrap();
+    let mut rows = Vec::new();
+    for batch in batches {
+        for row in 0..batch.num_rows() {
+            let text: Vec<String> = batch
+                .columns()
+                .iter()
+                .map(|c| arrow::util::display::array_value_to_string(c, row).unwrap())
+                .collect();
+            rows.push(text.join("|"));
+        }
+    }
+    rows.sort();
+    rows
+}
+
+#[tokio::test]
+async fn optimize_compacts_each_partition_and_keeps_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = open(dir.path());
+    for i in 0..4 {
+        write(&table, rows(i * 10..i * 10 + 10, "a"), WriteMode::Append, true).await;
+        write(&table, rows(100 + i * 10..110 + i * 10, "b"), WriteMode::Append, true).await;
+    }
+    let before = latest(&table).await;
+    assert_eq!(before.num_files(), 8);
+    let metrics = optimize(&table, OptimizeOptions::default()).await.unwrap();
+    assert_eq!((metrics.num_files_removed, metrics.num_files_added), (8, 2));
+    assert_eq!(metrics.partitions_optimized, 2);
+    let after = latest(&table).await;
+    assert_eq!(after.num_files(), 2);
+    assert_eq!(ids(&after).await, ids(&before).await);
+    assert_eq!(operations(&table).await[0], "OPTIMIZE");
+    let again = optimize(&table, OptimizeOptions::default()).await.unwrap();
+    assert_eq!(again.version, None, "nothing left to compact");
+
+    write(&table, rows(500..510, "a"), WriteMode::Append, true).await;
+    write(&table, rows(510..520, "b"), WriteMode::Append, true).await;
+    let only_a = OptimizeOptions {
+        filter: Some(crate::expr::parse_sql("part = 'a'").unwrap()),
+        z_order_by: vec!["id".into()],
+        ..OptimizeOptions::default()
+    };
+    let metrics = optimize(&table, only_a).await.unwrap();
+    assert_eq!(metrics.num_files_removed, 2);
+    assert_eq!(latest(&table).await.num_files(), 3);
+    let bad = OptimizeOptions {
+        filter: Some(crate::expr::parse_sql("id = 1").unwrap()),
+        ..OptimizeOptions::default()
+    };
+    assert!(matches!(optimize(&table, bad).await, Err(Error::InvalidArgument(_))));
+}
+
+#[tokio::test]
+async fn optimize_purges_deletion_vectors() {
+    let Some(golden) = crate::schema::tests::golden_table("dv-partitioned-with-checkpoint") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&golden.join("delta"), dir.path());
+    let table = open(dir.path());
+    let before = latest(&table).await;
+    let expected = ids_by_value(&before).await;
+    let metrics = optimize(&table, OptimizeOptions::default()).await.unwrap();
+    assert!(metrics.num_deletion_vectors_removed > 0);
+    let after = latest(&table).await;
+    let (_, files) = after.files(false).await.unwrap();
+    let with_dv: usize = files
+        .iter()
+        .map(|f| f.num_rows() - f.column_by_name("deletion_vector").unwrap().null_count())
+        .sum();
+    assert_eq!(with_dv, 0);
+    assert_eq!(ids_by_value(&after).await, expected);
+}
+
+#[tokio::test]
+async fn an_append_racing_optimize_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = open(dir.path());
+    for i in 0..3 {
+        write(&table, rows(i * 10..i * 10 + 10, "a"), WriteMode::Append, false).await;
+    }
+    let snapshot = latest(&table).await;
+    let options = OptimizeOptions::default();
+    // An append lands between the optimize's read and its commit: the commit retries on top.
+    let target = DEFAULT_OPTIMIZE_FILE_SIZE;
+    let files = super::optimize::tests_support::candidates(&snapshot, &options, target).await;
+    write(&table, rows(1000..1010, "a"), WriteMode::Append, false).await;
+    let version = super::optimize::tests_support::finish(&snapshot, &options, files, target).await;
+    let after = table.snapshot(SnapshotAt::Version(version)).await.unwrap();
+    let mut expected: Vec<i64> = (0..30).collect();
+    expected.extend(1000..1010);
+    assert_eq!(ids(&after).await, expected);
+    assert_eq!(after.num_files(), 2);
+}
+
+#[tokio::test]
+async fn restore_brings_back_an_old_version_and_refuses_vacuumed_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = open(dir.path());
+    write(&table, rows(0..10, "a"), WriteMode::Append, false).await;
+    write(&table, rows(10..20, "a"), WriteMode::Append, false).await;
+    let before_overwrite = data_files(dir.path());
+    write(&table, rows(20..30, "a"), WriteMode::Overwrite, false).await;
+    let overwrite_files: Vec<String> = data_files(dir.path())
+        .into_iter()
+        .filter(|f| !before_overwrite.contains(f))
+        .collect();
+    assert_eq!(overwrite_files.len(), 1);
+    let metrics = restore(&table, SnapshotAt::Version(1)).await.unwrap();
+    assert_eq!((metrics.num_restored_files, metrics.num_removed_files), (2, 1));
+    assert_eq!(metrics.num_of_files_after_restore, 2);
+    assert_eq!(ids(&latest(&table).await).await, (0..20).collect::<Vec<_>>());
+    assert_eq!(operations(&table).await[0], "RESTORE");
+    assert!(matches!(
+        restore(&table, SnapshotAt::Version(metrics.version)).await,
+        Err(Error::InvalidArgument(_))
+    ));
+
+    let purge = VacuumOptions {
+        retention_hours: Some(0.0),
+        dry_run: false,
+        enforce_retention_duration: false,
+    };
+    let purged = vacuum(&table, purge).await.unwrap();
+    assert_eq!(purged.files, overwrite_files);
+    match restore(&table, SnapshotAt::Version(2)).await {
+        Err(Error::MissingDataFiles { version, paths, .. }) => {
+            assert_eq!(version, 2);
+            assert_eq!(paths.len(), 1);
+        }
+        other => panic!("expected MissingDataFiles, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn convert_turns_parquet_directories_into_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    for (part, range) in [("x", 0..5), ("y", 5..12)] {
+        let folder = dir.path().join(format!("part={part}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        let data_schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
+        let batch = RecordBatch::try_new(
+            data_schema.clone(),
+            vec![Arc::new(Int64Array::from_iter_values(range)) as ArrayRef],
+        )
+        .unwrap();
+        let file = std::fs::File::create(folder.join("data-0.parquet")).unwrap();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(file, data_schema, None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+    }
+    std::fs::write(dir.path().join("_SUCCESS"), b"").unwrap();
+    let table = open(dir.path());
+    let partition = crate::schema::parse_schema(
+        r#"{"type":"struct","fields":[{"name":"part","type":"string","nullable":true,"metadata":{}}]}"#,
+    )
+    .unwrap();
+    let converted = convert_to_delta(&table, Some(partition.clone())).await.unwrap();
+    assert_eq!((converted.version, converted.num_files), (0, 2));
+    let snapshot = latest(&table).await;
+    assert_eq!(snapshot.partition_columns(), &["part".to_string()]);
+    assert_eq!(ids(&snapshot).await, (0..12).collect::<Vec<_>>());
+    assert_eq!(operations(&table).await[0], "CONVERT");
+    let (_, files) = snapshot.files(true).await.unwrap();
+    let records = files[0].column_by_name("num_records").unwrap();
+    assert_eq!(records.null_count(), 0);
+    let again = convert_to_delta(&table, Some(partition)).await.unwrap();
+    assert!(!again.converted);
+
+    let other = tempfile::tempdir().unwrap();
+    copy_dir(&dir.path().join("part=x"), &other.path().join("n=abc"));
+    let typed = crate::schema::parse_schema(
+        r#"{"type":"struct","fields":[{"name":"n","type":"integer","nullable":true,"metadata":{}}]}"#,
+    )
+    .unwrap();
+    let refused = convert_to_delta(&open(other.path()), Some(typed)).await;
+    assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
+    assert!(!other.path().join("_delta_log").exists());
+}

@@ -1,0 +1,584 @@
+//! OPTIMIZE: compacting small files and purging deletion vectors, as Delta on Spark's
+//! `OptimizeTableCommand` does, optionally Z-ordering the rows of each partition.
+//!
+//! Per partition (optionally only those matching a filter over partition columns), the
+//! candidate files are those smaller than the minimum file size and those with a deletion
+//! vector; with Z-order every file of the partition is a candidate. Candidates, sorted by
+//! size (Spark's compaction order), are packed greedily into bins of at most the target size;
+//! a bin is rewritten when it holds more than one file, when one of its files has a deletion
+//! vector (the rewrite drops the deleted rows, so the vector goes away), or under Z-order.
+//! Each bin is read through the scan (which applies deletion vectors) and written through the
+//! data-file writer, and the whole run is one commit of `dataChange=false` adds and removes
+//! (operation `OPTIMIZE`). The commit records the files it read: a concurrent append commits
+//! before or after without conflict and is never lost; a concurrent delete of a compacted
+//! file is a [`crate::ConflictKind::ConcurrentDeleteDelete`] conflict and nothing is
+//! committed.
+//!
+//! Z-order sorts the rows of a bin by the interleaved bits of the Z-order columns, each
+//! column's values first normalised to their rank among the bin's rows (nulls first) scaled
+//! to 32 bits, which treats every orderable type alike. A Z-ordered bin is sorted in memory.
+
+use std::collections::BTreeMap;
+
+use arrow::compute::{concat_batches, sort_to_indices, take_record_batch, SortOptions};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, BooleanArray, RecordBatch, StructArray, UInt32Array};
+use arrow_schema::SchemaRef;
+use futures::{StreamExt, TryStreamExt};
+use serde_json::Value;
+
+use crate::action_schema::add;
+use crate::error::{Error, Result};
+use crate::expr::{files_may_match, Expr};
+use crate::file_list::file_list_stats;
+use crate::scan::{Scan, ScanOptions};
+use crate::snapshot::Snapshot;
+use crate::table::{SnapshotAt, Table};
+use crate::transaction::{AddFile, Transaction};
+use crate::write::{write_batches, WriterOptions, WrittenFile};
+
+/// Spark's default `spark.databricks.delta.optimize.maxFileSize` and `minFileSize`: 1 GiB.
+pub const DEFAULT_OPTIMIZE_FILE_SIZE: u64 = 1024 * 1024 * 1024;
+
+/// The options of [`optimize`].
+#[derive(Debug, Clone, Default)]
+pub struct OptimizeOptions {
+    /// Only the partitions matching this predicate over partition columns.
+    pub filter: Option<Expr>,
+    /// The size of a bin and of the files written; `None`: the table's `delta.targetFileSize`,
+    /// else [`DEFAULT_OPTIMIZE_FILE_SIZE`]. Files smaller than this are compacted.
+    pub target_size: Option<u64>,
+    /// Z-order the rows of each rewritten bin by these columns (not partition columns).
+    pub z_order_by: Vec<String>,
+    /// How the new files are written (codec, row groups); its target size is replaced.
+    pub writer: WriterOptions,
+}
+
+/// Size statistics of a set of files, as Spark's `FileSizeMetrics`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileSizeMetrics {
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+    pub avg: f64,
+    pub total_files: u64,
+    pub total_size: u64,
+}
+
+/// What [`optimize`] did, named as Spark's `OptimizeMetrics`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OptimizeMetrics {
+    /// The version committed; `None` when there was nothing to rewrite.
+    pub version: Option<u64>,
+    pub num_files_added: u64,
+    pub num_files_removed: u64,
+    pub files_added: FileSizeMetrics,
+    pub files_removed: FileSizeMetrics,
+    pub partitions_optimized: u64,
+    pub num_batches: u64,
+    pub total_considered_files: u64,
+    pub total_files_skipped: u64,
+    pub num_deletion_vectors_removed: u64,
+    pub num_deletion_vector_rows_removed: u64,
+    /// The Z-order columns used (empty for plain compaction).
+    pub z_order_by: Vec<String>,
+}
+
+/// Compacts the files of the latest version of `table` (see the module documentation).
+///
+/// Errors: [`Error::InvalidArgument`] for a filter on a column that is not a partition column,
+/// an unknown Z-order column or a partition column among them, or a zero target size;
+/// [`Error::NotAllowed`] on a table with row tracking enabled (its row ids would not survive
+/// the rewrite); [`Error::UnsupportedFeature`] for a table this library cannot write;
+/// commit conflicts as [`Transaction::commit`] reports them. Files written before a failure
+/// are deleted again when possible (and are unreferenced in any case).
+pub async fn optimize(table: &Table, options: OptimizeOptions) -> Result<OptimizeMetrics> {
+    let snapshot = table.snapshot(SnapshotAt::Latest).await?;
+    let config = snapshot.table_configuration();
+    config.ensure_writable(true, &super::write::DATA_WRITER_FEATURES)?;
+    if config.is_row_tracking_enabled() {
+        return Err(Error::NotAllowed(format!(
+            "{} has row tracking enabled: OPTIMIZE would not keep its row ids",
+            table.uri()
+        )));
+    }
+    let target = options
+        .target_size
+        .or(config.properties().target_file_size)
+        .unwrap_or(DEFAULT_OPTIMIZE_FILE_SIZE);
+    if target == 0 {
+        return Err(Error::InvalidArgument(
+            "the target size of OPTIMIZE must be above 0".into(),
+        ));
+    }
+    check_columns(&snapshot, &options)?;
+    let files = candidate_files(&snapshot, &options, target).await?;
+    let bins = pack_bins(&files, target, !options.z_order_by.is_empty());
+    let mut metrics = OptimizeMetrics {
+        total_considered_files: files.len() as u64,
+        total_files_skipped: files.len() as u64,
+        num_batches: bins.len() as u64,
+        z_order_by: options.z_order_by.clone(),
+        ..OptimizeMetrics::default()
+    };
+    if bins.is_empty() {
+        return Ok(metrics);
+    }
+    let mut writer = options.writer.clone();
+    writer.target_file_size = Some(target);
+    let mut written: Vec<WrittenFile> = Vec::new();
+    let outcome = rewrite_and_commit(&snapshot, &options, &bins, writer, &mut written).await;
+    match outcome {
+        Ok(version) => {
+            fill_metrics(&mut metrics, &bins, &written, version);
+            Ok(metrics)
+        }
+        Err(error) => {
+            let paths = written.iter().map(|file| file.path.clone()).collect();
+            let _ = table.storage().delete_relative(paths).await;
+            Err(error)
+        }
+    }
+}
+
+/// One live file of the snapshot considered for compaction.
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    /// The partition values (as the log writes them) keying its partition.
+    partition: Vec<(String, Option<String>)>,
+    size: u64,
+    /// The deleted rows of its deletion vector, when it has one.
+    deleted_rows: Option<u64>,
+    /// Its row of the snapshot's add actions (for the remove).
+    add: StructArray,
+    /// Its row of the snapshot's file list (for the scan).
+    listed: RecordBatch,
+}
+
+/// Refuses unknown Z-order columns, partition columns among them, and a filter on other
+/// columns than partition columns.
+fn check_columns(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<()> {
+    let partition_columns = snapshot.partition_columns();
+    let is_partition = |c: &str| partition_columns.iter().any(|p| p.eq_ignore_ascii_case(c));
+    if let Some(column) = options
+        .filter
+        .as_ref()
+        .and_then(|f| f.columns().into_iter().find(|c| !is_partition(c)))
+    {
+        return Err(Error::InvalidArgument(format!(
+            "OPTIMIZE can only filter on partition columns; {column} is not one"
+        )));
+    }
+    let schema = snapshot.schema();
+    for column in &options.z_order_by {
+        if is_partition(column) {
+            return Err(Error::InvalidArgument(format!(
+                "{column} is a partition column: Z-ordering by it is meaningless"
+            )));
+        }
+        if !schema
+            .fields
+            .iter()
+            .any(|f| f.name.eq_ignore_ascii_case(column))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "cannot Z-order by {column}: the table has no such column"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The live files of the partitions matching the filter that are small or have a deletion
+/// vector (every file under Z-order), in file-list order.
+async fn candidate_files(
+    snapshot: &Snapshot,
+    options: &OptimizeOptions,
+    target: u64,
+) -> Result<Vec<Candidate>> {
+    let (_, listed) = snapshot.files(false).await?;
+    let mut candidates = Vec::new();
+    for (adds, files) in snapshot.add_actions().iter().zip(&listed) {
+        let mask = match &options.filter {
+            Some(filter) => files_may_match(filter, &file_list_stats(files)?)?,
+            None => BooleanArray::from(vec![true; files.num_rows()]),
+        };
+        let sizes = adds
+            .column_by_name(add::SIZE)
+            .and_then(|c| c.as_primitive_opt::<Int64Type>());
+        let dvs = adds
+            .column_by_name(add::DELETION_VECTOR)
+            .and_then(|c| c.as_struct_opt());
+        for row in 0..adds.len() {
+            if !mask.value(row) || mask.is_null(row) {
+                continue;
+            }
+            let size = sizes
+                .filter(|s| s.is_valid(row))
+                .map_or(0, |s| u64::try_from(s.value(row)).unwrap_or(0));
+            let deleted_rows = dvs.filter(|d| d.is_valid(row)).map(|d| {
+                d.column_by_name("cardinality")
+                    .and_then(|c| c.as_primitive_opt::<Int64Type>())
+                    .filter(|c| c.is_valid(row))
+                    .map_or(0, |c| u64::try_from(c.value(row)).unwrap_or(0))
+            });
+            let wanted = size < target || deleted_rows.is_some() || !options.z_order_by.is_empty();
+            if wanted {
+                candidates.push(Candidate {
+                    partition: partition_values(adds, row),
+                    size,
+                    deleted_rows,
+                    add: adds.slice(row, 1),
+                    listed: files.slice(row, 1),
+                });
+            }
+        }
+    }
+    Ok(candidates)
+}
+
+/// The bins to rewrite: per partition, the candidates by size packed greedily into bins of
+/// at most `target` bytes; a bin is kept when it has more than one file, a file with a
+/// deletion vector, or when Z-ordering.
+fn pack_bins(files: &[Candidate], target: u64, z_order: bool) -> Vec<Vec<Candidate>> {
+    let mut partitions: BTreeMap<Vec<(String, Option<String>)>, Vec<&Candidate>> =
+        BTreeMap::new();
+    for file in files {
+        partitions
+            .entry(file.partition.clone())
+            .or_default()
+            .push(file);
+    }
+    let mut bins = Vec::new();
+    for (_, mut files) in partitions {
+        if !z_order {
+            files.sort_by_key(|file| file.size);
+        }
+        let mut bin: Vec<Candidate> = Vec::new();
+        let mut bin_size = 0u64;
+        for file in files {
+            if !bin.is_empty() && bin_size.saturating_add(file.size) > target {
+                bins.push(std::mem::take(&mut bin));
+                bin_size = 0;
+            }
+            bin_size = bin_size.saturating_add(file.size);
+            bin.push(file.clone());
+        }
+        if !bin.is_empty() {
+            bins.push(bin);
+        }
+    }
+    bins.retain(|bin| bin.len() > 1 || z_order || bin.iter().any(|f| f.deleted_rows.is_some()));
+    bins
+}
+
+/// Rewrites every bin (files written are pushed to `written` as they complete) and commits.
+async fn rewrite_and_commit(
+    snapshot: &Snapshot,
+    options: &OptimizeOptions,
+    bins: &[Vec<Candidate>],
+    writer: WriterOptions,
+    written: &mut Vec<WrittenFile>,
+) -> Result<u64> {
+    let table = Table::from_storage(snapshot.storage().clone());
+    for bin in bins {
+        let files: Vec<RecordBatch> = bin.iter().map(|file| file.listed.clone()).collect();
+        let scan = Scan::over_files(
+            &table,
+            snapshot.version(),
+            snapshot.protocol(),
+            snapshot.metadata(),
+            ScanOptions::default(),
+            files,
+        )?;
+        let rows = match options.z_order_by.is_empty() {
+            true => scan.stream(),
+            false => z_ordered(&scan, &options.z_order_by).await?,
+        };
+        let config = snapshot.table_configuration();
+        let storage = snapshot.storage().clone();
+        let result = write_batches(config, storage, writer.clone(), rows).await;
+        match result {
+            Ok(result) => written.extend(result.files),
+            Err(failure) => {
+                written.extend(failure.written_files.into_iter().map(|path| WrittenFile {
+                    path,
+                    size: 0,
+                    partition_values: Vec::new(),
+                    stats: String::new(),
+                    num_records: 0,
+                    modification_time: 0,
+                }));
+                return Err(failure.error);
+            }
+        }
+    }
+    let transaction = optimize_transaction(snapshot, options, bins, written)?;
+    Ok(transaction.commit().await?.version)
+}
+
+/// The `OPTIMIZE` transaction: removes of the bins' files, adds of the written files (both
+/// `dataChange=false`), the files read recorded, Spark's parameters and metrics.
+fn optimize_transaction(
+    snapshot: &Snapshot,
+    options: &OptimizeOptions,
+    bins: &[Vec<Candidate>],
+    written: &[WrittenFile],
+) -> Result<Transaction> {
+    let mut transaction = snapshot.transaction("OPTIMIZE");
+    let predicates: Vec<String> = options.filter.iter().map(|f| f.to_string()).collect();
+    transaction.set_operation_parameter("predicate", json_text(&predicates));
+    transaction.set_operation_parameter("zOrderBy", json_text(&options.z_order_by));
+    transaction.set_operation_parameter("clusterBy", "[]");
+    transaction.set_operation_parameter("auto", false);
+    for file in bins.iter().flatten() {
+        let paths = file
+            .add
+            .column_by_name(add::PATH)
+            .and_then(|c| c.as_string_opt::<i32>())
+            .map(|c| c.value(0).to_string());
+        transaction.record_read_files(paths.as_deref());
+        transaction.remove_files(&file.add, false)?;
+    }
+    let adds: Vec<AddFile> = written
+        .iter()
+        .map(|file| AddFile {
+            data_change: false,
+            ..super::write::add_file(file)
+        })
+        .collect();
+    transaction.add(&adds)?;
+    let removed: Vec<u64> = bins.iter().flatten().map(|f| f.size).collect();
+    let mut added: Vec<u64> = written.iter().map(|f| f.size).collect();
+    added.sort_unstable();
+    let dvs: Vec<u64> = bins.iter().flatten().filter_map(|f| f.deleted_rows).collect();
+    let percentile = |p: usize| added.get((added.len() * p / 100).min(added.len().saturating_sub(1)));
+    let metric = |value: Option<&u64>| value.copied().unwrap_or(0).to_string();
+    let transaction = transaction
+        .with_operation_metric("numAddedFiles", added.len().to_string())
+        .with_operation_metric("numRemovedFiles", removed.len().to_string())
+        .with_operation_metric("numAddedBytes", added.iter().sum::<u64>().to_string())
+        .with_operation_metric("numRemovedBytes", removed.iter().sum::<u64>().to_string())
+        .with_operation_metric("minFileSize", metric(added.first()))
+        .with_operation_metric("p25FileSize", metric(percentile(25)))
+        .with_operation_metric("p50FileSize", metric(percentile(50)))
+        .with_operation_metric("p75FileSize", metric(percentile(75)))
+        .with_operation_metric("maxFileSize", metric(added.last()))
+        .with_operation_metric("numDeletionVectorsRemoved", dvs.len().to_string())
+        .with_operation_metric(
+            "numDeletionVectorRowsRemoved",
+            dvs.iter().sum::<u64>().to_string(),
+        );
+    Ok(transaction)
+}
+
+fn fill_metrics(
+    metrics: &mut OptimizeMetrics,
+    bins: &[Vec<Candidate>],
+    written: &[WrittenFile],
+    version: u64,
+) {
+    let removed: Vec<u64> = bins.iter().flatten().map(|f| f.size).collect();
+    let added: Vec<u64> = written.iter().map(|f| f.size).collect();
+    let partitions: std::collections::HashSet<&Vec<(String, Option<String>)>> =
+        bins.iter().flatten().map(|f| &f.partition).collect();
+    metrics.version = Some(version);
+    metrics.num_files_added = added.len() as u64;
+    metrics.num_files_removed = removed.len() as u64;
+    metrics.files_added = size_metrics(&added);
+    metrics.files_removed = size_metrics(&removed);
+    metrics.partitions_optimized = partitions.len() as u64;
+    metrics.total_files_skipped = metrics.total_considered_files - removed.len() as u64;
+    let dvs: Vec<u64> = bins.iter().flatten().filter_map(|f| f.deleted_rows).collect();
+    metrics.num_deletion_vectors_removed = dvs.len() as u64;
+    metrics.num_deletion_vector_rows_removed = dvs.iter().sum();
+}
+
+fn size_metrics(sizes: &[u64]) -> FileSizeMetrics {
+    let total: u64 = sizes.iter().sum();
+    FileSizeMetrics {
+        min: sizes.iter().min().copied(),
+        max: sizes.iter().max().copied(),
+        avg: match sizes.len() {
+            0 => 0.0,
+            n => total as f64 / n as f64,
+        },
+        total_files: sizes.len() as u64,
+        total_size: total,
+    }
+}
+
+/// The rows of `scan` sorted by the Z-order of `columns` (see the module documentation).
+async fn z_ordered(
+    scan: &Scan,
+    columns: &[String],
+) -> Result<futures::stream::BoxStream<'static, Result<RecordBatch>>> {
+    let schema: SchemaRef = scan.schema();
+    let batches: Vec<RecordBatch> = scan.stream().try_collect().await?;
+    let columns = columns.to_vec();
+    let sorted = crate::cpu::run(
+        move || {
+            let all = concat_batches(&schema, &batches)
+                .map_err(|error| Error::arrow("gathering the rows to Z-order", error))?;
+            z_sort(&all, &columns)
+        },
+        |message| Error::InvalidArgument(format!("Z-ordering failed: {message}")),
+    )
+    .await?;
+    Ok(futures::stream::iter([Ok(sorted)]).boxed())
+}
+
+/// `batch` sorted by the interleaved bits of the rank of each of `columns`.
+pub(crate) fn z_sort(batch: &RecordBatch, columns: &[String]) -> Result<RecordBatch> {
+    let rows = batch.num_rows();
+    if rows < 2 {
+        return Ok(batch.clone());
+    }
+    let mut normalised: Vec<Vec<u32>> = Vec::with_capacity(columns.len());
+    for name in columns {
+        let index = batch
+            .schema()
+            .fields()
+            .iter()
+            .position(|f| f.name().eq_ignore_ascii_case(name))
+            .ok_or_else(|| Error::InvalidArgument(format!("no column {name} to Z-order by")))?;
+        let order = sort_to_indices(
+            batch.column(index),
+            Some(SortOptions {
+                descending: false,
+                nulls_first: true,
+            }),
+            None,
+        )
+        .map_err(|error| Error::arrow(format!("ordering column {name}"), error))?;
+        let mut scaled = vec![0u32; rows];
+        let last = (rows - 1) as u64;
+        for (rank, row) in order.values().iter().enumerate() {
+            scaled[*row as usize] = ((rank as u64 * u64::from(u32::MAX)) / last) as u32;
+        }
+        normalised.push(scaled);
+    }
+    let keys: Vec<Vec<u64>> = (0..rows)
+        .map(|row| interleave(normalised.iter().map(|column| column[row])))
+        .collect();
+    let mut order: Vec<u32> = (0..rows as u32).collect();
+    order.sort_by(|a, b| keys[*a as usize].cmp(&keys[*b as usize]));
+    take_record_batch(batch, &UInt32Array::from(order))
+        .map_err(|error| Error::arrow("reordering rows by Z-order", error))
+}
+
+/// The bits of `values` interleaved, most significant first, packed into 64-bit words.
+fn interleave(values: impl Iterator<Item = u32> + Clone) -> Vec<u64> {
+    let count = values.clone().count();
+    let mut words = vec![0u64; (count * 32).div_ceil(64)];
+    let mut position = 0usize;
+    for bit in (0..32).rev() {
+        for value in values.clone() {
+            if (value >> bit) & 1 == 1 {
+                words[position / 64] |= 1 << (63 - position % 64);
+            }
+            position += 1;
+        }
+    }
+    words
+}
+
+/// The partition values of row `row` of an add layout array, sorted by column.
+fn partition_values(adds: &StructArray, row: usize) -> Vec<(String, Option<String>)> {
+    let Some(map) = adds
+        .column_by_name(add::PARTITION_VALUES)
+        .and_then(|c| c.as_map_opt())
+    else {
+        return Vec::new();
+    };
+    if map.is_null(row) {
+        return Vec::new();
+    }
+    let entries = map.value(row);
+    let (Some(keys), Some(values)) = (
+        entries.column(0).as_string_opt::<i32>(),
+        entries.column(1).as_string_opt::<i32>(),
+    ) else {
+        return Vec::new();
+    };
+    let mut pairs: Vec<(String, Option<String>)> = (0..entries.len())
+        .map(|i| {
+            let value = values.is_valid(i).then(|| values.value(i).to_string());
+            (keys.value(i).to_string(), value)
+        })
+        .collect();
+    pairs.sort();
+    pairs
+}
+
+fn json_text(values: &[String]) -> Value {
+    Value::String(serde_json::to_string(values).unwrap_or_default())
+}
+
+/// The two halves of [`optimize`], for a test that commits between them.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    /// The bins [`optimize`] would rewrite.
+    pub(crate) async fn candidates(
+        snapshot: &Snapshot,
+        options: &OptimizeOptions,
+        target: u64,
+    ) -> Vec<Vec<Candidate>> {
+        let files = candidate_files(snapshot, options, target).await.unwrap();
+        pack_bins(&files, target, !options.z_order_by.is_empty())
+    }
+
+    /// Rewrites `bins` and commits; returns the version.
+    pub(crate) async fn finish(
+        snapshot: &Snapshot,
+        options: &OptimizeOptions,
+        bins: Vec<Vec<Candidate>>,
+        target: u64,
+    ) -> u64 {
+        let writer = WriterOptions {
+            target_file_size: Some(target),
+            ..WriterOptions::default()
+        };
+        let mut written = Vec::new();
+        rewrite_and_commit(snapshot, options, &bins, writer, &mut written)
+            .await
+            .unwrap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use arrow_array::{ArrayRef, Int64Array};
+    use arrow_schema::{DataType, Field, Schema};
+
+    fn xy(x: Vec<i64>, y: Vec<i64>) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("x", DataType::Int64, true),
+            Field::new("y", DataType::Int64, true),
+        ]));
+        let columns: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(x)), Arc::new(Int64Array::from(y))];
+        RecordBatch::try_new(schema, columns).unwrap()
+    }
+
+    #[test]
+    fn interleaving_alternates_bits_of_each_value() {
+        assert_eq!(interleave([u32::MAX, 0].into_iter()), vec![0xAAAA_AAAA_AAAA_AAAA]);
+        assert_eq!(interleave([0, u32::MAX].into_iter()), vec![0x5555_5555_5555_5555]);
+        assert_eq!(interleave([1u32].into_iter()), vec![1 << 32]);
+    }
+
+    #[test]
+    fn z_sort_clusters_nearby_points() {
+        let batch = xy(vec![3, 0, 2, 1, 0, 3], vec![3, 0, 2, 1, 3, 0]);
+        let sorted = z_sort(&batch, &["x".into(), "y".into()]).unwrap();
+        assert_eq!(sorted.num_rows(), 6);
+        let x = sorted.column(0).as_primitive::<Int64Type>();
+        let y = sorted.column(1).as_primitive::<Int64Type>();
+        assert_eq!((x.value(0), y.value(0)), (0, 0));
+        assert_eq!((x.value(5), y.value(5)), (3, 3));
+    }
+}

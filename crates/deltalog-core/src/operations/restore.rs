@@ -1,0 +1,351 @@
+//! RESTORE: a new commit whose state equals that of an earlier version, as Delta on Spark's
+//! `RestoreTableCommand` does.
+//!
+//! Files are matched by path and deletion vector id. The commit adds, with `dataChange=true`
+//! and the statistics, deletion vector and row tracking fields they had, the files live at
+//! the restored version but not now, and removes the files live now but not then. The
+//! metadata becomes the restored version's (schema, partitioning, properties, name and
+//! description); the protocol is the union of the current and the restored one, never a
+//! downgrade (time travel to the versions in between must keep working). User metadata
+//! domains are set back to the restored version's; system domains (`delta.*`) are left
+//! alone. Set-transaction (`txn`) versions are not restored, as in Spark.
+//!
+//! Before anything is written every file to add is checked to exist: when VACUUM (or a
+//! hand) deleted one, the restore is refused with [`Error::MissingDataFiles`] naming them.
+//! The commit reads the whole table under `Serializable` isolation: any concurrent commit
+//! that changes data makes it fail rather than silently undo that change.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow::compute::filter;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, BooleanArray, StructArray};
+use futures::StreamExt;
+use serde_json::Value;
+
+use crate::action_schema::{add, add_fields};
+use crate::error::{Error, Result};
+use crate::load::load_segment;
+use crate::replay::FileKeys;
+use crate::snapshot::Snapshot;
+use crate::table::{SnapshotAt, Table};
+use crate::table_config::features::{reader_features, writer_features};
+use crate::table_config::properties::IsolationLevel;
+use crate::table_config::writing::upgrade_protocol;
+use crate::transaction::{MetadataUpdate, Transaction};
+
+/// How many missing files a [`Error::MissingDataFiles`] names at most (as Spark).
+const MAX_MISSING_NAMED: usize = 100;
+
+/// What [`restore`] did, with the metrics Spark records (`commitInfo.operationMetrics`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RestoreMetrics {
+    /// The version committed.
+    pub version: u64,
+    /// The version whose state was restored.
+    pub restored_version: u64,
+    pub table_size_after_restore: u64,
+    pub num_of_files_after_restore: u64,
+    pub num_removed_files: u64,
+    pub num_restored_files: u64,
+    pub removed_files_size: u64,
+    pub restored_files_size: u64,
+}
+
+/// Restores `table` to the version `at` names ([`SnapshotAt::Version`], or the newest version
+/// committed at or before a [`SnapshotAt::Timestamp`]); see the module documentation.
+///
+/// Errors: [`Error::InvalidArgument`] for [`SnapshotAt::Latest`] or a version that is not
+/// older than the latest; [`Error::VersionNotFound`] / [`Error::TimestampNotFound`] when the
+/// version cannot be loaded; [`Error::MissingDataFiles`] when files it needs are gone;
+/// [`Error::UnsupportedFeature`] for a table this library cannot write; commit conflicts.
+pub async fn restore(table: &Table, at: SnapshotAt) -> Result<RestoreMetrics> {
+    let (version, timestamp) = match at {
+        SnapshotAt::Version(version) => (version, None),
+        SnapshotAt::Timestamp(ms) => (table.version_at(ms).await?, Some(ms)),
+        SnapshotAt::Latest => {
+            return Err(Error::InvalidArgument(
+                "RESTORE needs a version or a timestamp".into(),
+            ))
+        }
+    };
+    let latest = table.snapshot(SnapshotAt::Latest).await?;
+    if version >= latest.version() {
+        return Err(Error::InvalidArgument(format!(
+            "the version to restore ({version}) must be older than the latest version ({}) of {}",
+            latest.version(),
+            table.uri()
+        )));
+    }
+    latest
+        .table_configuration()
+        .ensure_writable(false, &[])?;
+    let old = table.snapshot(SnapshotAt::Version(version)).await?;
+    let segment = table.log_segment(Some(version)).await?;
+    let old_state = load_segment(table.storage(), table.uri(), &segment, true, None).await?;
+    let keys = FileKeys::new(table.storage().root_url());
+    let current_keys = file_keys(latest.add_actions(), &keys);
+    let old_keys = file_keys(&old_state.files.adds, &keys);
+    let to_add = select_missing(&old_state.files.adds, &keys, &current_keys)?;
+    let to_remove = select_missing(latest.add_actions(), &keys, &old_keys)?;
+    check_files_exist(table, version, &to_add).await?;
+    let metrics = RestoreMetrics {
+        version: 0,
+        restored_version: version,
+        table_size_after_restore: u64::try_from(old.total_size()).unwrap_or(0),
+        num_of_files_after_restore: old.num_files() as u64,
+        num_removed_files: rows(&to_remove),
+        num_restored_files: rows(&to_add),
+        removed_files_size: total_size(&to_remove),
+        restored_files_size: total_size(&to_add),
+    };
+    let transaction = restore_transaction(&latest, &old, version, timestamp, &metrics)?;
+    let transaction = stage_files(transaction, &to_add, &to_remove)?;
+    let committed = transaction.commit().await?;
+    Ok(RestoreMetrics {
+        version: committed.version,
+        ..metrics
+    })
+}
+
+/// The `RESTORE` transaction with the old metadata, the merged protocol, the old user domains,
+/// Spark's parameters and metrics; no files yet.
+fn restore_transaction(
+    latest: &Snapshot,
+    old: &Snapshot,
+    version: u64,
+    timestamp: Option<i64>,
+    metrics: &RestoreMetrics,
+) -> Result<Transaction> {
+    let timestamp = timestamp.map(|ms| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .map(|t| t.format("%Y-%m-%d %H:%M:%S%.3f").to_string())
+            .unwrap_or_else(|| ms.to_string())
+    });
+    let mut transaction = latest
+        .transaction("RESTORE")
+        .with_isolation_level(IsolationLevel::Serializable)
+        .with_operation_parameter(
+            "version",
+            match timestamp {
+                None => Value::from(version),
+                Some(_) => Value::Null,
+            },
+        )
+        .with_operation_parameter("timestamp", timestamp.map_or(Value::Null, Value::from))
+        .with_operation_metric(
+            "tableSizeAfterRestore",
+            metrics.table_size_after_restore.to_string(),
+        )
+        .with_operation_metric(
+            "numOfFilesAfterRestore",
+            metrics.num_of_files_after_restore.to_string(),
+        )
+        .with_operation_metric("numRemovedFiles", metrics.num_removed_files.to_string())
+        .with_operation_metric("numRestoredFiles", metrics.num_restored_files.to_string())
+        .with_operation_metric("removedFilesSize", metrics.removed_files_size.to_string())
+        .with_operation_metric("restoredFilesSize", metrics.restored_files_size.to_string());
+    transaction.record_read_whole_table();
+    stage_old_metadata(&mut transaction, latest, old)?;
+    stage_old_domains(&mut transaction, latest, old)?;
+    Ok(transaction)
+}
+
+/// Stages the metadata of `old` and the union of both protocols.
+fn stage_old_metadata(transaction: &mut Transaction, latest: &Snapshot, old: &Snapshot) -> Result<()> {
+    let (now, then) = (latest.metadata(), old.metadata());
+    let mut configuration: Vec<(String, Option<String>)> = then
+        .configuration
+        .iter()
+        .map(|(key, value)| (key.clone(), Some(value.clone())))
+        .collect();
+    configuration.extend(
+        now.configuration
+            .keys()
+            .filter(|key| !then.configuration.contains_key(*key))
+            .map(|key| (key.clone(), None)),
+    );
+    let update = MetadataUpdate {
+        schema: Some(old.schema().clone()),
+        configuration,
+        name: then.name.clone(),
+        description: then.description.clone(),
+    };
+    transaction.replace_metadata(update, then.partition_columns.clone())?;
+    let staged = transaction.configuration()?;
+    let old_protocol = old.protocol();
+    let mut features = writer_features(old_protocol);
+    features.extend(reader_features(old_protocol));
+    let mut merged = upgrade_protocol(staged.protocol(), &features);
+    merged.min_reader_version = merged.min_reader_version.max(old_protocol.min_reader_version);
+    merged.min_writer_version = merged.min_writer_version.max(old_protocol.min_writer_version);
+    if &merged != staged.protocol() {
+        transaction.update_protocol(merged)?;
+    }
+    Ok(())
+}
+
+/// Sets the user metadata domains back to those of `old`.
+fn stage_old_domains(transaction: &mut Transaction, latest: &Snapshot, old: &Snapshot) -> Result<()> {
+    let (now, then) = (latest.domains(), old.domains());
+    let user = |domain: &String| !domain.starts_with("delta.");
+    for (domain, configuration) in then.iter().filter(|(d, _)| user(d)) {
+        if now.get(domain) != Some(configuration) {
+            transaction.set_domain_metadata(domain, Some(configuration.clone()))?;
+        }
+    }
+    for domain in now.keys().filter(|d| user(d) && !then.contains_key(*d)) {
+        transaction.set_domain_metadata(domain, None)?;
+    }
+    Ok(())
+}
+
+/// Stages the adds (`dataChange=true`) and the removes.
+fn stage_files(
+    mut transaction: Transaction,
+    to_add: &[StructArray],
+    to_remove: &[StructArray],
+) -> Result<Transaction> {
+    for adds in to_add {
+        transaction.add_files(as_data_change_adds(adds)?)?;
+    }
+    for removes in to_remove {
+        transaction.remove_files(removes, true)?;
+    }
+    Ok(transaction)
+}
+
+/// `adds` in exactly the add layout, with `dataChange` true.
+fn as_data_change_adds(adds: &StructArray) -> Result<StructArray> {
+    let fields = add_fields();
+    let columns = fields
+        .iter()
+        .map(|field| -> Result<ArrayRef> {
+            if field.name() == add::DATA_CHANGE {
+                return Ok(Arc::new(BooleanArray::from(vec![true; adds.len()])));
+            }
+            adds.column_by_name(field.name()).cloned().ok_or_else(|| {
+                Error::InvalidArgument(format!("the files to restore have no {} column", field.name()))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    StructArray::try_new(fields, columns, adds.nulls().cloned())
+        .map_err(|error| Error::arrow("the files to restore", error))
+}
+
+/// The (path, deletion vector id) keys of the valid rows of `batches`.
+fn file_keys(batches: &[StructArray], keys: &FileKeys) -> HashSet<String> {
+    batches
+        .iter()
+        .flat_map(|batch| (0..batch.len()).filter_map(move |row| row_key(batch, row, keys)))
+        .collect()
+}
+
+/// The rows of `batches` whose key is not in `present`.
+fn select_missing(
+    batches: &[StructArray],
+    keys: &FileKeys,
+    present: &HashSet<String>,
+) -> Result<Vec<StructArray>> {
+    let mut selected = Vec::new();
+    for batch in batches {
+        let mask: BooleanArray = (0..batch.len())
+            .map(|row| Some(row_key(batch, row, keys).is_some_and(|key| !present.contains(&key))))
+            .collect();
+        if mask.true_count() > 0 {
+            let kept = filter(batch, &mask).map_err(|e| Error::arrow("selecting files", e))?;
+            selected.push(kept.as_struct().clone());
+        }
+    }
+    Ok(selected)
+}
+
+fn row_key(batch: &StructArray, row: usize, keys: &FileKeys) -> Option<String> {
+    if !batch.is_valid(row) {
+        return None;
+    }
+    let path = batch
+        .column_by_name(add::PATH)
+        .and_then(|c| c.as_string_opt::<i32>())
+        .filter(|c| c.is_valid(row))?
+        .value(row);
+    let mut key = keys.canonical(path).into_owned();
+    if let Some(dv) = batch
+        .column_by_name(add::DELETION_VECTOR)
+        .and_then(|c| c.as_struct_opt())
+        .filter(|dv| dv.is_valid(row))
+    {
+        let text = |name: &str| {
+            dv.column_by_name(name)
+                .and_then(|c| c.as_string_opt::<i32>())
+                .filter(|c| c.is_valid(row))
+                .map(|c| c.value(row).to_string())
+                .unwrap_or_default()
+        };
+        let offset = dv
+            .column_by_name("offset")
+            .and_then(|c| c.as_primitive_opt::<arrow_array::types::Int32Type>())
+            .filter(|c| c.is_valid(row))
+            .map(|c| c.value(row));
+        key.push('\u{0}');
+        key.push_str(&crate::actions::unique_dv_id(
+            &text("storageType"),
+            &text("pathOrInlineDv"),
+            offset,
+        ));
+    }
+    Some(key)
+}
+
+/// Refuses the restore when a file of `to_add` no longer exists.
+async fn check_files_exist(table: &Table, version: u64, to_add: &[StructArray]) -> Result<()> {
+    let paths: Vec<String> = to_add
+        .iter()
+        .flat_map(|batch| {
+            let column = batch
+                .column_by_name(add::PATH)
+                .and_then(|c| c.as_string_opt::<i32>())
+                .cloned();
+            (0..batch.len())
+                .filter_map(move |row| column.as_ref().map(|c| c.value(row).to_string()))
+        })
+        .collect();
+    let storage = table.storage();
+    let checks = futures::stream::iter(paths)
+        .map(|path| async move {
+            let exists = storage.exists(&path).await;
+            (path, exists)
+        })
+        .buffered(storage.io().concurrent_reads.max(1))
+        .collect::<Vec<_>>()
+        .await;
+    let mut missing = Vec::new();
+    for (path, exists) in checks {
+        if !exists? {
+            missing.push(path);
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    missing.truncate(MAX_MISSING_NAMED);
+    Err(Error::MissingDataFiles {
+        table: table.uri().to_string(),
+        version,
+        paths: missing,
+    })
+}
+
+fn rows(batches: &[StructArray]) -> u64 {
+    batches.iter().map(|b| (b.len() - b.null_count()) as u64).sum()
+}
+
+fn total_size(batches: &[StructArray]) -> u64 {
+    batches
+        .iter()
+        .filter_map(|b| b.column_by_name(add::SIZE)?.as_primitive_opt::<Int64Type>().cloned())
+        .map(|sizes| sizes.iter().flatten().map(|s| u64::try_from(s).unwrap_or(0)).sum::<u64>())
+        .sum()
+}

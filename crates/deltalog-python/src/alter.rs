@@ -1,0 +1,128 @@
+//! `RawAlter`: the table alterations of `deltalog.Alter` (core [`alter_snapshot`]), each one
+//! commit on top of the snapshot it was built from.
+
+use std::collections::BTreeMap;
+
+use deltalog_core::{alter_snapshot, Alteration, NewColumn, Snapshot};
+use pyo3::prelude::*;
+
+use crate::convert::PySchemaInput;
+use crate::runtime::wait_for_future;
+use crate::snapshot::RawSnapshot;
+use crate::transaction::{commit_tuple, CommitTuple};
+
+/// Alterations of the table of one snapshot.
+#[pyclass(frozen, module = "deltalog._core")]
+pub struct RawAlter {
+    snapshot: Snapshot,
+}
+
+#[pymethods]
+impl RawAlter {
+    /// Alterations committed on top of `snapshot`.
+    #[new]
+    fn new(snapshot: &RawSnapshot) -> Self {
+        RawAlter {
+            snapshot: snapshot.inner().clone(),
+        }
+    }
+
+    /// `SET TBLPROPERTIES` (`comment` sets the description).
+    fn set_properties(
+        &self,
+        py: Python<'_>,
+        properties: BTreeMap<String, String>,
+    ) -> PyResult<CommitTuple> {
+        self.apply(py, Alteration::SetProperties(properties))
+    }
+
+    /// `UNSET TBLPROPERTIES [IF EXISTS]`.
+    #[pyo3(signature = (keys, if_exists=false))]
+    fn unset_properties(
+        &self,
+        py: Python<'_>,
+        keys: Vec<String>,
+        if_exists: bool,
+    ) -> PyResult<CommitTuple> {
+        self.apply(py, Alteration::UnsetProperties { keys, if_exists })
+    }
+
+    /// `ADD COLUMNS`: the fields of `fields`, at the top level or inside the struct `parent`.
+    #[pyo3(signature = (fields, parent=None))]
+    fn add_columns(
+        &self,
+        py: Python<'_>,
+        fields: PySchemaInput,
+        parent: Option<String>,
+    ) -> PyResult<CommitTuple> {
+        let columns = fields
+            .0
+            .fields
+            .into_iter()
+            .map(|field| NewColumn {
+                parent: parent.clone(),
+                field,
+            })
+            .collect();
+        self.apply(py, Alteration::AddColumns(columns))
+    }
+
+    /// `RENAME COLUMN source TO name`.
+    fn rename_column(&self, py: Python<'_>, source: String, name: String) -> PyResult<CommitTuple> {
+        let alteration = Alteration::RenameColumn {
+            from: source,
+            to: name,
+        };
+        self.apply(py, alteration)
+    }
+
+    /// `DROP COLUMNS [IF EXISTS]`.
+    #[pyo3(signature = (columns, if_exists=false))]
+    fn drop_columns(
+        &self,
+        py: Python<'_>,
+        columns: Vec<String>,
+        if_exists: bool,
+    ) -> PyResult<CommitTuple> {
+        self.apply(py, Alteration::DropColumns { columns, if_exists })
+    }
+
+    /// `ADD CONSTRAINT name CHECK (expression)`, checked against the existing rows first.
+    fn add_constraint(
+        &self,
+        py: Python<'_>,
+        name: String,
+        expression: String,
+    ) -> PyResult<CommitTuple> {
+        self.apply(py, Alteration::AddConstraint { name, expression })
+    }
+
+    /// `DROP CONSTRAINT [IF EXISTS] name`.
+    #[pyo3(signature = (name, if_exists=false))]
+    fn drop_constraint(
+        &self,
+        py: Python<'_>,
+        name: String,
+        if_exists: bool,
+    ) -> PyResult<CommitTuple> {
+        self.apply(py, Alteration::DropConstraint { name, if_exists })
+    }
+
+    /// Adds the table feature `name` to the protocol.
+    fn add_feature(&self, py: Python<'_>, name: String) -> PyResult<CommitTuple> {
+        self.apply(py, Alteration::AddFeature(name))
+    }
+
+    /// Sets the table description.
+    fn set_description(&self, py: Python<'_>, text: String) -> PyResult<CommitTuple> {
+        self.apply(py, Alteration::SetDescription(text))
+    }
+}
+
+impl RawAlter {
+    fn apply(&self, py: Python<'_>, alteration: Alteration) -> PyResult<CommitTuple> {
+        let snapshot = &self.snapshot;
+        let done = wait_for_future(py, || alter_snapshot(snapshot, alteration))?;
+        Ok(commit_tuple(done))
+    }
+}

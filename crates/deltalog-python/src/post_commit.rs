@@ -1,0 +1,50 @@
+//! The post-commit report every commit returns (checksum file, checkpoint, cleanup, failed
+//! steps), and the tuples of checkpoints and cleanups, as Python receives them.
+
+use deltalog_core::{CheckpointWritten, CleanupReport, PostCommitReport};
+
+/// A checkpoint written: version, kind, files, sidecars, actions, add files, bytes.
+pub type CheckpointTuple = (u64, String, Vec<String>, Vec<String>, u64, u64, u64);
+/// A cleanup: oldest kept version, log files deleted, sidecars deleted.
+pub type CleanupTuple = (Option<u64>, Vec<String>, Vec<String>);
+/// The post-commit report: checksum file, checkpoint, cleanup, failed steps (step, message).
+pub type PostCommitTuple = (
+    Option<String>,
+    Option<CheckpointTuple>,
+    Option<CleanupTuple>,
+    Vec<(String, String)>,
+);
+/// The tuple of a [`PostCommitReport`].
+pub fn post_commit_tuple(report: PostCommitReport) -> PostCommitTuple {
+    let errors = report
+        .errors
+        .into_iter()
+        .map(|error| (error.step.to_string(), error.message))
+        .collect();
+    (
+        report.checksum,
+        report.checkpoint.map(checkpoint_tuple),
+        report.cleanup.map(cleanup_tuple),
+        errors,
+    )
+}
+
+pub fn checkpoint_tuple(written: CheckpointWritten) -> CheckpointTuple {
+    (
+        written.version,
+        written.kind.to_string(),
+        written.files,
+        written.sidecars,
+        written.num_actions,
+        written.num_add_files,
+        written.size_in_bytes,
+    )
+}
+
+pub fn cleanup_tuple(report: CleanupReport) -> CleanupTuple {
+    (
+        report.oldest_kept_version,
+        report.deleted,
+        report.deleted_sidecars,
+    )
+}

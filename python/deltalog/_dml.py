@@ -1,0 +1,71 @@
+"""Row-level changes: deleting and updating the rows of a table
+(:meth:`DeltaTable.delete`, :meth:`DeltaTable.update`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from . import _core
+from ._scan import Filter
+from ._table import CommitResult, DeltaTable
+from .exceptions import InvalidArgumentError
+
+__all__ = ["delete_rows", "update_rows"]
+
+
+def delete_rows(
+    table: DeltaTable,
+    predicate: Filter = None,
+    target_file_size: int | None = None,
+    commit_info: Mapping[str, Any] | None = None,
+) -> CommitResult:
+    """Deletes the rows of ``table`` matching ``predicate`` (see :meth:`DeltaTable.delete`)."""
+    raw = _core.delete_rows(
+        table.uri,
+        predicate,
+        _file_size(target_file_size),
+        _commit_info(commit_info),
+        table._storage_options,
+    )
+    return CommitResult._from_tuple(raw, table)
+
+
+def update_rows(
+    table: DeltaTable,
+    set: Mapping[str, str],
+    predicate: Filter = None,
+    target_file_size: int | None = None,
+    commit_info: Mapping[str, Any] | None = None,
+) -> CommitResult:
+    """Updates the rows of ``table`` matching ``predicate`` (see :meth:`DeltaTable.update`)."""
+    if not isinstance(set, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in set.items()
+    ):
+        raise InvalidArgumentError("set must map column names to SQL expression text")
+    raw = _core.update_rows(
+        table.uri,
+        list(set.items()),
+        predicate,
+        _file_size(target_file_size),
+        _commit_info(commit_info),
+        table._storage_options,
+    )
+    return CommitResult._from_tuple(raw, table)
+
+
+def _file_size(target_file_size: int | None) -> int | None:
+    if target_file_size is not None and (
+        isinstance(target_file_size, bool)
+        or not isinstance(target_file_size, int)
+        or target_file_size <= 0
+    ):
+        raise InvalidArgumentError(
+            f"target_file_size must be a positive int, got {target_file_size!r}"
+        )
+    return target_file_size
+
+
+def _commit_info(commit_info: Mapping[str, Any] | None) -> str | None:
+    return None if commit_info is None else json.dumps(dict(commit_info))

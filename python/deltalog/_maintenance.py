@@ -1,0 +1,117 @@
+"""Table maintenance: :func:`vacuum`, :func:`optimize`, :func:`restore` (also methods of
+:class:`DeltaTable`) and :func:`convert_to_delta`, as Delta on Spark's ``VACUUM``,
+``OPTIMIZE``, ``RESTORE`` and ``CONVERT TO DELTA``."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from typing import Any
+
+from . import _core
+from ._scan import Filter
+from ._table import DeltaTable, SchemaLike, _string_mapping
+from ._time import to_epoch_ms
+from .exceptions import InvalidArgumentError
+
+__all__ = ["convert_to_delta", "optimize", "restore", "vacuum"]
+
+
+def vacuum(
+    table: DeltaTable,
+    retention_hours: float | None = None,
+    dry_run: bool = True,
+    enforce_retention_duration: bool = True,
+) -> list[str]:
+    """Deletes the files of ``table`` that no version within the retention still needs, and
+    returns their paths (relative to the table root, sorted); with ``dry_run`` (the default)
+    only lists them.
+
+    Kept: the files of the latest version and their deletion vectors, files removed less
+    than ``retention_hours`` ago (default: the table's ``delta.deletedFileRetentionDuration``,
+    7 days), files modified less than that ago (writes in flight), ``_delta_log`` and every
+    hidden path (a segment starting with ``_`` or ``.``, other than partition directories).
+    A retention below the table's raises :class:`OperationNotAllowedError` unless
+    ``enforce_retention_duration`` is false. A run that deletes commits ``VACUUM START``
+    and ``VACUUM END``, as Delta on Spark does.
+    """
+    if retention_hours is not None and not isinstance(retention_hours, (int, float)):
+        raise InvalidArgumentError("retention_hours must be a number of hours")
+    hours = None if retention_hours is None else float(retention_hours)
+    done = _core.vacuum(table._raw, hours, bool(dry_run), bool(enforce_retention_duration))
+    return list(done["files"])
+
+
+def optimize(
+    table: DeltaTable,
+    filter: Filter = None,
+    target_size: int | None = None,
+    z_order_by: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Compacts the small files of each partition of ``table`` and rewrites the files that
+    have deletion vectors without their deleted rows, in one ``OPTIMIZE`` commit of
+    ``dataChange=false`` actions; returns Spark's optimize metrics (``numFilesAdded``,
+    ``numFilesRemoved``, ``filesAdded`` and ``filesRemoved`` with ``min``, ``max``,
+    ``avg``, ``totalFiles``, ``totalSize``, ``partitionsOptimized``, ...) and ``version``
+    (``None`` when nothing needed rewriting).
+
+    ``filter``: only the partitions matching it (partition columns only). ``target_size``:
+    the size of the files written and below which files are compacted (default the table's
+    ``delta.targetFileSize``, else 1 GiB). ``z_order_by``: sort the rows of each rewritten
+    bin by the Z-order of these columns. Appends committed concurrently are kept.
+    """
+    if target_size is not None and (not isinstance(target_size, int) or target_size <= 0):
+        raise InvalidArgumentError("target_size must be a positive number of bytes")
+    if isinstance(z_order_by, str):
+        z_order_by = [z_order_by]
+    columns = None if z_order_by is None else list(z_order_by)
+    return dict(_core.optimize(table._raw, filter, target_size, columns))
+
+
+def restore(
+    table: DeltaTable,
+    version: int | None = None,
+    timestamp: datetime | date | str | None = None,
+) -> dict[str, int]:
+    """Commits a new version of ``table`` whose state equals that of ``version`` (or of the
+    newest version committed at or before ``timestamp``): the files, schema, partitioning
+    and properties of then; the protocol is never downgraded. Returns Spark's RESTORE
+    metrics (``numRestoredFiles``, ``numRemovedFiles``, ``tableSizeAfterRestore``, ...)
+    with ``version`` (the commit) and ``restored_version``.
+
+    Raises :class:`MissingDataFilesError` when files of that version were vacuumed.
+    """
+    if (version is None) == (timestamp is None):
+        raise InvalidArgumentError("give a version or a timestamp to restore")
+    if version is not None and (not isinstance(version, int) or version < 0):
+        raise InvalidArgumentError("version must be a non-negative integer")
+    timestamp_ms = None if timestamp is None else to_epoch_ms(timestamp)
+    return dict(_core.restore(table._raw, version, timestamp_ms))
+
+
+def convert_to_delta(
+    uri: str | os.PathLike[str],
+    partition_by: SchemaLike | Mapping[str, str] | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> DeltaTable:
+    """Turns the directory of Parquet files at ``uri`` into a Delta table in place (version
+    0, operation ``CONVERT``) and opens it; a location that already holds a Delta table is
+    opened as it is.
+
+    ``partition_by``: the partition columns and their types, as an Arrow schema, Delta
+    schema JSON, or a mapping of column name to Delta type name (``{"year": "integer"}``);
+    every file must then sit in ``col=value`` directories for those columns, in order. The
+    schema is the union of the files' schemas; statistics are computed from the files.
+    """
+    options = _string_mapping(storage_options, "storage_options")
+    partition: object = partition_by
+    if isinstance(partition_by, Mapping):
+        fields: list[dict[str, object]] = [
+            {"name": name, "type": kind, "nullable": True, "metadata": {}}
+            for name, kind in partition_by.items()
+        ]
+        partition = json.dumps({"type": "struct", "fields": fields})
+    _core.convert_to_delta(os.fspath(uri), partition, options)
+    return DeltaTable(uri, storage_options=options)

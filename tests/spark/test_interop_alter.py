@@ -1,0 +1,153 @@
+"""Tables altered by deltalog, read and extended by Delta Lake on Spark; tables altered by
+Spark, appended to by deltalog. Spark must read our altered tables with exactly our rows at
+every version, describe them (history, properties), and enforce the constraints we add; we
+must enforce the constraints Spark adds, and write under the names Spark gave."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import deltalog
+
+from .test_interop_read import assert_same_rows
+from .test_interop_write import assert_spark_reads_every_version, ours, spark_rows
+
+
+def test_table_altered_by_us(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "altered"
+    data = pa.table({"id": [1, 2, 3], "name": ["a", None, "c"], "p": ["x", "y", "x"]})
+    deltalog.write_table(path, data, partition_by=["p"])
+    alter = deltalog.DeltaTable(path).alter
+    alter.set_properties(
+        {
+            "delta.columnMapping.mode": "name",
+            "delta.enableChangeDataFeed": "true",
+            "owner.team": "data",
+        }
+    )
+    alter.add_columns(
+        pa.schema([("score", pa.float64()), ("info", pa.struct([("a", pa.int32())]))])
+    )
+    alter.add_columns(pa.schema([("b", pa.string())]), parent="info")
+    deltalog.write_table(
+        path,
+        pa.table(
+            {
+                "id": [4],
+                "name": ["d"],
+                "p": ["y"],
+                "score": [1.5],
+                "info": pa.array(
+                    [{"a": 7, "b": "z"}], pa.struct([("a", pa.int32()), ("b", pa.string())])
+                ),
+            }
+        ),
+    )
+    alter.rename_column("name", "label")
+    alter.rename_column("info.a", "alpha")
+    alter.drop_columns(["score"])
+    alter.add_constraint("positive", "id > 0")
+    alter.set_description("altered by deltalog")
+    assert_spark_reads_every_version(spark, path, ("label = 'd'", "p = 'x'", "info.alpha = 7"))
+
+    table = f"delta.`{path}`"
+    detail = spark.sql(f"DESCRIBE DETAIL {table}").collect()[0]
+    properties = detail["properties"]
+    assert properties["delta.columnMapping.mode"] == "name"
+    assert properties["delta.enableChangeDataFeed"] == "true"
+    assert properties["owner.team"] == "data"
+    assert properties["delta.constraints.positive"] == "id > 0"
+    assert detail["description"] == "altered by deltalog"
+    assert (detail["minReaderVersion"], detail["minWriterVersion"]) == (2, 5)
+    history = spark.sql(f"DESCRIBE HISTORY {table}").collect()
+    operations = [row["operation"] for row in sorted(history, key=lambda row: row["version"])]
+    assert operations == [
+        "WRITE",
+        "SET TBLPROPERTIES",
+        "ADD COLUMNS",
+        "ADD COLUMNS",
+        "WRITE",
+        "RENAME COLUMN",
+        "RENAME COLUMN",
+        "DROP COLUMNS",
+        "ADD CONSTRAINT",
+        "SET TBLPROPERTIES",
+    ]
+
+    with pytest.raises(Exception, match=r"(?i)check constraint"):
+        spark.sql(
+            f"INSERT INTO {table} VALUES (-1, 'bad', 'x', named_struct('alpha', 1, 'b', 'q'))"
+        )
+    spark.sql(f"INSERT INTO {table} VALUES (5, 'e', 'x', named_struct('alpha', 2, 'b', 'w'))")
+    spark.sql(f"UPDATE {table} SET label = 'updated' WHERE id = 1")
+    spark.sql(f"DELETE FROM {table} WHERE id = 2")
+    assert_same_rows(ours(path), spark_rows(spark, path), "after Spark's changes")
+
+
+def test_spark_altered_table_takes_our_appends(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "spark_altered"
+    table = f"delta.`{path}`"
+    spark.sql(
+        f"CREATE TABLE {table} (id BIGINT, name STRING, p STRING) USING delta PARTITIONED BY (p) "
+        "TBLPROPERTIES ('delta.columnMapping.mode' = 'name')"
+    )
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'a', 'x'), (2, 'b', 'y')")
+    spark.sql(f"ALTER TABLE {table} ADD CONSTRAINT positive CHECK (id > 0)")
+    spark.sql(f"ALTER TABLE {table} RENAME COLUMN name TO label")
+    spark.sql(f"ALTER TABLE {table} ADD COLUMNS (extra INT)")
+
+    deltalog.write_table(
+        path,
+        pa.table(
+            {
+                "id": [3],
+                "label": ["c"],
+                "p": ["x"],
+                "extra": pa.array([9], pa.int32()),
+            }
+        ),
+    )
+    with pytest.raises(deltalog.ConstraintViolationError, match="positive"):
+        deltalog.write_table(path, pa.table({"id": [-3], "label": ["z"], "p": ["x"]}))
+    assert_same_rows(ours(path), spark_rows(spark, path), "after our append")
+
+    alter = deltalog.DeltaTable(path).alter
+    alter.drop_constraint("positive")
+    alter.drop_columns(["extra"])
+    spark.sql(f"INSERT INTO {table} VALUES (-4, 'd', 'y')")
+    assert_same_rows(ours(path), spark_rows(spark, path), "after our alterations")
+
+
+@pytest.mark.parametrize(
+    ("expression", "values"),
+    [
+        ("id > 0", "(1), (NULL)"),
+        ("id > 0", "(1), (-1)"),
+        ("id IS NULL OR id > 0", "(1), (NULL)"),
+        ("id BETWEEN 1 AND 10", "(1), (10)"),
+    ],
+)
+def test_constraints_on_existing_rows_as_spark_checks_them(
+    spark: Any, tmp_path: Path, expression: str, values: str
+) -> None:
+    """A new constraint is refused on the same existing rows by Spark and by us."""
+    theirs = f"delta.`{tmp_path / 'theirs'}`"
+    spark.sql(f"CREATE TABLE {theirs} (id BIGINT) USING delta")
+    spark.sql(f"INSERT INTO {theirs} VALUES {values}")
+    mine = tmp_path / "mine"
+    deltalog.write_table(mine, spark_rows(spark, tmp_path / "theirs"))
+    try:
+        spark.sql(f"ALTER TABLE {theirs} ADD CONSTRAINT c CHECK ({expression})")
+        spark_accepts = True
+    except Exception:
+        spark_accepts = False
+    try:
+        deltalog.DeltaTable(mine).alter.add_constraint("c", expression)
+        we_accept = True
+    except deltalog.ConstraintViolationError:
+        we_accept = False
+    assert we_accept == spark_accepts

@@ -1,0 +1,208 @@
+"""Altering tables from Python (``DeltaTable.alter``): properties and the protocol upgrades
+they bring, columns added, renamed and dropped under column mapping, CHECK constraints
+checked against existing rows, features, the description; every refusal commits nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import deltalog
+
+
+def commit_info(uri: Path, version: int) -> dict[str, object]:
+    text = (uri / "_delta_log" / f"{version:020}.json").read_text()
+    first: dict[str, object] = json.loads(text.splitlines()[0])["commitInfo"]
+    return first
+
+
+def parameters(uri: Path, version: int) -> dict[str, object]:
+    value = commit_info(uri, version)["operationParameters"]
+    assert isinstance(value, dict)
+    return value
+
+
+def rows(uri: Path) -> list[dict[str, object]]:
+    values = deltalog.read_table(str(uri)).to_pylist()
+    return sorted(values, key=lambda row: json.dumps(row, default=str, sort_keys=True))
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> deltalog.DeltaTable:
+    data = pa.table({"id": [1, 2, 3], "name": ["a", "b", None], "p": ["x", "x", "y"]})
+    deltalog.write_table(tmp_path / "t", data, partition_by=["p"])
+    return deltalog.DeltaTable(tmp_path / "t")
+
+
+def path(table: deltalog.DeltaTable) -> Path:
+    return Path(table.uri.removeprefix("file://"))
+
+
+def test_set_and_unset_properties(table: deltalog.DeltaTable) -> None:
+    result = table.alter.set_properties(
+        {"delta.APPENDONLY": "true", "delta.enableChangeDataFeed": "true", "team": "data"}
+    )
+    assert (result.version, result.committed) == (1, True)
+    snapshot = result.snapshot
+    assert snapshot.metadata.configuration == {
+        "delta.appendOnly": "true",
+        "delta.enableChangeDataFeed": "true",
+        "team": "data",
+    }
+    assert (snapshot.protocol.min_reader_version, snapshot.protocol.min_writer_version) == (1, 4)
+    assert commit_info(path(table), 1)["operation"] == "SET TBLPROPERTIES"
+    properties = json.loads(str(parameters(path(table), 1)["properties"]))
+    assert properties["delta.appendOnly"] == "true"
+
+    table.alter.unset_properties(["team", "missing"], if_exists=True)
+    assert "team" not in table.snapshot().metadata.configuration
+    assert commit_info(path(table), 2)["operation"] == "UNSET TBLPROPERTIES"
+    with pytest.raises(deltalog.InvalidArgumentError, match="no property missing"):
+        table.alter.unset_properties(["missing"])
+    assert table.latest_version() == 2
+
+
+@pytest.mark.parametrize(
+    ("properties", "error", "message"),
+    [
+        ({"delta.noSuchKey": "1"}, deltalog.InvalidArgumentError, "unknown Delta table property"),
+        ({"delta.appendOnly": "maybe"}, deltalog.InvalidArgumentError, "`true` or `false`"),
+        ({"delta.constraints.c": "id > 0"}, deltalog.OperationNotAllowedError, "add_constraint"),
+        ({"delta.columnMapping.mode": "id"}, deltalog.OperationNotAllowedError, "none to name"),
+        ({"delta.feature.warpDrive": "supported"}, deltalog.UnsupportedFeatureError, "warpDrive"),
+        ({"delta.enableRowTracking": "true"}, deltalog.OperationNotAllowedError, "backfill"),
+    ],
+)
+def test_refused_properties_commit_nothing(
+    table: deltalog.DeltaTable,
+    properties: dict[str, str],
+    error: type[Exception],
+    message: str,
+) -> None:
+    with pytest.raises(error, match=message):
+        table.alter.set_properties(properties)
+    assert table.latest_version() == 0
+
+
+def test_deletion_vectors_and_in_commit_timestamps_upgrade_to_table_features(
+    table: deltalog.DeltaTable,
+) -> None:
+    table.alter.set_properties({"delta.enableDeletionVectors": "true"})
+    table.alter.set_properties({"delta.enableInCommitTimestamps": "true"})
+    snapshot = table.snapshot()
+    protocol = snapshot.protocol
+    assert (protocol.min_reader_version, protocol.min_writer_version) == (3, 7)
+    assert protocol.reader_features == ("deletionVectors",)
+    assert protocol.writer_features is not None
+    assert {"deletionVectors", "inCommitTimestamp"} <= set(protocol.writer_features)
+    configuration = snapshot.metadata.configuration
+    assert configuration["delta.inCommitTimestampEnablementVersion"] == "2"
+    assert "inCommitTimestamp" in commit_info(path(table), 2)
+    deltalog.write_table(table, pa.table({"id": [4], "name": ["d"], "p": ["y"]}))
+    assert len(rows(path(table))) == 4
+
+
+def test_columns_under_column_mapping(table: deltalog.DeltaTable) -> None:
+    with pytest.raises(deltalog.OperationNotAllowedError, match=r"delta\.columnMapping\.mode"):
+        table.alter.rename_column("name", "label")
+    table.alter.set_properties({"delta.columnMapping.mode": "name"})
+    fields = {field["name"]: field for field in table.snapshot().schema.fields()}
+    assert fields["name"]["metadata"]["delta.columnMapping.physicalName"] == "name"
+
+    added = table.alter.add_columns(
+        pa.schema([("score", pa.float64()), ("info", pa.struct([("a", pa.int32())]))])
+    )
+    assert commit_info(path(table), added.version)["operation"] == "ADD COLUMNS"
+    table.alter.add_columns(pa.schema([("b", pa.string())]), parent="info")
+    with pytest.raises(deltalog.InvalidArgumentError, match="already exists"):
+        table.alter.add_columns(pa.schema([("SCORE", pa.int64())]))
+    with pytest.raises(deltalog.InvalidArgumentError, match="must be nullable"):
+        table.alter.add_columns(pa.schema([pa.field("z", pa.int64(), nullable=False)]))
+
+    renamed = table.alter.rename_column("name", "label")
+    assert parameters(path(table), renamed.version) == {
+        "oldColumnPath": "name",
+        "newColumnPath": "label",
+    }
+    table.alter.drop_columns(["info.a", "missing"], if_exists=True)
+    with pytest.raises(deltalog.OperationNotAllowedError, match="partition column"):
+        table.alter.drop_columns(["p"])
+    dropped = table.alter.drop_columns(["score"])
+    assert parameters(path(table), dropped.version) == {"columns": '["score"]'}
+
+    deltalog.write_table(
+        table, pa.table({"id": [4], "label": ["d"], "p": ["y"], "info": [{"b": "z"}]})
+    )
+    assert rows(path(table)) == [
+        {"id": 1, "label": "a", "p": "x", "info": None},
+        {"id": 2, "label": "b", "p": "x", "info": None},
+        {"id": 3, "label": None, "p": "y", "info": None},
+        {"id": 4, "label": "d", "p": "y", "info": {"b": "z"}},
+    ]
+
+
+def test_add_columns_from_delta_json_without_column_mapping(table: deltalog.DeltaTable) -> None:
+    fields = {
+        "type": "struct",
+        "fields": [
+            {"name": "when", "type": "timestamp_ntz", "nullable": True, "metadata": {}},
+        ],
+    }
+    result = table.alter.add_columns(json.dumps(fields))
+    protocol = result.snapshot.protocol
+    assert protocol.writer_features is not None
+    assert "timestampNtz" in protocol.writer_features
+    assert rows(path(table))[0]["when"] is None
+
+
+def test_constraints_are_checked_against_existing_rows(table: deltalog.DeltaTable) -> None:
+    with pytest.raises(deltalog.ConstraintViolationError, match="1 existing row") as caught:
+        table.alter.add_constraint("small", "id < 3")
+    assert "id = 3" in str(caught.value)
+    with pytest.raises(deltalog.ConstraintViolationError, match="name = NULL"):
+        table.alter.add_constraint("named", "name IS NOT NULL AND name <> 'zz'")
+    with pytest.raises(deltalog.InvalidArgumentError, match="unknown column"):
+        table.alter.add_constraint("bad", "nope > 1")
+    assert table.latest_version() == 0
+
+    added = table.alter.add_constraint("Positive", "id > 0")
+    assert parameters(path(table), added.version) == {"name": "Positive", "expr": "id > 0"}
+    snapshot = added.snapshot
+    assert snapshot.metadata.configuration["delta.constraints.positive"] == "id > 0"
+    assert snapshot.protocol.min_writer_version == 3
+    with pytest.raises(deltalog.ConstraintViolationError, match="positive"):
+        deltalog.write_table(table, pa.table({"id": [-1], "name": ["n"], "p": ["x"]}))
+    assert table.latest_version() == added.version
+
+    dropped = table.alter.drop_constraint("positive")
+    assert parameters(path(table), dropped.version)["existed"] == "true"
+    with pytest.raises(deltalog.InvalidArgumentError, match="no constraint"):
+        table.alter.drop_constraint("positive")
+    again = table.alter.drop_constraint("positive", if_exists=True)
+    assert parameters(path(table), again.version)["existed"] == "false"
+    deltalog.write_table(table, pa.table({"id": [-1], "name": ["n"], "p": ["x"]}))
+
+
+def test_features_and_description(table: deltalog.DeltaTable) -> None:
+    result = table.alter.add_feature("deletionVectors")
+    assert result.snapshot.protocol.reader_features == ("deletionVectors",)
+    with pytest.raises(deltalog.UnsupportedFeatureError, match="teleport"):
+        table.alter.add_feature("teleport")
+    with pytest.raises(deltalog.UnsupportedFeatureError):
+        table.alter.add_feature("icebergCompatV2")
+    described = table.alter.set_description("the events")
+    assert described.snapshot.metadata.description == "the events"
+    assert repr(table.alter).startswith("Alter(")
+
+
+def test_bad_arguments(table: deltalog.DeltaTable) -> None:
+    with pytest.raises(deltalog.InvalidArgumentError):
+        table.alter.drop_columns("id")
+    with pytest.raises(deltalog.InvalidArgumentError):
+        table.alter.set_properties({"k": 1})  # type: ignore[dict-item]
+    table.alter.set_properties({"delta.columnMapping.mode": "name"})
+    with pytest.raises(deltalog.InvalidArgumentError, match="not a column name"):
+        table.alter.drop_columns(["id > 1"])
