@@ -71,13 +71,14 @@ pub async fn create_table(
     mode: CreateMode,
 ) -> Result<TableCommit> {
     if !crate::log::has_log_files(table.storage()).await? {
-        return match table.create(new_table_spec(create)?).await {
-            Ok(result) => Ok(committed(result)),
-            Err(error) if mode == CreateMode::Ignore && is_lost_creation_race(&error) => {
-                ignored(table).await
-            }
-            Err(error) => Err(error),
+        let error = match table.create(new_table_spec(create)?).await {
+            Ok(result) => return Ok(committed(result)),
+            Err(error) => error,
         };
+        if mode == CreateMode::Ignore && created_by_another(table, &error).await? {
+            return ignored(table).await;
+        }
+        return Err(error);
     }
     match mode {
         CreateMode::ErrorIfExists => Err(Error::NotAllowed(format!(
@@ -101,16 +102,18 @@ async fn ignored(table: &Table) -> Result<TableCommit> {
     })
 }
 
-/// True for the conflict of a creator that lost the race for version 0 to another creator.
-fn is_lost_creation_race(error: &Error) -> bool {
-    matches!(
-        error,
+/// True when `error` says another creator made the table first: this creator lost the race
+/// for version 0, or found the log there when it looked again before committing.
+async fn created_by_another(table: &Table, error: &Error) -> Result<bool> {
+    Ok(match error {
         Error::CommitConflict {
             kind: ConflictKind::ProtocolChanged,
             version: 0,
             ..
-        }
-    )
+        } => true,
+        Error::NotAllowed(_) => crate::log::has_log_files(table.storage()).await?,
+        _ => false,
+    })
 }
 
 /// The spec of version 0 for `create`, with column mapping assigned.
