@@ -78,7 +78,7 @@ pub async fn delete(
     let snapshot = table
         .snapshot(SnapshotAt::Latest)
         .await
-        .map_err(unwritten)?;
+        .map_err(WriteFailure::unwritten)?;
     let started = Instant::now();
     let mut run = DeleteRun {
         transaction: snapshot.transaction("DELETE"),
@@ -357,13 +357,6 @@ pub(crate) fn log_path(add: &arrow_array::StructArray) -> String {
         .filter(|c| c.is_valid(0))
         .map(|c| c.value(0).to_string())
         .unwrap_or_default()
-}
-
-fn unwritten(error: Error) -> WriteFailure {
-    WriteFailure {
-        error,
-        written_files: Vec::new(),
-    }
 }
 
 #[cfg(test)]

@@ -156,10 +156,10 @@ impl DistributedWrite {
     where
         S: Stream<Item = Result<RecordBatch>> + Send,
     {
-        let Some(config) = self.configuration(table).map_err(unwritten)? else {
+        let Some(config) = self.configuration(table).map_err(WriteFailure::unwritten)? else {
             return Ok(Vec::new());
         };
-        let options = self.options.table_options().map_err(unwritten)?;
+        let options = self.options.table_options().map_err(WriteFailure::unwritten)?;
         let check = options.predicate.clone().map(|predicate| {
             let uri = table.uri().to_string();
             move |batch: &RecordBatch| rows_match(&predicate, batch, &uri)
@@ -314,13 +314,6 @@ fn refuse_identity_columns(config: &TableConfiguration) -> Result<()> {
 fn record_count(add: &AddFile) -> Option<u64> {
     let stats: Value = serde_json::from_str(add.stats.as_deref()?).ok()?;
     stats.get("numRecords")?.as_u64()
-}
-
-fn unwritten(error: Error) -> WriteFailure {
-    WriteFailure {
-        error,
-        written_files: Vec::new(),
-    }
 }
 
 #[cfg(test)]

@@ -80,7 +80,7 @@ pub async fn update(
     let snapshot = table
         .snapshot(SnapshotAt::Latest)
         .await
-        .map_err(unwritten)?;
+        .map_err(WriteFailure::unwritten)?;
     let started = Instant::now();
     let mut run = UpdateRun {
         transaction: snapshot.transaction("UPDATE"),
@@ -363,13 +363,6 @@ async fn update_file(
         position += count as u64;
     }
     Ok((updated, copied))
-}
-
-fn unwritten(error: Error) -> WriteFailure {
-    WriteFailure {
-        error,
-        written_files: Vec::new(),
-    }
 }
 
 #[cfg(test)]

@@ -321,10 +321,10 @@ where
 {
     let prepared = prepare_write(table, &schema, &options)
         .await
-        .map_err(unwritten)?;
+        .map_err(WriteFailure::unwritten)?;
     let Some(mut transaction) = prepared else {
         return Ok(TableCommit {
-            version: table.latest_version().await.map_err(unwritten)?,
+            version: table.latest_version().await.map_err(WriteFailure::unwritten)?,
             committed: false,
             retries: 0,
             snapshot: None,
@@ -577,9 +577,3 @@ fn json_text(values: &[String]) -> String {
     serde_json::to_string(values).unwrap_or_default()
 }
 
-fn unwritten(error: Error) -> WriteFailure {
-    WriteFailure {
-        error,
-        written_files: Vec::new(),
-    }
-}

@@ -114,6 +114,16 @@ pub struct WriteFailure {
     pub written_files: Vec<String>,
 }
 
+impl WriteFailure {
+    /// The failure of an operation that wrote no file before `error`.
+    pub(crate) fn unwritten(error: Error) -> WriteFailure {
+        WriteFailure {
+            error,
+            written_files: Vec::new(),
+        }
+    }
+}
+
 impl std::fmt::Display for WriteFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.error.fmt(f)
