@@ -17,7 +17,6 @@
 
 use std::time::Instant;
 
-use crate::post_commit::PostCommitReport;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::snapshot::Snapshot;
@@ -26,6 +25,7 @@ use crate::transaction::Transaction;
 use crate::write::{WriteFailure, WriterOptions};
 
 use super::dml::{
+    commit_row_changes,
     candidates, check_predicate, find_matches, is_partition_only, read_every_row,
     row_tracking_columns, rows_in, stage_deletion_vectors, stage_written, Candidate,
     FileMatches, Metrics, RowWriter,
@@ -95,7 +95,7 @@ pub async fn delete(
     }
     run.metrics
         .set("executionTimeMs", started.elapsed().as_millis() as u64);
-    run.commit(table).await
+    run.commit().await
 }
 
 /// A delete being prepared.
@@ -268,42 +268,19 @@ impl DeleteRun {
     }
 
     /// Commits what was staged (nothing when no row matched).
-    async fn commit(self, table: &Table) -> Result<TableCommit, WriteFailure> {
-        let DeleteRun {
-            snapshot,
-            transaction,
-            mut metrics,
-            written,
-        } = self;
-        for name in SPARK_METRICS {
-            metrics.add(name, 0);
-        }
-        if metrics.get("numRemovedFiles") == 0 && metrics.get("numDeletionVectorsAdded") == 0
-            && metrics.get("numDeletionVectorsUpdated") == 0
-        {
-            let _ = table;
-            return Ok(TableCommit {
-                version: snapshot.version(),
-                committed: false,
-                retries: 0,
-                snapshot: Some(snapshot),
-                metrics: metrics.0,
-                post_commit: PostCommitReport::default(),
-            });
-        }
-        let transaction = metrics.stage(transaction, &SPARK_METRICS);
-        let result = transaction.commit().await.map_err(|error| WriteFailure {
-            error,
-            written_files: written,
-        })?;
-        Ok(TableCommit {
-            version: result.version,
-            committed: true,
-            retries: result.retries,
-            snapshot: result.snapshot,
-            metrics: metrics.0,
-            post_commit: result.post_commit,
-        })
+    async fn commit(self) -> Result<TableCommit, WriteFailure> {
+        let changed = self.metrics.get("numRemovedFiles") > 0
+            || self.metrics.get("numDeletionVectorsAdded") > 0
+            || self.metrics.get("numDeletionVectorsUpdated") > 0;
+        commit_row_changes(
+            self.snapshot,
+            self.transaction,
+            self.metrics,
+            &SPARK_METRICS,
+            changed,
+            self.written,
+        )
+        .await
     }
 }
 

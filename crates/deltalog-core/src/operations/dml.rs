@@ -43,10 +43,11 @@ use crate::table_config::properties::{
 };
 use crate::table_config::TableConfiguration;
 use crate::transaction::{MetadataUpdate, Transaction};
-use crate::write::{DataFileWriter, WriteResult, WriterOptions, WrittenFile};
+use crate::post_commit::PostCommitReport;
+use crate::write::{DataFileWriter, WriteFailure, WriteResult, WriterOptions, WrittenFile};
 
 use super::schema::max_column_id;
-use super::write::{add_file, DATA_WRITER_FEATURES};
+use super::write::{add_file, TableCommit, DATA_WRITER_FEATURES};
 
 /// The column of change data files holding the kind of change (spec "Change Data Files").
 pub(crate) const CHANGE_TYPE: &str = "_change_type";
@@ -117,6 +118,45 @@ impl Metrics {
         }
         transaction
     }
+}
+
+/// Commits the actions a row-level operation staged on `transaction`, with the metrics
+/// `names` as Spark reports them (zero where unset); commits nothing when `changed` is false
+/// (no row matched). On failure the error names the files `written`.
+pub(crate) async fn commit_row_changes(
+    snapshot: Snapshot,
+    transaction: Transaction,
+    mut metrics: Metrics,
+    names: &[&str],
+    changed: bool,
+    written: Vec<String>,
+) -> std::result::Result<TableCommit, WriteFailure> {
+    for name in names {
+        metrics.add(name, 0);
+    }
+    if !changed {
+        return Ok(TableCommit {
+            version: snapshot.version(),
+            committed: false,
+            retries: 0,
+            snapshot: Some(snapshot),
+            metrics: metrics.0,
+            post_commit: PostCommitReport::default(),
+        });
+    }
+    let transaction = metrics.stage(transaction, names);
+    let result = transaction.commit().await.map_err(|error| WriteFailure {
+        error,
+        written_files: written,
+    })?;
+    Ok(TableCommit {
+        version: result.version,
+        committed: true,
+        retries: result.retries,
+        snapshot: result.snapshot,
+        metrics: metrics.0,
+        post_commit: result.post_commit,
+    })
 }
 
 /// Checks that `predicate` names columns of the table with values they can be compared

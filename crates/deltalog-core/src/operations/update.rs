@@ -16,7 +16,6 @@ use std::time::Instant;
 use arrow_array::{ArrayRef, RecordBatch};
 use futures::StreamExt;
 
-use crate::post_commit::PostCommitReport;
 use crate::error::{Error, Result};
 use crate::expr::{cast_to, evaluate_value, Expr, ValueExpr};
 use crate::scalar::Scalar;
@@ -26,6 +25,7 @@ use crate::write::{WriteFailure, WriterOptions};
 
 use super::delete::{filter, log_path};
 use super::dml::{
+    commit_row_changes,
     candidates, check_predicate, find_matches, read_every_row, row_tracking_columns, rows_in,
     stage_deletion_vectors, stage_written, Candidate, FileMatches, Metrics, RowWriter,
 };
@@ -285,39 +285,18 @@ impl UpdateRun {
         stage_written(&mut self.transaction, &data.files, &changes, &mut self.metrics)
     }
 
+    /// Commits what was staged (nothing when no row matched).
     async fn commit(self) -> Result<TableCommit, WriteFailure> {
-        let UpdateRun {
-            snapshot,
-            transaction,
-            mut metrics,
-            written,
-        } = self;
-        for name in SPARK_METRICS {
-            metrics.add(name, 0);
-        }
-        if metrics.get("numUpdatedRows") == 0 {
-            return Ok(TableCommit {
-                version: snapshot.version(),
-                committed: false,
-                retries: 0,
-                snapshot: Some(snapshot),
-                metrics: metrics.0,
-                post_commit: PostCommitReport::default(),
-            });
-        }
-        let transaction = metrics.stage(transaction, &SPARK_METRICS);
-        let result = transaction.commit().await.map_err(|error| WriteFailure {
-            error,
-            written_files: written,
-        })?;
-        Ok(TableCommit {
-            version: result.version,
-            committed: true,
-            retries: result.retries,
-            snapshot: result.snapshot,
-            metrics: metrics.0,
-            post_commit: result.post_commit,
-        })
+        let changed = self.metrics.get("numUpdatedRows") > 0;
+        commit_row_changes(
+            self.snapshot,
+            self.transaction,
+            self.metrics,
+            &SPARK_METRICS,
+            changed,
+            self.written,
+        )
+        .await
     }
 }
 
