@@ -80,7 +80,13 @@ pub(crate) async fn cleanup_expired_logs(
         oldest_kept_version: Some(checkpoint.version),
         ..CleanupReport::default()
     };
-    for file in listing.iter().filter(|file| expired(file, checkpoint.version)) {
+    // Oldest first, stopping at the first failure: the log kept stays contiguous.
+    let mut expired_files: Vec<&LogPath> = listing
+        .iter()
+        .filter(|file| expired(file, checkpoint.version))
+        .collect();
+    expired_files.sort_by_key(|file| file.version);
+    for file in expired_files {
         storage.delete_log_file(&file.location).await?;
         report.deleted.push(storage.url_of(&file.location));
     }
