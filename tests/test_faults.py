@@ -76,6 +76,14 @@ def log_tags(table_dir: Path) -> tuple[list[int], Counter[str], dict[str, int]]:
     return versions, tags, where
 
 
+def wait_for_a_commit(table_dir: Path) -> None:
+    """Waits until the writers are past their start-up: a commit after version 0 exists."""
+    deadline = time.monotonic() + 120
+    while not (table_dir / "_delta_log" / f"{1:020}.json").exists():
+        assert time.monotonic() < deadline, "no writer committed within two minutes"
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("seed", range(TRIALS))
 def test_writers_killed_at_random_moments_leave_a_whole_table(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
@@ -85,7 +93,8 @@ def test_writers_killed_at_random_moments_leave_a_whole_table(tmp_path: Path, se
     assert first.version == 0
     acks = [tmp_path / f"acks-{w}" for w in range(WRITERS)]
     writers = [spawn_writer(uri, w, acks[w]) for w in range(WRITERS)]
-    kill_at = sorted((rng.uniform(1.0, 4.0), w) for w in range(WRITERS))
+    wait_for_a_commit(table_dir)
+    kill_at = sorted((rng.uniform(0.0, 2.0), w) for w in range(WRITERS))
     started = time.monotonic()
     for delay, w in kill_at:
         time.sleep(max(0.0, delay - (time.monotonic() - started)))

@@ -15,11 +15,17 @@
 
 use std::collections::HashMap;
 
-use deltalog_core::table_config::properties::IsolationLevel;
 use deltalog_core::{
-    parse_sql, AddFile, ConflictKind, DeletionVectorDescriptor, Error, MetadataUpdate, Storage,
+    parse_isolation_level, parse_sql, AddFile, ConflictKind, DeletionVectorDescriptor, Error, MetadataUpdate, Storage,
     StructField, StructType, Table, TableSpec, Transaction,
 };
+
+/// The isolation levels a table can be set to (`delta.isolationLevel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IsolationLevel {
+    Serializable,
+    WriteSerializable,
+}
 
 /// The operation kinds of the matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -285,7 +291,7 @@ async fn cell(w: Op, c: Op, level: IsolationLevel, same: bool) -> Option<Conflic
         .transaction("LOSER")
         .await
         .unwrap()
-        .with_isolation_level(level);
+        .with_isolation_level(parse_isolation_level(&format!("{level:?}")).unwrap());
     stage(&mut winner, w, "a", "w1").await;
     stage(&mut loser, c, loser_part, "c2").await;
     assert_eq!(winner.commit().await.unwrap().version, 2);
