@@ -16,8 +16,8 @@
 use std::collections::HashMap;
 
 use deltalog_core::{
-    parse_isolation_level, parse_sql, AddFile, ConflictKind, DeletionVectorDescriptor, Error, MetadataUpdate, Storage,
-    StructField, StructType, Table, TableSpec, Transaction,
+    parse_isolation_level, parse_sql, AddFile, ConflictKind, DeletionVectorDescriptor, Error,
+    MetadataUpdate, Storage, StructField, StructType, Table, TableSpec, Transaction,
 };
 
 /// The isolation levels a table can be set to (`delta.isolationLevel`).
@@ -98,8 +98,16 @@ fn footprint(op: Op) -> Footprint {
         no_data_change: false,
     };
     match op {
-        Op::BlindAppend => Footprint { adds: true, blind: true, ..none },
-        Op::ReadAppend => Footprint { reads_partition: true, adds: true, ..none },
+        Op::BlindAppend => Footprint {
+            adds: true,
+            blind: true,
+            ..none
+        },
+        Op::ReadAppend => Footprint {
+            reads_partition: true,
+            adds: true,
+            ..none
+        },
         Op::ReplaceWhere | Op::DvDelete | Op::Update => Footprint {
             reads_partition: true,
             adds: true,
@@ -112,17 +120,30 @@ fn footprint(op: Op) -> Footprint {
             removes_all: true,
             ..none
         },
-        Op::Delete => Footprint { reads_partition: true, removes_partition: true, ..none },
+        Op::Delete => Footprint {
+            reads_partition: true,
+            removes_partition: true,
+            ..none
+        },
         Op::Compaction => Footprint {
             reads_partition: true,
             removes_partition: true,
             no_data_change: true,
             ..none
         },
-        Op::MetadataChange => Footprint { metadata: true, ..none },
-        Op::ProtocolUpgrade => Footprint { protocol: true, ..none },
+        Op::MetadataChange => Footprint {
+            metadata: true,
+            ..none
+        },
+        Op::ProtocolUpgrade => Footprint {
+            protocol: true,
+            ..none
+        },
         Op::AppTxn => Footprint { app: true, ..none },
-        Op::DomainMetadata => Footprint { domain: true, ..none },
+        Op::DomainMetadata => Footprint {
+            domain: true,
+            ..none
+        },
     }
 }
 
@@ -193,20 +214,29 @@ fn file(path: &str, partition: &str, data_change: bool) -> AddFile {
     }
 }
 
-/// A partitioned table with deletion vectors, holding one file in `p=a` and one in `p=b`.
+/// A partitioned table with deletion vectors and domain metadata, holding one file in `p=a` and one in `p=b`.
 async fn table(dir: &tempfile::TempDir) -> Table {
     let storage = Storage::open(dir.path().to_str().unwrap(), &HashMap::new()).unwrap();
     let table = Table::from_storage(storage);
     let spec = TableSpec {
         schema: schema(),
         partition_columns: vec!["p".into()],
-        configuration: [("delta.enableDeletionVectors".to_string(), "true".to_string())].into(),
+        configuration: [
+            ("delta.enableDeletionVectors", "true"),
+            ("delta.feature.domainMetadata", "supported"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect(),
         ..TableSpec::default()
     };
     table.create(spec).await.unwrap();
     let mut tx = table.transaction("WRITE").await.unwrap();
-    tx.add(&[file("p=a/a1.parquet", "a", true), file("p=b/b1.parquet", "b", true)])
-        .unwrap();
+    tx.add(&[
+        file("p=a/a1.parquet", "a", true),
+        file("p=b/b1.parquet", "b", true),
+    ])
+    .unwrap();
     tx.commit().await.unwrap();
     table
 }
@@ -309,11 +339,16 @@ async fn cell(w: Op, c: Op, level: IsolationLevel, same: bool) -> Option<Conflic
 async fn every_pair_of_operations_meets_spark_s_conflict_rules() {
     let mut wrong = Vec::new();
     let mut cells = 0;
-    for level in [IsolationLevel::Serializable, IsolationLevel::WriteSerializable] {
+    let mut expected_kinds = std::collections::HashSet::new();
+    for level in [
+        IsolationLevel::Serializable,
+        IsolationLevel::WriteSerializable,
+    ] {
         for same in [true, false] {
             for w in OPS {
                 for c in OPS {
                     let expected = spark_rules(w, c, level, same);
+                    expected_kinds.insert(expected);
                     let actual = cell(w, c, level, same).await;
                     cells += 1;
                     if expected != actual {
@@ -327,5 +362,76 @@ async fn every_pair_of_operations_meets_spark_s_conflict_rules() {
         }
     }
     assert_eq!(cells, 576);
-    assert!(wrong.is_empty(), "{} wrong cells:\n{}", wrong.len(), wrong.join("\n"));
+    for kind in [
+        None,
+        Some(ConflictKind::ProtocolChanged),
+        Some(ConflictKind::MetadataChanged),
+        Some(ConflictKind::ConcurrentTransaction),
+        Some(ConflictKind::ConcurrentAppend),
+        Some(ConflictKind::ConcurrentDeleteRead),
+    ] {
+        assert!(expected_kinds.contains(&kind), "no cell expects {kind:?}");
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} wrong cells:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+/// Three transactions from one snapshot, committed in order: a blind append to `p=a`, a
+/// delete of `p=b`, then `third` aimed at `third_part`. Returns the third's outcome.
+async fn three_way(
+    third: Op,
+    third_part: &str,
+    level: IsolationLevel,
+) -> Result<u64, ConflictKind> {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table(&dir).await;
+    let mut first = table.transaction("FIRST").await.unwrap();
+    let mut second = table.transaction("SECOND").await.unwrap();
+    let mut last = table
+        .transaction("THIRD")
+        .await
+        .unwrap()
+        .with_isolation_level(parse_isolation_level(&format!("{level:?}")).unwrap());
+    stage(&mut first, Op::BlindAppend, "a", "t1").await;
+    stage(&mut second, Op::Delete, "b", "t2").await;
+    stage(&mut last, third, third_part, "t3").await;
+    assert_eq!(first.commit().await.unwrap().version, 2);
+    let second = second.commit().await.unwrap();
+    assert_eq!((second.version, second.retries), (3, 1));
+    match last.commit().await {
+        Ok(result) => Ok(result.version),
+        Err(Error::CommitConflict { kind, .. }) => Err(kind),
+        Err(other) => panic!("{third:?}: not a conflict: {other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_third_transaction_is_checked_against_both_winners_in_order() {
+    use IsolationLevel::*;
+    // Over a blind append and a delete of the other partition: rebased twice.
+    assert_eq!(
+        three_way(Op::ReadAppend, "a", WriteSerializable).await,
+        Ok(4)
+    );
+    // Serializable counts the blind append's file against the read of p=a.
+    assert_eq!(
+        three_way(Op::ReadAppend, "a", Serializable).await,
+        Err(ConflictKind::ConcurrentAppend)
+    );
+    // The first winner is harmless, the second removed the file read.
+    assert_eq!(
+        three_way(Op::Update, "b", WriteSerializable).await,
+        Err(ConflictKind::ConcurrentDeleteRead)
+    );
+    // A compaction of p=a: the blind append's new file is not among the files it rewrites.
+    assert_eq!(three_way(Op::Compaction, "a", Serializable).await, Ok(4));
+    // A whole-table overwrite read every file: the delete conflicts under either level.
+    assert_eq!(
+        three_way(Op::FullOverwrite, "a", WriteSerializable).await,
+        Err(ConflictKind::ConcurrentDeleteRead)
+    );
 }
