@@ -455,3 +455,129 @@ def test_s3_conditional_put_can_only_be_turned_off_explicitly(seaweed: SeaweedSe
     deltalog.write_table(target.uri, rows_of(0, 2, "blind", 1), storage_options=options)
     assert stale.commit().version == 3
     assert deltalog.read_table(target.uri, storage_options=options).num_rows == 5
+
+
+# -- a mixed workload -------------------------------------------------------------------------
+
+#: (writer processes, operations per writer) of the mixed workload.
+MIXED_LOCAL = (32, 100) if SOAK else (8, 25)
+MIXED_S3 = (32, 100) if SOAK else (8, 10)
+MIXED_SCHEMA = pa.schema([("writer", pa.int64()), ("seq", pa.int64())])
+#: The operations of the mixed workload and their weights.
+MIXED_KINDS = {"append": 60, "delete": 15, "overwrite": 10, "compact": 10, "property": 5}
+
+
+@dataclass(frozen=True)
+class MixedAck:
+    """An operation a mixed writer was told succeeded; ``version`` is None when it had
+    nothing to commit (a delete matching no row, a compaction with nothing to compact)."""
+
+    kind: str
+    writer: int
+    seq: int
+    target: int
+    version: int | None
+
+
+def mixed_writer(target: Target, writer: int, commits: int, start: Any, results: Any) -> None:
+    """One writer of the mixed workload: each operation is aimed at the writer's own partition
+    (or its own table property) and run again after a conflict."""
+    acks: list[MixedAck] = []
+    conflicts: list[str] = []
+    try:
+        rng = random.Random(writer)
+        start.wait()
+        for seq in range(commits):
+            kind = rng.choices(list(MIXED_KINDS), list(MIXED_KINDS.values()))[0]
+            aim = rng.randrange(seq + 1)
+            while True:
+                try:
+                    version = mixed_operation(target, kind, writer, seq, aim)
+                    break
+                except deltalog.CommitConflictError as conflict:
+                    conflicts.append(type(conflict).__name__)
+                    if len(conflicts) > MAX_CONFLICTS:
+                        raise
+                    time.sleep(random.uniform(0, 0.01 * min(len(conflicts), 20)))
+            acks.append(MixedAck(kind, writer, seq, aim, version))
+        results.put((writer, acks, conflicts, None))
+    except BaseException:
+        results.put((writer, acks, conflicts, traceback.format_exc()))
+
+
+def mixed_operation(target: Target, kind: str, writer: int, seq: int, aim: int) -> int | None:
+    uri, options = target.uri, target.options
+    rows = pa.table({"writer": [writer], "seq": [seq]}, schema=MIXED_SCHEMA)
+    table = deltalog.DeltaTable(uri, storage_options=options)
+    if kind == "append":
+        return deltalog.write_table(uri, rows, storage_options=options).version
+    if kind == "overwrite":
+        predicate = f"writer = {writer}"
+        result = deltalog.write_table(
+            uri, rows, mode="overwrite", predicate=predicate, storage_options=options
+        )
+        return result.version
+    if kind == "delete":
+        deleted = table.delete(f"writer = {writer} AND seq = {aim}")
+        return deleted.version if deleted.committed else None
+    if kind == "compact":
+        metrics = table.optimize(filter=f"writer = {writer}")
+        version = metrics.get("version")
+        return int(version) if version is not None else None
+    return table.alter.set_properties({f"mixed.w{writer}": str(seq)}).version
+
+
+def mixed_oracle(acks: list[MixedAck]) -> tuple[Counter[tuple[int, int]], dict[str, str]]:
+    """The rows and properties a single thread replaying the acknowledged operations in order
+    would leave (each writer's operations touch only its own partition and property, so its
+    own order is the commit order that matters)."""
+    rows: Counter[tuple[int, int]] = Counter({(-1, 0): 1})
+    properties: dict[str, str] = {}
+    for ack in sorted(acks, key=lambda a: (a.writer, a.seq)):
+        mine = (ack.writer, ack.seq)
+        if ack.kind == "append":
+            rows[mine] += 1
+        elif ack.kind == "overwrite":
+            for key in [k for k in rows if k[0] == ack.writer]:
+                del rows[key]
+            rows[mine] = 1
+        elif ack.kind == "delete":
+            rows.pop((ack.writer, ack.target), None)
+        elif ack.kind == "property":
+            properties[f"mixed.w{ack.writer}"] = str(ack.seq)
+    return rows, properties
+
+
+def mixed_race(target: Target, writers: int, commits: int) -> None:
+    deltalog.write_table(
+        target.uri,
+        pa.table({"writer": [-1], "seq": [0]}, schema=MIXED_SCHEMA),
+        partition_by=["writer"],
+        storage_options=target.options,
+    )
+    outcomes = run_writers(mixed_writer, target, writers, (commits,))
+    acks = [ack for _, writer_acks, _, _ in outcomes for ack in writer_acks]
+    conflicts = Counter(name for _, _, names, _ in outcomes for name in names)
+    assert len(acks) == writers * commits
+
+    table = deltalog.DeltaTable(target.uri, storage_options=target.options)
+    versions = [ack.version for ack in acks if ack.version is not None]
+    assert len(set(versions)) == len(versions), "two operations acknowledged one version"
+    assert sorted([0, *versions]) == list(range(table.latest_version() + 1)), (
+        "the log holds commits nobody was told about, or has gaps"
+    )
+    rows, properties = mixed_oracle(acks)
+    read = deltalog.read_table(target.uri, storage_options=target.options).to_pylist()
+    assert Counter((row["writer"], row["seq"]) for row in read) == rows
+    configuration = table.snapshot().metadata.configuration
+    assert {k: v for k, v in configuration.items() if k.startswith("mixed.")} == properties
+    # Every writer keeps to its own partition: only property changes conflict with others.
+    assert set(conflicts) <= {"MetadataChangedError"}, conflicts
+
+
+def test_a_mixed_workload_on_the_local_filesystem_equals_its_oracle(tmp_path: Path) -> None:
+    mixed_race(local_target(tmp_path), *MIXED_LOCAL)
+
+
+def test_a_mixed_workload_on_s3_equals_its_oracle(seaweed: SeaweedServer) -> None:
+    mixed_race(s3_target(seaweed, "mixed"), *MIXED_S3)
