@@ -28,8 +28,11 @@ use object_store::path::Path;
 use object_store::ObjectStoreExt;
 use url::Url;
 
+/// The entry point of a fuzz target.
+pub type EntryPoint = fn(&[u8]);
+
 /// The targets, by name: the name of the fuzz target, of its seed and regression directories.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, EntryPoint)] = &[
     ("commit_json", commit_json),
     ("last_checkpoint", last_checkpoint),
     ("dv_descriptor", dv_descriptor),
