@@ -162,6 +162,7 @@ pub(crate) fn resolve(
 /// significant bit clear. Unknown magic, truncation, unsorted keys and trailing bytes are an
 /// [`Error::CorruptDeletionVector`] whose path is `context` (which should name the file or
 /// descriptor).
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn decode_bitmap(bytes: &[u8], context: &str) -> Result<RoaringTreemap> {
     parse_bitmap(bytes).map_err(|reason| corrupt(context, reason))
 }

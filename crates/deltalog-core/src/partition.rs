@@ -41,6 +41,7 @@ pub(crate) const HIVE_DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
 /// [`NullArray`]. Numbers and temporal values may carry surrounding ASCII whitespace.
 ///
 /// An unparsable value is an [`Error::InvalidTable`] naming `field_name`, the value and the type.
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn partition_values_to_arrow(
     values: &[Option<&str>],
     ty: &PrimitiveType,

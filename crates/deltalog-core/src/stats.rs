@@ -47,6 +47,7 @@ const UTC_OFFSET: &str = "+00:00";
 /// logical names; a schema already renamed by [`StructType::physical_schema`] works too. The
 /// column mapping mode is taken from `delta.columnMapping.mode` in `configuration`; use
 /// [`stats_schema_with_mode`] to pass the mode the protocol allows (catalogue E1-02).
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn stats_schema(
     data_schema: &StructType,
     configuration: &HashMap<String, String>,
@@ -126,6 +127,7 @@ pub(crate) fn select_stats_columns(
 /// or `Z` (`2021-01-01T00:00:00.000+01:00`); `timestamp_ntz` from text without a zone; dates
 /// from `yyyy-MM-dd`; decimals from JSON numbers. A `stats_schema` that is not a struct is an
 /// [`Error::InvalidArgument`].
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn parse_stats(json: &StringArray, stats_schema: &ArrowDataType) -> Result<StructArray> {
     let ArrowDataType::Struct(fields) = stats_schema else {
         return Err(Error::InvalidArgument(format!(

@@ -54,6 +54,7 @@ pub(crate) struct LastCheckpointHint {
 /// Returns [`Error::CorruptLogFile`] when the bytes are not a UTF-8 JSON object, the JSON has duplicate
 /// keys anywhere (H-LC09), a field has the wrong type, `version` is missing, `parts` is zero, or
 /// a `checksum` is present and differs from the one computed (A-14; compared ignoring case).
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn parse_last_checkpoint(bytes: &[u8], path: &str) -> Result<LastCheckpointHint> {
     let text = std::str::from_utf8(bytes)
         .map_err(|error| Error::corrupt(path, format!("not UTF-8: {error}")))?;

@@ -138,6 +138,7 @@ impl LogPath {
 
 /// Parses a bare file name of `_delta_log` into its version and kind; `None` for anything that is
 /// not exactly one of the log file patterns.
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn parse_file_name(name: &str) -> Option<(u64, LogFileKind)> {
     let (version_text, rest) = name.split_at_checked(VERSION_DIGITS)?;
     let version = parse_fixed_digits(version_text, VERSION_DIGITS)?;
