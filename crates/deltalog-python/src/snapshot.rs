@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use deltalog_core::{HeadSource, Snapshot, SnapshotHead, TableConfiguration};
 use deltalog_core::{deletion_vectors, NativeColumns, Scan, ScanOptions};
+use deltalog_core::{HeadSource, Snapshot, SnapshotHead, TableConfiguration};
 use deltalog_core::{Metadata, Protocol};
 use pyo3::prelude::*;
 
