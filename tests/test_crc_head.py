@@ -76,7 +76,7 @@ def test_a_crc_the_replay_contradicts_is_a_mismatch(tmp_path: Path) -> None:
     crc.write_text(json.dumps(checksum) + "\n")
     snapshot = deltalog.DeltaTable(tmp_path).snapshot()
     assert snapshot.metadata.description == "only in the crc"
-    with pytest.raises(ChecksumMismatchError, match="00000000000000000002.crc"):
+    with pytest.raises(ChecksumMismatchError, match=r"00000000000000000002\.crc"):
         snapshot.files()
 
 

@@ -15,6 +15,7 @@
 //! domains must equal the checksum's, else [`Error::ChecksumMismatch`] names the file.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol};
 use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
@@ -44,6 +45,11 @@ pub enum HeadSource {
 /// Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct SnapshotHead {
+    inner: Arc<HeadInner>,
+}
+
+#[derive(Debug)]
+struct HeadInner {
     storage: Storage,
     segment: LogSegment,
     state: TableState,
@@ -77,100 +83,103 @@ impl SnapshotHead {
         let config =
             TableConfiguration::try_new(state.protocol.clone(), state.metadata.clone(), table)?;
         let timestamp_ms = commit_timestamp(state.commit_info.as_ref(), segment.file_time_ms);
-        Ok(SnapshotHead {
+        let inner = HeadInner {
             storage: storage.clone(),
             segment,
             state,
             config,
             timestamp_ms,
             source,
+        };
+        Ok(SnapshotHead {
+            inner: Arc::new(inner),
         })
     }
 
     /// The version.
     pub fn version(&self) -> u64 {
-        self.state.version
+        self.inner.state.version
     }
 
     /// When the version was committed, in ms since the epoch, by the rule of
     /// [`Snapshot::timestamp_ms`].
     pub fn timestamp_ms(&self) -> i64 {
-        self.timestamp_ms
+        self.inner.timestamp_ms
     }
 
     /// Where the state was read from.
     pub fn source(&self) -> &HeadSource {
-        &self.source
+        &self.inner.source
     }
 
     /// The table's protocol at this version.
     pub fn protocol(&self) -> &Protocol {
-        self.config.protocol()
+        self.inner.config.protocol()
     }
 
     /// The table's metadata at this version.
     pub fn metadata(&self) -> &Metadata {
-        self.config.metadata()
+        self.inner.config.metadata()
     }
 
     /// The validated protocol and metadata.
     pub fn table_configuration(&self) -> &TableConfiguration {
-        &self.config
+        &self.inner.config
     }
 
     /// The logical schema.
     pub fn schema(&self) -> &StructType {
-        self.config.schema()
+        self.inner.config.schema()
     }
 
     /// The logical schema as Arrow.
     pub fn arrow_schema(&self) -> arrow_schema::SchemaRef {
-        self.config.arrow_schema()
+        self.inner.config.arrow_schema()
     }
 
     /// The partition columns, in order.
     pub fn partition_columns(&self) -> &[String] {
-        self.config.partition_columns()
+        self.inner.config.partition_columns()
     }
 
     /// The newest version recorded for `app_id` by a `txn` action.
     pub fn transaction_version(&self, app_id: &str) -> Option<i64> {
-        self.state.txns.get(app_id).map(|txn| txn.version)
+        self.inner.state.txns.get(app_id).map(|txn| txn.version)
     }
 
     /// The configuration of `domain`, or `None` when it is absent or removed.
     pub fn domain_metadata(&self, domain: &str) -> Option<&str> {
-        let domain = self.state.domains.get(domain).filter(|d| !d.removed);
+        let domain = self.inner.state.domains.get(domain).filter(|d| !d.removed);
         domain.map(|d| d.configuration.as_str())
     }
 
     /// All `txn` app ids with their versions.
     pub fn transactions(&self) -> HashMap<String, i64> {
-        let txns = self.state.txns.iter();
+        let txns = self.inner.state.txns.iter();
         txns.map(|(app, txn)| (app.clone(), txn.version)).collect()
     }
 
     /// The live domains and their configurations.
     pub fn domains(&self) -> HashMap<String, String> {
-        live_domains(&self.state.domains)
+        live_domains(&self.inner.state.domains)
     }
 
     /// The newest `domainMetadata` action per domain, tombstones included.
     pub(crate) fn domain_actions(&self) -> &HashMap<String, DomainMetadata> {
-        &self.state.domains
+        &self.inner.state.domains
     }
 
     /// The commit information of this version, when its commit file was read.
     pub fn commit_info(&self) -> Option<&CommitInfo> {
-        self.state.commit_info.as_ref()
+        self.inner.state.commit_info.as_ref()
     }
 
     /// The full snapshot of this version: the file list replayed from the log. When the head
     /// came from a `.crc` file, the replayed protocol, metadata, transactions and domains must
     /// equal it, else [`Error::ChecksumMismatch`] names the file and the fields.
     pub async fn snapshot(&self) -> Result<Snapshot> {
-        let snapshot = Snapshot::load_segment(&self.storage, &self.segment).await?;
-        if let HeadSource::Checksum(crc) = &self.source {
+        let snapshot = Snapshot::load_segment(&self.inner.storage, &self.inner.segment).await?;
+        if let HeadSource::Checksum(crc) = &self.inner.source {
             let differences = self.differences(&snapshot);
             if !differences.is_empty() {
                 return Err(Error::ChecksumMismatch {
