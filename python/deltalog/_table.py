@@ -324,6 +324,19 @@ class DeltaTable(Frozen):
 
         return update_rows(self, set, predicate, target_file_size, commit_info)
 
+    def schema(self) -> Schema:
+        """The logical schema of the latest version, read without replaying the log when the
+        version has a ``.crc`` file (see :attr:`Snapshot.head_checksum`)."""
+        return self.snapshot().schema
+
+    def protocol(self) -> Protocol:
+        """The protocol of the latest version, read as :meth:`schema` is."""
+        return self.snapshot().protocol
+
+    def metadata(self) -> Metadata:
+        """The metadata of the latest version, read as :meth:`schema` is."""
+        return self.snapshot().metadata
+
     def __repr__(self) -> str:
         return f"DeltaTable({self.uri!r})"
 
@@ -333,6 +346,13 @@ class Snapshot(Frozen):
     """The immutable state of a table at one version.
 
     :meth:`refresh` gives a new snapshot at the newest version; this one never changes.
+
+    A snapshot opens with its protocol, metadata, application versions and domains only:
+    from the version's ``.crc`` file when it has a usable one (no other log file but the
+    newest commit is read), else from the log without its file actions. The file list is
+    replayed the first time something needs it (:attr:`num_files`, :meth:`files`,
+    :meth:`scan`, a transaction, ...); a replay that contradicts the ``.crc`` file the
+    snapshot opened from raises :class:`ChecksumMismatchError`.
     """
 
     __slots__ = ("_raw", "_table")
@@ -386,6 +406,17 @@ class Snapshot(Frozen):
     def partition_columns(self) -> tuple[str, ...]:
         """The partition columns, in order."""
         return tuple(self._raw.partition_columns)
+
+    @property
+    def head_checksum(self) -> str | None:
+        """The ``.crc`` file the protocol, metadata, application versions and domains were
+        read from, or ``None`` when they were read from the log."""
+        return self._raw.head_checksum
+
+    @property
+    def files_loaded(self) -> bool:
+        """True once the file list has been replayed."""
+        return self._raw.files_loaded
 
     @property
     def num_files(self) -> int:

@@ -46,6 +46,7 @@ internal_modules!(
     scan,
     schema,
     snapshot,
+    snapshot_head,
     stats,
     storage,
     streaming,
@@ -93,6 +94,7 @@ pub use scan::{
 };
 pub use schema::{parse_schema, ColumnMappingMode, StructField, StructType};
 pub use snapshot::{Snapshot, SnapshotAt};
+pub use snapshot_head::{HeadSource, SnapshotHead};
 pub use storage::{IoConfig, Storage};
 pub use streaming::{stream_files, StreamFiles, StreamOffset, StreamOptions, StreamStart};
 pub use table::Table;

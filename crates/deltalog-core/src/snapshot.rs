@@ -57,8 +57,13 @@ impl Snapshot {
     pub(crate) async fn load(storage: &Storage, at: SnapshotAt) -> Result<Snapshot> {
         let segment =
             crate::log::locate_segment(storage, target_version(storage, at).await?).await?;
+        Snapshot::load_segment(storage, &segment).await
+    }
+
+    /// Loads the snapshot of the version `segment` makes.
+    pub(crate) async fn load_segment(storage: &Storage, segment: &LogSegment) -> Result<Snapshot> {
         let table = storage.root_url().as_str();
-        let state = load_segment(storage, table, &segment, false, None).await?;
+        let state = load_segment(storage, table, segment, false, None).await?;
         Snapshot::from_state(storage.clone(), state, segment.file_time_ms, None)
     }
 
@@ -344,7 +349,7 @@ impl Snapshot {
 }
 
 /// The version `at` names (`None`: the latest).
-async fn target_version(storage: &Storage, at: SnapshotAt) -> Result<Option<u64>> {
+pub(crate) async fn target_version(storage: &Storage, at: SnapshotAt) -> Result<Option<u64>> {
     Ok(match at {
         SnapshotAt::Latest => None,
         SnapshotAt::Version(version) => Some(version),

@@ -326,8 +326,9 @@ pub(crate) async fn write_checksum(
 
 /// The non-file state of `segment.end_version` (protocol, metadata, `txn` versions, domains,
 /// in-commit timestamp) taken from its `.crc` file without reading any commit or checkpoint:
-/// `None` when the segment lists no checksum for its version, or the checksum lacks the
-/// transactions, the domains, or the in-commit timestamp of a table that records them.
+/// `None` when the segment lists no checksum for its version, the file does not parse (Delta on
+/// Spark ignores an unreadable checksum and replays), or the checksum lacks the transactions,
+/// the domains, or the in-commit timestamp of a table that records them.
 pub(crate) async fn non_file_state_from_checksum(
     storage: &Storage,
     segment: &LogSegment,
@@ -335,8 +336,10 @@ pub(crate) async fn non_file_state_from_checksum(
     if segment.checksum.is_none() {
         return Ok(None);
     }
-    let Some(checksum) = read_checksum(storage, segment.end_version).await? else {
-        return Ok(None);
+    let checksum = match read_checksum(storage, segment.end_version).await {
+        Ok(Some(checksum)) => checksum,
+        Ok(None) | Err(Error::CorruptLogFile { .. }) => return Ok(None),
+        Err(error) => return Err(error),
     };
     let (Some(txns), Some(domains)) = (checksum.set_transactions, checksum.domain_metadata) else {
         return Ok(None);

@@ -21,10 +21,10 @@ pub struct RawAlter {
 impl RawAlter {
     /// Alterations committed on top of `snapshot`.
     #[new]
-    fn new(snapshot: &RawSnapshot) -> Self {
-        RawAlter {
-            snapshot: snapshot.inner().clone(),
-        }
+    fn new(py: Python<'_>, snapshot: &RawSnapshot) -> PyResult<Self> {
+        Ok(RawAlter {
+            snapshot: snapshot.snapshot(py)?,
+        })
     }
 
     /// `SET TBLPROPERTIES` (`comment` sets the description).

@@ -88,7 +88,7 @@ pub fn compact_logs(
 /// from the `.crc` file (else it was computed from the state).
 #[pyfunction]
 pub fn version_checksum(py: Python<'_>, snapshot: &RawSnapshot) -> PyResult<ChecksumTuple> {
-    let snapshot = snapshot.inner().clone();
+    let snapshot = snapshot.snapshot(py)?;
     let (checksum, stored) = wait_for_future(py, move || async move {
         match snapshot.stored_version_checksum().await? {
             Some(stored) => Ok((stored, true)),
@@ -134,7 +134,7 @@ fn checksum_tuple(checksum: VersionChecksum, text: String, stored: bool) -> Chec
 /// Checks the `.crc` file of `snapshot`'s version against its state; false when there is none.
 #[pyfunction]
 pub fn validate_checksum(py: Python<'_>, snapshot: &RawSnapshot) -> PyResult<bool> {
-    let snapshot = snapshot.inner().clone();
+    let snapshot = snapshot.snapshot(py)?;
     wait_for_future(
         py,
         move || async move { snapshot.validate_checksum().await },

@@ -1,9 +1,10 @@
 //! `RawSnapshot`: one immutable version of a table, wrapped by `deltalog.Snapshot`.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
-use deltalog_core::Snapshot;
 use deltalog_core::{deletion_vectors, NativeColumns, Scan, ScanOptions};
+use deltalog_core::{HeadSource, Snapshot, SnapshotHead, TableConfiguration};
 use deltalog_core::{Metadata, Protocol};
 use pyo3::prelude::*;
 
@@ -39,21 +40,54 @@ type NativeColumnsTuple<'py> = (
     Option<String>,
 );
 
-/// A core [`Snapshot`]: the table's state at one version.
+/// A core [`Snapshot`]: the table's state at one version. Opened from a [`SnapshotHead`]
+/// (protocol and metadata, from the version's `.crc` when it has one), its file list is
+/// replayed the first time something needs it.
 #[pyclass(frozen, module = "deltalog._core")]
 pub struct RawSnapshot {
-    inner: Snapshot,
+    loaded: Loaded,
+}
+
+enum Loaded {
+    Full(Snapshot),
+    Head(SnapshotHead, OnceLock<Snapshot>),
 }
 
 impl RawSnapshot {
     /// Wraps a core snapshot.
     pub fn new(inner: Snapshot) -> Self {
-        RawSnapshot { inner }
+        RawSnapshot {
+            loaded: Loaded::Full(inner),
+        }
     }
 
-    /// The core snapshot.
-    pub fn inner(&self) -> &Snapshot {
-        &self.inner
+    /// A snapshot whose file list is replayed when first needed.
+    pub fn lazy(head: SnapshotHead) -> Self {
+        RawSnapshot {
+            loaded: Loaded::Head(head, OnceLock::new()),
+        }
+    }
+
+    /// The core snapshot, its file list replayed now when it was not yet.
+    pub fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
+        match &self.loaded {
+            Loaded::Full(snapshot) => Ok(snapshot.clone()),
+            Loaded::Head(head, full) => {
+                if let Some(snapshot) = full.get() {
+                    return Ok(snapshot.clone());
+                }
+                let head = head.clone();
+                let snapshot = wait_for_future(py, move || async move { head.snapshot().await })?;
+                Ok(full.get_or_init(|| snapshot).clone())
+            }
+        }
+    }
+
+    fn config(&self) -> &TableConfiguration {
+        match &self.loaded {
+            Loaded::Full(snapshot) => snapshot.table_configuration(),
+            Loaded::Head(head, _) => head.table_configuration(),
+        }
     }
 }
 
@@ -62,52 +96,80 @@ impl RawSnapshot {
     /// The version of this snapshot.
     #[getter]
     fn version(&self) -> u64 {
-        self.inner.version()
+        match &self.loaded {
+            Loaded::Full(snapshot) => snapshot.version(),
+            Loaded::Head(head, _) => head.version(),
+        }
     }
 
     /// When the version was committed, in ms since the epoch (UTC).
     #[getter]
     fn timestamp_ms(&self) -> i64 {
-        self.inner.timestamp_ms()
+        match &self.loaded {
+            Loaded::Full(snapshot) => snapshot.timestamp_ms(),
+            Loaded::Head(head, _) => head.timestamp_ms(),
+        }
+    }
+
+    /// True when the file list has been replayed.
+    #[getter]
+    fn files_loaded(&self) -> bool {
+        match &self.loaded {
+            Loaded::Full(_) => true,
+            Loaded::Head(_, full) => full.get().is_some(),
+        }
+    }
+
+    /// The `.crc` file the protocol and metadata were read from, when they were.
+    #[getter]
+    fn head_checksum(&self) -> Option<String> {
+        match &self.loaded {
+            Loaded::Head(head, _) => match head.source() {
+                HeadSource::Checksum(crc) => Some(crc.clone()),
+                HeadSource::Log => None,
+            },
+            Loaded::Full(_) => None,
+        }
     }
 
     /// The number of active data files.
     #[getter]
-    fn num_files(&self) -> usize {
-        self.inner.num_files()
+    fn num_files(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.snapshot(py)?.num_files())
     }
 
     /// The total size in bytes of the active data files.
     #[getter]
-    fn total_size(&self) -> i64 {
-        self.inner.total_size()
+    fn total_size(&self, py: Python<'_>) -> PyResult<i64> {
+        Ok(self.snapshot(py)?.total_size())
     }
 
     /// The partition columns, in order.
     #[getter]
     fn partition_columns(&self) -> Vec<String> {
-        self.inner.partition_columns().to_vec()
+        self.config().partition_columns().to_vec()
     }
 
     /// The logical schema.
     fn schema(&self) -> RawSchema {
-        RawSchema::new(self.inner.arrow_schema(), self.inner.schema().clone())
+        let config = self.config();
+        RawSchema::new(config.arrow_schema(), config.schema().clone())
     }
 
     /// The `protocol` action in force.
     fn protocol(&self) -> ProtocolTuple {
-        protocol_tuple(self.inner.protocol().clone())
+        protocol_tuple(self.config().protocol().clone())
     }
 
     /// The `metaData` action in force.
     fn metadata(&self) -> MetadataTuple {
-        metadata_tuple(self.inner.metadata().clone())
+        metadata_tuple(self.config().metadata().clone())
     }
 
     /// The active files (see [`Snapshot::files`]).
     #[pyo3(signature = (with_stats=false))]
     fn files(&self, py: Python<'_>, with_stats: bool) -> PyResult<RawArrowStream> {
-        let snapshot = self.inner.clone();
+        let snapshot = self.snapshot(py)?;
         let (schema, batches) =
             wait_for_future(py, move || async move { snapshot.files(with_stats).await })?;
         Ok(RawArrowStream::new(schema, batches))
@@ -115,12 +177,19 @@ impl RawSnapshot {
 
     /// The version of the last transaction of application `app_id`, if any.
     fn transaction_version(&self, app_id: &str) -> Option<i64> {
-        self.inner.transaction_version(app_id)
+        match &self.loaded {
+            Loaded::Full(snapshot) => snapshot.transaction_version(app_id),
+            Loaded::Head(head, _) => head.transaction_version(app_id),
+        }
     }
 
     /// The configuration of `domain`, unless it is absent or removed.
     fn domain_metadata(&self, domain: &str) -> Option<String> {
-        self.inner.domain_metadata(domain).map(str::to_string)
+        let configuration = match &self.loaded {
+            Loaded::Full(snapshot) => snapshot.domain_metadata(domain),
+            Loaded::Head(head, _) => head.domain_metadata(domain),
+        };
+        configuration.map(str::to_string)
     }
 
     /// Plans a read of the rows: `columns` (logical names), a filter (SQL-like text or the
@@ -142,7 +211,7 @@ impl RawSnapshot {
             row_tracking,
             ..ScanOptions::default()
         };
-        let snapshot = self.inner.clone();
+        let snapshot = self.snapshot(py)?;
         let scan = move || async move { Scan::new(&snapshot, options).await };
         wait_for_future(py, scan).map(RawScan::new)
     }
@@ -155,7 +224,7 @@ impl RawSnapshot {
         py: Python<'py>,
         columns: Option<Vec<String>>,
     ) -> PyResult<NativeColumnsTuple<'py>> {
-        let (metadata, schema) = (self.inner.metadata(), self.inner.schema());
+        let (metadata, schema) = (self.config().metadata(), self.config().schema());
         let native = NativeColumns::of(metadata, schema, columns.as_deref());
         let native = native.map_err(|error| to_py_err(py, error))?;
         let pair = |c: &_| native_column(py, c);
@@ -165,14 +234,14 @@ impl RawSnapshot {
 
     /// Every deletion vector, evaluated: `path` and `deleted_rows` (sorted row indexes).
     fn deletion_vectors(&self, py: Python<'_>) -> PyResult<RawArrowStream> {
-        let snapshot = self.inner.clone();
+        let snapshot = self.snapshot(py)?;
         let batch = wait_for_future(py, move || async move { deletion_vectors(&snapshot).await })?;
         Ok(RawArrowStream::new(batch.schema(), vec![batch]))
     }
 
     /// A snapshot at the table's newest version, reading only the commits added since.
     fn refresh(&self, py: Python<'_>) -> PyResult<RawSnapshot> {
-        let snapshot = self.inner.clone();
+        let snapshot = self.snapshot(py)?;
         wait_for_future(py, move || async move { snapshot.refresh().await }).map(RawSnapshot::new)
     }
 }

@@ -153,6 +153,10 @@ impl RawDeltaTable {
         let at = PySnapshotAt::new(py, version, timestamp_ms)?.0;
         let filter = PyFilter::expr(filter);
         let table = self.inner.clone();
+        if filter.is_none() {
+            let head = wait_for_future(py, move || async move { table.snapshot_head(at).await })?;
+            return Ok(RawSnapshot::lazy(head));
+        }
         let snapshot = wait_for_future(py, move || async move {
             match filter {
                 Some(filter) => table.snapshot_matching(at, &filter).await,

@@ -55,7 +55,7 @@ impl RawTransaction {
         operation: &str,
         isolation_level: Option<&str>,
     ) -> PyResult<Self> {
-        let mut transaction = snapshot.inner().transaction(operation);
+        let mut transaction = snapshot.snapshot(py)?.transaction(operation);
         if let Some(level) = isolation_level {
             let level = parse_isolation_level(level).map_err(|e| to_py_err(py, e))?;
             transaction = transaction.with_isolation_level(level);

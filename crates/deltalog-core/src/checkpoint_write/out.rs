@@ -26,7 +26,9 @@ pub(crate) struct ParquetFileOut {
 
 impl ParquetFileOut {
     /// Starts the file at `path` with `schema`, row groups of at most `row_group_rows` rows,
-    /// Snappy-compressed as Spark writes checkpoints.
+    /// Snappy-compressed as Spark writes checkpoints. A file already at `path` is replaced
+    /// when this one is complete (spec "Checkpoint Naming Scheme": of racing writers of one
+    /// classic checkpoint the latest wins; both hold the same version's state).
     pub(crate) fn create(
         storage: &Storage,
         path: &Path,
@@ -43,7 +45,7 @@ impl ParquetFileOut {
         Ok(ParquetFileOut {
             name,
             writer: Some(writer),
-            upload: storage.upload(path),
+            upload: storage.upload_replacing(path),
             rows: 0,
         })
     }

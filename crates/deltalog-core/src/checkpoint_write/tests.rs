@@ -246,3 +246,23 @@ async fn the_hint_never_moves_back() {
     let old = table.snapshot(SnapshotAt::Version(1)).await.unwrap();
     assert_eq!(old.num_files(), 2);
 }
+
+#[tokio::test]
+async fn a_checkpoint_of_a_version_that_has_one_is_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_with_history(&dir, &[], 3).await;
+    let expected = state_of(&table.snapshot(SnapshotAt::Latest).await.unwrap()).await;
+    let first = table.checkpoint(None).await.unwrap();
+    let again = table.checkpoint(None).await.unwrap();
+    assert_eq!(first.files, again.files);
+    assert_eq!(first.num_actions, again.num_actions);
+    let parts = CheckpointOptions {
+        part_size: Some(2),
+        ..CheckpointOptions::default()
+    };
+    let multi = table.checkpoint_with(None, &parts).await.unwrap();
+    let multi_again = table.checkpoint_with(None, &parts).await.unwrap();
+    assert_eq!(multi.files, multi_again.files);
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    assert_eq!(state_of(&snapshot).await, expected);
+}

@@ -267,6 +267,14 @@ impl Storage {
         self.upload_with_part_size(path, upload::DEFAULT_PART_SIZE)
     }
 
+    /// [`Storage::upload`] replacing what is already at `path`, in one atomic step (a reader
+    /// sees the old object or the new one): for checkpoint files, whose content is fixed by
+    /// their version, where the spec lets the last of racing writers win.
+    pub fn upload_replacing(&self, path: &Path) -> ObjectUpload {
+        let part_size = upload::DEFAULT_PART_SIZE;
+        ObjectUpload::new(self.store.clone(), path.clone(), part_size, PutMode::Overwrite)
+    }
+
     /// [`Storage::upload`] with parts of `part_size` bytes.
     pub fn upload_with_part_size(&self, path: &Path, part_size: usize) -> ObjectUpload {
         let mode = match self.conditional_put {

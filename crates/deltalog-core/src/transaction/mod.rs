@@ -37,14 +37,12 @@ use crate::commit::{decode_actions, DecodeOptions};
 use crate::error::{ConflictKind, Error, Result};
 use crate::expr::{files_may_match, Expr};
 use crate::file_list::{file_list_stats, FileListOptions};
-use crate::load::load_segment_without_files;
 use crate::log::commit_range::CommitRange;
 use crate::log::segment::latest_version;
-use crate::log::timestamps::{commit_timestamp, MONOTONIC_LOOKBACK};
+use crate::log::timestamps::MONOTONIC_LOOKBACK;
 use crate::post_commit::{
     Committed, PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep,
 };
-use crate::version_checksum::non_file_state_from_checksum;
 use crate::replay::FileKeys;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::snapshot::Snapshot;
@@ -230,28 +228,14 @@ impl Table {
     /// add files, set application versions and domain metadata and change metadata; it
     /// cannot remove files or record reads of files.
     pub async fn append_transaction(&self, operation: &str) -> Result<Transaction> {
-        let segment = self.log_segment(None).await?;
-        let from_checksum = non_file_state_from_checksum(self.storage(), &segment).await?;
-        let state = match from_checksum {
-            Some(state) => state,
-            None => load_segment_without_files(self.storage(), self.uri(), &segment).await?,
-        };
-        let timestamp_ms = commit_timestamp(state.commit_info.as_ref(), segment.file_time_ms);
-        let config = TableConfiguration::try_new(state.protocol, state.metadata, self.uri())?;
+        let head = self.snapshot_head(SnapshotAt::Latest).await?;
+        let domains = head.domain_actions().iter().filter(|(_, d)| !d.removed);
         let read = ReadBase {
-            version: Some(state.version),
-            config: Some(config),
-            txns: state
-                .txns
-                .into_iter()
-                .map(|(app, txn)| (app, txn.version))
-                .collect(),
-            domains: state
-                .domains
-                .into_iter()
-                .filter(|(_, domain)| !domain.removed)
-                .collect(),
-            timestamp_ms: Some(timestamp_ms),
+            version: Some(head.version()),
+            config: Some(head.table_configuration().clone()),
+            txns: head.transactions(),
+            domains: domains.map(|(name, d)| (name.clone(), d.clone())).collect(),
+            timestamp_ms: Some(head.timestamp_ms()),
             snapshot: None,
         };
         Ok(Transaction::new(self.clone(), read, operation))

@@ -1,0 +1,100 @@
+"""Snapshots open from the version's ``.crc`` file without replaying the log, fall back to
+the log when the file is unusable, and checkpoints of a version that already has one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import deltalog
+from deltalog.exceptions import ChecksumMismatchError, CorruptLogError
+
+
+def three_versions(uri: Path) -> None:
+    """Versions 0..2, each with the ``.crc`` file our post-commit step writes."""
+    for n in range(3):
+        deltalog.write_table(uri, pa.table({"id": [n]}), mode="append")
+
+
+def log_file(uri: Path, name: str) -> Path:
+    return uri / "_delta_log" / name
+
+
+def test_protocol_and_metadata_come_from_the_crc_without_replaying(tmp_path: Path) -> None:
+    three_versions(tmp_path)
+    expected = deltalog.DeltaTable(tmp_path).snapshot()
+    schema, metadata = expected.schema, expected.metadata
+    assert expected.num_files == 3
+    for version in (0, 1):
+        log_file(tmp_path, f"{version:020}.json").write_text("not a commit\n")
+    table = deltalog.DeltaTable(tmp_path)
+    assert table.schema() == schema
+    assert table.metadata() == metadata
+    assert table.protocol() == expected.protocol
+    snapshot = table.snapshot()
+    assert snapshot.version == 2
+    assert snapshot.head_checksum is not None
+    assert snapshot.head_checksum.endswith("00000000000000000002.crc")
+    assert not snapshot.files_loaded
+    with pytest.raises(CorruptLogError):
+        _ = snapshot.num_files
+    # a blind append reads no commit before the newest either
+    deltalog.write_table(tmp_path, pa.table({"id": [3]}), mode="append")
+    assert deltalog.DeltaTable(tmp_path).snapshot().head_checksum is not None
+    with pytest.raises(CorruptLogError):
+        deltalog.write_table(tmp_path, pa.table({"id": [9]}), mode="overwrite")
+
+
+def test_the_file_list_is_replayed_when_first_needed(tmp_path: Path) -> None:
+    three_versions(tmp_path)
+    snapshot = deltalog.DeltaTable(tmp_path).snapshot()
+    assert not snapshot.files_loaded
+    assert snapshot.num_files == 3
+    assert snapshot.files_loaded
+    assert sorted(snapshot.scan().to_pyarrow()["id"].to_pylist()) == [0, 1, 2]
+    assert snapshot.validate_checksum()
+
+
+def test_a_crc_that_does_not_parse_falls_back_to_the_log(tmp_path: Path) -> None:
+    three_versions(tmp_path)
+    log_file(tmp_path, "00000000000000000002.crc").write_text('{"numFiles":')
+    snapshot = deltalog.DeltaTable(tmp_path).snapshot()
+    assert snapshot.head_checksum is None
+    assert snapshot.num_files == 3
+    deltalog.write_table(tmp_path, pa.table({"id": [3]}), mode="append")
+    assert deltalog.DeltaTable(tmp_path).snapshot().num_files == 4
+
+
+def test_a_crc_the_replay_contradicts_is_a_mismatch(tmp_path: Path) -> None:
+    three_versions(tmp_path)
+    crc = log_file(tmp_path, "00000000000000000002.crc")
+    checksum = json.loads(crc.read_text())
+    checksum["metadata"]["description"] = "only in the crc"
+    crc.write_text(json.dumps(checksum) + "\n")
+    snapshot = deltalog.DeltaTable(tmp_path).snapshot()
+    assert snapshot.metadata.description == "only in the crc"
+    with pytest.raises(ChecksumMismatchError, match=r"00000000000000000002\.crc"):
+        snapshot.files()
+
+
+def test_a_crc_the_newest_commit_contradicts_is_not_used(tmp_path: Path) -> None:
+    three_versions(tmp_path)
+    deltalog.DeltaTable(tmp_path).alter.set_properties({"comment": "from the log"})
+    crc = log_file(tmp_path, "00000000000000000003.crc")
+    crc.write_text(crc.read_text().replace("from the log", "from the crc"))
+    snapshot = deltalog.DeltaTable(tmp_path).snapshot()
+    assert snapshot.head_checksum is None
+    assert snapshot.metadata.description == "from the log"
+
+
+def test_a_checkpoint_twice_at_one_version_is_rewritten(tmp_path: Path) -> None:
+    three_versions(tmp_path)
+    table = deltalog.DeltaTable(tmp_path)
+    first = table.checkpoint()
+    again = table.checkpoint()
+    assert first.files == again.files
+    assert first.num_actions == again.num_actions
+    assert table.snapshot().num_files == 3
