@@ -64,7 +64,7 @@ def test_rows_outside_the_predicate_are_refused_unless_unchecked(tmp_path: Path)
     with pytest.raises(deltalog.ReplaceWhereMismatchError) as refused:
         deltalog.write_table(uri, outside, mode="overwrite", predicate="id < 5")
     assert isinstance(refused.value, deltalog.ConstraintViolationError)
-    assert refused.value.constraint is not None and "id" in refused.value.constraint
+    assert "id" in str(refused.value.constraint)
     assert deltalog.DeltaTable(uri).latest_version() == 0
     deltalog.write_table(uri, outside, mode="overwrite", predicate="id < 5", predicate_check=False)
     assert ids(uri) == [1, 5, 6, 7, 8, 9, 99]
@@ -95,4 +95,5 @@ def test_row_tracking_keeps_ids_of_copied_rows(tmp_path: Path) -> None:
     after = deltalog.DeltaTable(uri).snapshot().scan(row_tracking=True).to_pyarrow().to_pylist()
     assert {row["id"]: row["row_id"] for row in after if row["id"] != 2} == kept
     fresh = next(row["row_id"] for row in after if row["id"] == 2)
-    assert fresh not in kept.values() and fresh >= 10
+    assert fresh not in kept.values()
+    assert fresh >= 10

@@ -41,8 +41,9 @@ def write_table(
     matching it and adds the new ones in one commit (every row written must match it, else
     :class:`ReplaceWhereMismatchError`, unless ``predicate_check`` is false, as Spark's
     ``spark.databricks.delta.replaceWhere.constraintCheck.enabled``), ``"error"`` refuses,
-    ``"ignore"`` writes nothing. ``schema_mode``: ``"merge"`` adds the data's new columns to the table,
-    ``"overwrite"`` (with mode ``"overwrite"``) replaces the schema and partitioning.
+    ``"ignore"`` writes nothing. ``schema_mode``: ``"merge"`` adds the data's new columns to
+    the table, ``"overwrite"`` (with mode ``"overwrite"``) replaces the schema and
+    partitioning.
     ``app_id`` and ``app_version`` make the write idempotent: when the table already holds
     that application at that version or later, nothing is written. ``commit_info``: extra
     fields for the commit's ``commitInfo`` (JSON values).

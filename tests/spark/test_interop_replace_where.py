@@ -37,7 +37,7 @@ REPLACES: list[tuple[list[tuple[int, int, str | None]], str]] = [
     ([(1, 1, "new1"), (2, 2, None)], "id < 3"),
     ([(41, 1, "x"), (45, 1, "y")], "id > 40 AND p = 1"),
     ([(100, 3, "p3")], "p = 3"),
-    ([(7, 3, "seven")], "s IS NULL"),
+    ([(7, 3, None)], "s IS NULL"),
 ]
 
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.int32()), ("s", pa.string())])
