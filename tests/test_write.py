@@ -93,7 +93,7 @@ def test_replace_where_overwrites_matching_partitions_only(tmp_path: Path) -> No
     )
     assert rows(uri) == canon([{"id": 2, "p": "b"}, {"id": 10, "p": "a"}])
     info = commit_actions(uri, 1)[0]["commitInfo"]
-    assert json.loads(info["operationParameters"]["predicate"]) == ["p = 'a'"]
+    assert info["operationParameters"]["predicate"] == "p = 'a'"
     with pytest.raises(deltalog.ConstraintViolationError) as refused:
         deltalog.write_table(
             uri, pa.table({"id": [11], "p": ["b"]}), mode="overwrite", predicate="p = 'a'"

@@ -176,6 +176,7 @@ class RawDeltaTable:
         app_version: int | None = None,
         commit_info: str | None = None,
         storage_options: dict[str, str] | None = None,
+        predicate_check: bool = True,
     ) -> _CommitTuple: ...
     @property
     def uri(self) -> str: ...

@@ -28,6 +28,7 @@ def write_table(
     app_version: int | None = None,
     commit_info: Mapping[str, Any] | None = None,
     storage_options: Mapping[str, str] | None = None,
+    predicate_check: bool = True,
 ) -> CommitResult:
     """Writes ``data`` to a table and commits it as one new version, creating the table
     (with the data's schema, ``partition_by`` and ``configuration``) when there is none.
@@ -36,10 +37,13 @@ def write_table(
     ``Table``, ``RecordBatch`` or ``RecordBatchReader``, a polars ``DataFrame``), read one
     batch at a time. ``mode`` for an existing table, as Delta on Spark's save modes:
     ``"append"`` adds the rows (a blind append), ``"overwrite"`` replaces them, or with
-    ``predicate`` (over partition columns: ``replaceWhere``) replaces the matching
-    partitions (every row written must match it), ``"error"`` refuses, ``"ignore"`` writes
-    nothing. ``schema_mode``: ``"merge"`` adds the data's new columns to the table,
-    ``"overwrite"`` (with mode ``"overwrite"``) replaces the schema and partitioning.
+    ``predicate`` (``replaceWhere``, over data and partition columns) deletes the rows
+    matching it and adds the new ones in one commit (every row written must match it, else
+    :class:`ReplaceWhereMismatchError`, unless ``predicate_check`` is false, as Spark's
+    ``spark.databricks.delta.replaceWhere.constraintCheck.enabled``), ``"error"`` refuses,
+    ``"ignore"`` writes nothing. ``schema_mode``: ``"merge"`` adds the data's new columns to
+    the table, ``"overwrite"`` (with mode ``"overwrite"``) replaces the schema and
+    partitioning.
     ``app_id`` and ``app_version`` make the write idempotent: when the table already holds
     that application at that version or later, nothing is written. ``commit_info``: extra
     fields for the commit's ``commitInfo`` (JSON values).
@@ -78,6 +82,7 @@ def write_table(
         app_version,
         info,
         checked,
+        predicate_check,
     )
     table = DeltaTable(uri, storage_options=checked)
     return CommitResult._from_tuple(raw, table)

@@ -36,6 +36,7 @@ the table root; no commit references them, VACUUM removes them)::
     ├── CommitStateUnknownError            version
     ├── SchemaMismatchError                column (also a ValueError)
     ├── ConstraintViolationError           constraint (also a ValueError)
+    │   └── ReplaceWhereMismatchError      (a row outside an overwrite's predicate)
     ├── OperationNotAllowedError
     ├── MissingDataFilesError              table, version, paths
     └── InternalError                      a bug in deltalog; please report it
@@ -70,6 +71,7 @@ __all__ = [
     "OperationNotAllowedError",
     "ProtocolChangedError",
     "ProtocolError",
+    "ReplaceWhereMismatchError",
     "SchemaMismatchError",
     "StorageError",
     "TableNotFoundError",
@@ -243,6 +245,11 @@ class ConstraintViolationError(DeltaError, ValueError):
     a generated or identity column, a replaceWhere predicate); ``constraint`` names it."""
 
     constraint: str | None = None
+
+
+class ReplaceWhereMismatchError(ConstraintViolationError):
+    """A row written by an overwrite with a ``predicate`` (``replaceWhere``) does not match
+    it (Delta on Spark's ``DELTA_REPLACE_WHERE_MISMATCH``); ``constraint`` is the predicate."""
 
 
 class OperationNotAllowedError(DeltaError):

@@ -140,6 +140,15 @@ pub enum Error {
         reason: String,
     },
 
+    /// A row written by an overwrite with a predicate (`replaceWhere`) does not match the
+    /// predicate (Delta on Spark's `DELTA_REPLACE_WHERE_MISMATCH`); `reason` names the row.
+    #[error("written data does not conform to the partial table overwrite condition '{predicate}' of {table}: {reason}")]
+    ReplaceWhereMismatch {
+        table: String,
+        predicate: String,
+        reason: String,
+    },
+
     /// The operation is not allowed on this table (for example a write to a read-only table).
     #[error("{0}")]
     NotAllowed(String),

@@ -177,6 +177,7 @@ pub fn write_options(
         },
         app_version: app,
         commit_info,
+        ..WriteTableOptions::default()
     })
 }
 

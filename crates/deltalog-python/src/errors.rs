@@ -145,6 +145,12 @@ fn classify(error: &Error) -> (&'static str, Attributes) {
             "ConstraintViolationError",
             vec![("table", text(table)), ("constraint", text(constraint))],
         ),
+        Error::ReplaceWhereMismatch {
+            table, predicate, ..
+        } => (
+            "ReplaceWhereMismatchError",
+            vec![("table", text(table)), ("constraint", text(predicate))],
+        ),
         Error::NotAllowed(_) => ("OperationNotAllowedError", Vec::new()),
         Error::MissingDataFiles {
             table,

@@ -87,7 +87,7 @@ impl RawDeltaTable {
 
     /// Writes `data` to the table at `uri`, creating it when absent (see [`write_table`]).
     #[staticmethod]
-    #[pyo3(signature = (uri, data, mode="append", partition_by=None, predicate=None, schema_mode=None, configuration=None, target_file_size=None, app_id=None, app_version=None, commit_info=None, storage_options=None))]
+    #[pyo3(signature = (uri, data, mode="append", partition_by=None, predicate=None, schema_mode=None, configuration=None, target_file_size=None, app_id=None, app_version=None, commit_info=None, storage_options=None, predicate_check=true))]
     #[allow(clippy::too_many_arguments)]
     fn write_table(
         py: Python<'_>,
@@ -103,6 +103,7 @@ impl RawDeltaTable {
         app_version: Option<i64>,
         commit_info: Option<&str>,
         storage_options: Option<PyStorageOptions>,
+        predicate_check: bool,
     ) -> PyResult<CommitTuple> {
         let (predicate, app) = (PyFilter::expr(predicate), (app_id, app_version));
         let options = write_options(
@@ -116,7 +117,8 @@ impl RawDeltaTable {
             app.1,
             commit_info,
         );
-        let options = options.map_err(|error| to_py_err(py, error))?;
+        let mut options = options.map_err(|error| to_py_err(py, error))?;
+        options.skip_predicate_check = !predicate_check;
         let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
         let (schema, stream) = (data.schema.clone(), data.into_stream());
         let outcome = wait_for_future(py, move || async move {

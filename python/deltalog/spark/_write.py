@@ -86,7 +86,7 @@ class WriteOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str], streaming: bool = False) -> WriteOptions:
         """Reads ``path`` (the table), ``partitionBy`` (comma-separated names or a JSON
-        list), ``replaceWhere`` (SQL over partition columns), ``mergeSchema`` /
+        list), ``replaceWhere`` (SQL over data and partition columns), ``mergeSchema`` /
         ``overwriteSchema`` (``true``), ``txnAppId`` with ``txnVersion`` (a streaming write
         takes ``txnAppId`` alone: its versions are the micro-batch ids), ``userMetadata``,
         ``maxRecordsPerFile``, ``targetFileSize``; any other option is a storage option."""

@@ -98,13 +98,13 @@ pub async fn delete(
     run.commit().await
 }
 
-/// A delete being prepared.
-struct DeleteRun {
-    snapshot: Snapshot,
-    transaction: Transaction,
-    metrics: Metrics,
+/// A delete being prepared: the actions are staged on `transaction`, which read `snapshot`.
+pub(crate) struct DeleteRun {
+    pub(crate) snapshot: Snapshot,
+    pub(crate) transaction: Transaction,
+    pub(crate) metrics: Metrics,
     /// Data, change data and deletion vector files written so far.
-    written: Vec<String>,
+    pub(crate) written: Vec<String>,
 }
 
 impl DeleteRun {
@@ -129,6 +129,19 @@ impl DeleteRun {
         for (key, value) in &options.commit_info {
             self.transaction.set_commit_info(key, value.clone());
         }
+        self.stage(predicate, &options.writer).await
+    }
+
+    /// Stages the removal of the rows matching `predicate` (every row when `None`) on the
+    /// transaction, recording the read: whole files for a partition predicate, else deletion
+    /// vectors or copy-on-write rewrites (see the module documentation); the predicate must
+    /// have been checked against the table ([`check_predicate`]).
+    pub(crate) async fn stage(
+        &mut self,
+        predicate: Option<&Expr>,
+        writer: &WriterOptions,
+    ) -> Result<()> {
+        let config = self.snapshot.table_configuration().clone();
         let scan_started = Instant::now();
         let found = candidates(&self.snapshot, predicate).await?;
         self.metrics
@@ -168,7 +181,7 @@ impl DeleteRun {
                     .await?;
             self.written.extend(dv_file);
         } else {
-            self.rewrite(touched, options, removed_bytes).await?;
+            self.rewrite(touched, writer, removed_bytes).await?;
         }
         self.metrics
             .set("rewriteTimeMs", rewrite_started.elapsed().as_millis() as u64);
@@ -205,7 +218,7 @@ impl DeleteRun {
     async fn rewrite(
         &mut self,
         touched: Vec<(Candidate, FileMatches)>,
-        options: &DeleteOptions,
+        writer_options: &WriterOptions,
         removed_bytes: u64,
     ) -> Result<()> {
         if touched.is_empty() {
@@ -216,7 +229,7 @@ impl DeleteRun {
         let mut writer = RowWriter::try_new(
             &config,
             self.snapshot.storage(),
-            &options.writer,
+            writer_options,
             row_tracking.clone(),
             config.properties().enable_change_data_feed,
         )?;

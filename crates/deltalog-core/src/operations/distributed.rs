@@ -28,11 +28,15 @@ use crate::expr::parse_sql;
 use crate::table::Table;
 use crate::table_config::{TableConfiguration, TableFeature};
 use crate::transaction::AddFile;
-use crate::write::{write_batches, WriteFailure, WriterOptions};
+use crate::write::{write_batches, WriteFailure, WriterOptions, WrittenFile};
 
+use super::dml::{cdc_rows, CHANGE_DATA_DIR};
+use super::replace_where::{
+    inserts_need_changes, rows_match, stage_replaced_rows, write_with_insert_changes,
+};
 use super::write::{
-    add_file, prepare_write, rows_match, SchemaMode, TableCommit, WriteMode, WriteTableOptions,
-    DATA_WRITER_FEATURES,
+    add_file, prepare_write, replaced_predicate, SchemaMode, TableCommit, WriteMode,
+    WriteTableOptions, DATA_WRITER_FEATURES,
 };
 
 /// The options of a distributed write, in plain values (see [`WriteTableOptions`]).
@@ -42,8 +46,11 @@ pub struct DistributedWriteOptions {
     /// `append` or `overwrite` (also `error`, `ignore`).
     pub mode: String,
     pub partition_by: Option<Vec<String>>,
-    /// The `replaceWhere` predicate, as SQL text over partition columns.
+    /// The `replaceWhere` predicate, as SQL text over data and partition columns.
     pub predicate: Option<String>,
+    /// Rows written need not match `predicate` (see [`WriteTableOptions`]).
+    #[serde(default)]
+    pub skip_predicate_check: bool,
     /// `merge` or `overwrite`.
     pub schema_mode: Option<String>,
     /// Table properties of a table the write creates.
@@ -64,6 +71,7 @@ impl DistributedWriteOptions {
             mode: WriteMode::parse(&self.mode)?,
             partition_by: self.partition_by.clone(),
             predicate: self.predicate.as_deref().map(parse_sql).transpose()?,
+            skip_predicate_check: self.skip_predicate_check,
             schema_mode: self.schema_mode.as_deref().map(SchemaMode::parse).transpose()?,
             configuration: self.configuration.clone(),
             writer: WriterOptions {
@@ -88,6 +96,14 @@ pub struct DistributedWrite {
     /// nothing (mode `ignore` on an existing table, an application version already
     /// committed).
     target: Option<(Protocol, Metadata)>,
+    /// True when the write replaces the rows of the existing table matching the predicate
+    /// (`replaceWhere`): the rows written are checked against it.
+    #[serde(default)]
+    replaces_rows: bool,
+    /// True when the tasks write their rows as `insert` change rows too (the delete half
+    /// of the `replaceWhere` writes change data files).
+    #[serde(default)]
+    insert_changes: bool,
 }
 
 impl DistributedWrite {
@@ -103,19 +119,24 @@ impl DistributedWrite {
     ) -> Result<DistributedWrite> {
         let table_options = options.table_options()?;
         let prepared = prepare_write(table, &data_schema, &table_options).await?;
-        let target = match prepared {
-            None => None,
-            Some(transaction) => {
-                let config = transaction.transaction().configuration()?;
-                refuse_identity_columns(&config)?;
-                Some((config.protocol().clone(), config.metadata().clone()))
-            }
-        };
-        Ok(DistributedWrite {
+        let mut plan = DistributedWrite {
             options,
             data_schema: data_schema.as_ref().clone(),
-            target,
-        })
+            target: None,
+            replaces_rows: false,
+            insert_changes: false,
+        };
+        let Some(transaction) = prepared else {
+            return Ok(plan);
+        };
+        let config = transaction.transaction().configuration()?;
+        refuse_identity_columns(&config)?;
+        if let Some(predicate) = replaced_predicate(&transaction, &table_options) {
+            plan.replaces_rows = true;
+            plan.insert_changes = inserts_need_changes(&config, &predicate);
+        }
+        plan.target = Some((config.protocol().clone(), config.metadata().clone()));
+        Ok(plan)
     }
 
     /// The plan as JSON text.
@@ -150,8 +171,11 @@ impl DistributedWrite {
 
     /// Writes the rows of `batches` to new data files of `table` following the plan and
     /// returns their add actions (nothing for a no-op plan). Rows are checked as
-    /// `write_table` checks them (schema, constraints, the `replaceWhere` predicate). On
-    /// failure the [`WriteFailure`] names the files completed, which nothing references.
+    /// `write_table` checks them (schema, constraints, the `replaceWhere` predicate). When
+    /// the plan writes the rows as `insert` change rows too, the change data files come
+    /// among the adds, under `_change_data/` with `data_change` false, and the commit
+    /// stages them as `cdc` actions. On failure the [`WriteFailure`] names the files
+    /// completed, which nothing references.
     pub async fn write_files<S>(&self, table: &Table, batches: S) -> Result<Vec<AddFile>, WriteFailure>
     where
         S: Stream<Item = Result<RecordBatch>> + Send,
@@ -160,7 +184,8 @@ impl DistributedWrite {
             return Ok(Vec::new());
         };
         let options = self.options.table_options().map_err(WriteFailure::unwritten)?;
-        let check = options.predicate.clone().map(|predicate| {
+        let replaced = options.predicate.clone().filter(|_| self.replaces_rows);
+        let check = replaced.filter(|_| !options.skip_predicate_check).map(|predicate| {
             let uri = table.uri().to_string();
             move |batch: &RecordBatch| rows_match(&predicate, batch, &uri)
         });
@@ -172,8 +197,18 @@ impl DistributedWrite {
             Ok(batch)
         });
         let storage = table.storage().clone();
-        let result = write_batches(&config, storage, options.writer, batches).await?;
-        Ok(result.files.iter().map(add_file).collect())
+        if !self.insert_changes {
+            let result = write_batches(&config, storage, options.writer, batches).await?;
+            return Ok(result.files.iter().map(add_file).collect());
+        }
+        let (result, changes) =
+            write_with_insert_changes(&config, storage, options.writer, batches).await?;
+        let mut adds: Vec<AddFile> = result.files.iter().map(add_file).collect();
+        adds.extend(changes.iter().map(|file| AddFile {
+            data_change: false,
+            ..add_file(file)
+        }));
+        Ok(adds)
     }
 
     /// Commits `adds` (the files every task wrote) in one transaction made as
@@ -211,15 +246,33 @@ impl DistributedWrite {
         let read_version = transaction.transaction().read_version().unwrap_or(0);
         self.ensure_same_target(table, &config, read_version)
             .map_err(failure)?;
+        if let Some(predicate) = replaced_predicate(&transaction, &options) {
+            let staged = stage_replaced_rows(transaction, &predicate, &options.writer).await;
+            let (staged, replaced) = staged.map_err(|mut error| {
+                error.written_files.extend(paths.iter().cloned());
+                error
+            })?;
+            transaction = staged.with_written(paths.clone());
+            transaction.add_metrics(&replaced.metrics);
+        }
+        let (changes, data): (Vec<AddFile>, Vec<AddFile>) =
+            adds.into_iter().partition(is_change_file);
         let staging = transaction.transaction_mut();
-        staging.add(&adds).map_err(failure)?;
+        staging.add(&data).map_err(failure)?;
         staging.add_data_writer_features(&DATA_WRITER_FEATURES);
+        if !changes.is_empty() {
+            let written: Vec<WrittenFile> = changes.iter().map(written_file).collect();
+            let rows = cdc_rows(&written).map_err(failure)?;
+            staging.add_cdc_files(rows).map_err(failure)?;
+            let count = [("numAddedChangeFiles".to_string(), changes.len() as u64)];
+            transaction.add_metrics(&count.into_iter().collect());
+        }
         let mut commit = transaction.commit().await.map_err(|mut error| {
             error.written_files = paths.clone();
             error
         })?;
-        let rows: u64 = adds.iter().filter_map(record_count).sum();
-        let bytes: u64 = adds.iter().map(|add| add.size.max(0) as u64).sum();
+        let rows: u64 = data.iter().filter_map(record_count).sum();
+        let bytes: u64 = data.iter().map(|add| add.size.max(0) as u64).sum();
         commit.metrics.insert("numOutputRows".into(), rows);
         commit.metrics.insert("numOutputBytes".into(), bytes);
         Ok(commit)
@@ -309,6 +362,23 @@ fn refuse_identity_columns(config: &TableConfiguration) -> Result<()> {
          deltalog.write_table",
         config.table_uri()
     )))
+}
+
+/// True for a change data file a task wrote (under `_change_data/`, where no data file goes).
+fn is_change_file(add: &AddFile) -> bool {
+    add.path.starts_with(&format!("{CHANGE_DATA_DIR}/"))
+}
+
+/// The facts of a change data file a task shipped as an add.
+fn written_file(add: &AddFile) -> WrittenFile {
+    WrittenFile {
+        path: add.path.clone(),
+        size: u64::try_from(add.size).unwrap_or(0),
+        partition_values: add.partition_values.clone(),
+        stats: add.stats.clone().unwrap_or_default(),
+        num_records: record_count(add).unwrap_or(0),
+        modification_time: add.modification_time,
+    }
 }
 
 fn record_count(add: &AddFile) -> Option<u64> {

@@ -547,7 +547,7 @@ pub(crate) fn stage_written(
 
 /// `config` with `names` appended to its schema as nullable columns of type `ty` (stored
 /// under their own names, also under column mapping).
-fn with_extra_columns(
+pub(crate) fn with_extra_columns(
     config: &TableConfiguration,
     names: &[&str],
     ty: PrimitiveType,
@@ -569,7 +569,7 @@ fn with_extra_columns(
 }
 
 /// `cdc` actions (the layout of `action_schema::cdc_fields`) of change data files.
-fn cdc_rows(files: &[WrittenFile]) -> Result<StructArray> {
+pub(crate) fn cdc_rows(files: &[WrittenFile]) -> Result<StructArray> {
     use arrow_array::builder::{MapBuilder, MapFieldNames, StringBuilder};
     let names = MapFieldNames {
         entry: "key_value".to_string(),

@@ -16,6 +16,7 @@ pub(crate) mod delete;
 pub(crate) mod dml;
 pub(crate) mod files;
 pub(crate) mod optimize;
+pub(crate) mod replace_where;
 pub(crate) mod restore;
 pub(crate) mod schema;
 pub(crate) mod vacuum;

@@ -60,7 +60,7 @@ async fn writes_create_append_overwrite_and_skip_committed_app_versions() {
     let refused = write_table(&table, data.schema(), stream, overwrite)
         .await
         .unwrap_err();
-    assert!(matches!(refused.error, Error::ConstraintViolation { .. }));
+    assert!(matches!(refused.error, Error::ReplaceWhereMismatch { .. }));
     let exists = create_table(&table, CreateTable::default(), CreateMode::ErrorIfExists).await;
     assert!(matches!(exists, Err(Error::NotAllowed(_))));
     assert_eq!(table.latest_version().await.unwrap(), 1);

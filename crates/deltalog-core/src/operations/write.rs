@@ -17,7 +17,7 @@ use futures::{Stream, StreamExt};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::expr::{evaluate, Expr};
+use crate::expr::Expr;
 use crate::post_commit::PostCommitReport;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::snapshot::Snapshot;
@@ -29,6 +29,8 @@ use crate::write::duties::IDENTITY_HIGH_WATER_MARK_KEY;
 use crate::write::{write_batches, WriteFailure, WriterOptions, WrittenFile};
 
 use super::create::{new_table_spec, CreateTable};
+use super::dml::{cdc_rows, check_predicate};
+use super::replace_where::{rows_match, stage_replaced_rows, write_with_insert_changes};
 use super::schema::{
     assign_column_mapping, max_column_id, merge_new_columns, struct_type_from_arrow,
 };
@@ -117,9 +119,13 @@ pub struct WriteTableOptions {
     pub mode: WriteMode,
     /// Partition columns: of the new table, or checked against the existing table's.
     pub partition_by: Option<Vec<String>>,
-    /// With [`WriteMode::Overwrite`]: only the files of the partitions matching this
-    /// predicate (over partition columns) are replaced, and every row written must match it.
+    /// With [`WriteMode::Overwrite`] (`replaceWhere`): only the rows matching this predicate
+    /// (over data and partition columns) are replaced, and every row written must match it
+    /// (see [`super::replace_where`]).
     pub predicate: Option<Expr>,
+    /// With `predicate`: rows written need not match it (Delta on Spark's
+    /// `spark.databricks.delta.replaceWhere.constraintCheck.enabled` set to false).
+    pub skip_predicate_check: bool,
     pub schema_mode: Option<SchemaMode>,
     /// Table properties of a table created by the write (ignored for an existing table, as
     /// Delta on Spark ignores them).
@@ -164,6 +170,9 @@ pub struct TableTransaction {
     written: Vec<String>,
     rows: u64,
     bytes: u64,
+    /// Operation metrics of work staged besides the written files (a `replaceWhere`'s
+    /// delete), reported in `commitInfo` and the result.
+    metrics: BTreeMap<String, u64>,
 }
 
 impl TableTransaction {
@@ -175,6 +184,27 @@ impl TableTransaction {
             written: Vec::new(),
             rows: 0,
             bytes: 0,
+            metrics: BTreeMap::new(),
+        }
+    }
+
+    /// The transaction with `written`, files already written for it (named by every error
+    /// from here on).
+    pub(crate) fn with_written(mut self, written: Vec<String>) -> TableTransaction {
+        self.written.extend(written);
+        self
+    }
+
+    /// The transaction itself, to stage work on it before any file is written.
+    pub(crate) fn into_transaction(self) -> Transaction {
+        self.transaction
+    }
+
+    /// Adds `metrics` to those the commit reports (`commitInfo.operationMetrics` and
+    /// [`TableCommit::metrics`]).
+    pub(crate) fn add_metrics(&mut self, metrics: &BTreeMap<String, u64>) {
+        for (name, value) in metrics {
+            *self.metrics.entry(name.clone()).or_insert(0) += value;
         }
     }
 
@@ -203,6 +233,19 @@ impl TableTransaction {
     where
         S: Stream<Item = Result<RecordBatch>> + Send,
     {
+        self.write_rows(batches, false).await
+    }
+
+    /// [`TableTransaction::write`], and with `insert_changes` the rows written again to
+    /// change data files as `insert` rows, staged as `cdc` actions.
+    pub(crate) async fn write_rows<S>(
+        &mut self,
+        batches: S,
+        insert_changes: bool,
+    ) -> Result<usize, WriteFailure>
+    where
+        S: Stream<Item = Result<RecordBatch>> + Send,
+    {
         let config = self
             .transaction
             .configuration()
@@ -211,15 +254,30 @@ impl TableTransaction {
             .ensure_writable(true, &DATA_WRITER_FEATURES)
             .map_err(|e| self.failure(e))?;
         let storage = self.transaction.table().storage().clone();
-        let result = write_batches(&config, storage, self.writer.clone(), batches).await;
+        let writer = self.writer.clone();
+        let result = match insert_changes {
+            false => write_batches(&config, storage, writer, batches)
+                .await
+                .map(|result| (result, Vec::new())),
+            true => write_with_insert_changes(&config, storage, writer, batches).await,
+        };
         let result = result.map_err(|mut failure| {
             let mut files = self.written.clone();
             files.append(&mut failure.written_files);
             failure.written_files = files;
             failure
         })?;
+        let (result, changes) = result;
         self.written
             .extend(result.files.iter().map(|file| file.path.clone()));
+        self.written
+            .extend(changes.iter().map(|file| file.path.clone()));
+        if !changes.is_empty() {
+            let staged = cdc_rows(&changes).and_then(|rows| self.transaction.add_cdc_files(rows));
+            staged.map_err(|e| self.failure(e))?;
+            let count = BTreeMap::from([("numAddedChangeFiles".to_string(), changes.len() as u64)]);
+            self.add_metrics(&count);
+        }
         self.rows += result.files.iter().map(|f| f.num_records).sum::<u64>();
         self.bytes += result.files.iter().map(|f| f.size).sum::<u64>();
         let adds: Vec<AddFile> = result.files.iter().map(add_file).collect();
@@ -232,12 +290,16 @@ impl TableTransaction {
     /// transaction wrote.
     pub async fn commit(self) -> Result<TableCommit, WriteFailure> {
         let TableTransaction {
-            transaction,
+            mut transaction,
             written,
             rows,
             bytes,
+            metrics: staged_metrics,
             ..
         } = self;
+        for (name, value) in &staged_metrics {
+            transaction.set_operation_metric(name, value.to_string());
+        }
         let result = transaction.commit().await.map_err(|error| WriteFailure {
             error,
             written_files: written,
@@ -250,6 +312,7 @@ impl TableTransaction {
             "numRemovedFiles".to_string(),
             result.num_removed_files as u64,
         );
+        metrics.extend(staged_metrics);
         Ok(TableCommit {
             version: result.version,
             committed: true,
@@ -298,14 +361,17 @@ impl TableTransaction {
 ///   and `configuration`;
 /// - an existing table: [`WriteMode::ErrorIfExists`] is an [`Error::NotAllowed`],
 ///   [`WriteMode::Ignore`] commits nothing, [`WriteMode::Append`] is a blind append,
-///   [`WriteMode::Overwrite`] removes every file (or those of the partitions matching
-///   `predicate`, recording it as read) and adds the new ones in one commit.
+///   [`WriteMode::Overwrite`] removes every file and adds the new ones in one commit, or
+///   with `predicate` (`replaceWhere`) deletes the rows matching it (over data and partition
+///   columns, as `DELETE` does, recording the read) and adds the new ones in one commit
+///   ([`super::replace_where`]).
 ///
 /// `partition_by` on an existing table must name its partition columns (unless the schema is
-/// overwritten); `schema_mode` merges or replaces the schema; `predicate` needs
-/// [`WriteMode::Overwrite`], names partition columns only, and every row written must match
-/// it ([`Error::ConstraintViolation`] otherwise, as Spark refuses such rows); an
-/// `app_version` already committed makes the write a no-op. Nothing is written to a table
+/// overwritten); `schema_mode` merges or replaces the schema (replacing it cannot go with a
+/// predicate); `predicate` needs [`WriteMode::Overwrite`], and every row written to an
+/// existing table must match it ([`Error::ReplaceWhereMismatch`] otherwise, as Spark refuses
+/// such rows, unless `skip_predicate_check`); an `app_version` already committed makes the
+/// write a no-op. Nothing is written to a table
 /// this library cannot write ([`Error::UnsupportedFeature`]) or that is append-only when the
 /// write removes rows ([`Error::NotAllowed`]).
 ///
@@ -332,10 +398,21 @@ where
             post_commit: PostCommitReport::default(),
         });
     };
-    let check = options.predicate.clone().map(|predicate| {
-        let table = table.uri().to_string();
-        move |batch: &RecordBatch| rows_match(&predicate, batch, &table)
-    });
+    let replaced = replaced_predicate(&transaction, &options);
+    let mut insert_changes = false;
+    if let Some(predicate) = &replaced {
+        let (staged, rows) =
+            stage_replaced_rows(transaction, predicate, &options.writer).await?;
+        transaction = staged;
+        transaction.add_metrics(&rows.metrics);
+        insert_changes = rows.wrote_changes;
+    }
+    let check = replaced
+        .filter(|_| !options.skip_predicate_check)
+        .map(|predicate| {
+            let table = table.uri().to_string();
+            move |batch: &RecordBatch| rows_match(&predicate, batch, &table)
+        });
     let batches = batches.map(move |batch| {
         let batch = batch?;
         if let Some(check) = &check {
@@ -343,8 +420,20 @@ where
         }
         Ok(batch)
     });
-    transaction.write(batches).await?;
+    transaction.write_rows(batches, insert_changes).await?;
     transaction.commit().await
+}
+
+/// The predicate of a `replaceWhere` whose rows the write deletes: an overwrite of an
+/// existing table with a predicate (a table the write creates has no rows to replace, and
+/// Delta on Spark then checks none of the rows written against it).
+pub(super) fn replaced_predicate(
+    transaction: &TableTransaction,
+    options: &WriteTableOptions,
+) -> Option<Expr> {
+    let existing = transaction.transaction().read_snapshot().is_some();
+    let overwrite = options.mode == WriteMode::Overwrite;
+    options.predicate.clone().filter(|_| existing && overwrite)
 }
 
 /// The transaction of a write, ready for its data, or `None` when the write commits nothing.
@@ -356,6 +445,13 @@ pub(super) async fn prepare_write(
     if options.predicate.is_some() && options.mode != WriteMode::Overwrite {
         return Err(Error::InvalidArgument(
             "a predicate (replaceWhere) needs mode 'overwrite'".into(),
+        ));
+    }
+    if options.schema_mode == Some(SchemaMode::Overwrite) && options.predicate.is_some() {
+        return Err(Error::InvalidArgument(
+            "schema_mode 'overwrite' replaces the whole table; it cannot go with a predicate \
+             (replaceWhere)"
+                .into(),
         ));
     }
     if options.schema_mode == Some(SchemaMode::Overwrite) && options.mode != WriteMode::Overwrite {
@@ -376,7 +472,7 @@ pub(super) async fn prepare_write(
     let partition_by = options.partition_by.clone().unwrap_or_default();
     tx.set_operation_parameter("partitionBy", json_text(&partition_by));
     if let Some(predicate) = &options.predicate {
-        tx.set_operation_parameter("predicate", json_text(&[predicate.to_string()]));
+        tx.set_operation_parameter("predicate", predicate.to_string());
     }
     for (key, value) in &options.commit_info {
         tx.set_commit_info(key, value.clone());
@@ -480,9 +576,12 @@ async fn existing_for_write(
                 table.uri()
             )));
         }
-        transaction
-            .remove_where(options.predicate.as_ref(), true)
-            .await?;
+        match &options.predicate {
+            Some(predicate) => check_predicate(&config, predicate)?,
+            None => {
+                transaction.remove_where(None, true).await?;
+            }
+        }
     }
     Ok(Some(transaction))
 }
@@ -532,24 +631,6 @@ pub(crate) fn add_file(file: &WrittenFile) -> AddFile {
         stats: Some(file.stats.clone()),
         ..AddFile::default()
     }
-}
-
-/// Refuses `batch` unless every row matches `predicate` (Delta on Spark's `replaceWhere`
-/// check, `DELTA_REPLACE_WHERE_MISMATCH`).
-pub(super) fn rows_match(predicate: &Expr, batch: &RecordBatch, table: &str) -> Result<()> {
-    let mask = evaluate(predicate, batch)?;
-    if mask.true_count() == batch.num_rows() {
-        return Ok(());
-    }
-    let row = (0..mask.len()).find(|row| !mask.value(*row)).unwrap_or(0);
-    Err(Error::ConstraintViolation {
-        table: table.to_string(),
-        constraint: format!("replaceWhere {predicate}"),
-        reason: format!(
-            "row {row} of the data written does not match the overwrite predicate; \
-             written data must conform to it"
-        ),
-    })
 }
 
 /// Sets `delta.identity.highWaterMark` of the column at dot-joined `path`.

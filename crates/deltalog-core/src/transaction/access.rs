@@ -45,6 +45,11 @@ impl Transaction {
             .insert(key.to_string(), value.into());
     }
 
+    /// Sets an entry of `commitInfo.operationMetrics`, replacing the computed one.
+    pub fn set_operation_metric(&mut self, key: &str, value: impl Into<serde_json::Value>) {
+        self.operation_metrics.insert(key.to_string(), value.into());
+    }
+
     /// Adds a field to `commitInfo` (the fields this library writes cannot be replaced).
     pub fn set_commit_info(&mut self, key: &str, value: impl Into<serde_json::Value>) {
         self.commit_info.insert(key.to_string(), value.into());

@@ -1,0 +1,356 @@
+//! `replaceWhere`: an overwrite that replaces only the rows matching a predicate, over data
+//! and partition columns, in one commit, as Delta on Spark's `WriteIntoDelta` does with
+//! `spark.databricks.delta.replaceWhere.dataColumns.enabled` (its default).
+//!
+//! 1. The rows of the table matching the predicate are deleted as `DELETE` deletes them
+//!    ([`DeleteRun::stage`]): whole files for a predicate over partition columns only, else
+//!    deletion vectors when the table has `delta.enableDeletionVectors`, else the files
+//!    holding matching rows rewritten without them (copy-on-write), with their deleted rows
+//!    as `delete` change rows when the change data feed is on. The predicate and the files
+//!    read are recorded, so that a concurrent commit adding rows the predicate may match
+//!    (under the isolation level's rules) or removing a file read is a conflict.
+//! 2. The new rows are written. Every one must match the predicate
+//!    ([`Error::ReplaceWhereMismatch`] otherwise) unless the check is turned off (Spark's
+//!    `spark.databricks.delta.replaceWhere.constraintCheck.enabled`). When the delete wrote
+//!    change data files, the new rows are written to change data files too, as `insert` rows
+//!    (the spec's change data feed is either wholly in change data files or wholly derived
+//!    from adds and removes within one commit).
+//!
+//! Row tracking: rewritten rows keep their row ids; new rows get fresh ones at the commit.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use futures::{Stream, StreamExt};
+
+use crate::error::{Error, Result};
+use crate::expr::{evaluate, Expr};
+use crate::schema::PrimitiveType;
+use crate::storage::Storage;
+use crate::table_config::TableConfiguration;
+use crate::write::{DataFileWriter, WriteFailure, WriteResult, WriterOptions, WrittenFile};
+
+use super::delete::DeleteRun;
+use super::dml::{
+    check_predicate, is_partition_only, with_extra_columns, Metrics, CHANGE_DATA_DIR, CHANGE_TYPE,
+};
+use super::write::TableTransaction;
+
+/// The metrics of the delete half that Delta on Spark reports in the `commitInfo` of a
+/// `replaceWhere`, zero included (the write half's `numFiles`, `numOutputRows`,
+/// `numOutputBytes` and `numRemovedFiles` are computed from the actions at the commit;
+/// `numAddedChangeFiles` grows with the change files of the inserts).
+const DELETE_METRICS: [&str; 4] = [
+    "numDeletedRows",
+    "numCopiedRows",
+    "numRemovedBytes",
+    "numAddedChangeFiles",
+];
+
+/// What the delete half of a `replaceWhere` staged.
+#[derive(Debug, Default)]
+pub(super) struct ReplacedRows {
+    /// True when it wrote change data files: the new rows must then be written as `insert`
+    /// change rows too.
+    pub wrote_changes: bool,
+    /// Its metrics (Spark's names).
+    pub metrics: BTreeMap<String, u64>,
+}
+
+/// Stages on `transaction` (made to overwrite the table it read, nothing written yet) the
+/// delete of the rows matching `predicate`, rewritten files written with `writer`; see the
+/// module documentation. Returns the transaction, which names the files written for the
+/// delete in its errors; an error here names them too (rewritten data, change data,
+/// deletion vectors).
+pub(super) async fn stage_replaced_rows(
+    transaction: TableTransaction,
+    predicate: &Expr,
+    writer: &WriterOptions,
+) -> Result<(TableTransaction, ReplacedRows), WriteFailure> {
+    let staging = transaction.into_transaction();
+    let Some(snapshot) = staging.read_snapshot().cloned() else {
+        return Err(WriteFailure::unwritten(Error::InvalidArgument(
+            "replacing rows needs a transaction that read the table".into(),
+        )));
+    };
+    check_predicate(snapshot.table_configuration(), predicate).map_err(WriteFailure::unwritten)?;
+    let mut run = DeleteRun {
+        snapshot,
+        transaction: staging,
+        metrics: Metrics::default(),
+        written: Vec::new(),
+    };
+    if let Err(error) = run.stage(Some(predicate), writer).await {
+        return Err(WriteFailure {
+            error,
+            written_files: run.written,
+        });
+    }
+    let DeleteRun {
+        transaction: staging,
+        metrics,
+        written,
+        ..
+    } = run;
+    let mut reported = BTreeMap::new();
+    for name in DELETE_METRICS {
+        reported.insert(name.to_string(), metrics.get(name));
+    }
+    let replaced = ReplacedRows {
+        wrote_changes: metrics.get("numAddedChangeFiles") > 0,
+        metrics: reported,
+    };
+    let transaction = TableTransaction::new(staging, writer.clone()).with_written(written);
+    Ok((transaction, replaced))
+}
+
+/// Whether the tasks of a distributed `replaceWhere` write their rows as `insert` change rows
+/// too: when the delete half will write change data files (change data feed on, no
+/// deletion vectors, a predicate over data columns). Should no row match at the commit, the
+/// change rows of the inserts still describe the commit exactly.
+pub(super) fn inserts_need_changes(config: &TableConfiguration, predicate: &Expr) -> bool {
+    config.properties().enable_change_data_feed
+        && !config.is_deletion_vectors_enabled()
+        && !is_partition_only(config, predicate)
+}
+
+/// Refuses `batch` unless every row matches `predicate` (NULL is no match), with Delta on
+/// Spark's `DELTA_REPLACE_WHERE_MISMATCH` ([`Error::ReplaceWhereMismatch`]).
+pub(crate) fn rows_match(predicate: &Expr, batch: &RecordBatch, table: &str) -> Result<()> {
+    let mask = evaluate(predicate, batch)?;
+    if mask.true_count() == batch.num_rows() {
+        return Ok(());
+    }
+    let row = (0..mask.len())
+        .find(|row| mask.is_null(*row) || !mask.value(*row))
+        .unwrap_or(0);
+    Err(Error::ReplaceWhereMismatch {
+        table: table.to_string(),
+        predicate: predicate.to_string(),
+        reason: format!(
+            "row {row} of the data written does not match it; every row written must \
+             (spark.databricks.delta.replaceWhere.constraintCheck.enabled)"
+        ),
+    })
+}
+
+/// Writes every batch of `batches` to new data files of the table `config` and, the same
+/// rows with `_change_type` `insert`, to change data files under `_change_data/`. Returns the
+/// data files written and the change data files. On failure the [`WriteFailure`] names every
+/// file completed.
+pub(crate) async fn write_with_insert_changes<S>(
+    config: &TableConfiguration,
+    storage: Storage,
+    options: WriterOptions,
+    batches: S,
+) -> Result<(WriteResult, Vec<WrittenFile>), WriteFailure>
+where
+    S: Stream<Item = Result<RecordBatch>> + Send,
+{
+    let change_config = with_extra_columns(config, &[CHANGE_TYPE], PrimitiveType::String)
+        .map_err(WriteFailure::unwritten)?;
+    let change_options = WriterOptions {
+        directory: Some(CHANGE_DATA_DIR.to_string()),
+        ..options.clone()
+    };
+    let mut data =
+        DataFileWriter::try_new(config, storage.clone(), options).map_err(WriteFailure::unwritten)?;
+    let mut changes = match DataFileWriter::try_new(&change_config, storage, change_options) {
+        Ok(writer) => writer,
+        Err(error) => {
+            return Err(WriteFailure {
+                error,
+                written_files: data.abort().await,
+            })
+        }
+    };
+    let mut batches = std::pin::pin!(batches);
+    while let Some(batch) = batches.next().await {
+        let written = match batch {
+            Ok(batch) => write_both(&mut data, &mut changes, batch).await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = written {
+            let mut written_files = data.abort().await;
+            written_files.extend(changes.abort().await);
+            return Err(WriteFailure {
+                error,
+                written_files,
+            });
+        }
+    }
+    let data = data.finish().await;
+    let changes = changes.finish().await;
+    match (data, changes) {
+        (Ok(data), Ok(changes)) => Ok((data, changes.files)),
+        (data, changes) => {
+            let mut error = None;
+            let mut written_files = Vec::new();
+            for outcome in [data, changes] {
+                match outcome {
+                    Ok(result) => written_files.extend(result.files.into_iter().map(|f| f.path)),
+                    Err(failure) => {
+                        written_files.extend(failure.written_files);
+                        error.get_or_insert(failure.error);
+                    }
+                }
+            }
+            Err(WriteFailure {
+                error: error.unwrap_or_else(|| {
+                    Error::InvalidArgument("closing the written files failed".into())
+                }),
+                written_files,
+            })
+        }
+    }
+}
+
+/// Writes `batch` as data, then as `insert` change rows. Both writers fill defaults and
+/// generated values and number identity values the same way from the same start, so the
+/// change rows equal the rows written.
+async fn write_both(
+    data: &mut DataFileWriter,
+    changes: &mut DataFileWriter,
+    batch: RecordBatch,
+) -> Result<()> {
+    let rows = batch.num_rows();
+    data.write(batch.clone()).await?;
+    let mut fields: Vec<Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+    fields.push(Field::new(CHANGE_TYPE, DataType::Utf8, true));
+    columns.push(Arc::new(StringArray::from(vec!["insert"; rows])));
+    let with_type = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        .map_err(|error| Error::arrow("assembling insert change rows", error))?;
+    changes.write(with_type).await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::Int64Array;
+
+    use super::*;
+    use crate::changes::ChangeScan;
+    use crate::expr::parse_sql;
+    use crate::operations::{write_table, WriteMode, WriteTableOptions};
+    use crate::scan::{Scan, ScanOptions};
+    use crate::table::{SnapshotAt, Table};
+
+    fn ids_batch(ids: impl IntoIterator<Item = i64>) -> RecordBatch {
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(ids));
+        RecordBatch::try_from_iter([("id", ids)]).unwrap()
+    }
+
+    async fn table_with_rows(dir: &std::path::Path, properties: &[(&str, &str)]) -> Table {
+        let storage = Storage::open(dir.to_str().unwrap(), &HashMap::new()).unwrap();
+        let table = Table::from_storage(storage);
+        let options = WriteTableOptions {
+            configuration: properties
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..WriteTableOptions::default()
+        };
+        let batch = ids_batch(0..10);
+        let stream = futures::stream::iter([Ok(batch.clone())]);
+        write_table(&table, batch.schema(), stream, options)
+            .await
+            .unwrap();
+        table
+    }
+
+    async fn replace(table: &Table, ids: Vec<i64>, predicate: &str) -> Result<u64, WriteFailure> {
+        let batch = ids_batch(ids);
+        let options = WriteTableOptions {
+            mode: WriteMode::Overwrite,
+            predicate: Some(parse_sql(predicate).unwrap()),
+            ..WriteTableOptions::default()
+        };
+        let stream = futures::stream::iter([Ok(batch.clone())]);
+        let commit = write_table(table, batch.schema(), stream, options).await?;
+        Ok(commit.version)
+    }
+
+    async fn ids(table: &Table) -> Vec<i64> {
+        let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+        let scan = Scan::new(&snapshot, ScanOptions::default()).await.unwrap();
+        let mut ids: Vec<i64> = Vec::new();
+        for batch in scan.to_batches().await.unwrap() {
+            ids.extend(batch.column(0).as_primitive::<Int64Type>().values());
+        }
+        ids.sort_unstable();
+        ids
+    }
+
+    #[tokio::test]
+    async fn data_column_predicates_replace_only_matching_rows() {
+        for dv in ["true", "false"] {
+            let dir = tempfile::tempdir().unwrap();
+            let table = table_with_rows(dir.path(), &[("delta.enableDeletionVectors", dv)]).await;
+            let version = replace(&table, vec![4, 40], "id >= 3 AND id < 6 OR id = 40")
+                .await
+                .unwrap();
+            assert_eq!(version, 1);
+            assert_eq!(ids(&table).await, vec![0, 1, 2, 4, 6, 7, 8, 9, 40]);
+        }
+    }
+
+    #[tokio::test]
+    async fn rows_outside_the_predicate_are_refused_and_nothing_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = table_with_rows(dir.path(), &[("delta.enableDeletionVectors", "false")]).await;
+        let failure = replace(&table, vec![4, 7], "id < 5").await.unwrap_err();
+        assert!(matches!(
+            failure.error,
+            Error::ReplaceWhereMismatch { ref predicate, .. } if predicate.contains("id")
+        ));
+        assert_eq!(table.latest_version().await.unwrap(), 0);
+        assert_eq!(ids(&table).await, (0..10).collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
+    async fn copy_on_write_with_the_change_feed_writes_deletes_and_inserts() {
+        let dir = tempfile::tempdir().unwrap();
+        let properties = [
+            ("delta.enableDeletionVectors", "false"),
+            ("delta.enableChangeDataFeed", "true"),
+        ];
+        let table = table_with_rows(dir.path(), &properties).await;
+        replace(&table, vec![3, 30], "id = 3 OR id = 30").await.unwrap();
+        let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+        let changes = ChangeScan::new(&table, 1, Some(1), Default::default())
+            .await
+            .unwrap()
+            .to_batches()
+            .await
+            .unwrap();
+        let mut seen: Vec<(String, i64)> = Vec::new();
+        for batch in changes {
+            let ids = batch.column_by_name("id").unwrap().as_primitive::<Int64Type>();
+            let kinds = batch.column_by_name(CHANGE_TYPE).unwrap().as_string::<i32>();
+            for row in 0..batch.num_rows() {
+                seen.push((kinds.value(row).to_string(), ids.value(row)));
+            }
+        }
+        seen.sort();
+        let expected = [("delete", 3), ("insert", 3), ("insert", 30)];
+        let expected: Vec<(String, i64)> =
+            expected.iter().map(|(k, i)| (k.to_string(), *i)).collect();
+        assert_eq!(seen, expected);
+        assert_eq!(snapshot.version(), 1);
+        let log = dir.path().join("_delta_log/00000000000000000001.json");
+        let commit = std::fs::read_to_string(log).unwrap();
+        let cdc_actions = commit.lines().filter(|l| l.starts_with("{\"cdc\"")).count();
+        assert_eq!(cdc_actions, 2, "a delete and an insert change file: {commit}");
+    }
+}
