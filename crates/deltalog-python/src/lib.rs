@@ -15,6 +15,7 @@ mod arrow_import;
 mod checkpoint;
 mod convert;
 mod dml;
+mod merge;
 mod errors;
 mod maintenance;
 mod post_commit;
@@ -56,6 +57,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<alter::RawAlter>()?;
     module.add_function(wrap_pyfunction!(dml::delete_rows, module)?)?;
     module.add_function(wrap_pyfunction!(dml::update_rows, module)?)?;
+    module.add_function(wrap_pyfunction!(merge::merge_rows, module)?)?;
     Ok(())
 }
 
