@@ -77,9 +77,12 @@ def test_upsert(tmp_path: Path, dv: bool, partitioned: bool) -> None:
         .when_not_matched_insert_all()
         .execute()
     )
-    assert result.committed and result.version == 1
+    assert result.committed
+    assert result.version == 1
     after = rows(tmp_path)
-    assert after[1] == (1, "u1") and after[4] == (1, "u4") and after[100] == (1, "new")
+    assert after[1] == (1, "u1")
+    assert after[4] == (1, "u4")
+    assert after[100] == (1, "new")
     assert after[None] == (0, "null key")  # type: ignore[index]
     assert len(after) == 22
     metrics = result.metrics
@@ -117,7 +120,9 @@ def test_every_clause_kind_in_order(tmp_path: Path) -> None:
         .execute()
     )
     after = rows(tmp_path)
-    assert 1 not in after and 18 not in after and 19 not in after
+    assert 1 not in after
+    assert 18 not in after
+    assert 19 not in after
     assert after[2] == (2, "s2-upd")
     assert after[3] == (0, "s3")  # matched, no clause applies: unchanged
     assert after[50] == (2, "INS")
@@ -128,7 +133,8 @@ def test_every_clause_kind_in_order(tmp_path: Path) -> None:
     assert m["numTargetRowsMatchedUpdated"] == 1
     assert m["numTargetRowsNotMatchedBySourceDeleted"] == 2
     assert m["numTargetRowsNotMatchedBySourceUpdated"] == 1
-    assert m["numTargetRowsDeleted"] == 3 and m["numTargetRowsUpdated"] == 2
+    assert m["numTargetRowsDeleted"] == 3
+    assert m["numTargetRowsUpdated"] == 2
     matched = json.loads(str(commit_info(tmp_path, 1)["operationParameters"]["matchedPredicates"]))  # type: ignore[index]
     assert matched == [
         {"predicate": "s.s = 'del'", "actionType": "delete"},
@@ -171,7 +177,8 @@ def test_refused_merges_commit_nothing(tmp_path: Path) -> None:
     appendonly = make(tmp_path / "ao", dv=False, extra={"delta.appendOnly": "true"})
     with pytest.raises(OperationNotAllowedError):
         appendonly.merge(UPSERT, "target.id = source.id").when_matched_delete().execute()
-    assert table.latest_version() == 0 and appendonly.latest_version() == 0
+    assert table.latest_version() == 0
+    assert appendonly.latest_version() == 0
 
 
 def test_nothing_to_change_commits_nothing(tmp_path: Path) -> None:
@@ -181,7 +188,8 @@ def test_nothing_to_change_commits_nothing(tmp_path: Path) -> None:
         .when_matched_update({"s": "'y'"}, predicate="source.s = 'nope'")
         .execute()
     )
-    assert not result.committed and table.latest_version() == 0
+    assert not result.committed
+    assert table.latest_version() == 0
 
 
 def test_key_ranges_skip_files(tmp_path: Path) -> None:
