@@ -66,7 +66,9 @@ fn merge_clauses(tuples: Vec<ClauseTuple>) -> Result<MergeClauses, Error> {
         let condition = predicate.as_deref().map(parse_sql).transpose()?;
         let set = assignments_of(assignments)?;
         match kind.as_str() {
-            "matched_update" => clauses.matched.push((condition, MatchedAction::Update(set))),
+            "matched_update" => clauses
+                .matched
+                .push((condition, MatchedAction::Update(set))),
             "matched_update_all" => clauses.matched.push((condition, MatchedAction::UpdateAll)),
             "matched_delete" => clauses.matched.push((condition, MatchedAction::Delete)),
             "not_matched_insert" => clauses
