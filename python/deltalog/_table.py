@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from types import MappingProxyType
-from typing import Any, ClassVar, Literal, TypeAlias, final
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, final
 
 from . import _core, _maintenance_log
 from ._alter import Alter
@@ -23,6 +23,9 @@ from ._maintenance_log import (
 from ._scan import Filter, Scan
 from ._time import from_epoch_ms, to_epoch_ms
 from .exceptions import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from ._merge import TableMerger
 
 __all__ = ["CommitResult", "DeltaTable", "Metadata", "Protocol", "Snapshot", "Transaction"]
 
@@ -336,6 +339,25 @@ class DeltaTable(Frozen):
     def metadata(self) -> Metadata:
         """The metadata of the latest version, read as :meth:`schema` is."""
         return self.snapshot().metadata
+
+    def merge(
+        self,
+        source: object,
+        on: str,
+        source_alias: str = "source",
+        target_alias: str = "target",
+        target_file_size: int | None = None,
+        commit_info: Mapping[str, object] | None = None,
+    ) -> TableMerger:
+        """A merge of ``source`` (any Arrow data: a pyarrow Table, a polars DataFrame, ...)
+        into this table on the SQL condition ``on`` (``"t.id = s.id"``, with the aliases
+        given), as Delta on Spark's ``MERGE INTO``: add ``when_*`` clauses to the returned
+        :class:`TableMerger`, then call ``execute()``."""
+        from ._merge import TableMerger
+
+        return TableMerger(
+            self, source, on, source_alias, target_alias, target_file_size, commit_info
+        )
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.uri!r})"

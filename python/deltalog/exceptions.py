@@ -39,6 +39,7 @@ the table root; no commit references them, VACUUM removes them)::
     │   └── ReplaceWhereMismatchError      (a row outside an overwrite's predicate)
     ├── OperationNotAllowedError
     ├── MissingDataFilesError              table, version, paths
+    ├── MergeMultipleMatchError            table (also a ValueError)
     └── InternalError                      a bug in deltalog; please report it
 """
 
@@ -64,6 +65,7 @@ __all__ = [
     "InvalidPathError",
     "InvalidTableError",
     "MaxCommitAttemptsExceededError",
+    "MergeMultipleMatchError",
     "MetadataChangedError",
     "MissingDataFilesError",
     "NonContiguousLogError",
@@ -262,6 +264,12 @@ class MissingDataFilesError(DeltaError):
     version: int | None = None
     paths: list[str] | None = None
     """The missing files (at most 100), relative to the table root as the log names them."""
+
+
+class MergeMultipleMatchError(DeltaError, ValueError):
+    """A merge matched one target row with more than one source row while a matched clause
+    could update or delete it (Delta on Spark's
+    ``DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE``); nothing was committed."""
 
 
 class InternalError(DeltaError):

@@ -153,6 +153,12 @@ pub enum Error {
     #[error("{0}")]
     NotAllowed(String),
 
+    /// A merge matched one target row with more than one source row while a matched clause
+    /// could update or delete it (Delta on Spark's
+    /// `DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE`); `reason` names the row.
+    #[error("merge into {table}: {reason}")]
+    MergeMultipleMatch { table: String, reason: String },
+
     /// Version `version` of `table` names data files that are gone (deleted by VACUUM or by
     /// hand), so it cannot be restored; `paths` names them (at most 100, relative to the
     /// table root as the log names them).

@@ -86,6 +86,9 @@ pub use operations::{
 };
 pub use operations::{delete, update, DeleteOptions, UpdateOptions};
 pub use operations::{file_list_batch, DistributedWrite, DistributedWriteOptions};
+pub use operations::{
+    merge, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction, NotMatchedBySourceAction,
+};
 pub use post_commit::{PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep};
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
 pub use scan::{

@@ -68,14 +68,14 @@ pub fn update_rows(
         .map_err(|failure| failure_to_py_err(py, failure))
 }
 
-fn writer_options(target_file_size: Option<u64>) -> WriterOptions {
+pub(crate) fn writer_options(target_file_size: Option<u64>) -> WriterOptions {
     WriterOptions {
         target_file_size,
         ..WriterOptions::default()
     }
 }
 
-fn commit_info_map(
+pub(crate) fn commit_info_map(
     text: Option<&str>,
 ) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
     match text {

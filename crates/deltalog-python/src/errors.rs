@@ -164,6 +164,9 @@ fn classify(error: &Error) -> (&'static str, Attributes) {
                 ("paths", Value::Texts(paths.clone())),
             ],
         ),
+        Error::MergeMultipleMatch { table, .. } => {
+            ("MergeMultipleMatchError", vec![("table", text(table))])
+        }
         _ => ("DeltaError", Vec::new()),
     }
 }

@@ -17,6 +17,7 @@ mod convert;
 mod dml;
 mod errors;
 mod maintenance;
+mod merge;
 mod post_commit;
 mod runtime;
 mod scan;
@@ -56,6 +57,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<alter::RawAlter>()?;
     module.add_function(wrap_pyfunction!(dml::delete_rows, module)?)?;
     module.add_function(wrap_pyfunction!(dml::update_rows, module)?)?;
+    module.add_function(wrap_pyfunction!(merge::merge_rows, module)?)?;
     Ok(())
 }
 

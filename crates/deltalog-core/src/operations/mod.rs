@@ -15,6 +15,7 @@ pub(crate) mod distributed;
 pub(crate) mod delete;
 pub(crate) mod dml;
 pub(crate) mod files;
+pub(crate) mod merge;
 pub(crate) mod optimize;
 pub(crate) mod replace_where;
 pub(crate) mod restore;
@@ -29,6 +30,9 @@ pub use create::{create_table, CreateMode, CreateTable};
 pub use distributed::{file_list_batch, DistributedWrite, DistributedWriteOptions};
 pub use delete::{delete, DeleteOptions};
 pub use files::{adds_from_file_list, parse_isolation_level};
+pub use merge::{
+    merge, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction, NotMatchedBySourceAction,
+};
 pub use optimize::{
     optimize, FileSizeMetrics, OptimizeMetrics, OptimizeOptions, DEFAULT_OPTIMIZE_FILE_SIZE,
 };

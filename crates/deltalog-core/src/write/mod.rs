@@ -58,6 +58,7 @@ use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
 
 pub use duties::{unsupported_writer_duties, UnsupportedDuty};
+pub(crate) use plan::scalar_at;
 use file::OpenFile;
 use plan::{PartitionKey, WritePlan};
 

@@ -1,0 +1,582 @@
+//! The clauses of a merge as the caller gives them ([`MergeClauses`]) and as the merge runs
+//! them ([`Resolved`]): every column reference qualified with the alias of its side, `*`
+//! actions expanded to the target's columns, values per target column, checked once on no
+//! rows.
+
+use std::sync::Arc;
+
+use arrow_array::{new_null_array, ArrayRef, RecordBatch, StructArray};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
+
+use crate::error::{Error, Result};
+use crate::expr::{cast_to, evaluate, evaluate_value, Expr, ValueExpr};
+use crate::scalar::Scalar;
+
+/// What a `WHEN MATCHED` clause does with a target row and its source row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MatchedAction {
+    /// `UPDATE SET column = value, ...` (values may name both sides).
+    Update(Vec<(String, ValueExpr)>),
+    /// `UPDATE SET *`: every target column from the source column of the same name.
+    UpdateAll,
+    /// `DELETE`.
+    Delete,
+}
+
+/// What a `WHEN NOT MATCHED [BY TARGET]` clause does with a source row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NotMatchedAction {
+    /// `INSERT (columns) VALUES (values)`: columns not named are NULL.
+    Insert(Vec<(String, ValueExpr)>),
+    /// `INSERT *`: every target column from the source column of the same name.
+    InsertAll,
+}
+
+/// What a `WHEN NOT MATCHED BY SOURCE` clause does with a target row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NotMatchedBySourceAction {
+    /// `UPDATE SET column = value, ...` (values name the target only).
+    Update(Vec<(String, ValueExpr)>),
+    /// `DELETE`.
+    Delete,
+}
+
+/// The `WHEN` clauses of a merge, each kind in the order given, each with an optional
+/// condition; the first clause of a kind whose condition holds applies to a row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MergeClauses {
+    pub matched: Vec<(Option<Expr>, MatchedAction)>,
+    pub not_matched: Vec<(Option<Expr>, NotMatchedAction)>,
+    pub not_matched_by_source: Vec<(Option<Expr>, NotMatchedBySourceAction)>,
+}
+
+impl MergeClauses {
+    /// True when there is no clause at all.
+    pub fn is_empty(&self) -> bool {
+        self.matched.is_empty()
+            && self.not_matched.is_empty()
+            && self.not_matched_by_source.is_empty()
+    }
+}
+
+/// The action of a resolved clause.
+#[derive(Debug, Clone)]
+pub(super) enum Action {
+    /// For each target column, its new value (`None`: kept).
+    Update(Vec<Option<ValueExpr>>),
+    Delete,
+    /// For each target column, its value.
+    Insert(Vec<ValueExpr>),
+}
+
+/// A clause with every column reference qualified.
+#[derive(Debug, Clone)]
+pub(super) struct Clause {
+    pub condition: Option<Expr>,
+    pub action: Action,
+}
+
+impl Clause {
+    /// `{"predicate": ..., "actionType": ...}` as Spark's `MergePredicate` is written in
+    /// `commitInfo.operationParameters`.
+    pub(super) fn describe(&self, action_type: &str) -> serde_json::Value {
+        let mut object = serde_json::Map::new();
+        if let Some(condition) = &self.condition {
+            object.insert("predicate".into(), condition.to_string().into());
+        }
+        object.insert("actionType".into(), action_type.into());
+        serde_json::Value::Object(object)
+    }
+
+    pub(super) fn is_delete(&self) -> bool {
+        matches!(self.action, Action::Delete)
+    }
+}
+
+/// The merge condition and clauses, resolved against the target and source schemas.
+#[derive(Debug, Clone)]
+pub(super) struct Resolved {
+    pub on: Expr,
+    pub matched: Vec<Clause>,
+    pub not_matched: Vec<Clause>,
+    pub not_matched_by_source: Vec<Clause>,
+    pub sides: Sides,
+}
+
+/// The two sides of the join: their aliases and their columns.
+#[derive(Debug, Clone)]
+pub(super) struct Sides {
+    pub target_alias: String,
+    pub source_alias: String,
+    pub target: SchemaRef,
+    pub source: SchemaRef,
+}
+
+/// Which sides an expression may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Both,
+    SourceOnly,
+    TargetOnly,
+}
+
+impl Resolved {
+    /// Qualifies every reference of `on` and `clauses`, expands `*` actions and checks
+    /// every expression on no rows. Errors: [`Error::InvalidArgument`] for an unknown or
+    /// ambiguous column, a clause naming a side it cannot see, a column set twice, an
+    /// unconditional clause followed by another of its kind; [`Error::SchemaMismatch`] for a
+    /// `*` action whose source lacks a target column or has columns the target lacks.
+    pub(super) fn try_new(
+        on: &Expr,
+        clauses: MergeClauses,
+        sides: Sides,
+        table: &str,
+    ) -> Result<Resolved> {
+        if sides.target_alias.eq_ignore_ascii_case(&sides.source_alias) {
+            return Err(Error::InvalidArgument(format!(
+                "the source and target aliases must differ, both are '{}'",
+                sides.source_alias
+            )));
+        }
+        if clauses.is_empty() {
+            return Err(Error::InvalidArgument(
+                "a merge needs at least one WHEN clause".into(),
+            ));
+        }
+        let on = sides.qualify(on, Scope::Both)?;
+        let mut matched = Vec::new();
+        for (condition, action) in clauses.matched {
+            let condition = sides.qualify_option(condition.as_ref(), Scope::Both)?;
+            let action = match action {
+                MatchedAction::Update(set) => sides.update(set, Scope::Both)?,
+                MatchedAction::UpdateAll => sides.update_all(table)?,
+                MatchedAction::Delete => Action::Delete,
+            };
+            matched.push(Clause { condition, action });
+        }
+        let mut not_matched = Vec::new();
+        for (condition, action) in clauses.not_matched {
+            let condition = sides.qualify_option(condition.as_ref(), Scope::SourceOnly)?;
+            let action = match action {
+                NotMatchedAction::Insert(values) => sides.insert(values)?,
+                NotMatchedAction::InsertAll => sides.insert_all(table)?,
+            };
+            not_matched.push(Clause { condition, action });
+        }
+        let mut not_matched_by_source = Vec::new();
+        for (condition, action) in clauses.not_matched_by_source {
+            let condition = sides.qualify_option(condition.as_ref(), Scope::TargetOnly)?;
+            let action = match action {
+                NotMatchedBySourceAction::Update(set) => sides.update(set, Scope::TargetOnly)?,
+                NotMatchedBySourceAction::Delete => Action::Delete,
+            };
+            not_matched_by_source.push(Clause { condition, action });
+        }
+        for (kind, list) in [
+            ("WHEN MATCHED", &matched),
+            ("WHEN NOT MATCHED", &not_matched),
+            ("WHEN NOT MATCHED BY SOURCE", &not_matched_by_source),
+        ] {
+            let last = list.len().saturating_sub(1);
+            if list[..last.min(list.len())]
+                .iter()
+                .any(|c| c.condition.is_none())
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "only the last {kind} clause may omit its condition"
+                )));
+            }
+        }
+        let resolved = Resolved {
+            on,
+            matched,
+            not_matched,
+            not_matched_by_source,
+            sides,
+        };
+        resolved.check_on_no_rows()?;
+        Ok(resolved)
+    }
+
+    /// True when target rows matched by several source rows are allowed: the only matched
+    /// clause is an unconditional delete (Spark's exception to
+    /// `DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE`).
+    pub(super) fn allows_multiple_matches(&self) -> bool {
+        match self.matched.as_slice() {
+            [] => true,
+            [only] => only.is_delete() && only.condition.is_none(),
+            _ => false,
+        }
+    }
+
+    /// The conjuncts of the merge condition.
+    pub(super) fn on_conjuncts(&self) -> Vec<&Expr> {
+        let mut found = Vec::new();
+        conjuncts(&self.on, &mut found);
+        found
+    }
+
+    /// Evaluates every expression on an empty joined batch, so that an unknown column or a
+    /// comparison of kinds that do not combine fails before any file is read.
+    fn check_on_no_rows(&self) -> Result<()> {
+        let target = RecordBatch::new_empty(self.sides.target.clone());
+        let source = RecordBatch::new_empty(self.sides.source.clone());
+        let joined = self.sides.join(Some(&target), Some(&source), 0)?;
+        evaluate(&self.on, &joined)?;
+        for clause in self
+            .matched
+            .iter()
+            .chain(&self.not_matched)
+            .chain(&self.not_matched_by_source)
+        {
+            if let Some(condition) = &clause.condition {
+                evaluate(condition, &joined)?;
+            }
+            match &clause.action {
+                Action::Update(values) => {
+                    for value in values.iter().flatten() {
+                        evaluate_value(value, &joined, 0)?;
+                    }
+                }
+                Action::Insert(values) => {
+                    for value in values {
+                        evaluate_value(value, &joined, 0)?;
+                    }
+                }
+                Action::Delete => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Sides {
+    /// The joined rows: one struct column per side, named by its alias, holding that side's
+    /// columns; a side given as `None` is a NULL struct (the side without a match).
+    pub(super) fn join(
+        &self,
+        target: Option<&RecordBatch>,
+        source: Option<&RecordBatch>,
+        rows: usize,
+    ) -> Result<RecordBatch> {
+        let target = side_struct(target, &self.target, rows)?;
+        let source = side_struct(source, &self.source, rows)?;
+        let schema = Schema::new(vec![
+            Field::new(&self.target_alias, target.data_type().clone(), true),
+            Field::new(&self.source_alias, source.data_type().clone(), true),
+        ]);
+        RecordBatch::try_new(Arc::new(schema), vec![target, source])
+            .map_err(|error| Error::arrow("joining target and source rows", error))
+    }
+
+    /// The target row values after `values` (per target column, `None`: kept) are applied to
+    /// the `joined` rows; `target` holds the rows as they were.
+    pub(super) fn apply(
+        &self,
+        values: &[Option<ValueExpr>],
+        target: &RecordBatch,
+        joined: &RecordBatch,
+        now_micros: i64,
+    ) -> Result<Vec<ArrayRef>> {
+        let mut columns = Vec::with_capacity(values.len());
+        for (index, value) in values.iter().enumerate() {
+            columns.push(match value {
+                Some(value) => self.value_of(index, value, joined, now_micros)?,
+                None => target.column(index).clone(),
+            });
+        }
+        Ok(columns)
+    }
+
+    /// The value of `expr` on the `joined` rows cast to the type of target column `index`.
+    pub(super) fn value_of(
+        &self,
+        index: usize,
+        expr: &ValueExpr,
+        joined: &RecordBatch,
+        now_micros: i64,
+    ) -> Result<ArrayRef> {
+        let value = evaluate_value(expr, joined, now_micros)?;
+        cast_to(&value, self.target.field(index).data_type())
+    }
+
+    fn qualify_option(&self, expr: Option<&Expr>, scope: Scope) -> Result<Option<Expr>> {
+        expr.map(|expr| self.qualify(expr, scope)).transpose()
+    }
+
+    fn update(&self, set: Vec<(String, ValueExpr)>, scope: Scope) -> Result<Action> {
+        if set.is_empty() {
+            return Err(Error::InvalidArgument(
+                "an update clause needs at least one column to set".into(),
+            ));
+        }
+        let mut values: Vec<Option<ValueExpr>> = vec![None; self.target.fields().len()];
+        for (name, value) in set {
+            let index = self.target_column(&name)?;
+            if values[index].is_some() {
+                return Err(Error::InvalidArgument(format!("{name} is set twice")));
+            }
+            values[index] = Some(self.qualify_value(&value, scope)?);
+        }
+        Ok(Action::Update(values))
+    }
+
+    fn insert(&self, set: Vec<(String, ValueExpr)>) -> Result<Action> {
+        let mut values: Vec<Option<ValueExpr>> = vec![None; self.target.fields().len()];
+        for (name, value) in set {
+            let index = self.target_column(&name)?;
+            if values[index].is_some() {
+                return Err(Error::InvalidArgument(format!("{name} is inserted twice")));
+            }
+            values[index] = Some(self.qualify_value(&value, Scope::SourceOnly)?);
+        }
+        Ok(Action::Insert(
+            values
+                .into_iter()
+                .map(|value| value.unwrap_or(ValueExpr::Literal(Scalar::Null)))
+                .collect(),
+        ))
+    }
+
+    fn update_all(&self, table: &str) -> Result<Action> {
+        let values = self.star_values(table)?;
+        Ok(Action::Update(values.into_iter().map(Some).collect()))
+    }
+
+    fn insert_all(&self, table: &str) -> Result<Action> {
+        Ok(Action::Insert(self.star_values(table)?))
+    }
+
+    /// For each target column, the source column of the same name (`*` actions). Source
+    /// columns the target lacks, and target columns the source lacks, are
+    /// [`Error::SchemaMismatch`] (no schema evolution).
+    fn star_values(&self, table: &str) -> Result<Vec<ValueExpr>> {
+        let extra: Vec<&str> = self
+            .source
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .filter(|name| position(self.target.fields(), name).is_none())
+            .collect();
+        if !extra.is_empty() {
+            return Err(Error::SchemaMismatch {
+                table: table.to_string(),
+                column: extra.join(", "),
+                reason: "the source has columns the target table lacks; UPDATE SET * and \
+                         INSERT * need the table's schema to hold them (schema evolution is \
+                         not supported)"
+                    .into(),
+            });
+        }
+        let mut values = Vec::new();
+        for field in self.target.fields() {
+            let Some(index) = position(self.source.fields(), field.name()) else {
+                return Err(Error::SchemaMismatch {
+                    table: table.to_string(),
+                    column: field.name().clone(),
+                    reason: "UPDATE SET * and INSERT * need every target column in the source"
+                        .into(),
+                });
+            };
+            let name = self.source.field(index).name().clone();
+            values.push(ValueExpr::Column(vec![self.source_alias.clone(), name]));
+        }
+        Ok(values)
+    }
+
+    fn target_column(&self, name: &str) -> Result<usize> {
+        let bare = match name.split_once('.') {
+            Some((alias, rest)) if alias.eq_ignore_ascii_case(&self.target_alias) => rest,
+            _ => name,
+        };
+        position(self.target.fields(), bare).ok_or_else(|| {
+            Error::InvalidArgument(format!("{name} is not a top-level column of the target table"))
+        })
+    }
+
+    /// `expr` with every column reference qualified with its side's alias.
+    fn qualify(&self, expr: &Expr, scope: Scope) -> Result<Expr> {
+        let q = |inner: &Expr| self.qualify(inner, scope).map(Box::new);
+        Ok(match expr {
+            Expr::Column(path) => Expr::Column(self.qualify_path(path, scope)?),
+            Expr::Literal(_) => expr.clone(),
+            Expr::Compare { op, left, right } => Expr::Compare {
+                op: *op,
+                left: q(left)?,
+                right: q(right)?,
+            },
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList {
+                expr: q(expr)?,
+                list: list.clone(),
+                negated: *negated,
+            },
+            Expr::IsNull { expr, negated } => Expr::IsNull {
+                expr: q(expr)?,
+                negated: *negated,
+            },
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => Expr::Between {
+                expr: q(expr)?,
+                low: q(low)?,
+                high: q(high)?,
+                negated: *negated,
+            },
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+            } => Expr::Like {
+                expr: q(expr)?,
+                pattern: pattern.clone(),
+                negated: *negated,
+            },
+            Expr::And(left, right) => Expr::And(q(left)?, q(right)?),
+            Expr::Or(left, right) => Expr::Or(q(left)?, q(right)?),
+            Expr::Not(inner) => Expr::Not(q(inner)?),
+        })
+    }
+
+    fn qualify_value(&self, expr: &ValueExpr, scope: Scope) -> Result<ValueExpr> {
+        let q = |inner: &ValueExpr| self.qualify_value(inner, scope);
+        Ok(match expr {
+            ValueExpr::Column(path) => ValueExpr::Column(self.qualify_path(path, scope)?),
+            ValueExpr::Literal(_) => expr.clone(),
+            ValueExpr::Negate(inner) => ValueExpr::Negate(Box::new(q(inner)?)),
+            ValueExpr::Arith { op, left, right } => ValueExpr::Arith {
+                op: *op,
+                left: Box::new(q(left)?),
+                right: Box::new(q(right)?),
+            },
+            ValueExpr::Call { function, args } => ValueExpr::Call {
+                function: *function,
+                args: args.iter().map(q).collect::<Result<_>>()?,
+            },
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => ValueExpr::Case {
+                branches: branches
+                    .iter()
+                    .map(|(c, v)| Ok((self.qualify(c, scope)?, q(v)?)))
+                    .collect::<Result<_>>()?,
+                otherwise: otherwise.as_deref().map(q).transpose()?.map(Box::new),
+            },
+            ValueExpr::Cast { expr, to } => ValueExpr::Cast {
+                expr: Box::new(q(expr)?),
+                to: to.clone(),
+            },
+        })
+    }
+
+    /// The path with its side's alias first: an alias given is kept (spelled as declared),
+    /// a bare column is looked up on the sides `scope` allows (both holding it is
+    /// ambiguous).
+    fn qualify_path(&self, path: &[String], scope: Scope) -> Result<Vec<String>> {
+        let shown = path.join(".");
+        let sees_target = scope != Scope::SourceOnly;
+        let sees_source = scope != Scope::TargetOnly;
+        if let [first, rest @ ..] = path {
+            if !rest.is_empty() {
+                for (alias, visible, side) in [
+                    (&self.target_alias, sees_target, "target"),
+                    (&self.source_alias, sees_source, "source"),
+                ] {
+                    if first.eq_ignore_ascii_case(alias) {
+                        if !visible {
+                            return Err(self.invisible(&shown, side, scope));
+                        }
+                        let mut qualified = vec![alias.clone()];
+                        qualified.extend(rest.iter().cloned());
+                        return Ok(qualified);
+                    }
+                }
+            }
+            let in_target = position(self.target.fields(), first).is_some();
+            let in_source = position(self.source.fields(), first).is_some();
+            let alias = match (in_target && sees_target, in_source && sees_source) {
+                (true, true) => {
+                    return Err(Error::InvalidArgument(format!(
+                        "column '{shown}' is ambiguous: both the target and the source have \
+                         it; qualify it as {}.{shown} or {}.{shown}",
+                        self.target_alias, self.source_alias
+                    )))
+                }
+                (true, false) => &self.target_alias,
+                (false, true) => &self.source_alias,
+                (false, false) if in_target => return Err(self.invisible(&shown, "target", scope)),
+                (false, false) if in_source => return Err(self.invisible(&shown, "source", scope)),
+                (false, false) => {
+                    return Err(Error::InvalidArgument(format!(
+                        "unknown column '{shown}' in the merge: neither the target nor the \
+                         source has it"
+                    )))
+                }
+            };
+            let mut qualified = vec![alias.clone()];
+            qualified.extend(path.iter().cloned());
+            return Ok(qualified);
+        }
+        Err(Error::InvalidArgument("an empty column reference".into()))
+    }
+
+    fn invisible(&self, column: &str, side: &str, scope: Scope) -> Error {
+        let clause = match scope {
+            Scope::SourceOnly => "a WHEN NOT MATCHED clause sees only the source",
+            Scope::TargetOnly => "a WHEN NOT MATCHED BY SOURCE clause sees only the target",
+            Scope::Both => "the merge condition sees both sides",
+        };
+        Error::InvalidArgument(format!(
+            "column '{column}' of the {side} cannot be used here: {clause}"
+        ))
+    }
+}
+
+/// The conjuncts of `expr` (its AND operands, flattened).
+fn conjuncts<'e>(expr: &'e Expr, found: &mut Vec<&'e Expr>) {
+    match expr {
+        Expr::And(left, right) => {
+            conjuncts(left, found);
+            conjuncts(right, found);
+        }
+        other => found.push(other),
+    }
+}
+
+/// The index of the field named `name`: exactly, else ASCII-case-insensitively.
+pub(super) fn position(fields: &Fields, name: &str) -> Option<usize> {
+    fields
+        .iter()
+        .position(|f| f.name() == name)
+        .or_else(|| fields.iter().position(|f| f.name().eq_ignore_ascii_case(name)))
+}
+
+/// One side's rows as a struct column (`None`: a NULL struct of `schema`'s fields).
+fn side_struct(rows: Option<&RecordBatch>, schema: &SchemaRef, count: usize) -> Result<ArrayRef> {
+    let fields: Fields = schema
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone().with_nullable(true))
+        .collect();
+    match rows {
+        Some(rows) => {
+            let columns: Vec<ArrayRef> = rows.columns()[..fields.len()].to_vec();
+            let fields: Fields = fields
+                .iter()
+                .zip(&columns)
+                .map(|(f, c)| f.as_ref().clone().with_data_type(c.data_type().clone()))
+                .collect();
+            StructArray::try_new(fields, columns, None)
+                .map(|s| Arc::new(s) as ArrayRef)
+                .map_err(|error| Error::arrow("joining target and source rows", error))
+        }
+        None => Ok(new_null_array(&DataType::Struct(fields), count)),
+    }
+}

@@ -1,0 +1,229 @@
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+
+use super::*;
+use crate::expr::{parse_sql, parse_value_sql};
+use crate::operations::{write_table, WriteTableOptions};
+use crate::scan::{Scan, ScanOptions};
+
+/// A table of `id` 0..10 and `v` = "old", in one file.
+async fn target(dir: &std::path::Path, configuration: &[(&str, &str)]) -> Table {
+    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..10));
+    let values: ArrayRef = Arc::new(StringArray::from(vec!["old"; 10]));
+    let batch =
+        RecordBatch::try_from_iter_with_nullable([("id", ids, true), ("v", values, true)]).unwrap();
+    let options = WriteTableOptions {
+        configuration: configuration
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..WriteTableOptions::default()
+    };
+    let storage =
+        crate::storage::Storage::open(dir.to_str().unwrap(), &HashMap::new()).unwrap();
+    let table = Table::from_storage(storage);
+    let stream = futures::stream::iter([Ok(batch.clone())]);
+    write_table(&table, batch.schema(), stream, options)
+        .await
+        .unwrap();
+    table
+}
+
+fn source(ids: Vec<Option<i64>>, values: Vec<&str>) -> (Vec<RecordBatch>, SchemaRef) {
+    let ids: ArrayRef = Arc::new(Int64Array::from(ids));
+    let values: ArrayRef = Arc::new(StringArray::from(values));
+    let batch = RecordBatch::try_from_iter([("id", ids), ("v", values)]).unwrap();
+    (vec![batch.clone()], batch.schema())
+}
+
+async fn rows(table: &Table) -> Vec<(i64, String)> {
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    let scan = Scan::new(&snapshot, ScanOptions::default()).await.unwrap();
+    let mut rows = Vec::new();
+    for batch in scan.to_batches().await.unwrap() {
+        let ids = batch.column(0).as_primitive::<Int64Type>();
+        let values = batch.column(1).as_string::<i32>();
+        for row in 0..batch.num_rows() {
+            rows.push((ids.value(row), values.value(row).to_string()));
+        }
+    }
+    rows.sort();
+    rows
+}
+
+fn options() -> MergeOptions {
+    MergeOptions {
+        source_alias: "s".into(),
+        target_alias: "t".into(),
+        ..MergeOptions::default()
+    }
+}
+
+fn upsert() -> MergeClauses {
+    MergeClauses {
+        matched: vec![(None, MatchedAction::UpdateAll)],
+        not_matched: vec![(None, NotMatchedAction::InsertAll)],
+        ..MergeClauses::default()
+    }
+}
+
+#[tokio::test]
+async fn an_upsert_updates_matches_and_inserts_the_rest_in_both_modes() {
+    for dv in ["true", "false"] {
+        let dir = tempfile::tempdir().unwrap();
+        let table = target(dir.path(), &[("delta.enableDeletionVectors", dv)]).await;
+        let (batches, schema) = source(vec![Some(3), Some(42), None], vec!["new", "ins", "nul"]);
+        let on = parse_sql("t.id = s.id").unwrap();
+        let done = merge(&table, batches, schema, on, upsert(), options())
+            .await
+            .unwrap();
+        assert!(done.committed);
+        assert_eq!(done.metrics["numSourceRows"], 3);
+        assert_eq!(done.metrics["numTargetRowsUpdated"], 1);
+        assert_eq!(done.metrics["numTargetRowsInserted"], 2);
+        let copied = if dv == "true" { 0 } else { 9 };
+        assert_eq!(done.metrics["numTargetRowsCopied"], copied);
+        assert_eq!(done.metrics["numOutputRows"], 3 + copied);
+        assert_eq!(
+            done.metrics["numTargetDeletionVectorsAdded"],
+            u64::from(dv == "true")
+        );
+        let after = rows(&table).await;
+        assert_eq!(after.len(), 12, "a NULL key never matches: its row is inserted");
+        assert!(after.contains(&(3, "new".into())));
+        assert!(after.contains(&(42, "ins".into())));
+        assert!(after.contains(&(0, "old".into())));
+    }
+}
+
+#[tokio::test]
+async fn clauses_apply_in_order_and_by_source_clauses_see_unmatched_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = target(dir.path(), &[]).await;
+    let (batches, schema) = source(vec![Some(1), Some(2)], vec!["a", "b"]);
+    let clauses = MergeClauses {
+        matched: vec![
+            (Some(parse_sql("s.v = 'a'").unwrap()), MatchedAction::Delete),
+            (
+                None,
+                MatchedAction::Update(vec![(
+                    "v".into(),
+                    parse_value_sql("concat(t.v, s.v)").unwrap(),
+                )]),
+            ),
+        ],
+        not_matched_by_source: vec![
+            (Some(parse_sql("t.id >= 8").unwrap()), NotMatchedBySourceAction::Delete),
+            (
+                Some(parse_sql("t.id = 0").unwrap()),
+                NotMatchedBySourceAction::Update(vec![("v".into(), parse_value_sql("'zero'").unwrap())]),
+            ),
+        ],
+        ..MergeClauses::default()
+    };
+    let on = parse_sql("t.id = s.id").unwrap();
+    let done = merge(&table, batches, schema, on, clauses, options())
+        .await
+        .unwrap();
+    assert_eq!(done.metrics["numTargetRowsMatchedDeleted"], 1);
+    assert_eq!(done.metrics["numTargetRowsMatchedUpdated"], 1);
+    assert_eq!(done.metrics["numTargetRowsNotMatchedBySourceDeleted"], 2);
+    assert_eq!(done.metrics["numTargetRowsNotMatchedBySourceUpdated"], 1);
+    let after = rows(&table).await;
+    let expected: Vec<(i64, String)> = vec![
+        (0, "zero".into()),
+        (2, "oldb".into()),
+        (3, "old".into()),
+        (4, "old".into()),
+        (5, "old".into()),
+        (6, "old".into()),
+        (7, "old".into()),
+    ];
+    assert_eq!(after, expected);
+}
+
+#[tokio::test]
+async fn a_target_row_matched_twice_is_an_error_unless_only_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = target(dir.path(), &[]).await;
+    let (batches, schema) = source(vec![Some(1), Some(1)], vec!["a", "b"]);
+    let on = parse_sql("t.id = s.id").unwrap();
+    let failure = merge(&table, batches.clone(), schema.clone(), on.clone(), upsert(), options())
+        .await
+        .unwrap_err();
+    assert!(matches!(failure.error, Error::MergeMultipleMatch { .. }), "{}", failure.error);
+    assert_eq!(table.latest_version().await.unwrap(), 0);
+    let delete_only = MergeClauses {
+        matched: vec![(None, MatchedAction::Delete)],
+        ..MergeClauses::default()
+    };
+    let done = merge(&table, batches, schema, on, delete_only, options())
+        .await
+        .unwrap();
+    assert_eq!(done.metrics["numTargetRowsDeleted"], 1);
+    assert_eq!(rows(&table).await.len(), 9);
+}
+
+#[tokio::test]
+async fn star_actions_refuse_source_columns_the_target_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = target(dir.path(), &[]).await;
+    let ids: ArrayRef = Arc::new(Int64Array::from(vec![1]));
+    let values: ArrayRef = Arc::new(StringArray::from(vec!["x"]));
+    let extra: ArrayRef = Arc::new(StringArray::from(vec!["e"]));
+    let batch = RecordBatch::try_from_iter([("id", ids), ("v", values), ("extra", extra)]).unwrap();
+    let on = parse_sql("t.id = s.id").unwrap();
+    let failure = merge(&table, vec![batch.clone()], batch.schema(), on, upsert(), options())
+        .await
+        .unwrap_err();
+    match failure.error {
+        Error::SchemaMismatch { column, .. } => assert_eq!(column, "extra"),
+        other => panic!("{other}"),
+    }
+}
+
+#[tokio::test]
+async fn files_whose_statistics_exclude_the_source_keys_are_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = target(dir.path(), &[]).await;
+    let (batches, schema) = source(vec![Some(100), Some(200)], vec!["a", "b"]);
+    let on = parse_sql("t.id = s.id").unwrap();
+    let done = merge(&table, batches, schema, on, upsert(), options())
+        .await
+        .unwrap();
+    assert_eq!(done.metrics["numTargetFilesAfterSkipping"], 0);
+    assert_eq!(done.metrics["numTargetRowsInserted"], 2);
+    assert_eq!(done.metrics["numTargetFilesRemoved"], 0);
+}
+
+#[tokio::test]
+async fn commit_info_names_the_operation_and_clauses_as_spark() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = target(dir.path(), &[]).await;
+    let (batches, schema) = source(vec![Some(1)], vec!["a"]);
+    let clauses = MergeClauses {
+        matched: vec![(Some(parse_sql("s.v = 'a'").unwrap()), MatchedAction::Delete)],
+        not_matched: vec![(None, NotMatchedAction::InsertAll)],
+        ..MergeClauses::default()
+    };
+    let on = parse_sql("t.id = s.id").unwrap();
+    merge(&table, batches, schema, on, clauses, options())
+        .await
+        .unwrap();
+    let log = std::fs::read_to_string(dir.path().join("_delta_log/00000000000000000001.json")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    let info = &first["commitInfo"];
+    assert_eq!(info["operation"], "MERGE");
+    let parameters = &info["operationParameters"];
+    assert_eq!(parameters["notMatchedPredicates"], "[{\"actionType\":\"insert\"}]");
+    assert_eq!(parameters["notMatchedBySourcePredicates"], "[]");
+    assert!(parameters["matchedPredicates"]
+        .as_str()
+        .unwrap()
+        .contains("\"actionType\":\"delete\""));
+    assert_eq!(info["operationMetrics"]["numTargetRowsMatchedDeleted"], "1");
+}

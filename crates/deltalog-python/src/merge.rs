@@ -1,0 +1,101 @@
+//! Merging Arrow data into the table at a location: `merge` of the core, wrapped by
+//! `deltalog.DeltaTable.merge` (`python/deltalog/_merge.py`, the `TableMerger` builder).
+
+use deltalog_core::{
+    merge, parse_sql, parse_value_sql, Error, MatchedAction, MergeClauses, MergeOptions,
+    NotMatchedAction, NotMatchedBySourceAction, Table, ValueExpr,
+};
+use pyo3::prelude::*;
+
+use crate::arrow_import::PyArrowInput;
+use crate::convert::PyStorageOptions;
+use crate::dml::{commit_info_map, writer_options};
+use crate::errors::{failure_to_py_err, to_py_err};
+use crate::runtime::wait_for_future;
+use crate::transaction::{commit_tuple, CommitTuple};
+
+/// One `WHEN` clause as Python gives it: its kind (`matched_update`, `matched_update_all`,
+/// `matched_delete`, `not_matched_insert`, `not_matched_insert_all`,
+/// `not_matched_by_source_update`, `not_matched_by_source_delete`), its condition (SQL
+/// text) and its assignments (column, SQL value text).
+type ClauseTuple = (String, Option<String>, Vec<(String, String)>);
+
+/// Merges `source` into the table at `uri` on the SQL condition `on` with `clauses`, in
+/// order, and commits (see [`merge`]).
+#[pyfunction]
+#[pyo3(signature = (uri, source, on, clauses, source_alias, target_alias, target_file_size=None, commit_info=None, storage_options=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn merge_rows(
+    py: Python<'_>,
+    uri: String,
+    source: PyArrowInput,
+    on: &str,
+    clauses: Vec<ClauseTuple>,
+    source_alias: String,
+    target_alias: String,
+    target_file_size: Option<u64>,
+    commit_info: Option<&str>,
+    storage_options: Option<PyStorageOptions>,
+) -> PyResult<CommitTuple> {
+    let prepared = (|| {
+        let on = parse_sql(on)?;
+        let clauses = merge_clauses(clauses)?;
+        let options = MergeOptions {
+            source_alias,
+            target_alias,
+            writer: writer_options(target_file_size),
+            commit_info: commit_info_map(commit_info)?,
+        };
+        Ok::<_, Error>((on, clauses, options))
+    })();
+    let (on, clauses, options) = prepared.map_err(|error| to_py_err(py, error))?;
+    let schema = source.schema.clone();
+    let batches = source.collect().map_err(|error| to_py_err(py, error))?;
+    let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
+    let outcome = wait_for_future(py, move || async move {
+        Ok(merge(&table, batches, schema, on, clauses, options).await)
+    })?;
+    outcome
+        .map(commit_tuple)
+        .map_err(|failure| failure_to_py_err(py, failure))
+}
+
+fn merge_clauses(tuples: Vec<ClauseTuple>) -> Result<MergeClauses, Error> {
+    let mut clauses = MergeClauses::default();
+    for (kind, predicate, assignments) in tuples {
+        let condition = predicate.as_deref().map(parse_sql).transpose()?;
+        let set = assignments_of(assignments)?;
+        match kind.as_str() {
+            "matched_update" => clauses
+                .matched
+                .push((condition, MatchedAction::Update(set))),
+            "matched_update_all" => clauses.matched.push((condition, MatchedAction::UpdateAll)),
+            "matched_delete" => clauses.matched.push((condition, MatchedAction::Delete)),
+            "not_matched_insert" => clauses
+                .not_matched
+                .push((condition, NotMatchedAction::Insert(set))),
+            "not_matched_insert_all" => clauses
+                .not_matched
+                .push((condition, NotMatchedAction::InsertAll)),
+            "not_matched_by_source_update" => clauses
+                .not_matched_by_source
+                .push((condition, NotMatchedBySourceAction::Update(set))),
+            "not_matched_by_source_delete" => clauses
+                .not_matched_by_source
+                .push((condition, NotMatchedBySourceAction::Delete)),
+            other => {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown merge clause kind '{other}'"
+                )))
+            }
+        }
+    }
+    Ok(clauses)
+}
+
+fn assignments_of(pairs: Vec<(String, String)>) -> Result<Vec<(String, ValueExpr)>, Error> {
+    pairs
+        .into_iter()
+        .map(|(column, text)| parse_value_sql(&text).map(|expr| (column, expr)))
+        .collect()
+}
