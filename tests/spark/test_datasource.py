@@ -602,7 +602,7 @@ def test_options_are_parsed_in_any_case() -> None:
     assert ReadOptions.parse({"path": "/t", "columns": " a , b "}).columns == ("a", "b")
     for bad, message in (
         ({}, "needs the table location"),
-        ({"path": "/t", "versionAsOf": "-1"}, "must not be negative"),
+        ({"path": "/t", "versionAsOf": "-1"}, "must be at least 0"),
         ({"path": "/t", "versionAsOf": "x"}, "must be an integer"),
         ({"path": "/t", "filterPushdown": "yes"}, "true or false"),
         ({"path": "/t", "columns": "[1]"}, "JSON list of strings"),
