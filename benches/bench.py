@@ -4,6 +4,7 @@ Spark and the raw-read floor, on synthetic Delta logs (issue 4).
     .venv/bin/python benches/bench.py                 # every scenario, full sizes, 5 runs
     .venv/bin/python benches/bench.py --quick --runs 3 --scenarios json_1m_adds,dv_10k_files
     .venv/bin/python benches/bench.py --spark         # Delta on Spark too
+    .venv/bin/python benches/bench.py --quick --spark --scenarios spark_write_1g  # Spark writes
 
 Writes latest.md, latest.json and latest.png into --out (default benches/results). Progress goes
 to stderr. The exit status is non-zero only when the harness itself fails (bad arguments, a
@@ -212,6 +213,8 @@ def _measure_scenario(
     for run in range(options.runs):
         order = _rotated(process_engines, run)
         for operation in scenario.operations:
+            if operation in engines.SPARK_SESSION_OPERATIONS:
+                continue
             runnable = [e for e in order if engines.unsupported_reason(e, operation) is None]
             for position, engine in enumerate(runnable):
                 earlier = timed_out.get((engine, operation))
@@ -245,12 +248,18 @@ def _measure_spark(
     requests: dict[str, dict[str, Any]],
     options: argparse.Namespace,
 ) -> None:
+    session_engines = ["spark"]
+    if "deltalog" in results["meta"]["engines"] and "deltalog" not in results["skipped"]:
+        session_engines.insert(0, "deltalog")
     tasks = [
-        engines.SparkTask(scenario.name, operation, run, requests[scenario.name])
+        engines.SparkTask(scenario.name, operation, run, requests[scenario.name], engine)
         for scenario in selected
         for operation in scenario.operations
         if engines.unsupported_reason("spark", operation) is None
         for run in range(options.runs)
+        for engine in _rotated(
+            session_engines if operation in engines.SPARK_SESSION_OPERATIONS else ["spark"], run
+        )
     ]
     _log(f"Delta on Spark: {len(tasks)} measurements in one session")
 

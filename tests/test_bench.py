@@ -75,7 +75,8 @@ def test_smoke_run_writes_markdown_json_and_chart(tmp_path: Path, deltabench: An
         for operation in scenario.operations:
             checks = {}
             for engine in engines:
-                if deltabench.engines.unsupported_reason(engine, operation):
+                session_only = operation in deltabench.engines.SPARK_SESSION_OPERATIONS
+                if deltabench.engines.unsupported_reason(engine, operation) or session_only:
                     assert (scenario.name, operation, engine) not in by_key
                     continue
                 measurement = by_key[(scenario.name, operation, engine)]

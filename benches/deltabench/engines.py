@@ -8,7 +8,9 @@ and only then computes a result check (files listed, deleted rows...) so the che
 neither time nor memory. It prints one line ``DELTABENCH_RESULT {json}`` on stdout.
 
 Delta on Spark is the exception: one child (:func:`measure_spark`) holds one SparkSession for all
-of its measurements, after one untimed warm-up load, and does not measure memory.
+of its measurements, after one untimed warm-up load, and does not measure memory. The same
+session measures :data:`SPARK_SESSION_OPERATIONS` for deltalog too (its ``format("deltalog")``
+data source against Delta on Spark's ``format("delta")``).
 
 This file runs as a script in the child, so it imports nothing from the ``deltabench`` package.
 """
@@ -40,7 +42,10 @@ OPERATIONS = (
     "blind_append",
     "checkpoint",
     "vacuum",
+    "spark_write",
 )
+#: Operations measured only in the Spark session, for deltalog and Delta on Spark alike.
+SPARK_SESSION_OPERATIONS = ("spark_write",)
 #: Engines measured one child process per measurement, in report order.
 PROCESS_ENGINES = ("deltalog", "deltalake", "floor", "duckdb")
 #: Every engine, in report order.
@@ -63,6 +68,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "checkpoint": "`DeltaTable(p).checkpoint()` (classic, stats as JSON and struct)",
         "vacuum": "`DeltaTable(p).vacuum(retention_hours=0, dry_run=True, "
         "enforce_retention_duration=False)`",
+        "spark_write": "`df.write.format('deltalog').mode('overwrite').save(t)` of a cached "
+        "generated DataFrame, in the Spark session Delta on Spark is measured in",
     },
     "deltalake": {
         "open": "`DeltaTable(p)` (loads the file list eagerly)",
@@ -77,6 +84,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "checkpoint": "`DeltaTable(p).create_checkpoint()`",
         "vacuum": "`DeltaTable(p).vacuum(retention_hours=0, dry_run=True, "
         "enforce_retention_duration=False, full=True)` (the whole directory listed, as ours)",
+        "spark_write": "",
     },
     "floor": {
         "open": "list `_delta_log`; pyarrow reads the checkpoint's add/remove key columns, "
@@ -92,6 +100,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "blind_append": "",
         "checkpoint": "",
         "vacuum": "",
+        "spark_write": "",
     },
     "duckdb": {
         "open": "`DESCRIBE SELECT * FROM delta_scan(p)` (binds: kernel loads protocol, "
@@ -105,6 +114,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "blind_append": "",
         "checkpoint": "",
         "vacuum": "",
+        "spark_write": "",
     },
     "spark": {
         "open": "`DeltaLog.clearCache(); DeltaLog.forTable(spark, p).update()` + metadata",
@@ -118,12 +128,15 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "blind_append": "",
         "checkpoint": "",
         "vacuum": "",
+        "spark_write": "`df.write.format('delta').mode('overwrite').save(t)` of the same cached "
+        "DataFrame",
     },
 }
 
 #: Operations an engine cannot do at all, with the reason shown in the report.
 _NO_DELTA_WRITES = "it does not write Delta tables"
 _SPARK_READS_ONLY = "the Spark engine here measures reads in one warm session"
+_SPARK_DATA_SOURCES = "a Spark write compares Spark data sources: deltalog's and Delta on Spark's"
 UNSUPPORTED: dict[tuple[str, str], str] = {
     ("spark", "dvs"): "Delta on Spark evaluates deletion vectors only inside its Parquet scan "
     "(the data files are absent here); it has no API that materializes them alone",
@@ -138,6 +151,9 @@ UNSUPPORTED: dict[tuple[str, str], str] = {
     ("floor", "vacuum"): "no floor is defined for vacuum",
     ("spark", "vacuum"): _SPARK_READS_ONLY,
     ("duckdb", "vacuum"): _NO_DELTA_WRITES,
+    ("deltalake", "spark_write"): _SPARK_DATA_SOURCES,
+    ("floor", "spark_write"): _SPARK_DATA_SOURCES,
+    ("duckdb", "spark_write"): _SPARK_DATA_SOURCES,
 }
 
 #: How the error of a measurement that took too long starts.
@@ -239,6 +255,8 @@ class SparkTask:
     operation: str
     run: int
     request: TableRequest
+    #: ``deltalog`` for deltalog's data source in the session (a spark_write).
+    engine: str = "spark"
 
 
 def measure_spark(
@@ -281,7 +299,7 @@ def measure_spark(
                 continue
             watchdog.reset()
             task = tasks[len(results)]
-            measurement = Measurement(task.scenario, task.operation, "spark", task.run)
+            measurement = Measurement(task.scenario, task.operation, task.engine, task.run)
             _fill(measurement, json.loads(line[len(RESULT_MARKER) :]))
             results.append(measurement)
             progress(measurement)
@@ -292,7 +310,9 @@ def measure_spark(
     stderr_tail = _tail("".join(stderr_lines))
     reason = f"the Spark child stopped ({stopped}) before this task: {stderr_tail}"
     for task in tasks[len(results) :]:
-        measurement = Measurement(task.scenario, task.operation, "spark", task.run, error=reason)
+        measurement = Measurement(
+            task.scenario, task.operation, task.engine, task.run, error=reason
+        )
         results.append(measurement)
         progress(measurement)
     return results
@@ -1276,8 +1296,9 @@ def _spark_main() -> None:
         spark = _spark_session(payload["driver_memory"])
         jvm = spark._jvm
         delta_log = jvm.org.apache.spark.sql.delta.DeltaLog
-        if tasks:  # warm the JVM up: one untimed full load
-            _spark_list(spark, delta_log, tasks[0]["request"], Clock())
+        reads = [task for task in tasks if "path" in task["request"]]
+        if reads:  # warm the JVM up: one untimed full load
+            _spark_list(spark, delta_log, reads[0]["request"], Clock())
             delta_log.clearCache()
     except Exception as error:
         for _ in tasks:
@@ -1285,15 +1306,22 @@ def _spark_main() -> None:
         return
     for task in tasks:
         request = task["request"]
-        operation = _SPARK_OPERATIONS[task["operation"]]
         delta_log.clearCache()
-        clock = Clock()
         try:
-            check = operation(spark, delta_log, request, clock)
+            if task["operation"] in SPARK_SESSION_OPERATIONS:
+                frame, target = _spark_frame(spark, request, task["engine"])
+                clock = Clock()
+                _spark_write(frame, target, task["engine"])
+                seconds = clock.elapsed()
+                check = {"rows": int(spark.read.format("delta").load(target).count())}
+            else:
+                clock = Clock()
+                check = _SPARK_OPERATIONS[task["operation"]](spark, delta_log, request, clock)
+                seconds = clock.elapsed()
         except Exception as error:
             _emit({"error": _error_text(error)})
             continue
-        _emit({"seconds": clock.elapsed(), "phases": clock.phases, "check": check})
+        _emit({"seconds": seconds, "phases": clock.phases, "check": check})
     spark.stop()
 
 
@@ -1378,6 +1406,48 @@ def _spark_time_travel(
     )
     clock.mark("open")
     return {"files": int(snapshot.allFiles().collectAsList().size())}
+
+
+#: The generated DataFrame of a spark_write, cached, by row count.
+_SPARK_FRAMES: dict[int, Any] = {}
+
+
+def _spark_frame(spark: Any, request: TableRequest, engine: str) -> tuple[Any, str]:
+    """What a spark_write needs, untimed: ``rows`` generated rows of the columns of
+    ``generate.cached_arrow_data`` (long, double, string, timestamp, int, boolean), cached in
+    the session and counted once, and the engine's target folder (emptied); deltalog's data
+    source registered."""
+    import shutil
+
+    target = f"{request['target']}-{engine}"
+    shutil.rmtree(target, ignore_errors=True)
+    if engine == "deltalog":
+        import deltalog.spark
+
+        deltalog.spark.register(spark)
+    rows = int(request["rows"])
+    if rows not in _SPARK_FRAMES:
+        from pyspark.sql import functions as F
+
+        frame = spark.range(0, rows, numPartitions=max(2, rows // 2_000_000)).select(
+            F.col("id"),
+            (F.randn(7) * 25.0 + 100.0).alias("value"),
+            F.format_string("name-%05d", (F.col("id") * 7919) % 10_000).alias("name"),
+            F.timestamp_micros(F.lit(1_700_000_000_000_000) + F.col("id") * 1_000).alias("ts"),
+            (F.col("id") % 1_000).cast("int").alias("qty"),
+            ((F.col("id") % 3) == 0).alias("flag"),
+        )
+        frame.persist()
+        frame.count()
+        _SPARK_FRAMES[rows] = frame
+    return _SPARK_FRAMES[rows], target
+
+
+def _spark_write(frame: Any, target: str, engine: str) -> None:
+    """Writes ``frame`` to a new table at ``target`` through deltalog's data source (engine
+    ``deltalog``) or Delta on Spark's, in one commit."""
+    source_format = "deltalog" if engine == "deltalog" else "delta"
+    frame.write.format(source_format).mode("overwrite").save(target)
 
 
 _SPARK_OPERATIONS: dict[str, Callable[[Any, Any, TableRequest, Clock], dict[str, int]]] = {

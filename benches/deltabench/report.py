@@ -31,6 +31,7 @@ OPERATION_TITLES = {
     "blind_append": "blind append (1,000 rows)",
     "checkpoint": "checkpoint at the latest version",
     "vacuum": "vacuum (dry run, retention 0)",
+    "spark_write": "Spark DataFrame write to a new table",
 }
 ENGINE_TITLES = {
     "deltalog": "deltalog",
@@ -269,7 +270,7 @@ def _times_section(
         "",
     ]
     header = ["scenario", "operation", *[ENGINE_TITLES[e] for e in engines]]
-    ratio_columns = [("deltalake", "deltalog"), ("deltalog", "floor")]
+    ratio_columns = [("deltalake", "deltalog"), ("deltalog", "floor"), ("spark", "deltalog")]
     ratio_columns = [pair for pair in ratio_columns if set(pair) <= set(engines)]
     header += [f"{a} ÷ {b}" for a, b in ratio_columns]
     lines += _table_header(header, ["---", "---", *["--:"] * (len(header) - 2)])

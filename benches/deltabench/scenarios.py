@@ -34,7 +34,7 @@ class Scenario:
     title: str  # what the table is, at this size
     spec: dict[str, Any]  # the LogSpec fields, or for ``data`` {"rows": N}
     operations: tuple[str, ...] = BASE_OPERATIONS
-    kind: Literal["log", "data"] = "log"
+    kind: Literal["log", "data", "spark_data"] = "log"
     #: With ``orphans`` > 0, every file the log names (live, or removed: a tombstone) exists
     #: (empty) in the table directory, next to this many files no version references.
     orphans: int = 0
@@ -199,7 +199,21 @@ def scenarios(size: Size) -> list[Scenario]:
             ("append",),
             "data",
         ),
+        _spark_write_scenario(25_000_000 // scale, f"about {1000 // scale:,} MB"),
     ]
+
+
+def _spark_write_scenario(rows: int, size: str) -> Scenario:
+    """A generated DataFrame of ``rows`` rows written by Spark to a new table, through
+    deltalog's data source and Delta on Spark's (measured with ``--spark`` only)."""
+    return Scenario(
+        "spark_write_1g",
+        f"Spark writes a cached DataFrame of {_count(rows)} generated rows ({size}: long, "
+        "double, string, timestamp, int, boolean) to a new table",
+        {"rows": rows},
+        ("spark_write",),
+        "spark_data",
+    )
 
 
 def log_spec(scenario: Scenario) -> Any:
@@ -216,6 +230,8 @@ def prepare(scenario: Scenario, data_dir: Path) -> Any:
 
     if scenario.kind == "data":
         return cached_arrow_data(data_dir, scenario.name, int(scenario.spec["rows"]))
+    if scenario.kind == "spark_data":
+        return SparkData(Path(data_dir) / scenario.name, int(scenario.spec["rows"]))
     info = cached_table(data_dir, scenario.name, log_spec(scenario))
     if scenario.orphans:
         _materialize_files(info, scenario)
@@ -254,8 +270,19 @@ def _materialize_files(info: Any, scenario: Scenario) -> None:
     marker.write_text(json.dumps(counts))
 
 
+@dataclass(frozen=True)
+class SparkData:
+    """A DataFrame the Spark child generates: ``rows`` rows, written to tables under
+    ``path``."""
+
+    path: Path
+    rows: int
+
+
 def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
     """What a measurement child needs to know about the table (``engines.TableRequest``)."""
+    if isinstance(info, SparkData):
+        return {"target": str(Path(info.path).resolve()), "rows": info.rows}
     if scenario.kind == "data":
         source = Path(info.path).resolve()
         return {
@@ -280,6 +307,8 @@ def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
 
 def expected_checks(info: Any, scenario: Scenario) -> dict[str, dict[str, int]]:
     """The counts each operation should report, as the generator knows them."""
+    if isinstance(info, SparkData):
+        return {"spark_write": {"rows": info.rows}}
     if not hasattr(info, "version"):
         return {"append": {"rows": int(info.rows)}}
     expected = {
@@ -426,6 +455,7 @@ def _smoke() -> list[Scenario]:
         Scenario(
             "append_1g", "smoke: append 20k generated rows", {"rows": 20_000}, ("append",), "data"
         ),
+        _spark_write_scenario(20_000, "smoke"),
     ]
 
 

@@ -72,7 +72,7 @@ def commit_distributed_write(
     uri: str,
     plan: str,
     files: list[bytes],
-    app_version: tuple[str, int] | None = None,
+    micro_batch: tuple[str, str, int] | None = None,
     storage_options: dict[str, str] | None = None,
 ) -> _CommitTuple: ...
 def distributed_file_paths(files: bytes) -> list[str]: ...

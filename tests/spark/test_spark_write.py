@@ -195,3 +195,21 @@ def test_writes_to_a_table_delta_made_with_column_mapping_and_a_constraint(
     with pytest.raises(Exception, match="positive"):
         negative.write.format("deltalog").mode("append").save(str(path))
     assert deltalog.DeltaTable(path).latest_version() == before + 2
+
+
+def test_benchmark_spark_write_writes_through_both_data_sources(
+    registered: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The benchmark's ``spark_write`` at a tiny size: the same generated DataFrame written
+    through ``format("deltalog")`` and ``format("delta")`` holds every row."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benches"))
+    from deltabench import engines, scenarios
+
+    scenario = next(s for s in scenarios.scenarios("smoke") if s.name == "spark_write_1g")
+    request = {**scenarios.table_request(scenarios.prepare(scenario, tmp_path), scenario)}
+    request["rows"] = 2_000
+    for engine in ("deltalog", "spark"):
+        frame, target = engines._spark_frame(registered, request, engine)
+        engines._spark_write(frame, target, engine)
+        assert registered.read.format("delta").load(target).count() == 2_000
+    frame.unpersist()

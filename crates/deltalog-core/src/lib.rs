@@ -74,6 +74,7 @@ pub use expr::{parse_value_sql, ArithOp, Function, ValueExpr};
 pub use file_list::FileListOptions;
 pub use log::path::CheckpointFormat;
 pub use log_cleanup::CleanupReport;
+pub use operations::MicroBatch;
 pub use operations::{
     adds_from_file_list, create_table, parse_isolation_level, struct_type_from_arrow, write_table,
     CreateMode, CreateTable, SchemaMode, TableCommit, TableTransaction, WriteMode,

@@ -9,7 +9,7 @@ use arrow::ipc::reader::StreamReader;
 use arrow::ipc::writer::StreamWriter;
 use arrow_array::RecordBatch;
 use deltalog_core::{adds_from_file_list, file_list_batch, AddFile, Error, Table};
-use deltalog_core::{DistributedWrite, DistributedWriteOptions};
+use deltalog_core::{DistributedWrite, DistributedWriteOptions, MicroBatch};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -73,21 +73,25 @@ pub fn write_distributed_files<'py>(
 }
 
 /// Commits the files of every task (`files`: the bytes [`write_distributed_files`]
-/// returned) in one transaction following `plan`; with `app_version`, `(app_id, version)`,
-/// as that application's version (skipped when committed already).
+/// returned) in one transaction following `plan`; with `micro_batch`, `(app_id, query_id,
+/// epoch_id)`, as that streaming micro-batch (skipped when committed already).
 #[pyfunction]
-#[pyo3(signature = (uri, plan, files, app_version=None, storage_options=None))]
+#[pyo3(signature = (uri, plan, files, micro_batch=None, storage_options=None))]
 pub fn commit_distributed_write(
     py: Python<'_>,
     uri: String,
     plan: &str,
     files: Vec<Bound<'_, PyBytes>>,
-    app_version: Option<(String, i64)>,
+    micro_batch: Option<(String, String, i64)>,
     storage_options: Option<PyStorageOptions>,
 ) -> PyResult<CommitTuple> {
     let mut plan = DistributedWrite::from_json(plan).map_err(|error| to_py_err(py, error))?;
-    if let Some((app_id, version)) = app_version {
-        plan = plan.with_app_version(&app_id, version);
+    if let Some((app_id, query_id, epoch_id)) = micro_batch {
+        plan = plan.for_micro_batch(MicroBatch {
+            app_id,
+            query_id,
+            epoch_id,
+        });
     }
     let mut adds = Vec::new();
     for message in &files {

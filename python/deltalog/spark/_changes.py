@@ -21,7 +21,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType, Tim
 from .. import _core
 from .._table import DeltaTable
 from ..exceptions import InvalidArgumentError, UnsupportedFeatureError
-from ._stream import DEFAULT_MAX_FILES_PER_TRIGGER, StreamReadOptions
+from ._options import DEFAULT_MAX_FILES_PER_TRIGGER, StreamReadOptions
 from ._types import arrow_schema, conform_batch
 
 if TYPE_CHECKING:
@@ -108,8 +108,11 @@ def change_stream_reader(
 ) -> DataSourceStreamReader:
     """The change feed's stream reader (pyspark >= 4.2)."""
     if SupportsTriggerAvailableNow is None:  # pragma: no cover - pyspark 4.0 and 4.1
+        import pyspark
+
         raise UnsupportedFeatureError(
-            "streaming reads with format('deltalog') need pyspark 4.2 or later"
+            "streaming reads of the change data feed (option readChangeFeed) with "
+            f"format('deltalog') need pyspark 4.2 or later (this is pyspark {pyspark.__version__})"
         )
     starting = (options.starting_version, options.starting_timestamp_ms)
     if starting == (None, None) and not options.starting_latest:

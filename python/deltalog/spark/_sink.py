@@ -6,7 +6,9 @@ Every micro-batch is ONE Delta commit carrying a ``txn`` action ``{appId, versio
 holds is not committed again, so a query restarted from its checkpoint writes every row
 exactly once. ``appId`` is the ``txnAppId`` option when given, else the streaming query's
 id (read from the checkpoint's ``metadata`` file, as Delta on Spark uses it), else the
-checkpoint location itself.
+checkpoint location itself. The commits are recorded as Delta on Spark's sink records them:
+operation ``STREAMING UPDATE`` with ``outputMode`` (``Append``, or ``Complete`` when Spark
+asks the sink to overwrite), ``queryId`` and ``epochId`` (the batch id).
 
 The writer's tasks and commits run as in ``_write.py``: the plan made when the query starts
 travels in every task's message, and each micro-batch's commit follows it.
@@ -24,10 +26,10 @@ from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import Row, StructType
 
 from ..exceptions import InvalidArgumentError
+from ._options import WriteOptions
 from ._types import arrow_schema
 from ._write import (
     DeltalogCommitMessage,
-    WriteOptions,
     commit_messages,
     log_unreferenced,
     write_task,
@@ -43,7 +45,7 @@ __all__ = [
     "ROWS_PER_BATCH",
     "DeltalogStreamWriter",
     "rows_to_batches",
-    "stream_app_id",
+    "stream_query",
     "stream_writer",
 ]
 
@@ -55,10 +57,12 @@ class DeltalogStreamWriter(DataSourceStreamWriter):
     """Commits each micro-batch as one Delta version with its ``txn`` (row-based form, for
     pyspark 4.0; :func:`stream_writer` picks the Arrow form where pyspark has it)."""
 
-    def __init__(self, options: WriteOptions, plan: str, app_id: str, schema: StructType) -> None:
+    def __init__(
+        self, options: WriteOptions, plan: str, query: tuple[str, str], schema: StructType
+    ) -> None:
         self.options = options
         self.plan = plan
-        self.app_id = app_id
+        self.app_id, self.query_id = query
         self.schema = schema
 
     def write(self, iterator: Iterator[Any]) -> DeltalogCommitMessage:
@@ -67,7 +71,8 @@ class DeltalogStreamWriter(DataSourceStreamWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Commits the micro-batch ``batchId`` once: skipped when the table holds it."""
-        commit_messages(self.options, self.plan, messages, (self.app_id, batchId))
+        micro_batch = (self.app_id, self.query_id, batchId)
+        commit_messages(self.options, self.plan, messages, micro_batch)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Commits nothing; names the data files the successful tasks left unreferenced."""
@@ -84,28 +89,27 @@ if _StreamArrowBase is not None:
             return write_task(self.options, self.plan, iterator)
 
 
-def stream_writer(
-    options: WriteOptions, plan: str, schema: StructType, raw_options: dict[str, str]
-) -> DeltalogStreamWriter:
+def stream_writer(options: WriteOptions, plan: str, schema: StructType) -> DeltalogStreamWriter:
     """The sink's writer: Arrow-based where pyspark has ``DataSourceStreamArrowWriter``."""
-    app_id = stream_app_id(options, raw_options)
+    query = stream_query(options)
     if _StreamArrowBase is not None:
-        return DeltalogStreamArrowWriter(options, plan, app_id, schema)
-    return DeltalogStreamWriter(options, plan, app_id, schema)  # pragma: no cover
+        return DeltalogStreamArrowWriter(options, plan, query, schema)
+    return DeltalogStreamWriter(options, plan, query, schema)  # pragma: no cover
 
 
-def stream_app_id(options: WriteOptions, raw_options: dict[str, str]) -> str:
-    """The ``txn`` application id of a streaming query (see the module docs)."""
+def stream_query(options: WriteOptions) -> tuple[str, str]:
+    """The ``txn`` application id of a streaming query and the query's id (see the module
+    docs; the application id stands for the query id when the checkpoint names none)."""
+    checkpoint = options.checkpoint_location
+    query_id = None if checkpoint is None else _query_id(checkpoint)
     if options.app_id is not None:
-        return options.app_id
-    lowered = {str(key).lower(): str(value) for key, value in raw_options.items()}
-    checkpoint = lowered.get("checkpointlocation")
-    if not checkpoint:
+        return options.app_id, query_id or options.app_id
+    if checkpoint is None:
         raise InvalidArgumentError(
             "a streaming write to deltalog needs option checkpointLocation (or txnAppId)"
         )
-    query_id = _query_id(checkpoint)
-    return query_id if query_id is not None else checkpoint
+    app_id = query_id or checkpoint
+    return app_id, app_id
 
 
 def rows_to_batches(rows: Iterator[Row], schema: StructType) -> Iterator[Any]:

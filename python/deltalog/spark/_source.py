@@ -34,11 +34,11 @@ from .._table import DeltaTable, Snapshot
 from ..exceptions import InvalidArgumentError
 from ._changes import CHANGE_FIELDS, ChangeFeedReader, change_stream_reader
 from ._filters import conjunction, filter_text
-from ._options import ReadOptions
+from ._options import ReadOptions, StreamReadOptions, WriteOptions
 from ._sink import stream_writer
-from ._stream import StreamReadOptions, stream_reader
+from ._stream import stream_reader
 from ._types import arrow_schema, conform_batch, spark_struct
-from ._write import DeltalogWriter, WriteOptions, plan_write
+from ._write import DeltalogWriter, plan_write
 
 if TYPE_CHECKING:
     import pyarrow
@@ -125,7 +125,7 @@ class DeltalogDataSource(DataSource):
         options = ReadOptions.parse(self.options)
         if options.read_change_feed:
             columns = self._columns(options, schema)
-            stream_options = StreamReadOptions.parse(self.options, options.storage_options)
+            stream_options = StreamReadOptions.parse(self.options)
             return ChangeFeedReader(stream_options, options.ending_version, columns, schema)
         pinned = self._pinned(options)
         names = tuple(_table_field(pinned.schema, field.name).name for field in schema.fields)
@@ -141,7 +141,7 @@ class DeltalogDataSource(DataSource):
         ``_stream.py``)."""
         options = ReadOptions.parse(self.options)
         columns = self._columns(options, schema)
-        stream_options = StreamReadOptions.parse(self.options, options.storage_options)
+        stream_options = StreamReadOptions.parse(self.options)
         if options.read_change_feed:
             return change_stream_reader(stream_options, columns, schema)
         return stream_reader(stream_options, columns, schema)
@@ -157,7 +157,7 @@ class DeltalogDataSource(DataSource):
         commit with a ``txn`` of the query, committed once (see ``_sink.py``)."""
         options = WriteOptions.parse(self.options, streaming=True)
         plan = plan_write(options, schema, overwrite)
-        return stream_writer(options, plan, schema, dict(self.options))
+        return stream_writer(options, plan, schema)
 
     def _full_schema(self, options: ReadOptions) -> StructType:
         """Every column a read may return: the table's, and with ``readChangeFeed`` the

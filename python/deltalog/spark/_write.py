@@ -20,7 +20,7 @@ import json
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ from pyspark.sql.types import StructType
 from .. import _core
 from .._table import CommitResult, DeltaTable
 from ..exceptions import InvalidArgumentError
+from ._options import WriteOptions
 from ._types import arrow_schema
 
 if TYPE_CHECKING:
@@ -39,106 +40,11 @@ if TYPE_CHECKING:
 __all__ = [
     "DeltalogCommitMessage",
     "DeltalogWriter",
-    "WriteOptions",
     "plan_write",
     "write",
 ]
 
 _log = logging.getLogger("deltalog.spark")
-
-#: Option names (lower case) that are ours or Spark's; every other option goes to the object
-#: store.
-_OWN_OPTIONS = frozenset(
-    {
-        "path",
-        "paths",
-        "partitionby",
-        "__partition_columns",
-        "replacewhere",
-        "mergeschema",
-        "overwriteschema",
-        "txnappid",
-        "txnversion",
-        "usermetadata",
-        "maxrecordsperfile",
-        "targetfilesize",
-        "checkpointlocation",
-        "queryname",
-    }
-)
-
-
-@dataclass(frozen=True)
-class WriteOptions:
-    """What a write asks for, read once from Spark's options (names in any case)."""
-
-    uri: str
-    partition_by: tuple[str, ...] | None = None
-    replace_where: str | None = None
-    schema_mode: str | None = None
-    app_id: str | None = None
-    app_version: int | None = None
-    user_metadata: str | None = None
-    max_records_per_file: int | None = None
-    target_file_size: int | None = None
-    storage_options: dict[str, str] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def parse(cls, options: Mapping[str, str], streaming: bool = False) -> WriteOptions:
-        """Reads ``path`` (the table), ``partitionBy`` (comma-separated names or a JSON
-        list), ``replaceWhere`` (SQL over data and partition columns), ``mergeSchema`` /
-        ``overwriteSchema`` (``true``), ``txnAppId`` with ``txnVersion`` (a streaming write
-        takes ``txnAppId`` alone: its versions are the micro-batch ids), ``userMetadata``,
-        ``maxRecordsPerFile``, ``targetFileSize``; any other option is a storage option."""
-        lowered = {str(key).lower(): str(value) for key, value in options.items()}
-        uri = lowered.get("path")
-        if not uri:
-            raise InvalidArgumentError(
-                'the deltalog data source needs the table location: save("path/or/uri")'
-            )
-        merge = _flag(lowered.get("mergeschema"), "mergeSchema")
-        overwrite = _flag(lowered.get("overwriteschema"), "overwriteSchema")
-        app_id = lowered.get("txnappid") or None
-        app_version = _optional_int(lowered.get("txnversion"), "txnVersion", 0)
-        if streaming:
-            app_version = None
-        elif (app_id is None) != (app_version is None):
-            raise InvalidArgumentError("txnAppId and txnVersion go together")
-        return cls(
-            uri=uri,
-            partition_by=_partition_by(lowered),
-            replace_where=lowered.get("replacewhere") or None,
-            schema_mode="overwrite" if overwrite else "merge" if merge else None,
-            app_id=app_id,
-            app_version=app_version,
-            user_metadata=lowered.get("usermetadata"),
-            max_records_per_file=_optional_int(
-                lowered.get("maxrecordsperfile"), "maxRecordsPerFile", 1
-            ),
-            target_file_size=_optional_int(lowered.get("targetfilesize"), "targetFileSize", 1),
-            storage_options={
-                key: value for key, value in lowered.items() if key not in _OWN_OPTIONS
-            },
-        )
-
-    def plan_options(self, mode: str) -> str:
-        """The JSON of the core's ``DistributedWriteOptions`` for a write in ``mode``."""
-        commit_info = {} if self.user_metadata is None else {"userMetadata": self.user_metadata}
-        with_app = self.app_id is not None and self.app_version is not None
-        app = [self.app_id, self.app_version] if with_app else None
-        return json.dumps(
-            {
-                "mode": mode,
-                "partitionBy": None if self.partition_by is None else list(self.partition_by),
-                "predicate": self.replace_where,
-                "schemaMode": self.schema_mode,
-                "configuration": {},
-                "targetFileSize": self.target_file_size,
-                "maxRecordsPerFile": self.max_records_per_file,
-                "appVersion": app,
-                "commitInfo": commit_info,
-            }
-        )
 
 
 @dataclass
@@ -252,10 +158,11 @@ def commit_messages(
     options: WriteOptions,
     plan: str,
     messages: Sequence[WriterCommitMessage | None],
-    app_version: tuple[str, int] | None,
+    micro_batch: tuple[str, str, int] | None,
 ) -> CommitResult:
     """Commits the files of ``messages`` in one transaction, following the plan the tasks
-    followed (``plan`` when no task wrote)."""
+    followed (``plan`` when no task wrote); ``micro_batch``, ``(app_id, query_id,
+    batch_id)``, makes it a streaming sink's commit of that micro-batch."""
     ours = [m for m in messages if isinstance(m, DeltalogCommitMessage)]
     plans = {m.plan for m in ours if m.files is not None}
     if len(plans) > 1:
@@ -263,7 +170,7 @@ def commit_messages(
     files = [m.files for m in ours if m.files is not None]
     storage = options.storage_options or None
     raw = _core.commit_distributed_write(
-        options.uri, plans.pop() if plans else plan, files, app_version, storage
+        options.uri, plans.pop() if plans else plan, files, micro_batch, storage
     )
     return CommitResult._from_tuple(raw, DeltaTable(options.uri, storage_options=storage))
 
@@ -300,43 +207,4 @@ def _nullable_json(value: Any) -> Any:
         return result
     if isinstance(value, list):
         return [_nullable_json(item) for item in value]
-    return value
-
-
-def _partition_by(lowered: Mapping[str, str]) -> tuple[str, ...] | None:
-    text = lowered.get("partitionby") or lowered.get("__partition_columns")
-    if text is None or not text.strip():
-        return None
-    stripped = text.strip()
-    if stripped.startswith("["):
-        try:
-            names = json.loads(stripped)
-        except json.JSONDecodeError as error:
-            raise InvalidArgumentError(
-                f"partitionBy {text!r} is not a JSON list: {error}"
-            ) from None
-        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
-            raise InvalidArgumentError(f"partitionBy {text!r} must be a JSON list of strings")
-        return tuple(names)
-    return tuple(name.strip() for name in stripped.split(",") if name.strip())
-
-
-def _flag(text: str | None, name: str) -> bool:
-    if text is None:
-        return False
-    lowered = text.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    raise InvalidArgumentError(f"{name} must be true or false, got {text!r}")
-
-
-def _optional_int(text: str | None, name: str, minimum: int) -> int | None:
-    if text is None:
-        return None
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise InvalidArgumentError(f"{name} must be an integer, got {text!r}") from None
-    if value < minimum:
-        raise InvalidArgumentError(f"{name} must be at least {minimum}, got {value}")
     return value

@@ -27,7 +27,7 @@ use crate::error::{ConflictKind, Error, Result};
 use crate::expr::parse_sql;
 use crate::table::Table;
 use crate::table_config::{TableConfiguration, TableFeature};
-use crate::transaction::AddFile;
+use crate::transaction::{AddFile, Transaction};
 use crate::write::{write_batches, WriteFailure, WriterOptions, WrittenFile};
 
 use super::dml::{cdc_rows, CHANGE_DATA_DIR};
@@ -104,6 +104,24 @@ pub struct DistributedWrite {
     /// of the `replaceWhere` writes change data files).
     #[serde(default)]
     insert_changes: bool,
+    /// The streaming micro-batch the commit is, when a streaming sink commits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    micro_batch: Option<MicroBatch>,
+}
+
+/// A streaming sink's micro-batch: committed with the `txn` action `{appId, version:
+/// epochId}` (spec "Set Transaction Identifiers") and recorded as Delta on Spark records a
+/// streaming sink's commit, operation `STREAMING UPDATE` with the parameters `outputMode`,
+/// `queryId` and `epochId`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MicroBatch {
+    /// The `txn` application id: the query's id unless the sink was given another.
+    pub app_id: String,
+    /// The streaming query's id.
+    pub query_id: String,
+    /// The micro-batch id: the `txn` version.
+    pub epoch_id: i64,
 }
 
 impl DistributedWrite {
@@ -125,6 +143,7 @@ impl DistributedWrite {
             target: None,
             replaces_rows: false,
             insert_changes: false,
+            micro_batch: None,
         };
         let Some(transaction) = prepared else {
             return Ok(plan);
@@ -151,11 +170,12 @@ impl DistributedWrite {
             .map_err(|error| Error::InvalidArgument(format!("not a deltalog write plan: {error}")))
     }
 
-    /// The plan committing with the `txn` of `app_id` at `version` (a streaming sink's
-    /// micro-batch): nothing is committed when the table holds that application at this
-    /// version or a later one.
-    pub fn with_app_version(mut self, app_id: &str, version: i64) -> DistributedWrite {
-        self.options.app_version = Some((app_id.to_string(), version));
+    /// The plan committing `batch`, a streaming sink's micro-batch: nothing is committed
+    /// when the table holds its application at its epoch or a later one. The commit is a
+    /// `STREAMING UPDATE` in output mode `Complete` when the plan overwrites, else `Append`.
+    pub fn for_micro_batch(mut self, batch: MicroBatch) -> DistributedWrite {
+        self.options.app_version = Some((batch.app_id.clone(), batch.epoch_id));
+        self.micro_batch = Some(batch);
         self
     }
 
@@ -267,6 +287,9 @@ impl DistributedWrite {
             let count = [("numAddedChangeFiles".to_string(), changes.len() as u64)];
             transaction.add_metrics(&count.into_iter().collect());
         }
+        if let Some(batch) = &self.micro_batch {
+            self.record_streaming_update(transaction.transaction_mut(), batch);
+        }
         let mut commit = transaction.commit().await.map_err(|mut error| {
             error.written_files = paths.clone();
             error
@@ -276,6 +299,18 @@ impl DistributedWrite {
         commit.metrics.insert("numOutputRows".into(), rows);
         commit.metrics.insert("numOutputBytes".into(), bytes);
         Ok(commit)
+    }
+
+    /// Names the commit as Delta on Spark's streaming sink names its commits
+    /// (`DeltaOperations.StreamingUpdate`: parameter values are strings).
+    fn record_streaming_update(&self, transaction: &mut Transaction, batch: &MicroBatch) {
+        let overwrites = WriteMode::parse(&self.options.mode).ok() == Some(WriteMode::Overwrite);
+        let output_mode = if overwrites { "Complete" } else { "Append" };
+        transaction.set_operation("STREAMING UPDATE");
+        transaction.clear_operation_parameters();
+        transaction.set_operation_parameter("outputMode", output_mode);
+        transaction.set_operation_parameter("queryId", batch.query_id.as_str());
+        transaction.set_operation_parameter("epochId", batch.epoch_id.to_string());
     }
 
     /// The planned configuration, validated, and the table writable with it.
@@ -453,6 +488,44 @@ mod tests {
         assert!(again.is_noop());
         let replay = plan.commit(&table, Vec::new()).await.unwrap();
         assert!(!replay.committed);
+    }
+
+    #[tokio::test]
+    async fn a_micro_batch_commits_once_as_a_streaming_update() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = local_table(&dir);
+        let data = batch(&[1], &["a"]);
+        let append = DistributedWriteOptions {
+            mode: "append".into(),
+            ..DistributedWriteOptions::default()
+        };
+        let plan = DistributedWrite::plan(&table, data.schema(), append)
+            .await
+            .unwrap();
+        let adds = task(&plan.to_json().unwrap(), &table, data).await;
+        let micro_batch = MicroBatch {
+            app_id: "app".into(),
+            query_id: "query".into(),
+            epoch_id: 4,
+        };
+        let plan = DistributedWrite::from_json(&plan.to_json().unwrap())
+            .unwrap()
+            .for_micro_batch(micro_batch);
+        let plan = DistributedWrite::from_json(&plan.to_json().unwrap()).unwrap();
+        assert!(plan.commit(&table, adds.clone()).await.unwrap().committed);
+        assert!(!plan.commit(&table, adds).await.unwrap().committed);
+
+        let log = dir.path().join("_delta_log/00000000000000000000.json");
+        let text = std::fs::read_to_string(log).unwrap();
+        let info: Value = text
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .find_map(|action| action.get("commitInfo").cloned())
+            .unwrap();
+        assert_eq!(info["operation"], "STREAMING UPDATE");
+        let parameters = serde_json::json!({"outputMode": "Append", "queryId": "query", "epochId": "4"});
+        assert_eq!(info["operationParameters"], parameters);
+        assert!(text.contains(r#"{"txn":{"appId":"app","version":4"#));
     }
 
     #[tokio::test]

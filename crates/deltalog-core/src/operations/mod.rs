@@ -28,6 +28,7 @@ pub use convert::{convert_to_delta, ConvertResult};
 pub use alter::{alter_snapshot, alter_table, Alteration, NewColumn};
 pub use create::{create_table, CreateMode, CreateTable};
 pub use distributed::{file_list_batch, DistributedWrite, DistributedWriteOptions};
+pub use distributed::MicroBatch;
 pub use delete::{delete, DeleteOptions};
 pub use files::{adds_from_file_list, parse_isolation_level};
 pub use merge::{

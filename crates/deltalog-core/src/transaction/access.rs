@@ -50,6 +50,12 @@ impl Transaction {
         self.operation_metrics.insert(key.to_string(), value.into());
     }
 
+    /// Removes every entry of `commitInfo.operationParameters` (an operation renamed with
+    /// [`Transaction::set_operation`] that has parameters of its own).
+    pub fn clear_operation_parameters(&mut self) {
+        self.operation_parameters.clear();
+    }
+
     /// Adds a field to `commitInfo` (the fields this library writes cannot be replaced).
     pub fn set_commit_info(&mut self, key: &str, value: impl Into<serde_json::Value>) {
         self.commit_info.insert(key.to_string(), value.into());
