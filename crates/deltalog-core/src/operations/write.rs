@@ -121,7 +121,7 @@ pub struct WriteTableOptions {
     pub partition_by: Option<Vec<String>>,
     /// With [`WriteMode::Overwrite`] (`replaceWhere`): only the rows matching this predicate
     /// (over data and partition columns) are replaced, and every row written must match it
-    /// (see [`super::replace_where`]).
+    /// (see `operations::replace_where`).
     pub predicate: Option<Expr>,
     /// With `predicate`: rows written need not match it (Delta on Spark's
     /// `spark.databricks.delta.replaceWhere.constraintCheck.enabled` set to false).
@@ -364,7 +364,7 @@ impl TableTransaction {
 ///   [`WriteMode::Overwrite`] removes every file and adds the new ones in one commit, or
 ///   with `predicate` (`replaceWhere`) deletes the rows matching it (over data and partition
 ///   columns, as `DELETE` does, recording the read) and adds the new ones in one commit
-///   ([`super::replace_where`]).
+///   (`operations::replace_where`).
 ///
 /// `partition_by` on an existing table must name its partition columns (unless the schema is
 /// overwritten); `schema_mode` merges or replaces the schema (replacing it cannot go with a
