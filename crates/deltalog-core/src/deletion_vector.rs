@@ -1421,6 +1421,34 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_record_past_the_end_of_its_file_names_the_file() {
+        let store = Arc::new(InMemory::new());
+        let storage = memory_table(&store);
+        let (file, descriptors, _) = two_vector_file();
+        let uuid = Uuid::parse_str(EXAMPLE_UUID).unwrap();
+        let file_path = Path::from(format!("tables/t/{}", dv_file_name(&uuid)));
+        store.put(&file_path, PutPayload::from(file)).await.unwrap();
+        let beyond = DeletionVectorDescriptor {
+            offset: Some(1_000_000),
+            ..descriptors[0].clone()
+        };
+        for result in [
+            load(&storage, &beyond).await,
+            load_many(&storage, std::slice::from_ref(&beyond))
+                .await
+                .map(|mut all| all.remove(0)),
+        ] {
+            match result {
+                Err(Error::CorruptDeletionVector { path, reason }) => {
+                    assert_eq!(path, file_path.as_ref());
+                    assert!(reason.contains("past the end"), "{reason}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
     async fn load_many_reads_each_file_once_and_keeps_the_order() {
         let store = Arc::new(InMemory::new());
         let storage = memory_table(&store).with_io(IoConfig {
