@@ -156,6 +156,18 @@ def edit_action(
     write_lines(root, version, actions)
 
 
+def duplicate(root: Path, version: int, kind: str) -> None:
+    """Repeats the first ``kind`` action of commit ``version`` at its end."""
+    actions = commit_lines(root, version)
+    first = next(action for action in actions if kind in action)
+    write_lines(root, version, [*actions, first])
+
+
+def append_text(root: Path, version: int, line: str) -> None:
+    path = root / LOG / log_name(version)
+    path.write_text(path.read_text() + line + "\n")
+
+
 def drop_crc(root: Path) -> None:
     """Removes the `.crc` files, so that opening must read the commits themselves."""
     for crc in (root / LOG).glob("*.crc"):
@@ -501,6 +513,48 @@ CASES = [
         InvalidTableError,
         "metaData",
     ),
+    Case(
+        "commit-second-metadata",
+        "plain",
+        then(drop_crc, lambda root: duplicate(root, 0, "metaData")),
+        "open",
+        CorruptLogError,
+        log_name(0),
+    ),
+    Case(
+        "commit-second-protocol",
+        "plain",
+        then(drop_crc, lambda root: duplicate(root, 0, "protocol")),
+        "open",
+        CorruptLogError,
+        log_name(0),
+    ),
+    Case(
+        "commit-cdc-not-json",
+        "plain",
+        then(drop_crc, lambda root: append_text(root, 1, '{"cdc": {"path": "x", ')),
+        "open",
+        CorruptLogError,
+        log_name(1),
+    ),
+    Case("commit-duplicate-add", "plain", lambda root: duplicate(root, 1, "add"), "scan", None),
+    Case(
+        "commit-duplicate-remove", "plain", lambda root: duplicate(root, 2, "remove"), "scan", None
+    ),
+    Case(
+        "commit-unknown-action",
+        "plain",
+        lambda root: append_text(root, 1, '{"someFutureAction": {"x": 1}}'),
+        "scan",
+        None,
+    ),
+    Case(
+        "commit-add-unknown-field",
+        "plain",
+        commit_edit(1, "add", setting(futureField={"y": 2})),
+        "scan",
+        None,
+    ),
     # the version sequence
     Case(
         "missing-middle-version",
@@ -520,6 +574,14 @@ CASES = [
         "open",
         NonContiguousLogError,
         "3",
+    ),
+    Case(
+        "commit-misnamed",
+        "plain",
+        then(drop_crc, lambda root: (root / C1).rename(root / LOG / "1.json")),
+        "open",
+        NonContiguousLogError,
+        "commit 1 is missing",
     ),
     Case(
         "all-commits-gone",
