@@ -555,6 +555,35 @@ CASES = [
         "scan",
         None,
     ),
+    Case(
+        "write-over-truncated-commit",
+        "plain",
+        then(drop_crc, truncate(C2, 0.5)),
+        "write",
+        CorruptLogError,
+        log_name(2),
+    ),
+    Case(
+        "write-over-garbage-checkpoint",
+        "checkpointed",
+        replace_bytes(CP2, b"garbage"),
+        "write",
+        CorruptLogError,
+        log_name(2, "checkpoint.parquet"),
+    ),
+    Case(
+        "write-over-unknown-reader-feature",
+        "plain",
+        protocol(
+            minReaderVersion=3,
+            minWriterVersion=7,
+            readerFeatures=["noSuchFeature"],
+            writerFeatures=["noSuchFeature"],
+        ),
+        "write",
+        UnsupportedFeatureError,
+        "noSuchFeature",
+    ),
     # the version sequence
     Case(
         "missing-middle-version",
@@ -562,10 +591,15 @@ CASES = [
         then(drop_crc, remove(C1)),
         "open",
         NonContiguousLogError,
-        "1",
+        "commit 1 is missing",
     ),
     Case(
-        "missing-version-0", "plain", then(drop_crc, remove(C0)), "open", NonContiguousLogError, "0"
+        "missing-version-0",
+        "plain",
+        then(drop_crc, remove(C0)),
+        "open",
+        NonContiguousLogError,
+        "the oldest commit is 1",
     ),
     Case(
         "version-gap-after-checkpoint",
@@ -573,7 +607,7 @@ CASES = [
         lambda root: (root / C3).rename(root / LOG / log_name(4)),
         "open",
         NonContiguousLogError,
-        "3",
+        "commit 3 is missing",
     ),
     Case(
         "commit-misnamed",
@@ -589,7 +623,7 @@ CASES = [
         lambda root: [p.unlink() for p in (root / LOG).iterdir()],
         "open",
         TableNotFoundError,
-        "",
+        "no commit or checkpoint",
     ),
     # checkpoints
     Case(
@@ -646,7 +680,7 @@ CASES = [
         lambda root: checkpoint_parts(root)[1].unlink(),
         "open",
         NonContiguousLogError,
-        "",
+        "versions 0 to 2 are missing",
     ),
     Case(
         "multipart-checkpoint-garbage-part",
@@ -862,7 +896,7 @@ CASES = [
         protocol(minReaderVersion=9, minWriterVersion=7),
         "open",
         UnsupportedProtocolVersionError,
-        "",
+        "reader protocol version 9",
     ),
     # schema and partition values
     Case(
@@ -871,7 +905,7 @@ CASES = [
         metadata_edit(schema_text("{not json")),
         "open",
         InvalidTableError,
-        "",
+        "metaData.schemaString",
     ),
     Case(
         "schema-not-a-struct",
@@ -879,7 +913,7 @@ CASES = [
         metadata_edit(schema_text('"string"')),
         "open",
         InvalidTableError,
-        "",
+        "metaData.schemaString",
     ),
     Case(
         "schema-unknown-type",
@@ -1019,8 +1053,10 @@ def test_damaged_table(case: Case, copy_of: Callable[[str], Path]) -> None:
             case.base
         )
         return
+    log_before = sorted(path.name for path in (root / LOG).iterdir())
     with pytest.raises(DeltaError) as raised:
         operation(root)
+    assert sorted(path.name for path in (root / LOG).iterdir()) == log_before
     assert type(raised.value) is case.error, f"{type(raised.value).__name__}: {raised.value}"
     assert case.names in str(raised.value)
 
