@@ -543,6 +543,12 @@ fn file_action_batch(
     if adds.is_none() && removes.is_none() {
         return Ok(None);
     }
+    if adds.is_none() && projection.file_actions {
+        return Err(Error::corrupt(
+            file,
+            "it has a `remove` column but no `add` column (spec \"Checkpoint Schema\")",
+        ));
+    }
     let rows = batch.num_rows();
     let adds_struct = adds.and_then(|a| a.as_any().downcast_ref::<StructArray>());
     let stats_parsed = adds_struct.and_then(|a| a.column_by_name("stats_parsed"));

@@ -273,6 +273,26 @@ mod tests {
     }
 
     #[test]
+    fn file_actions_without_required_fields_are_refused() {
+        let lines = [
+            r#"{"add":{"path":"a","partitionValues":{},"modificationTime":1,"dataChange":true}}"#,
+            r#"{"add":{"path":"a","size":1,"modificationTime":1,"dataChange":true}}"#,
+            r#"{"add":{"partitionValues":{},"size":1,"modificationTime":1,"dataChange":true}}"#,
+            r#"{"remove":{"deletionTimestamp":1,"dataChange":true}}"#,
+        ];
+        for line in lines {
+            let decoded = decode_actions(line.as_bytes(), 0, "07.json", DecodeOptions::default());
+            match decoded {
+                Err(Error::CorruptLogFile { path, reason }) => {
+                    assert_eq!(path, "07.json");
+                    assert!(reason.contains("has no"), "{reason}");
+                }
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn two_protocols_in_one_commit_are_refused() {
         let line = "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n";
         let text = format!("{line}{line}");

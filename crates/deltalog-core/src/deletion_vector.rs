@@ -255,9 +255,13 @@ pub(crate) async fn read_record(
     descriptor: &DeletionVectorDescriptor,
 ) -> Result<RoaringTreemap> {
     let range = record_range(offset, descriptor)?;
-    let bytes = storage
+    let bytes = match storage
         .read_range(file, range.start, range.end - range.start)
-        .await?;
+        .await
+    {
+        Ok(bytes) => bytes,
+        Err(error) => return Err(past_end_or(storage, file, &[range], error).await),
+    };
     decode_dv_record(&bytes, descriptor, file.as_ref())
 }
 
@@ -305,7 +309,10 @@ pub(crate) async fn load_many(
                 .iter()
                 .map(|(index, offset)| record_range(*offset, &descriptors[*index]))
                 .collect::<Result<Vec<_>>>()?;
-            let contents = storage.read_ranges(&file, &ranges).await?;
+            let contents = match storage.read_ranges(&file, &ranges).await {
+                Ok(contents) => contents,
+                Err(error) => return Err(past_end_or(storage, &file, &ranges, error).await),
+            };
             records
                 .into_iter()
                 .zip(contents)
@@ -322,6 +329,41 @@ pub(crate) async fn load_many(
         }
     }
     Ok(bitmaps.into_iter().flatten().collect())
+}
+
+/// The error of a failed read of the records `ranges` of the deletion vector file `file`: a
+/// [`Error::CorruptDeletionVector`] naming the file when a record lies past its end (the
+/// descriptor's offset or size is wrong), else `error` as it is.
+async fn past_end_or(storage: &Storage, file: &Path, ranges: &[Range<u64>], error: Error) -> Error {
+    if error.is_not_found() {
+        return error;
+    }
+    let Ok(size) = storage.size(file).await else {
+        return error;
+    };
+    match ranges.iter().find(|range| range.end > size) {
+        Some(range) => corrupt(
+            file.as_ref(),
+            format!(
+                "the record at bytes {}..{} is past the end of the {size}-byte file",
+                range.start, range.end
+            ),
+        ),
+        None => error,
+    }
+}
+
+/// `error`, met loading the deletion vector of the data file `data_file`, with that file
+/// named in its reason when it is an [`Error::CorruptDeletionVector`] (a descriptor does not
+/// say whose it is).
+pub(crate) fn for_data_file(error: Error, data_file: &str) -> Error {
+    match error {
+        Error::CorruptDeletionVector { path, reason } => Error::CorruptDeletionVector {
+            path,
+            reason: format!("{reason} (the deletion vector of data file {data_file})"),
+        },
+        error => error,
+    }
 }
 
 /// The deleted row indexes in ascending order.
@@ -1376,6 +1418,34 @@ mod tests {
         .unwrap();
         let error = load(&storage, &missing).await.unwrap_err();
         assert!(error.is_not_found(), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_record_past_the_end_of_its_file_names_the_file() {
+        let store = Arc::new(InMemory::new());
+        let storage = memory_table(&store);
+        let (file, descriptors, _) = two_vector_file();
+        let uuid = Uuid::parse_str(EXAMPLE_UUID).unwrap();
+        let file_path = Path::from(format!("tables/t/{}", dv_file_name(&uuid)));
+        store.put(&file_path, PutPayload::from(file)).await.unwrap();
+        let beyond = DeletionVectorDescriptor {
+            offset: Some(1_000_000),
+            ..descriptors[0].clone()
+        };
+        for result in [
+            load(&storage, &beyond).await,
+            load_many(&storage, std::slice::from_ref(&beyond))
+                .await
+                .map(|mut all| all.remove(0)),
+        ] {
+            match result {
+                Err(Error::CorruptDeletionVector { path, reason }) => {
+                    assert_eq!(path, file_path.as_ref());
+                    assert!(reason.contains("past the end"), "{reason}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[tokio::test]

@@ -288,6 +288,33 @@ impl<'a> FileListBuilder<'a> {
         }
     }
 
+    /// `error`, raised by a partition value that does not parse as its column's type, as an
+    /// [`Error::InvalidTable`] of this table that names the data file holding the value.
+    fn partition_value_error(
+        &self,
+        adds: &StructArray,
+        values: &[Option<&str>],
+        primitive: &crate::schema::PrimitiveType,
+        column: &str,
+        error: Error,
+    ) -> Error {
+        let timezone = &self.options.timezone;
+        let bad_row = values.iter().position(|value| {
+            partition_values_to_arrow(std::slice::from_ref(value), primitive, column, timezone)
+                .is_err()
+        });
+        let paths = adds
+            .column_by_name(add::PATH)
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>());
+        let file = bad_row.zip(paths).map(|(row, paths)| paths.value(row));
+        match (error, file) {
+            (Error::InvalidTable { reason, .. }, Some(file)) => {
+                Error::invalid_table(&self.table, format!("data file {file}: {reason}"))
+            }
+            (error, _) => error,
+        }
+    }
+
     /// The typed partition values: one child per partition column, read from the
     /// `partitionValues` map under the column's physical name.
     fn partition_values(&self, adds: &StructArray) -> Result<ArrayRef> {
@@ -321,12 +348,12 @@ impl<'a> FileListBuilder<'a> {
                     ),
                 ));
             };
-            children.push(partition_values_to_arrow(
-                &values,
-                primitive,
-                &field.name,
-                &self.options.timezone,
-            )?);
+            let typed =
+                partition_values_to_arrow(&values, primitive, &field.name, &self.options.timezone)
+                    .map_err(|error| {
+                        self.partition_value_error(adds, &values, primitive, &field.name, error)
+                    })?;
+            children.push(typed);
         }
         let array = if children.is_empty() {
             StructArray::new_empty_fields(rows, None)

@@ -298,7 +298,9 @@ pub(crate) async fn load_segment(
         })?;
     let keys = FileKeys::new(storage.root_url());
     let version = segment.end_version;
-    let mut state = fold_state_async(table, version, deltas, checkpoint, None, keys).await?;
+    let mut state = fold_state_async(table, version, deltas, checkpoint, None, keys)
+        .await
+        .map_err(|error| naming_checkpoint(error, segment))?;
     state.has_stats = with_stats;
     Ok(state)
 }
@@ -337,6 +339,26 @@ pub(crate) async fn load_segment_without_files(
     };
     let keys = FileKeys::new(storage.root_url());
     fold_state(table, segment.end_version, deltas, checkpoint, None, &keys)
+        .map_err(|error| naming_checkpoint(error, segment))
+}
+
+/// `error`, met folding the state of `segment`, with the segment's checkpoint named in its
+/// reason when it is an [`Error::InvalidTable`] (the state came from that file).
+fn naming_checkpoint(error: Error, segment: &LogSegment) -> Error {
+    let part = segment
+        .checkpoint
+        .as_ref()
+        .and_then(|checkpoint| checkpoint.parts.first());
+    match (error, part) {
+        (Error::InvalidTable { table, reason }, Some(part)) => Error::InvalidTable {
+            table,
+            reason: format!(
+                "{reason} (read from the checkpoint {} and the commits after it)",
+                part.location
+            ),
+        },
+        (error, _) => error,
+    }
 }
 
 /// Loads the state of `segment.end_version` holding the live files that may hold rows
@@ -362,7 +384,9 @@ pub(crate) async fn load_segment_matching(
     };
     let keys = FileKeys::new(storage.root_url());
     let version = segment.end_version;
-    let mut state = fold_state_async(table, version, deltas, checkpoint, None, keys).await?;
+    let mut state = fold_state_async(table, version, deltas, checkpoint, None, keys)
+        .await
+        .map_err(|error| naming_checkpoint(error, segment))?;
     state.has_stats = true;
     Ok(state)
 }

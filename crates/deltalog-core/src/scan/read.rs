@@ -31,6 +31,7 @@ use crate::deletion_vector::{self, row_mask};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, Expr};
 use crate::schema::{ColumnMappingMode, StructField};
+use crate::storage::parquet::not_found_in;
 use crate::storage::{ParquetReader, Storage};
 
 /// What every file of a scan shares: where to read, what to produce.
@@ -123,12 +124,18 @@ impl FileReader {
         let location = storage.resolve_decoded(&task.path)?;
         let url = storage.url_of(&location);
         let deleted = match &task.deletion_vector {
-            Some(descriptor) => Some(load_deletion_vector(storage, descriptor).await?),
+            Some(descriptor) => Some(
+                load_deletion_vector(storage, descriptor)
+                    .await
+                    .map_err(|error| deletion_vector::for_data_file(error, &url))?,
+            ),
             None => None,
         };
-        let corrupt = |error: parquet::errors::ParquetError| Error::CorruptDataFile {
-            path: url.clone(),
-            reason: error.to_string(),
+        let corrupt = |error: parquet::errors::ParquetError| {
+            not_found_in(&error, &url).unwrap_or_else(|| Error::CorruptDataFile {
+                path: url.clone(),
+                reason: error.to_string(),
+            })
         };
         let mut reader = storage.parquet_reader(&location, task.size);
         let metadata = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())

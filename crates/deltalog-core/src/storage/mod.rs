@@ -29,6 +29,11 @@ pub(crate) use self::tree::TableObject;
 pub(crate) use self::upload::ObjectUpload;
 use crate::error::{Error, Result};
 
+/// The largest object [`Storage::read`] reads whole: 1 GiB. Log files are read into memory
+/// whole; a commit, checksum or JSON checkpoint claiming more is refused (a hostile or broken
+/// log must not exhaust memory), before any of it is read.
+pub const MAX_WHOLE_READ_BYTES: u64 = 1 << 30;
+
 /// The tuning knobs of the crate's IO. [`IoConfig::default`] holds the values every reader uses
 /// unless told otherwise; a [`Storage`] carries one ([`Storage::io`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,10 +205,20 @@ impl Storage {
         Ok(None)
     }
 
-    /// Reads a whole object.
+    /// Reads a whole object (a log file: commit, checksum, hint, JSON checkpoint). An object
+    /// larger than [`MAX_WHOLE_READ_BYTES`] is an [`Error::CorruptLogFile`] naming it, refused
+    /// before its body is read.
     pub async fn read(&self, path: &Path) -> Result<Bytes> {
         let get = self.store.get(path).await;
         let result = get.map_err(|source| Error::storage(path.as_ref(), source))?;
+        if result.meta.size > MAX_WHOLE_READ_BYTES {
+            let reason = format!(
+                "it is {} bytes, more than the {MAX_WHOLE_READ_BYTES} bytes deltalog reads \
+                 into memory at once for a log file",
+                result.meta.size
+            );
+            return Err(Error::corrupt(path.as_ref(), reason));
+        }
         result
             .bytes()
             .await

@@ -110,6 +110,28 @@ impl MetadataSuffixFetch for &mut ParquetReader {
     }
 }
 
+/// The store's "this object does not exist" inside a Parquet read error of `path`, as the
+/// [`crate::error::Error::Storage`] it is (so a missing file is reported as missing, not as a
+/// corrupt one); `None` for every other error.
+pub(crate) fn not_found_in(
+    error: &ParquetError,
+    path: &str,
+) -> Option<crate::error::Error> {
+    let ParquetError::External(source) = error else {
+        return None;
+    };
+    match source.downcast_ref::<object_store::Error>()? {
+        object_store::Error::NotFound { path: _, source } => Some(crate::error::Error::storage(
+            path,
+            object_store::Error::NotFound {
+                path: path.to_string(),
+                source: source.to_string().into(),
+            },
+        )),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
