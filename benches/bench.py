@@ -5,6 +5,7 @@ Spark and the raw-read floor, on synthetic Delta logs (issue 4).
     .venv/bin/python benches/bench.py --quick --runs 3 --scenarios json_1m_adds,dv_10k_files
     .venv/bin/python benches/bench.py --spark         # Delta on Spark too
     .venv/bin/python benches/bench.py --quick --spark --scenarios spark_write_1g  # Spark writes
+    .venv/bin/python benches/bench.py --quick --scenarios delete_1g,merge_1g  # row-level changes
 
 Writes latest.md, latest.json and latest.png into --out (default benches/results). Progress goes
 to stderr. The exit status is non-zero only when the harness itself fails (bad arguments, a
@@ -233,7 +234,9 @@ def _measure_scenario(
                         position=position,
                         timeout=options.timeout,
                     )
-                    scenarios.undo_write(request, operation, undo)
+                    written = scenarios.undo_write(request, operation, undo)
+                    if measurement.ok:
+                        measurement.bytes_written = written
                     if measurement.error and measurement.error.startswith(engines.TIMED_OUT):
                         timed_out[(engine, operation)] = (
                             f"not run: {measurement.error} in run {run + 1}"
@@ -297,6 +300,8 @@ def _log_measurement(measurement: Measurement, runs: int) -> None:
     memory = ""
     if measurement.operation_rss_kib is not None:
         memory = f", {measurement.operation_rss_kib / 1024:,.1f} MiB"
+    if measurement.bytes_written is not None:
+        memory += f", {measurement.bytes_written / 2**10:,.0f} KiB written"
     check = " ".join(f"{key}={value}" for key, value in (measurement.check or {}).items())
     _log(f"{where} {measurement.seconds or 0:9.4f} s{memory}  {check}")
 

@@ -101,6 +101,60 @@ def test_smoke_run_writes_markdown_json_and_chart(tmp_path: Path, deltabench: An
     assert "| deltalog |" in markdown  # the engines table names what deltalog does
     if "deltalake" in engines:
         assert "deltalake ÷ deltalog" in markdown
+    assert_row_level_changes_agree(by_key, results, engines)
+    assert "## Bytes written" in markdown
+
+
+def assert_row_level_changes_agree(
+    by_key: dict[tuple[str, str, str], Any], results: dict[str, Any], engines: list[str]
+) -> None:
+    """deltalog (with and without deletion vectors) and deltalake leave the same number of
+    rows after the delete and after the merge; only deltalog's ``_dv`` variants write
+    deletion vectors, and they write fewer bytes than rewriting the files."""
+    expected = {s["name"]: s["expected"] for s in results["scenarios"]}
+    for scenario, operation in (("delete_1g", "delete"), ("merge_1g", "merge")):
+        want = expected[scenario][operation]["rows"]
+        variants = (operation, f"{operation}_dv")
+        runs = [by_key[(scenario, op, e)] for op in variants for e in engines if e != "floor"]
+        assert len(runs) == 2 * (len(engines) - 1)
+        assert {run["check"]["rows"] for run in runs} == {want}
+        assert all(run["bytes_written"] > 0 for run in runs)
+        cow, dv = (by_key[(scenario, op, "deltalog")] for op in variants)
+        assert cow["check"]["dvs_added"] == 0 < dv["check"]["dvs_added"]
+        assert dv["bytes_written"] < cow["bytes_written"]
+    assert expected["delete_1g"]["delete"]["rows"] < 20_000 < expected["merge_1g"]["merge"]["rows"]
+
+
+def test_row_level_change_runs_each_change_the_same_table(tmp_path: Path) -> None:
+    """Every run deletes and merges into the table as generated: the harness puts the table
+    back after each one."""
+    completed = run_bench(
+        "--smoke",
+        "--runs",
+        "2",
+        "--engines",
+        "deltalog",
+        "--scenarios",
+        "delete_1g,merge_1g",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--out",
+        str(tmp_path / "out"),
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    results = json.loads((tmp_path / "out" / "latest.json").read_text())
+    measurements = results["measurements"]
+    assert len(measurements) == 8  # 2 runs of delete, delete_dv, merge, merge_dv
+    for measurement in measurements:
+        assert measurement["ok"], measurement["error"]
+        other_run = next(
+            m
+            for m in measurements
+            if m["operation"] == measurement["operation"] and m["run"] != measurement["run"]
+        )
+        assert measurement["check"] == other_run["check"]
+    commits = sorted((tmp_path / "data").glob("rows-*/*/_delta_log/*.json"))
+    assert [commit.name for commit in commits] == ["00000000000000000000.json"] * 2
 
 
 def test_an_engine_failure_is_recorded_and_reported(tmp_path: Path, deltabench: Any) -> None:

@@ -4,6 +4,7 @@ the golden tables written by Delta on Spark and the raw files."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -28,6 +29,7 @@ from deltabench.generate import (
     last_checkpoint_checksum,
     write_table,
 )
+from deltabench.rows import cached_rows_table
 
 SMALL = {"commits": 6, "adds_per_commit": 15, "rows_per_file": 1000, "dv_cardinality": 10}
 
@@ -539,3 +541,57 @@ def _last_checkpoint(info: TableInfo) -> dict[str, Any]:
     content: dict[str, Any] = json.loads((info.path / "_delta_log/_last_checkpoint").read_text())
     assert content["checksum"] == last_checkpoint_checksum(content)
     return content
+
+
+def test_rows_table_is_real_data_with_its_stated_counts(tmp_path: Path) -> None:
+    table = cached_rows_table(tmp_path, "rows", rows=8_000, files=4)
+    assert (table.rows, table.files) == (8_000, 4)
+    for path in (table.cow_path, table.dv_path):
+        rows = deltalog.DeltaTable(str(path)).snapshot().scan().to_pyarrow()
+        assert rows.schema.names == ["id", "value", "name", "ts", "qty", "flag"]
+        assert sorted(rows.column("id").to_pylist()) == list(range(8_000))
+        matching = pa.compute.sum(pa.compute.equal(rows.column("qty"), 7)).as_py()
+        assert matching == table.deleted_rows > 0
+    files = pa.table(deltalog.DeltaTable(str(table.cow_path)).snapshot().files(with_stats=True))
+    assert files.num_rows == 4
+    assert files.column("num_records").to_pylist() == [2_000] * 4
+    assert sorted(m["id"] for m in files.column("min_values").to_pylist()) == [
+        0,
+        2_000,
+        4_000,
+        6_000,
+    ]
+    cow = deltalog.DeltaTable(str(table.cow_path)).snapshot()
+    dv = deltalog.DeltaTable(str(table.dv_path)).snapshot()
+    assert cow.protocol.writer_features is None
+    assert "deletionVectors" in (dv.protocol.writer_features or [])
+    assert dv.metadata.configuration == {"delta.enableDeletionVectors": "true"}
+
+    with pa.memory_map(str(table.source_path)) as source:
+        merge_source = pa.ipc.open_file(source).read_all()
+    ids = merge_source.column("id").to_numpy()
+    assert len(ids) == 80 == table.updated_rows + table.inserted_rows
+    assert int((ids < 8_000).sum()) == table.updated_rows == 40
+    assert len(set(ids.tolist())) == len(ids)
+    # The updated ids reach every file.
+    assert {int(i) // 2_000 for i in ids if i < 8_000} == {0, 1, 2, 3}
+
+    again = cached_rows_table(tmp_path, "rows", rows=8_000, files=4)
+    assert again == table
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("deltalake") is None, reason="deltalake is not installed"
+)
+def test_deltalake_reads_the_rows_tables(tmp_path: Path) -> None:
+    import deltalake
+
+    table = cached_rows_table(tmp_path, "rows", rows=4_000, files=2)
+    rows = deltalake.DeltaTable(str(table.cow_path)).to_pyarrow_table()
+    assert rows.num_rows == 4_000
+    assert pa.compute.sum(pa.compute.equal(rows.column("qty"), 7)).as_py() == table.deleted_rows
+    # deltalake's Arrow reader refuses the deletionVectors reader feature; its log reader and
+    # its writers (delete, merge) accept the table.
+    twin = deltalake.DeltaTable(str(table.dv_path))
+    assert "deletionVectors" in (twin.protocol().writer_features or [])
+    assert pa.compute.sum(pa.table(twin.get_add_actions()).column("num_records")).as_py() == 4_000

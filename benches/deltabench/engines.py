@@ -42,6 +42,10 @@ OPERATIONS = (
     "blind_append",
     "checkpoint",
     "vacuum",
+    "delete",
+    "delete_dv",
+    "merge",
+    "merge_dv",
     "spark_write",
 )
 #: Operations measured only in the Spark session, for deltalog and Delta on Spark alike.
@@ -68,6 +72,14 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "checkpoint": "`DeltaTable(p).checkpoint()` (classic, stats as JSON and struct)",
         "vacuum": "`DeltaTable(p).vacuum(retention_hours=0, dry_run=True, "
         "enforce_retention_duration=False)`",
+        "delete": "`DeltaTable(p).delete('qty = 7')` (the files holding matches rewritten)",
+        "delete_dv": "`DeltaTable(p).delete('qty = 7')` on the deletion vector table (rows "
+        "marked in deletion vectors, no data file rewritten)",
+        "merge": "`DeltaTable(p).merge(s, on='t.id = s.id', source_alias='s', "
+        "target_alias='t').when_matched_update_all().when_not_matched_insert_all()"
+        ".execute()` (the files holding matched rows rewritten)",
+        "merge_dv": "the same merge on the deletion vector table "
+        "(matched rows marked in deletion vectors, updated and inserted rows in new files)",
         "spark_write": "`df.write.format('deltalog').mode('overwrite').save(t)` of a cached "
         "generated DataFrame, in the Spark session Delta on Spark is measured in",
     },
@@ -84,6 +96,14 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "checkpoint": "`DeltaTable(p).create_checkpoint()`",
         "vacuum": "`DeltaTable(p).vacuum(retention_hours=0, dry_run=True, "
         "enforce_retention_duration=False, full=True)` (the whole directory listed, as ours)",
+        "delete": "`DeltaTable(p).delete('qty = 7')` (copy-on-write)",
+        "delete_dv": "`DeltaTable(p).delete('qty = 7')` on the deletion vector table: "
+        "copy-on-write there too (delta-rs writes no deletion vectors)",
+        "merge": "`DeltaTable(p).merge(s, predicate='t.id = s.id', source_alias='s', "
+        "target_alias='t').when_matched_update_all().when_not_matched_insert_all()"
+        ".execute()` (copy-on-write)",
+        "merge_dv": "the same merge on the deletion vector table: copy-on-write there too "
+        "(delta-rs writes no deletion vectors)",
         "spark_write": "",
     },
     "floor": {
@@ -100,6 +120,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "blind_append": "",
         "checkpoint": "",
         "vacuum": "",
+        "delete": "",
+        "delete_dv": "",
+        "merge": "",
+        "merge_dv": "",
         "spark_write": "",
     },
     "duckdb": {
@@ -114,6 +138,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "blind_append": "",
         "checkpoint": "",
         "vacuum": "",
+        "delete": "",
+        "delete_dv": "",
+        "merge": "",
+        "merge_dv": "",
         "spark_write": "",
     },
     "spark": {
@@ -128,6 +156,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "blind_append": "",
         "checkpoint": "",
         "vacuum": "",
+        "delete": "",
+        "delete_dv": "",
+        "merge": "",
+        "merge_dv": "",
         "spark_write": "`df.write.format('delta').mode('overwrite').save(t)` of the same cached "
         "DataFrame",
     },
@@ -151,6 +183,15 @@ UNSUPPORTED: dict[tuple[str, str], str] = {
     ("floor", "vacuum"): "no floor is defined for vacuum",
     ("spark", "vacuum"): _SPARK_READS_ONLY,
     ("duckdb", "vacuum"): _NO_DELTA_WRITES,
+    **{
+        (engine, operation): reason
+        for operation in ("delete", "delete_dv", "merge", "merge_dv")
+        for engine, reason in (
+            ("floor", "no floor is defined for row-level changes"),
+            ("duckdb", _NO_DELTA_WRITES),
+            ("spark", _SPARK_READS_ONLY),
+        )
+    },
     ("deltalake", "spark_write"): _SPARK_DATA_SOURCES,
     ("floor", "spark_write"): _SPARK_DATA_SOURCES,
     ("duckdb", "spark_write"): _SPARK_DATA_SOURCES,
@@ -165,8 +206,11 @@ RESULT_MARKER = "DELTABENCH_RESULT "
 #: Keys: path, version, older_version, one_percent_filter, checkpoint_paths, commit_paths,
 #: columns (name and Delta type, for a blind append's rows), and optionally partition_columns
 #: (lets the floor parse JSON with an explicit schema). For generated data instead: source (an
-#: Arrow IPC file), target (where an append writes a new table) and rows. In the child, the
-#: key ``input`` holds the data a write operation writes, loaded before the clock starts.
+#: Arrow IPC file), target (where an append writes a new table) and rows. For the row-level
+#: change tables: path (no deletion vectors), dv_path (its deletion vector twin), source (the
+#: merge source, Arrow IPC), rows, delete_predicate and merge_on. In the child, the key
+#: ``input`` holds the data a write operation writes, loaded before the clock starts, and
+#: ``changed`` the table a row-level change works on.
 TableRequest = dict[str, Any]
 
 
@@ -187,6 +231,9 @@ class Measurement:
     baseline_rss_kib: int | None = None  # resident memory after imports and setup
     check: dict[str, int] | None = None
     error: str | None = None
+    #: Bytes of the files the operation added to the table directory, measured on disk by the
+    #: parent after the child exited (write operations only).
+    bytes_written: int | None = None
 
     @property
     def operation_rss_kib(self) -> int | None:
@@ -499,6 +546,8 @@ def _child_main(engine: str, operation: str) -> None:
     except Exception as error:
         _emit({"error": "setup failed: " + _error_text(error)})
         return
+    if "dv_path" in request:  # a row-level change: on the deletion vector twin for ``_dv``
+        request["changed"] = request["dv_path" if operation.endswith("_dv") else "path"]
     try:
         request["input"] = _write_input(operation, request)
     except Exception as error:
@@ -563,11 +612,11 @@ def _files_check(_context: Any, table: Any, _request: TableRequest) -> dict[str,
 
 def _write_input(operation: str, request: TableRequest) -> Any:
     """The Arrow table a write operation writes, in memory before the clock starts (so the
-    operation's memory excludes it): the generated data for ``append``, 1,000 rows of the
-    table's columns for ``blind_append``; ``None`` for reads."""
+    operation's memory excludes it): the generated data for ``append``, the source of a
+    ``merge``, 1,000 rows of the table's columns for ``blind_append``; ``None`` for reads."""
     import pyarrow as pa
 
-    if operation == "append":
+    if operation in ("append", "merge", "merge_dv"):
         with pa.OSFile(request["source"]) as source:
             return pa.ipc.open_file(source).read_all()
     if operation != "blind_append":
@@ -670,6 +719,48 @@ def _deltalog_vacuum(context: Any, request: TableRequest, clock: Clock) -> Any:
     return table.vacuum(retention_hours=0, dry_run=True, enforce_retention_duration=False)
 
 
+def _deltalog_delete(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalog, _ = context
+    table = deltalog.DeltaTable(request["changed"])
+    return table.delete(request["delete_predicate"])
+
+
+def _deltalog_merge(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalog, _ = context
+    table = deltalog.DeltaTable(request["changed"])
+    merger = table.merge(
+        request["input"], on=request["merge_on"], source_alias="s", target_alias="t"
+    )
+    return merger.when_matched_update_all().when_not_matched_insert_all().execute()
+
+
+def _deltalog_delete_check(context: Any, result: Any, request: TableRequest) -> dict[str, int]:
+    return {
+        "rows": _deltalog_live_rows(context, request),
+        "deleted": int(result.metrics["numDeletedRows"]),
+        "dvs_added": int(result.metrics["numDeletionVectorsAdded"]),
+    }
+
+
+def _deltalog_merge_check(context: Any, result: Any, request: TableRequest) -> dict[str, int]:
+    return {
+        "rows": _deltalog_live_rows(context, request),
+        "updated": int(result.metrics["numTargetRowsUpdated"]),
+        "inserted": int(result.metrics["numTargetRowsInserted"]),
+        "dvs_added": int(result.metrics["numTargetDeletionVectorsAdded"]),
+    }
+
+
+def _deltalog_live_rows(context: Any, request: TableRequest) -> int:
+    """The rows of the changed table's latest version: records minus deleted rows, from the
+    file list."""
+    deltalog, pa = context
+    files = pa.table(deltalog.DeltaTable(request["changed"]).snapshot().files())
+    records = pa.compute.sum(files.column("num_records")).as_py() or 0
+    deleted = pa.compute.sum(files.column("deletion_vector").combine_chunks().field("cardinality"))
+    return int(records - (deleted.as_py() or 0))
+
+
 def _vacuum_check(_context: Any, paths: Any, _request: TableRequest) -> dict[str, int]:
     return {"files": len(paths)}
 
@@ -759,6 +850,42 @@ def _deltalake_vacuum(context: Any, request: TableRequest, clock: Clock) -> Any:
     return table.vacuum(
         retention_hours=0, dry_run=True, enforce_retention_duration=False, full=True
     )
+
+
+def _deltalake_delete(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalake, _ = context
+    return deltalake.DeltaTable(request["changed"]).delete(request["delete_predicate"])
+
+
+def _deltalake_merge(context: Any, request: TableRequest, clock: Clock) -> Any:
+    deltalake, _ = context
+    merger = deltalake.DeltaTable(request["changed"]).merge(
+        request["input"], predicate=request["merge_on"], source_alias="s", target_alias="t"
+    )
+    return merger.when_matched_update_all().when_not_matched_insert_all().execute()
+
+
+def _deltalake_delete_check(context: Any, metrics: Any, request: TableRequest) -> dict[str, int]:
+    return {
+        "rows": _deltalake_live_rows(context, request),
+        "deleted": int(metrics["num_deleted_rows"]),
+    }
+
+
+def _deltalake_merge_check(context: Any, metrics: Any, request: TableRequest) -> dict[str, int]:
+    return {
+        "rows": _deltalake_live_rows(context, request),
+        "updated": int(metrics["num_target_rows_updated"]),
+        "inserted": int(metrics["num_target_rows_inserted"]),
+    }
+
+
+def _deltalake_live_rows(context: Any, request: TableRequest) -> int:
+    """The rows of the changed table's latest version, from its file list (delta-rs writes no
+    deletion vectors, and the generated table has none)."""
+    deltalake, pa = context
+    actions = pa.table(deltalake.DeltaTable(request["changed"]).get_add_actions())
+    return int(pa.compute.sum(actions.column("num_records")).as_py() or 0)
 
 
 def _deltalake_append_check(context: Any, _result: Any, request: TableRequest) -> dict[str, int]:
@@ -1208,6 +1335,10 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "blind_append": _deltalog_blind_append,
             "checkpoint": _deltalog_checkpoint,
             "vacuum": _deltalog_vacuum,
+            "delete": _deltalog_delete,
+            "delete_dv": _deltalog_delete,
+            "merge": _deltalog_merge,
+            "merge_dv": _deltalog_merge,
         },
         {
             "open": _version_check,
@@ -1219,6 +1350,10 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "blind_append": _commit_version_check,
             "checkpoint": _checkpoint_check,
             "vacuum": _vacuum_check,
+            "delete": _deltalog_delete_check,
+            "delete_dv": _deltalog_delete_check,
+            "merge": _deltalog_merge_check,
+            "merge_dv": _deltalog_merge_check,
         },
     ),
     "deltalake": (
@@ -1233,6 +1368,10 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "blind_append": _deltalake_blind_append,
             "checkpoint": _deltalake_checkpoint,
             "vacuum": _deltalake_vacuum,
+            "delete": _deltalake_delete,
+            "delete_dv": _deltalake_delete,
+            "merge": _deltalake_merge,
+            "merge_dv": _deltalake_merge,
         },
         {
             "open": _version_check,
@@ -1244,6 +1383,10 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "blind_append": _deltalake_version_check,
             "checkpoint": _checkpoint_check,
             "vacuum": _vacuum_check,
+            "delete": _deltalake_delete_check,
+            "delete_dv": _deltalake_delete_check,
+            "merge": _deltalake_merge_check,
+            "merge_dv": _deltalake_merge_check,
         },
     ),
     "floor": (

@@ -247,33 +247,43 @@ def cached_arrow_data(cache_dir: Path, name: str, rows: int, seed: int = 7) -> A
         return ArrowData(path, table.num_rows, table.nbytes)
 
 
+#: The columns of the generated Arrow data (and of the row-level change scenarios' tables).
+DATA_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("value", pa.float64()),
+        ("name", pa.string()),
+        ("ts", pa.timestamp("us", tz="UTC")),
+        ("qty", pa.int32()),
+        ("flag", pa.bool_()),
+    ]
+)
+_DATA_NAMES = 10_000
+
+
+def data_batch(random: np.random.Generator, start: int, count: int) -> pa.RecordBatch:
+    """``count`` generated rows of :data:`DATA_SCHEMA` with ids ``start..start+count``:
+    ``value`` normal(100, 25), ``name`` one of 10,000 strings, ``ts`` a millisecond per id,
+    ``qty`` uniform in [0, 1000), ``flag`` a fair coin; drawn from ``random`` in that order."""
+    names = pa.array([f"name-{k:05d}" for k in range(_DATA_NAMES)], type=pa.string())
+    ids = np.arange(start, start + count, dtype=np.int64)
+    columns = [
+        pa.array(ids),
+        pa.array(random.normal(100.0, 25.0, count)),
+        names.take(pa.array(random.integers(0, _DATA_NAMES, count))),
+        pa.array(BASE_TIMESTAMP_MS * 1000 + ids * 1_000, type=pa.timestamp("us", tz="UTC")),
+        pa.array(random.integers(0, 1_000, count, dtype=np.int32)),
+        pa.array(random.random(count) < 0.5),
+    ]
+    return pa.record_batch(columns, schema=DATA_SCHEMA)
+
+
 def _write_arrow_data(path: Path, rows: int, seed: int) -> None:
     random = np.random.default_rng(seed)
-    names = pa.array([f"name-{k:05d}" for k in range(10_000)], type=pa.string())
-    schema = pa.schema(
-        [
-            ("id", pa.int64()),
-            ("value", pa.float64()),
-            ("name", pa.string()),
-            ("ts", pa.timestamp("us", tz="UTC")),
-            ("qty", pa.int32()),
-            ("flag", pa.bool_()),
-        ]
-    )
-    base_us = BASE_TIMESTAMP_MS * 1000
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, DATA_SCHEMA) as writer:
         for start in range(0, rows, ARROW_DATA_BATCH_ROWS):
             count = min(ARROW_DATA_BATCH_ROWS, rows - start)
-            ids = np.arange(start, start + count, dtype=np.int64)
-            columns = [
-                pa.array(ids),
-                pa.array(random.normal(100.0, 25.0, count)),
-                names.take(pa.array(random.integers(0, len(names), count))),
-                pa.array(base_us + ids * 1_000, type=pa.timestamp("us", tz="UTC")),
-                pa.array(random.integers(0, 1_000, count, dtype=np.int32)),
-                pa.array(random.random(count) < 0.5),
-            ]
-            writer.write_batch(pa.record_batch(columns, schema=schema))
+            writer.write_batch(data_batch(random, start, count))
 
 
 def spec_hash(spec: LogSpec) -> str:

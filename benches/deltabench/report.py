@@ -31,6 +31,10 @@ OPERATION_TITLES = {
     "blind_append": "blind append (1,000 rows)",
     "checkpoint": "checkpoint at the latest version",
     "vacuum": "vacuum (dry run, retention 0)",
+    "delete": "delete 0.1% of rows (copy-on-write)",
+    "delete_dv": "delete 0.1% of rows (deletion vectors)",
+    "merge": "merge 1% (upsert, copy-on-write)",
+    "merge_dv": "merge 1% (upsert, deletion vectors)",
     "spark_write": "Spark DataFrame write to a new table",
 }
 ENGINE_TITLES = {
@@ -64,6 +68,7 @@ class Summary:
     peak_rss_kib: float | None  # median
     checks: list[dict[str, int]]
     timeout: float | None = None  # when no run finished and one timed out: its time limit
+    bytes_written: float | None = None  # median, of write operations
 
     def time_bound(self) -> tuple[float | None, bool]:
         """The median time, or else the time limit a run hit (then ``True``: a lower bound)."""
@@ -145,6 +150,7 @@ def render_markdown(results: dict[str, Any], chart_name: str = "latest.png") -> 
     lines += _targets_section(results, summaries, meta)
     lines += _times_section(results, summaries, engines, notes)
     lines += _memory_section(results, summaries, engines, notes)
+    lines += _written_section(results, summaries, engines)
     lines += [f"![benchmark chart]({chart_name})", ""]
     lines += _checks_section(results, summaries, engines)
     lines += _tables_section(results)
@@ -325,6 +331,50 @@ def _memory_section(
     return [*lines, ""]
 
 
+def _written_section(
+    results: dict[str, Any], summaries: dict[tuple[str, str, str], Summary], engines: list[str]
+) -> list[str]:
+    """Median MiB of the files each write added to the table directory, where measured."""
+    rows = [
+        (scenario["name"], operation)
+        for scenario in results["scenarios"]
+        for operation in scenario["operations"]
+        if any(
+            (summary := summaries.get((scenario["name"], operation, engine))) is not None
+            and summary.bytes_written is not None
+            for engine in engines
+        )
+    ]
+    if not rows:
+        return []
+    measured = [engine for engine in engines if engine != "spark"]
+    lines = [
+        "## Bytes written",
+        "",
+        "Median MiB of the files a write added to the table directory (data, deletion vector, "
+        "log and checkpoint files), measured on disk after the operation, before the table is "
+        "put back.",
+        "",
+    ]
+    header = ["scenario", "operation", *[ENGINE_TITLES[e] for e in measured]]
+    with_ratio = {"deltalog", "deltalake"} <= set(measured)
+    if with_ratio:
+        header.append("deltalake ÷ deltalog")
+    lines += _table_header(header, ["---", "---", *["--:"] * (len(header) - 2)])
+    for scenario, operation in rows:
+        row = [scenario, OPERATION_TITLES[operation]]
+        values = {}
+        for engine in measured:
+            summary = summaries.get((scenario, operation, engine))
+            values[engine] = summary.bytes_written if summary else None
+            value = values[engine]
+            row.append("—" if value is None else f"{value / 2**20:,.3g}")
+        if with_ratio:
+            row.append(_ratio_text(values["deltalake"], values["deltalog"]))
+        lines.append(_row(row))
+    return [*lines, ""]
+
+
 def _checks_section(
     results: dict[str, Any], summaries: dict[tuple[str, str, str], Summary], engines: list[str]
 ) -> list[str]:
@@ -333,7 +383,8 @@ def _checks_section(
         "## Result checks",
         "",
         "Counts each engine reported (files listed, files kept by the filter, files with a DV, "
-        "deleted rows), against what the generator wrote (or deltalog's, where the generator "
+        "deleted rows; rows after a delete or merge, rows it deleted, updated, inserted), "
+        "against what the generator wrote (or deltalog's, where the generator "
         "does not know). The floor's counts are naive (adds minus removes; it does no replay).",
         "",
     ]
@@ -380,6 +431,13 @@ def _tables_section(results: dict[str, Any]) -> list[str]:
         table = scenario.get("table") or {}
         if not table:
             lines.append(f"| {scenario['name']} | {scenario['title']} | | | | | | |")
+            continue
+        if "data_bytes" in table:
+            parquet = f"{table['data_bytes'] / 2**20:,.1f} MiB of zstd Parquet"
+            lines.append(
+                f"| {scenario['name']} | {scenario['title']}; {parquet} (each of the two "
+                f"tables) | 0 | {table['num_files']:,} | 0 | | | |"
+            )
             continue
         lines.append(
             f"| {scenario['name']} | {scenario['title']} | {table['version']} | "
@@ -461,6 +519,7 @@ def _summary(runs: list[Measurement]) -> Summary:
     seconds = [run.seconds for run in good if run.seconds is not None]
     operation_rss = [run.operation_rss_kib for run in good if run.operation_rss_kib is not None]
     peak_rss = [run.peak_rss_kib for run in good if run.peak_rss_kib is not None]
+    written = [run.bytes_written for run in good if run.bytes_written is not None]
     limits = [_time_limit(run.error) for run in runs if not run.ok]
     return Summary(
         runs=len(runs),
@@ -472,6 +531,7 @@ def _summary(runs: list[Measurement]) -> Summary:
         peak_rss_kib=statistics.median(peak_rss) if peak_rss else None,
         checks=[run.check or {} for run in good],
         timeout=max((limit for limit in limits if limit is not None), default=None),
+        bytes_written=statistics.median(written) if written else None,
     )
 
 

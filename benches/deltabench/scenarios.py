@@ -24,6 +24,16 @@ DV_OPERATIONS = (*BASE_OPERATIONS, "dvs")
 APPEND_OPERATIONS = (*BASE_OPERATIONS, "blind_append", "checkpoint")
 #: Rows of the data a blind append adds.
 BLIND_APPEND_ROWS = 1_000
+#: The row-level change operations: on the table without deletion vectors (copy-on-write) and
+#: on its twin with ``delta.enableDeletionVectors=true``.
+DELETE_OPERATIONS = ("delete", "delete_dv")
+MERGE_OPERATIONS = ("merge", "merge_dv")
+#: Every operation that changes a table's directory, and which table each changes.
+TABLE_WRITES = ("blind_append", "checkpoint", *DELETE_OPERATIONS, *MERGE_OPERATIONS)
+#: The row-level change table at full size: about 1 GB of zstd Parquet (the columns of
+#: ``append_1g``, about 20 bytes a row on disk) in 100 files.
+ROWS_TABLE_ROWS = 52_000_000
+ROWS_TABLE_FILES = 100
 
 
 @dataclass(frozen=True)
@@ -32,9 +42,10 @@ class Scenario:
 
     name: str
     title: str  # what the table is, at this size
-    spec: dict[str, Any]  # the LogSpec fields, or for ``data`` {"rows": N}
+    spec: dict[str, Any]  # the LogSpec fields; for ``data`` {"rows": N}; for ``rows``
+    #: {"rows": N, "files": F}
     operations: tuple[str, ...] = BASE_OPERATIONS
-    kind: Literal["log", "data", "spark_data"] = "log"
+    kind: Literal["log", "data", "spark_data", "rows"] = "log"
     #: With ``orphans`` > 0, every file the log names (live, or removed: a tombstone) exists
     #: (empty) in the table directory, next to this many files no version references.
     orphans: int = 0
@@ -199,7 +210,32 @@ def scenarios(size: Size) -> list[Scenario]:
             ("append",),
             "data",
         ),
+        *_rows_scenarios(ROWS_TABLE_ROWS // scale, ROWS_TABLE_FILES, f"{1000 // scale:,} MB"),
         _spark_write_scenario(25_000_000 // scale, f"about {1000 // scale:,} MB"),
+    ]
+
+
+def _rows_scenarios(rows: int, files: int, size: str) -> list[Scenario]:
+    """Deleting 0.1% and merging 1% of the rows of a table of real Parquet files (one table,
+    generated once by ``rows.cached_rows_table``, for both)."""
+    table = f"{_count(rows)} generated rows in {files} files (about {size} of zstd Parquet)"
+    spec = {"rows": rows, "files": files}
+    return [
+        Scenario(
+            "delete_1g",
+            f"delete the ~0.1% of rows where `qty = 7` (in every file) from {table}",
+            spec,
+            DELETE_OPERATIONS,
+            "rows",
+        ),
+        Scenario(
+            "merge_1g",
+            f"merge a source of {_count(rows // 100)} rows (half updates of ids spread over "
+            f"every file, half inserts) into {table} on `t.id = s.id`",
+            spec,
+            MERGE_OPERATIONS,
+            "rows",
+        ),
     ]
 
 
@@ -232,6 +268,12 @@ def prepare(scenario: Scenario, data_dir: Path) -> Any:
         return cached_arrow_data(data_dir, scenario.name, int(scenario.spec["rows"]))
     if scenario.kind == "spark_data":
         return SparkData(Path(data_dir) / scenario.name, int(scenario.spec["rows"]))
+    if scenario.kind == "rows":
+        from deltabench.rows import cached_rows_table
+
+        return cached_rows_table(
+            data_dir, "rows", int(scenario.spec["rows"]), int(scenario.spec["files"])
+        )
     info = cached_table(data_dir, scenario.name, log_spec(scenario))
     if scenario.orphans:
         _materialize_files(info, scenario)
@@ -283,6 +325,17 @@ def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
     """What a measurement child needs to know about the table (``engines.TableRequest``)."""
     if isinstance(info, SparkData):
         return {"target": str(Path(info.path).resolve()), "rows": info.rows}
+    if scenario.kind == "rows":
+        from deltabench.rows import DELETE_PREDICATE, MERGE_ON
+
+        return {
+            "path": str(info.cow_path),
+            "dv_path": str(info.dv_path),
+            "source": str(info.source_path),
+            "rows": int(info.rows),
+            "delete_predicate": DELETE_PREDICATE,
+            "merge_on": MERGE_ON,
+        }
     if scenario.kind == "data":
         source = Path(info.path).resolve()
         return {
@@ -309,6 +362,14 @@ def expected_checks(info: Any, scenario: Scenario) -> dict[str, dict[str, int]]:
     """The counts each operation should report, as the generator knows them."""
     if isinstance(info, SparkData):
         return {"spark_write": {"rows": info.rows}}
+    if scenario.kind == "rows":
+        deleted = {"rows": info.rows - info.deleted_rows, "deleted": info.deleted_rows}
+        merged = {
+            "rows": info.rows + info.inserted_rows,
+            "updated": info.updated_rows,
+            "inserted": info.inserted_rows,
+        }
+        return {"delete": deleted, "delete_dv": deleted, "merge": merged, "merge_dv": merged}
     if not hasattr(info, "version"):
         return {"append": {"rows": int(info.rows)}}
     expected = {
@@ -337,7 +398,15 @@ def _removed_files(scenario: Scenario) -> int:
 
 
 def table_summary(info: Any) -> dict[str, Any]:
-    """The table facts the report shows (JSON-able); none for generated data."""
+    """The table facts the report shows (JSON-able); none for generated data; rows, files
+    and Parquet bytes for a row-level change table."""
+    if hasattr(info, "data_bytes"):  # a row-level change table
+        return {
+            "path": str(info.path),
+            "rows": int(info.rows),
+            "num_files": int(info.files),
+            "data_bytes": int(info.data_bytes),
+        }
     if not hasattr(info, "version"):
         return {}
     return {
@@ -376,30 +445,39 @@ class WriteUndo:
 
 
 def before_write(request: dict[str, Any], operation: str) -> WriteUndo | None:
-    """Clears the target of an ``append``; records the table of a ``blind_append`` or a
-    ``checkpoint``; ``None`` for other operations."""
+    """Clears the target of an ``append``; records the table a :data:`TABLE_WRITES` operation
+    writes to; ``None`` for other operations."""
     if operation == "append":
         shutil.rmtree(request["target"], ignore_errors=True)
         return WriteUndo(frozenset(), None)
-    if operation not in ("blind_append", "checkpoint"):
+    if operation not in TABLE_WRITES:
         return None
-    root = Path(request["path"])
+    root = written_table(request, operation)
     last_checkpoint = root / "_delta_log" / "_last_checkpoint"
     saved = last_checkpoint.read_bytes() if last_checkpoint.is_file() else None
     return WriteUndo(frozenset(root.rglob("*")), saved)
 
 
-def undo_write(request: dict[str, Any], operation: str, undo: WriteUndo | None) -> None:
-    """Puts back what :func:`before_write` recorded: the appended table is deleted; the files a
-    blind append (and its post-commit work) or a checkpoint wrote are deleted and
-    ``_last_checkpoint`` is restored, so every run writes to the same table."""
+def written_table(request: dict[str, Any], operation: str) -> Path:
+    """The table directory a :data:`TABLE_WRITES` operation changes (the deletion vector twin
+    for the ``_dv`` operations)."""
+    return Path(request["dv_path"] if operation.endswith("_dv") else request["path"])
+
+
+def undo_write(request: dict[str, Any], operation: str, undo: WriteUndo | None) -> int | None:
+    """Puts back what :func:`before_write` recorded, so every run writes to the same table: the
+    appended table is deleted; the files a table write (and its post-commit work) added are
+    deleted and ``_last_checkpoint`` is restored. The bytes of the files the operation added
+    (measured on disk, before they are deleted); ``None`` for other operations."""
     if undo is None:
-        return
+        return None
     if operation == "append":
+        written = _tree_bytes(Path(request["target"])) if Path(request["target"]).is_dir() else 0
         shutil.rmtree(request["target"], ignore_errors=True)
-        return
-    root = Path(request["path"])
+        return written
+    root = written_table(request, operation)
     created = sorted(set(root.rglob("*")) - undo.files, key=lambda path: len(path.parts))
+    written = sum(path.stat().st_size for path in created if path.is_file())
     for path in reversed(created):
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
@@ -407,6 +485,7 @@ def undo_write(request: dict[str, Any], operation: str, undo: WriteUndo | None) 
             path.unlink(missing_ok=True)
     if undo.last_checkpoint is not None:
         (root / "_delta_log" / "_last_checkpoint").write_bytes(undo.last_checkpoint)
+    return written
 
 
 def _smoke() -> list[Scenario]:
@@ -455,6 +534,7 @@ def _smoke() -> list[Scenario]:
         Scenario(
             "append_1g", "smoke: append 20k generated rows", {"rows": 20_000}, ("append",), "data"
         ),
+        *_rows_scenarios(20_000, 10, "0.4 MB"),
         _spark_write_scenario(20_000, "smoke"),
     ]
 
