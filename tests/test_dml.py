@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from functools import partial
 from pathlib import Path
 
 import _dml_helpers
@@ -16,16 +17,8 @@ from _dml_helpers import commit_actions, ids
 import deltalog
 from deltalog.exceptions import InvalidArgumentError, OperationNotAllowedError
 
-
-def make(
-    uri: Path,
-    dv: bool,
-    cdf: bool = False,
-    partitioned: bool = True,
-    extra: dict[str, str] | None = None,
-) -> deltalog.DeltaTable:
-    """The shared table of 20 rows, ``s`` NULL for every seventh."""
-    return _dml_helpers.make(uri, dv, cdf, partitioned, extra, null_every=7)
+#: The shared table of 20 rows, ``s`` NULL for every seventh.
+make = partial(_dml_helpers.make, null_every=7)
 
 
 @pytest.mark.parametrize("dv", [True, False])

@@ -133,9 +133,10 @@ pub async fn merge(
         change: RowChange::open(table, "MERGE").await?,
         counts: Counts::default(),
     };
-    let prepared = run
-        .prepare(source, source_schema, &on, clauses, &options)
-        .await;
+    let prepared = match run.plan(source, source_schema, &on, clauses, &options) {
+        Ok(plan) => run.prepare(Arc::new(plan), &options.writer).await,
+        Err(error) => Err(error),
+    };
     if let Err(error) = prepared {
         return Err(run.change.fail(error));
     }
@@ -149,26 +150,11 @@ struct MergeRun {
 }
 
 impl MergeRun {
-    /// Stages every action of the merge.
-    async fn prepare(
-        &mut self,
-        source: Vec<RecordBatch>,
-        source_schema: SchemaRef,
-        on: &Expr,
-        clauses: MergeClauses,
-        options: &MergeOptions,
-    ) -> Result<()> {
-        let materialize_started = Instant::now();
-        let plan = Arc::new(self.plan(source, source_schema, on, clauses, options)?);
-        let metrics = &mut self.change.metrics;
-        metrics.set(
-            "materializeSourceTimeMs",
-            materialize_started.elapsed().as_millis() as u64,
-        );
-        metrics.set("numSourceRows", plan.source.num_rows() as u64);
+    /// Stages every action of the merge `plan`, new files written with `writer_options`.
+    async fn prepare(&mut self, plan: Arc<Plan>, writer_options: &WriterOptions) -> Result<()> {
         let scan_started = Instant::now();
         let found = self.target_files(&plan).await?;
-        let mut writer = self.change.open_writer(&options.writer)?;
+        let mut writer = self.change.open_writer(writer_options)?;
         let deletion_vectors = self
             .change
             .snapshot
@@ -202,7 +188,8 @@ impl MergeRun {
     }
 
     /// Checks the table can take the merge, resolves the clauses, stages the operation
-    /// parameters and indexes the source.
+    /// parameters and the caller's `commitInfo`, and indexes the source (counting
+    /// `numSourceRows` and `materializeSourceTimeMs`).
     fn plan(
         &mut self,
         source: Vec<RecordBatch>,
@@ -211,6 +198,7 @@ impl MergeRun {
         clauses: MergeClauses,
         options: &MergeOptions,
     ) -> Result<Plan> {
+        let started = Instant::now();
         let changes_rows = !clauses.matched.is_empty() || !clauses.not_matched_by_source.is_empty();
         let refusal = changes_rows.then_some("a merge may only insert rows");
         self.change.begin(refusal, &options.commit_info)?;
@@ -228,6 +216,9 @@ impl MergeRun {
         let resolved = Resolved::try_new(on, clauses, sides, &table)?;
         self.stage_parameters(&resolved);
         let index = SourceIndex::build(&resolved, &source)?;
+        let metrics = &mut self.change.metrics;
+        metrics.set("materializeSourceTimeMs", started.elapsed().as_millis() as u64);
+        metrics.set("numSourceRows", source.num_rows() as u64);
         Ok(Plan {
             resolved,
             source,
