@@ -248,10 +248,10 @@ impl Expr {
 
     /// The expression with every column path replaced by `rename` of it (the first error
     /// returned stops the rewrite and is returned); everything else is kept.
-    pub fn try_map_columns<E>(
-        &self,
-        rename: &mut dyn FnMut(&[String]) -> std::result::Result<Vec<String>, E>,
-    ) -> std::result::Result<Expr, E> {
+    pub fn try_map_columns<E, F>(&self, rename: &mut F) -> std::result::Result<Expr, E>
+    where
+        F: FnMut(&[String]) -> std::result::Result<Vec<String>, E>,
+    {
         let mut map = |inner: &Expr| inner.try_map_columns(rename).map(Box::new);
         Ok(match self {
             Expr::Column(path) => Expr::Column(rename(path)?),
