@@ -6,51 +6,19 @@ from __future__ import annotations
 
 import json
 import shutil
+from functools import partial
 from pathlib import Path
 
+import _dml_helpers
 import pyarrow as pa
 import pytest
+from _dml_helpers import commit_actions, ids
 
 import deltalog
 from deltalog.exceptions import InvalidArgumentError, OperationNotAllowedError
 
-
-def ids(uri: Path | str, version: int | None = None) -> list[int]:
-    table = deltalog.read_table(str(uri), version=version)
-    return sorted(table.column("id").to_pylist())
-
-
-def commit_actions(uri: Path, version: int) -> list[dict[str, object]]:
-    text = (uri / "_delta_log" / f"{version:020}.json").read_text()
-    return [json.loads(line) for line in text.splitlines() if line]
-
-
-def make(
-    uri: Path,
-    dv: bool,
-    cdf: bool = False,
-    partitioned: bool = True,
-    extra: dict[str, str] | None = None,
-) -> deltalog.DeltaTable:
-    data = pa.table(
-        {
-            "id": pa.array(range(20), pa.int64()),
-            "p": pa.array([i % 3 for i in range(20)], pa.int64()),
-            "s": [None if i % 7 == 0 else f"s{i}" for i in range(20)],
-        }
-    )
-    configuration = {
-        "delta.enableDeletionVectors": str(dv).lower(),
-        "delta.enableChangeDataFeed": str(cdf).lower(),
-        **(extra or {}),
-    }
-    deltalog.write_table(
-        uri,
-        data,
-        partition_by=["p"] if partitioned else None,
-        configuration=configuration,
-    )
-    return deltalog.DeltaTable(uri)
+#: The shared table of 20 rows, ``s`` NULL for every seventh.
+make = partial(_dml_helpers.make, null_every=7)
 
 
 @pytest.mark.parametrize("dv", [True, False])

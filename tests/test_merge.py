@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from _dml_helpers import commit_info, make
 
 import deltalog
 from deltalog.exceptions import (
@@ -16,31 +17,6 @@ from deltalog.exceptions import (
     OperationNotAllowedError,
     SchemaMismatchError,
 )
-
-
-def make(
-    uri: Path,
-    dv: bool,
-    cdf: bool = False,
-    partitioned: bool = True,
-    extra: dict[str, str] | None = None,
-) -> deltalog.DeltaTable:
-    data = pa.table(
-        {
-            "id": pa.array(range(20), pa.int64()),
-            "p": pa.array([i % 3 for i in range(20)], pa.int64()),
-            "s": [f"s{i}" for i in range(20)],
-        }
-    )
-    configuration = {
-        "delta.enableDeletionVectors": str(dv).lower(),
-        "delta.enableChangeDataFeed": str(cdf).lower(),
-        **(extra or {}),
-    }
-    deltalog.write_table(
-        uri, data, partition_by=["p"] if partitioned else None, configuration=configuration
-    )
-    return deltalog.DeltaTable(uri)
 
 
 def source(rows: list[tuple[int | None, int, str]]) -> pa.Table:
@@ -56,12 +32,6 @@ def source(rows: list[tuple[int | None, int, str]]) -> pa.Table:
 def rows(uri: Path) -> dict[int, tuple[int, str]]:
     table = deltalog.read_table(str(uri)).to_pylist()
     return {r["id"]: (r["p"], r["s"]) for r in table}
-
-
-def commit_info(uri: Path, version: int) -> dict[str, object]:
-    text = (uri / "_delta_log" / f"{version:020}.json").read_text()
-    actions = [json.loads(line) for line in text.splitlines() if line]
-    return next(a["commitInfo"] for a in actions if "commitInfo" in a)
 
 
 UPSERT = source([(1, 1, "u1"), (4, 1, "u4"), (100, 1, "new"), (None, 0, "null key")])

@@ -4,22 +4,13 @@ data files, the predicate check and its opt-out."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from _dml_helpers import commit_actions, ids
 
 import deltalog
-
-
-def ids(uri: Path) -> list[int]:
-    return sorted(deltalog.read_table(str(uri)).column("id").to_pylist())
-
-
-def commit_lines(uri: Path, version: int) -> list[dict[str, object]]:
-    text = (uri / "_delta_log" / f"{version:020}.json").read_text()
-    return [json.loads(line) for line in text.splitlines() if line]
 
 
 def table_of_ten(uri: Path, **configuration: str) -> None:
@@ -44,7 +35,7 @@ def test_data_column_predicate_replaces_matching_rows(
     )
     assert (result.version, result.committed) == (1, True)
     assert ids(uri) == [0, 1, 2, 4, 6, 7, 8, 9, 50]
-    info = commit_lines(uri, 1)[0]["commitInfo"]
+    info = commit_actions(uri, 1)[0]["commitInfo"]
     assert isinstance(info, dict)
     assert info["operation"] == "WRITE"
     assert info["operationParameters"]["mode"] == "Overwrite"
@@ -53,7 +44,7 @@ def test_data_column_predicate_replaces_matching_rows(
     changes = deltalog.DeltaTable(uri).changes(1).to_pyarrow().to_pylist()
     seen = sorted((row["_change_type"], row["id"]) for row in changes)
     assert seen == [("delete", 3), ("delete", 4), ("delete", 5), ("insert", 4), ("insert", 50)]
-    cdc = [line for line in commit_lines(uri, 1) if "cdc" in line]
+    cdc = [line for line in commit_actions(uri, 1) if "cdc" in line]
     assert bool(cdc) == (deletion_vectors == "false")
 
 

@@ -61,6 +61,26 @@ def spark_table(spark: Any, path: Path, properties: dict[str, str], partitioned:
     )
 
 
+def spark_table_and_copy(
+    spark: Any, folder: Path, properties: dict[str, str], partitioned: bool
+) -> tuple[Path, Path, int]:
+    """Spark's table (``spark_table``) at ``folder/spark`` and a copy of it at
+    ``folder/ours``; returns both paths and the version their next commit gets."""
+    theirs, mine = folder / "spark", folder / "ours"
+    spark_table(spark, theirs, properties, partitioned)
+    shutil.copytree(theirs, mine)
+    return theirs, mine, deltalog.DeltaTable(mine).latest_version() + 1
+
+
+def assert_same_changes(
+    spark: Any, mine: Path, theirs: Path, start: int, context: str = ""
+) -> None:
+    """The change feed of ``mine`` from version ``start``, as we read it and as Spark reads
+    it, equals Spark's of ``theirs``."""
+    assert our_changes(mine, start) == spark_changes(spark, theirs, start), context
+    assert spark_changes(spark, mine, start) == spark_changes(spark, theirs, start), context
+
+
 def spark_changes(spark: Any, path: Path, start: int) -> list[tuple[Any, ...]]:
     frame = (
         spark.read.format("delta")
@@ -87,10 +107,7 @@ def spark_row_ids(spark: Any, path: Path) -> list[tuple[int, int]]:
 def test_deletes_agree_with_spark(
     spark: Any, tmp_path: Path, name: str, properties: dict[str, str], partitioned: bool
 ) -> None:
-    theirs, mine = tmp_path / "spark", tmp_path / "ours"
-    spark_table(spark, theirs, properties, partitioned)
-    shutil.copytree(theirs, mine)
-    start = deltalog.DeltaTable(mine).latest_version() + 1
+    theirs, mine, start = spark_table_and_copy(spark, tmp_path, properties, partitioned)
     table = deltalog.DeltaTable(mine)
     for predicate in DELETES:
         spark.sql(f"DELETE FROM delta.`{theirs}` WHERE {predicate}")
@@ -98,8 +115,7 @@ def test_deletes_agree_with_spark(
         assert result.committed, predicate
         assert_same_rows(ours(mine), spark_rows(spark, theirs), f"{name}: after {predicate}")
     assert_spark_reads_every_version(spark, mine, ("id > 10", "p = 1"))
-    assert our_changes(mine, start) == spark_changes(spark, theirs, start)
-    assert spark_changes(spark, mine, start) == spark_changes(spark, theirs, start)
+    assert_same_changes(spark, mine, theirs, start)
     if "delta.enableRowTracking" in properties:
         assert spark_row_ids(spark, mine) == spark_row_ids(spark, theirs)
 
@@ -148,10 +164,7 @@ def spark_row_tracking(spark: Any, path: Path) -> list[tuple[int, int, int]]:
 def test_updates_agree_with_spark(
     spark: Any, tmp_path: Path, name: str, properties: dict[str, str], partitioned: bool
 ) -> None:
-    theirs, mine = tmp_path / "spark", tmp_path / "ours"
-    spark_table(spark, theirs, properties, partitioned)
-    shutil.copytree(theirs, mine)
-    start = deltalog.DeltaTable(mine).latest_version() + 1
+    theirs, mine, start = spark_table_and_copy(spark, tmp_path, properties, partitioned)
     table = deltalog.DeltaTable(mine)
     for spark_set, our_set, predicate in UPDATES:
         spark.sql(f"UPDATE delta.`{theirs}` SET {spark_set} WHERE {predicate}")
@@ -159,7 +172,6 @@ def test_updates_agree_with_spark(
         assert result.committed, predicate
         assert_same_rows(ours(mine), spark_rows(spark, theirs), f"{name}: after {spark_set}")
     assert_spark_reads_every_version(spark, mine, ("id > 10", "p = 1"))
-    assert our_changes(mine, start) == spark_changes(spark, theirs, start)
-    assert spark_changes(spark, mine, start) == spark_changes(spark, theirs, start)
+    assert_same_changes(spark, mine, theirs, start)
     if "delta.enableRowTracking" in properties:
         assert spark_row_tracking(spark, mine) == spark_row_tracking(spark, theirs)

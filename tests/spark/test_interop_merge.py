@@ -6,7 +6,6 @@ version. Several merges run per table, so each shape costs one Spark table."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,12 @@ import pytest
 
 import deltalog
 
-from .test_interop_dml import SHAPES, our_changes, spark_changes, spark_row_tracking, spark_table
+from .test_interop_dml import (
+    SHAPES,
+    assert_same_changes,
+    spark_row_tracking,
+    spark_table_and_copy,
+)
 from .test_interop_read import assert_same_rows
 from .test_interop_write import assert_spark_reads_every_version, ours, spark_rows
 
@@ -109,10 +113,7 @@ def commit_metrics(path: Path, version: int) -> dict[str, str]:
 def test_merges_agree_with_spark(
     spark: Any, tmp_path: Path, name: str, properties: dict[str, str], partitioned: bool
 ) -> None:
-    theirs, mine = tmp_path / "spark", tmp_path / "ours"
-    spark_table(spark, theirs, properties, partitioned)
-    shutil.copytree(theirs, mine)
-    start = deltalog.DeltaTable(mine).latest_version() + 1
+    theirs, mine, start = spark_table_and_copy(spark, tmp_path, properties, partitioned)
     table = deltalog.DeltaTable(mine)
     for clauses, ours_clauses, data in MERGES:
         spark_source(spark, data)
@@ -127,8 +128,7 @@ def test_merges_agree_with_spark(
         for count in COUNTS:
             assert result.metrics[count] == int(expected[count]), (count, clauses)
     assert_spark_reads_every_version(spark, mine, ("id > 10", "p = 1"))
-    assert our_changes(mine, start) == spark_changes(spark, theirs, start)
-    assert spark_changes(spark, mine, start) == spark_changes(spark, theirs, start)
+    assert_same_changes(spark, mine, theirs, start)
     if "delta.enableRowTracking" in properties:
         assert_same_row_tracking(spark_row_tracking(spark, mine), spark_row_tracking(spark, theirs))
 

@@ -7,7 +7,6 @@ agree, and Spark must read our result at every version."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pyarrow as pa
 import deltalog
 import deltalog.spark
 
-from .test_interop_dml import our_changes, spark_changes, spark_table
+from .test_interop_dml import assert_same_changes, spark_table_and_copy
 from .test_interop_read import assert_same_rows
 from .test_interop_write import assert_spark_reads_every_version, ours, spark_rows
 
@@ -62,10 +61,8 @@ def commit_predicate(path: Path, version: int) -> str:
 
 def test_replace_where_agrees_with_spark(spark: Any, tmp_path: Path) -> None:
     for name, properties, partitioned in SHAPES:
-        theirs, mine = tmp_path / name / "spark", tmp_path / name / "ours"
-        spark_table(spark, theirs, properties, partitioned)
-        shutil.copytree(theirs, mine)
-        start = deltalog.DeltaTable(mine).latest_version() + 1
+        folder = tmp_path / name
+        theirs, mine, start = spark_table_and_copy(spark, folder, properties, partitioned)
         for values, predicate in REPLACES:
             spark_replace(spark, theirs, values, predicate, "delta")
             result = deltalog.write_table(
@@ -75,20 +72,16 @@ def test_replace_where_agrees_with_spark(spark: Any, tmp_path: Path) -> None:
             assert_same_rows(ours(mine), spark_rows(spark, theirs), f"{name}: {predicate}")
         latest = deltalog.DeltaTable(mine).latest_version()
         assert commit_predicate(mine, latest) == commit_predicate(theirs, latest) == "s IS NULL"
-        assert our_changes(mine, start) == spark_changes(spark, theirs, start), name
-        assert spark_changes(spark, mine, start) == spark_changes(spark, theirs, start), name
+        assert_same_changes(spark, mine, theirs, start, name)
         assert_spark_reads_every_version(spark, mine, ("id > 10",))
 
 
 def test_spark_data_source_replace_where_on_data_columns(spark: Any, tmp_path: Path) -> None:
     deltalog.spark.register(spark)
-    theirs, mine = tmp_path / "spark", tmp_path / "ours"
-    spark_table(spark, theirs, {"delta.enableDeletionVectors": "false"}, True)
-    shutil.copytree(theirs, mine)
-    start = deltalog.DeltaTable(mine).latest_version() + 1
+    properties = {"delta.enableDeletionVectors": "false"}
+    theirs, mine, start = spark_table_and_copy(spark, tmp_path, properties, True)
     for values, predicate in REPLACES[:2]:
         spark_replace(spark, theirs, values, predicate, "delta")
         spark_replace(spark, mine, values, predicate, "deltalog")
         assert_same_rows(ours(mine), spark_rows(spark, theirs), predicate)
-    assert our_changes(mine, start) == spark_changes(spark, theirs, start)
-    assert spark_changes(spark, mine, start) == spark_changes(spark, theirs, start)
+    assert_same_changes(spark, mine, theirs, start)

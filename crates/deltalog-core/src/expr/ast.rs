@@ -246,6 +246,60 @@ impl Expr {
         }
     }
 
+    /// The expression with every column path replaced by `rename` of it (the first error
+    /// returned stops the rewrite and is returned); everything else is kept.
+    pub fn try_map_columns<E, F>(&self, rename: &mut F) -> std::result::Result<Expr, E>
+    where
+        F: FnMut(&[String]) -> std::result::Result<Vec<String>, E>,
+    {
+        let mut map = |inner: &Expr| inner.try_map_columns(rename).map(Box::new);
+        Ok(match self {
+            Expr::Column(path) => Expr::Column(rename(path)?),
+            Expr::Literal(_) => self.clone(),
+            Expr::Compare { op, left, right } => Expr::Compare {
+                op: *op,
+                left: map(left)?,
+                right: map(right)?,
+            },
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList {
+                expr: map(expr)?,
+                list: list.clone(),
+                negated: *negated,
+            },
+            Expr::IsNull { expr, negated } => Expr::IsNull {
+                expr: map(expr)?,
+                negated: *negated,
+            },
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => Expr::Between {
+                expr: map(expr)?,
+                low: map(low)?,
+                high: map(high)?,
+                negated: *negated,
+            },
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+            } => Expr::Like {
+                expr: map(expr)?,
+                pattern: pattern.clone(),
+                negated: *negated,
+            },
+            Expr::And(left, right) => Expr::And(map(left)?, map(right)?),
+            Expr::Or(left, right) => Expr::Or(map(left)?, map(right)?),
+            Expr::Not(inner) => Expr::Not(map(inner)?),
+        })
+    }
+
     fn visit_columns(&self, visit: &mut dyn FnMut(&[String])) {
         match self {
             Expr::Column(path) => visit(path),

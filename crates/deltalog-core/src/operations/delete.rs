@@ -17,20 +17,19 @@
 
 use std::time::Instant;
 
-use crate::error::{Error, Result};
+use futures::StreamExt;
+
+use crate::error::Result;
 use crate::expr::Expr;
 use crate::snapshot::Snapshot;
-use crate::table::{SnapshotAt, Table};
-use crate::transaction::Transaction;
+use crate::table::Table;
 use crate::write::{WriteFailure, WriterOptions};
 
 use super::dml::{
-    commit_row_changes,
-    candidates, check_predicate, find_matches, is_partition_only, read_every_row,
-    row_tracking_columns, rows_in, stage_deletion_vectors, stage_written, Candidate,
-    FileMatches, Metrics, RowWriter,
+    candidates, filter, is_partition_only, read_every_row, rows_in, touched_files, Candidate,
+    FileMatches, RowChange, RowWriter, Touched,
 };
-use super::write::{TableCommit, DATA_WRITER_FEATURES};
+use super::write::TableCommit;
 
 /// The metrics Delta on Spark writes in the `commitInfo` of a `DELETE`.
 const SPARK_METRICS: [&str; 13] = [
@@ -65,333 +64,166 @@ pub struct DeleteOptions {
 /// `numDeletionVectorsUpdated`, `numAddedChangeFiles`, `numRemovedBytes`, `numAddedBytes`,
 /// `executionTimeMs`, `scanTimeMs`, `rewriteTimeMs`). See the module documentation for how.
 ///
-/// Errors, with nothing committed: [`Error::InvalidArgument`] for a predicate naming an
-/// unknown column or comparing a column with a value of another kind; [`Error::NotAllowed`]
-/// for an append-only table; [`Error::UnsupportedFeature`] for a table this library cannot
-/// write; conflicts as [`crate::Transaction::commit`] reports them. Files written before a
-/// failure are named in the [`WriteFailure`] (unreferenced; VACUUM removes them).
+/// Errors, with nothing committed: [`crate::Error::InvalidArgument`] for a predicate naming an
+/// unknown column or comparing a column with a value of another kind;
+/// [`crate::Error::NotAllowed`] for an append-only table; [`crate::Error::UnsupportedFeature`]
+/// for a table this library cannot write; conflicts as [`crate::Transaction::commit`] reports
+/// them. Files written before a failure are named in the [`WriteFailure`] (unreferenced;
+/// VACUUM removes them).
 pub async fn delete(
     table: &Table,
     predicate: Option<Expr>,
     options: DeleteOptions,
 ) -> Result<TableCommit, WriteFailure> {
-    let snapshot = table
-        .snapshot(SnapshotAt::Latest)
-        .await
-        .map_err(WriteFailure::unwritten)?;
-    let started = Instant::now();
-    let mut run = DeleteRun {
-        transaction: snapshot.transaction("DELETE"),
-        metrics: Metrics::default(),
-        written: Vec::new(),
-        snapshot,
-    };
-    let prepared = run.prepare(predicate.as_ref(), &options).await;
-    if let Err(error) = prepared {
-        return Err(WriteFailure {
-            error,
-            written_files: run.written,
-        });
+    let mut change = RowChange::open(table, "DELETE").await?;
+    if let Err(error) = prepare(&mut change, predicate.as_ref(), &options).await {
+        return Err(change.fail(error));
     }
-    run.metrics
-        .set("executionTimeMs", started.elapsed().as_millis() as u64);
-    run.commit().await
+    let metrics = &change.metrics;
+    let changed = metrics.get("numRemovedFiles") > 0
+        || metrics.get("numDeletionVectorsAdded") > 0
+        || metrics.get("numDeletionVectorsUpdated") > 0;
+    change.commit(&SPARK_METRICS, changed).await
 }
 
-/// A delete being prepared: the actions are staged on `transaction`, which read `snapshot`.
-pub(crate) struct DeleteRun {
-    pub(crate) snapshot: Snapshot,
-    pub(crate) transaction: Transaction,
-    pub(crate) metrics: Metrics,
-    /// Data, change data and deletion vector files written so far.
-    pub(crate) written: Vec<String>,
+/// Stages every action of the delete.
+async fn prepare(
+    change: &mut RowChange,
+    predicate: Option<&Expr>,
+    options: &DeleteOptions,
+) -> Result<()> {
+    change.begin(Some("rows cannot be deleted"), &options.commit_info)?;
+    change.stage_predicate(predicate)?;
+    stage_delete(change, predicate, &options.writer).await
 }
 
-impl DeleteRun {
-    /// Stages every action of the delete.
-    async fn prepare(&mut self, predicate: Option<&Expr>, options: &DeleteOptions) -> Result<()> {
-        let config = self.snapshot.table_configuration().clone();
-        if config.properties().append_only {
-            return Err(Error::NotAllowed(format!(
-                "{} is append-only (delta.appendOnly): rows cannot be deleted",
-                config.table_uri()
-            )));
-        }
-        config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
-        self.transaction
-            .add_data_writer_features(&DATA_WRITER_FEATURES);
-        if let Some(predicate) = predicate {
-            check_predicate(&config, predicate)?;
-        }
-        let predicates: Vec<String> = predicate.iter().map(|p| p.to_string()).collect();
-        let text = serde_json::to_string(&predicates).unwrap_or_default();
-        self.transaction.set_operation_parameter("predicate", text);
-        for (key, value) in &options.commit_info {
-            self.transaction.set_commit_info(key, value.clone());
-        }
-        self.stage(predicate, &options.writer).await
-    }
-
-    /// Stages the removal of the rows matching `predicate` (every row when `None`) on the
-    /// transaction, recording the read: whole files for a partition predicate, else deletion
-    /// vectors or copy-on-write rewrites (see the module documentation); the predicate must
-    /// have been checked against the table ([`check_predicate`]).
-    pub(crate) async fn stage(
-        &mut self,
-        predicate: Option<&Expr>,
-        writer: &WriterOptions,
-    ) -> Result<()> {
-        let config = self.snapshot.table_configuration().clone();
-        let scan_started = Instant::now();
-        let found = candidates(&self.snapshot, predicate).await?;
-        self.metrics
-            .set("numFilesBeforeSkipping", found.files_before_skipping);
-        self.metrics
-            .set("numBytesBeforeSkipping", found.bytes_before_skipping);
-        self.metrics
-            .set("numFilesAfterSkipping", found.files.len() as u64);
-        self.record_read(predicate, &found.files);
-        let whole_files = predicate.is_none_or(|p| is_partition_only(&config, p));
-        if whole_files {
-            self.remove_whole_files(&found.files)?;
-            self.metrics
-                .set("scanTimeMs", scan_started.elapsed().as_millis() as u64);
-            return Ok(());
-        }
-        let Some(predicate) = predicate else {
-            return Ok(());
-        };
-        let mut touched = Vec::new();
-        for file in found.files {
-            let matches = find_matches(&self.snapshot, &file, predicate).await?;
-            if !matches.matched.is_empty() {
-                touched.push((file, matches));
-            }
-        }
-        self.metrics
+/// Stages on `change` the removal of the rows matching `predicate` (every row when `None`),
+/// recording the read: whole files for a partition predicate, else deletion vectors or
+/// copy-on-write rewrites written with `writer` (see the module documentation). The
+/// predicate must have been checked against the table
+/// ([`super::dml::check_predicate`]).
+pub(crate) async fn stage_delete(
+    change: &mut RowChange,
+    predicate: Option<&Expr>,
+    writer: &WriterOptions,
+) -> Result<()> {
+    let config = change.snapshot.table_configuration().clone();
+    let scan_started = Instant::now();
+    let found = candidates(&change.snapshot, predicate).await?;
+    let metrics = &mut change.metrics;
+    metrics.set("numFilesBeforeSkipping", found.files_before_skipping);
+    metrics.set("numBytesBeforeSkipping", found.bytes_before_skipping);
+    metrics.set("numFilesAfterSkipping", found.files.len() as u64);
+    change.record_read(predicate, &found.files);
+    let whole_files = predicate.is_none_or(|p| is_partition_only(&config, p));
+    let Some(predicate) = predicate.filter(|_| !whole_files) else {
+        remove_whole_files(change, &found.files)?;
+        change
+            .metrics
             .set("scanTimeMs", scan_started.elapsed().as_millis() as u64);
-        let rewrite_started = Instant::now();
-        let deleted: u64 = touched.iter().map(|(_, m)| m.matched.len()).sum();
-        self.metrics.set("numDeletedRows", deleted);
-        let removed_bytes = touched.iter().map(|(f, _)| f.size.max(0) as u64).sum();
-        if config.is_deletion_vectors_enabled() {
-            self.metrics.add("numRemovedBytes", removed_bytes);
-            let dv_file =
-                stage_deletion_vectors(&self.snapshot, &mut self.transaction, touched, &mut self.metrics)
-                    .await?;
-            self.written.extend(dv_file);
-        } else {
-            self.rewrite(touched, writer, removed_bytes).await?;
-        }
-        self.metrics
-            .set("rewriteTimeMs", rewrite_started.elapsed().as_millis() as u64);
-        Ok(())
+        return Ok(());
+    };
+    let touched = touched_files(&change.snapshot, found.files, predicate).await?;
+    change
+        .metrics
+        .set("scanTimeMs", scan_started.elapsed().as_millis() as u64);
+    let rewrite_started = Instant::now();
+    let deleted: u64 = touched.iter().map(|(_, m)| m.matched.len()).sum();
+    change.metrics.set("numDeletedRows", deleted);
+    if config.is_deletion_vectors_enabled() {
+        change.remove_touched(touched, true).await?;
+    } else {
+        rewrite(change, touched, writer).await?;
     }
+    change
+        .metrics
+        .set("rewriteTimeMs", rewrite_started.elapsed().as_millis() as u64);
+    Ok(())
+}
 
-    /// Removes `files` whole (a delete of every row, or of whole partitions).
-    fn remove_whole_files(&mut self, files: &[Candidate]) -> Result<()> {
-        let mut rows = Some(0u64);
-        for file in files {
-            self.transaction.remove_files(&file.add, true)?;
-            self.metrics.add("numRemovedFiles", 1);
-            self.metrics.add("numRemovedBytes", file.size.max(0) as u64);
-            self.metrics.add(
-                "numDeletionVectorsRemoved",
-                u64::from(file.deletion_vector.is_some()),
-            );
-            let deleted_before = file.deletion_vector.as_ref().map_or(0, |dv| dv.cardinality);
-            rows = match (rows, file.num_records) {
-                (Some(total), Some(records)) => {
-                    Some(total + u64::try_from(records - deleted_before).unwrap_or(0))
-                }
-                _ => None,
-            };
-        }
-        self.metrics.set("numDeletedRows", rows.unwrap_or(0));
-        self.metrics.set("numCopiedRows", 0);
-        Ok(())
-    }
-
-    /// Copy-on-write: every touched file rewritten without its matching rows (and those its
-    /// deletion vector marked), the deleted rows written as `delete` change rows when the
-    /// change data feed is on.
-    async fn rewrite(
-        &mut self,
-        touched: Vec<(Candidate, FileMatches)>,
-        writer_options: &WriterOptions,
-        removed_bytes: u64,
-    ) -> Result<()> {
-        if touched.is_empty() {
-            return Ok(());
-        }
-        let config = self.snapshot.table_configuration().clone();
-        let row_tracking = row_tracking_columns(&config, &mut self.transaction)?;
-        let mut writer = RowWriter::try_new(
-            &config,
-            self.snapshot.storage(),
-            writer_options,
-            row_tracking.clone(),
-            config.properties().enable_change_data_feed,
-        )?;
-        let mut copied = 0u64;
-        for (file, matches) in &touched {
-            match copy_file(&self.snapshot, file, matches, &mut writer, row_tracking.is_some()).await {
-                Ok(rows) => copied += rows,
-                Err(error) => {
-                    self.written.extend(writer.abort().await);
-                    return Err(error);
-                }
-            }
-        }
-        let (data, changes) = match writer.finish().await {
-            Ok(done) => done,
-            Err(written) => {
-                self.written.extend(written);
-                return Err(Error::InvalidArgument(
-                    "closing the rewritten files failed".into(),
-                ));
-            }
-        };
-        self.written.extend(data.files.iter().map(|f| f.path.clone()));
-        self.written.extend(changes.iter().map(|f| f.path.clone()));
-        for (file, _) in &touched {
-            self.transaction.remove_files(&file.add, true)?;
-        }
-        self.metrics.add("numRemovedFiles", touched.len() as u64);
-        self.metrics.add("numRemovedBytes", removed_bytes);
-        self.metrics.add(
+/// Removes `files` whole (a delete of every row, or of whole partitions).
+fn remove_whole_files(change: &mut RowChange, files: &[Candidate]) -> Result<()> {
+    let mut rows = Some(0u64);
+    for file in files {
+        change.transaction.remove_files(&file.add, true)?;
+        change.metrics.add("numRemovedFiles", 1);
+        change.metrics.add("numRemovedBytes", file.size.max(0) as u64);
+        change.metrics.add(
             "numDeletionVectorsRemoved",
-            touched
-                .iter()
-                .filter(|(f, _)| f.deletion_vector.is_some())
-                .count() as u64,
+            u64::from(file.deletion_vector.is_some()),
         );
-        self.metrics.set("numCopiedRows", copied);
-        stage_written(&mut self.transaction, &data.files, &changes, &mut self.metrics)
+        let deleted_before = file.deletion_vector.as_ref().map_or(0, |dv| dv.cardinality);
+        rows = match (rows, file.num_records) {
+            (Some(total), Some(records)) => {
+                Some(total + u64::try_from(records - deleted_before).unwrap_or(0))
+            }
+            _ => None,
+        };
     }
+    change.metrics.set("numDeletedRows", rows.unwrap_or(0));
+    change.metrics.set("numCopiedRows", 0);
+    Ok(())
+}
 
-    fn record_read(&mut self, predicate: Option<&Expr>, files: &[Candidate]) {
-        match predicate {
-            Some(predicate) => self.transaction.record_read_predicate(predicate.clone()),
-            None => self.transaction.record_read_whole_table(),
+/// Copy-on-write: every touched file rewritten without its matching rows (and those its
+/// deletion vector marked), the deleted rows written as `delete` change rows when the
+/// change data feed is on.
+async fn rewrite(
+    change: &mut RowChange,
+    touched: Vec<Touched>,
+    writer_options: &WriterOptions,
+) -> Result<()> {
+    if touched.is_empty() {
+        return Ok(());
+    }
+    let mut writer = change.open_writer(writer_options)?;
+    let mut copied = 0u64;
+    for (file, matches) in &touched {
+        match copy_file(&change.snapshot, file, matches, &mut writer).await {
+            Ok(rows) => copied += rows,
+            Err(error) => return Err(change.abandon(writer, error).await),
         }
-        let keys: Vec<String> = files.iter().map(|f| log_path(&f.add)).collect();
-        self.transaction
-            .record_read_files(keys.iter().map(String::as_str));
     }
-
-    /// Commits what was staged (nothing when no row matched).
-    async fn commit(self) -> Result<TableCommit, WriteFailure> {
-        let changed = self.metrics.get("numRemovedFiles") > 0
-            || self.metrics.get("numDeletionVectorsAdded") > 0
-            || self.metrics.get("numDeletionVectorsUpdated") > 0;
-        commit_row_changes(
-            self.snapshot,
-            self.transaction,
-            self.metrics,
-            &SPARK_METRICS,
-            changed,
-            self.written,
-        )
-        .await
-    }
+    change.metrics.set("numCopiedRows", copied);
+    change.remove_touched(touched, false).await?;
+    change.stage_writer(writer, "rewritten").await
 }
 
 /// Writes the rows of `file` that stay (not matched, not deleted before) to `writer`, and the
 /// matched rows as `delete` changes; returns how many rows were copied.
-pub(crate) async fn copy_file(
+async fn copy_file(
     snapshot: &Snapshot,
     file: &Candidate,
     matches: &FileMatches,
     writer: &mut RowWriter,
-    row_tracking: bool,
 ) -> Result<u64> {
-    use futures::StreamExt;
-    let mut rows = read_every_row(snapshot, file, None, row_tracking)?;
+    let mut rows = read_every_row(snapshot, file, None, writer.keeps_row_ids())?;
     let mut position = 0u64;
     let mut copied = 0u64;
     while let Some(batch) = rows.next().await {
         let batch = batch?;
-        let count = batch.num_rows();
-        let gone = rows_in(&matches.deleted_before, count, position)?;
-        let matched = rows_in(&matches.matched, count, position)?;
-        let dropped = arrow::compute::or(&gone, &matched)
-            .map_err(|error| Error::arrow("selecting rows", error))?;
-        let kept = arrow::compute::not(&dropped)
-            .map_err(|error| Error::arrow("selecting rows", error))?;
-        let kept_rows = filter(&batch, &kept)?;
-        copied += kept_rows.num_rows() as u64;
-        writer.write_data(&kept_rows, true).await?;
+        copied += writer.copy_kept_rows(&batch, matches, position).await?;
         if writer.writes_changes() {
+            let matched = rows_in(&matches.matched, batch.num_rows(), position)?;
             writer.write_changes(&filter(&batch, &matched)?, "delete").await?;
         }
-        position += count as u64;
+        position += batch.num_rows() as u64;
     }
     Ok(copied)
 }
 
-pub(crate) fn filter(
-    batch: &arrow_array::RecordBatch,
-    mask: &arrow_array::BooleanArray,
-) -> Result<arrow_array::RecordBatch> {
-    arrow::compute::filter_record_batch(batch, mask)
-        .map_err(|error| Error::arrow("selecting rows", error))
-}
-
-/// The path of a one-row add as the log writes it.
-pub(crate) fn log_path(add: &arrow_array::StructArray) -> String {
-    use arrow_array::cast::AsArray;
-    use arrow_array::Array;
-    add.column_by_name(crate::action_schema::add::PATH)
-        .and_then(|c| c.as_string_opt::<i32>())
-        .filter(|c| c.is_valid(0))
-        .map(|c| c.value(0).to_string())
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-    use std::sync::Arc;
-
     use arrow_array::cast::AsArray;
-    use arrow_array::types::Int64Type;
-    use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 
     use super::*;
+    use crate::error::Error;
     use crate::expr::parse_sql;
-    use crate::operations::{write_table, WriteTableOptions};
-    use crate::scan::{Scan, ScanOptions};
+    use crate::operations::dml::test_tables::{ids, ids_batch, table_of};
 
     async fn table_with_rows(dir: &std::path::Path, deletion_vectors: bool) -> Table {
-        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..10));
-        let batch = RecordBatch::try_from_iter([("id", ids)]).unwrap();
-        let options = WriteTableOptions {
-            configuration: HashMap::from([(
-                "delta.enableDeletionVectors".to_string(),
-                deletion_vectors.to_string(),
-            )]),
-            ..WriteTableOptions::default()
-        };
-        let uri = dir.to_str().unwrap();
-        let storage = crate::storage::Storage::open(uri, &HashMap::new()).unwrap();
-        let table = Table::from_storage(storage);
-        let stream = futures::stream::iter([Ok(batch.clone())]);
-        write_table(&table, batch.schema(), stream, options)
-            .await
-            .unwrap();
-        table
-    }
-
-    async fn ids(table: &Table) -> Vec<i64> {
-        let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
-        let scan = Scan::new(&snapshot, ScanOptions::default()).await.unwrap();
-        let mut ids: Vec<i64> = Vec::new();
-        for batch in scan.to_batches().await.unwrap() {
-            ids.extend(batch.column(0).as_primitive::<Int64Type>().values());
-        }
-        ids.sort_unstable();
-        ids
+        let dv = deletion_vectors.to_string();
+        table_of(dir, ids_batch(0..10), &[("delta.enableDeletionVectors", &dv)]).await
     }
 
     #[tokio::test]

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
@@ -36,7 +37,7 @@ use crate::schema::{
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
 use crate::snapshot::Snapshot;
-use crate::table::Table;
+use crate::table::{SnapshotAt, Table};
 use crate::table_config::properties::{
     ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
     ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
@@ -48,6 +49,9 @@ use crate::write::{DataFileWriter, WriteFailure, WriteResult, WriterOptions, Wri
 
 use super::schema::max_column_id;
 use super::write::{add_file, TableCommit, DATA_WRITER_FEATURES};
+
+#[cfg(test)]
+pub(crate) mod test_tables;
 
 /// The column of change data files holding the kind of change (spec "Change Data Files").
 pub(crate) const CHANGE_TYPE: &str = "_change_type";
@@ -90,6 +94,24 @@ impl FileMatches {
     pub(crate) fn deletes_every_row(&self) -> bool {
         self.matched.len() + self.deleted_before.len() >= self.physical_rows
     }
+
+    /// Counts at least the rows the log records for `file` (`numRecords`) as its physical
+    /// rows, once every row read has been counted.
+    pub(crate) fn count_recorded_rows(&mut self, file: &Candidate) {
+        if let Some(records) = file.num_records {
+            self.physical_rows = self.physical_rows.max(u64::try_from(records).unwrap_or(0));
+        }
+    }
+
+    /// The mask of the rows of a batch of `num_rows` rows (the first at physical position
+    /// `first`) that stay in the table: neither deleted before nor matched.
+    pub(crate) fn kept_rows(&self, num_rows: usize, first: u64) -> Result<BooleanArray> {
+        let gone = rows_in(&self.deleted_before, num_rows, first)?;
+        let matched = rows_in(&self.matched, num_rows, first)?;
+        let dropped = arrow::compute::or(&gone, &matched)
+            .map_err(|error| Error::arrow("selecting rows", error))?;
+        arrow::compute::not(&dropped).map_err(|error| Error::arrow("selecting rows", error))
+    }
 }
 
 /// The operation metrics, as Delta on Spark names them (`commitInfo.operationMetrics`).
@@ -120,43 +142,208 @@ impl Metrics {
     }
 }
 
-/// Commits the actions a row-level operation staged on `transaction`, with the metrics
-/// `names` as Spark reports them (zero where unset); commits nothing when `changed` is false
-/// (no row matched). On failure the error names the files `written`.
-pub(crate) async fn commit_row_changes(
-    snapshot: Snapshot,
-    transaction: Transaction,
-    mut metrics: Metrics,
-    names: &[&str],
-    changed: bool,
-    written: Vec<String>,
-) -> std::result::Result<TableCommit, WriteFailure> {
-    for name in names {
-        metrics.add(name, 0);
+/// A target file with the rows a row-level operation touched in it.
+pub(crate) type Touched = (Candidate, FileMatches);
+
+/// A row-level operation being prepared: the snapshot it read, the transaction its actions
+/// are staged on, its metrics (this crate's names until [`RowChange::commit`]) and every file
+/// it wrote so far (data, change data, deletion vectors), which a failure names.
+pub(crate) struct RowChange {
+    pub snapshot: Snapshot,
+    pub transaction: Transaction,
+    pub metrics: Metrics,
+    pub written: Vec<String>,
+    started: Instant,
+}
+
+impl RowChange {
+    /// An operation on `snapshot` staging its actions on `transaction` (which read it).
+    pub(crate) fn new(snapshot: Snapshot, transaction: Transaction) -> RowChange {
+        RowChange {
+            snapshot,
+            transaction,
+            metrics: Metrics::default(),
+            written: Vec::new(),
+            started: Instant::now(),
+        }
     }
-    if !changed {
-        return Ok(TableCommit {
-            version: snapshot.version(),
-            committed: false,
-            retries: 0,
-            snapshot: Some(snapshot),
-            metrics: metrics.0,
-            post_commit: PostCommitReport::default(),
-        });
+
+    /// The operation `operation` (its `commitInfo.operation`) on the latest version of
+    /// `table`; `executionTimeMs` counts from here.
+    pub(crate) async fn open(table: &Table, operation: &str) -> Result<RowChange, WriteFailure> {
+        let snapshot = table
+            .snapshot(SnapshotAt::Latest)
+            .await
+            .map_err(WriteFailure::unwritten)?;
+        let transaction = snapshot.transaction(operation);
+        Ok(RowChange::new(snapshot, transaction))
     }
-    let transaction = metrics.stage(transaction, names);
-    let result = transaction.commit().await.map_err(|error| WriteFailure {
-        error,
-        written_files: written,
-    })?;
-    Ok(TableCommit {
-        version: result.version,
-        committed: true,
-        retries: result.retries,
-        snapshot: result.snapshot,
-        metrics: metrics.0,
-        post_commit: result.post_commit,
-    })
+
+    /// Checks that this library can change rows of the table (with `refusal`, that the table
+    /// is not append-only: [`Error::NotAllowed`] saying it) and stages the table features
+    /// the data writer needs and the caller's `commitInfo` fields.
+    pub(crate) fn begin(
+        &mut self,
+        refusal: Option<&str>,
+        commit_info: &serde_json::Map<String, Value>,
+    ) -> Result<()> {
+        let config = self.snapshot.table_configuration();
+        if let (true, Some(refusal)) = (config.properties().append_only, refusal) {
+            return Err(Error::NotAllowed(format!(
+                "{} is append-only (delta.appendOnly): {refusal}",
+                config.table_uri()
+            )));
+        }
+        config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
+        self.transaction
+            .add_data_writer_features(&DATA_WRITER_FEATURES);
+        for (key, value) in commit_info {
+            self.transaction.set_commit_info(key, value.clone());
+        }
+        Ok(())
+    }
+
+    /// Checks `predicate` against the table ([`check_predicate`]) and stages it as the
+    /// operation parameter `predicate`, a JSON list as Spark writes it (empty for `None`).
+    pub(crate) fn stage_predicate(&mut self, predicate: Option<&Expr>) -> Result<()> {
+        if let Some(predicate) = predicate {
+            check_predicate(self.snapshot.table_configuration(), predicate)?;
+        }
+        let predicates: Vec<String> = predicate.iter().map(|p| p.to_string()).collect();
+        let text = serde_json::to_string(&predicates).unwrap_or_default();
+        self.transaction.set_operation_parameter("predicate", text);
+        Ok(())
+    }
+
+    /// Records what the operation read, so that a concurrent commit changing it is a
+    /// conflict: the rows `predicate` may match (the whole table for `None`) and `files`.
+    pub(crate) fn record_read(&mut self, predicate: Option<&Expr>, files: &[Candidate]) {
+        match predicate {
+            Some(predicate) => self.transaction.record_read_predicate(predicate.clone()),
+            None => self.transaction.record_read_whole_table(),
+        }
+        let keys: Vec<String> = files.iter().map(|f| log_path(&f.add)).collect();
+        self.transaction
+            .record_read_files(keys.iter().map(String::as_str));
+    }
+
+    /// The writer of the operation's rows, with `options`: the materialised row tracking
+    /// columns when the table keeps row ids (their names staged when new, see
+    /// [`row_tracking_columns`]), change data files when `delta.enableChangeDataFeed` is on.
+    pub(crate) fn open_writer(&mut self, options: &WriterOptions) -> Result<RowWriter> {
+        let config = self.snapshot.table_configuration().clone();
+        let row_tracking = row_tracking_columns(&config, &mut self.transaction)?;
+        RowWriter::try_new(
+            &config,
+            self.snapshot.storage(),
+            options,
+            row_tracking,
+            config.properties().enable_change_data_feed,
+        )
+    }
+
+    /// Gives `writer` up after `error`, recording the files it completed; returns `error`.
+    pub(crate) async fn abandon(&mut self, writer: RowWriter, error: Error) -> Error {
+        self.written.extend(writer.abort().await);
+        error
+    }
+
+    /// Closes `writer`, records its files as written and stages their adds and `cdc`
+    /// actions ([`stage_written`]). When a file fails to close, the error says that closing
+    /// the `what` files failed.
+    pub(crate) async fn stage_writer(&mut self, writer: RowWriter, what: &str) -> Result<()> {
+        let (data, changes) = match writer.finish().await {
+            Ok(done) => done,
+            Err(written) => {
+                self.written.extend(written);
+                return Err(Error::InvalidArgument(format!(
+                    "closing the {what} files failed"
+                )));
+            }
+        };
+        self.written.extend(data.files.iter().map(|f| f.path.clone()));
+        self.written.extend(changes.iter().map(|f| f.path.clone()));
+        stage_written(&mut self.transaction, &data.files, &changes, &mut self.metrics)
+    }
+
+    /// Deletes the touched rows of `touched`: with `deletion_vectors`, marked in the files'
+    /// deletion vectors ([`stage_deletion_vectors`]); otherwise (copy-on-write, their other
+    /// live rows written again by the caller) the files are removed. Counts
+    /// `numRemovedBytes`, `numRemovedFiles` and the deletion vector metrics.
+    pub(crate) async fn remove_touched(
+        &mut self,
+        touched: Vec<Touched>,
+        deletion_vectors: bool,
+    ) -> Result<()> {
+        let removed_bytes: u64 = touched.iter().map(|(f, _)| f.size.max(0) as u64).sum();
+        self.metrics.add("numRemovedBytes", removed_bytes);
+        if deletion_vectors {
+            let dv_file = stage_deletion_vectors(
+                &self.snapshot,
+                &mut self.transaction,
+                touched,
+                &mut self.metrics,
+            )
+            .await?;
+            self.written.extend(dv_file);
+            return Ok(());
+        }
+        for (file, _) in &touched {
+            self.transaction.remove_files(&file.add, true)?;
+            self.metrics.add("numRemovedFiles", 1);
+            self.metrics.add(
+                "numDeletionVectorsRemoved",
+                u64::from(file.deletion_vector.is_some()),
+            );
+        }
+        Ok(())
+    }
+
+    /// `error`, naming the files written so far (nothing was committed).
+    pub(crate) fn fail(self, error: Error) -> WriteFailure {
+        WriteFailure {
+            error,
+            written_files: self.written,
+        }
+    }
+
+    /// Commits the staged actions with `executionTimeMs` and the metrics `names` as Spark
+    /// reports them (zero where unset); commits nothing when `changed` is false (no row
+    /// changed). On failure the error names the files written.
+    pub(crate) async fn commit(
+        mut self,
+        names: &[&str],
+        changed: bool,
+    ) -> Result<TableCommit, WriteFailure> {
+        let elapsed = self.started.elapsed().as_millis() as u64;
+        self.metrics.set("executionTimeMs", elapsed);
+        for name in names {
+            self.metrics.add(name, 0);
+        }
+        if !changed {
+            return Ok(TableCommit {
+                version: self.snapshot.version(),
+                committed: false,
+                retries: 0,
+                snapshot: Some(self.snapshot),
+                metrics: self.metrics.0,
+                post_commit: PostCommitReport::default(),
+            });
+        }
+        let transaction = self.metrics.stage(self.transaction, names);
+        let result = transaction.commit().await.map_err(|error| WriteFailure {
+            error,
+            written_files: self.written,
+        })?;
+        Ok(TableCommit {
+            version: result.version,
+            committed: true,
+            retries: result.retries,
+            snapshot: result.snapshot,
+            metrics: self.metrics.0,
+            post_commit: result.post_commit,
+        })
+    }
 }
 
 /// Checks that `predicate` names columns of the table with values they can be compared
@@ -269,12 +456,25 @@ pub(crate) async fn find_matches(
         }
         matches.physical_rows += mask.len() as u64;
     }
-    if let Some(records) = file.num_records {
-        matches.physical_rows = matches
-            .physical_rows
-            .max(u64::try_from(records).unwrap_or(0));
-    }
+    matches.count_recorded_rows(file);
     Ok(matches)
+}
+
+/// The files of `files` holding live rows that `predicate` matches, each with those rows
+/// ([`find_matches`]); files without such rows are left out.
+pub(crate) async fn touched_files(
+    snapshot: &Snapshot,
+    files: Vec<Candidate>,
+    predicate: &Expr,
+) -> Result<Vec<Touched>> {
+    let mut touched = Vec::new();
+    for file in files {
+        let matches = find_matches(snapshot, &file, predicate).await?;
+        if !matches.matched.is_empty() {
+            touched.push((file, matches));
+        }
+    }
+    Ok(touched)
 }
 
 /// The deletion vector of `file` before the operation (empty when it has none).
@@ -438,6 +638,26 @@ impl RowWriter {
         self.changes.is_some()
     }
 
+    /// True when the data files hold the materialised row tracking columns.
+    pub(crate) fn keeps_row_ids(&self) -> bool {
+        self.row_tracking.is_some()
+    }
+
+    /// Copy-on-write: writes again the rows of `batch` (every row of a file, the first at
+    /// physical position `first`) that stay in the table ([`FileMatches::kept_rows`]), with
+    /// their row ids and row commit versions. Returns how many rows it wrote.
+    pub(crate) async fn copy_kept_rows(
+        &mut self,
+        batch: &RecordBatch,
+        matches: &FileMatches,
+        first: u64,
+    ) -> Result<u64> {
+        let kept = matches.kept_rows(batch.num_rows(), first)?;
+        let rows = filter(batch, &kept)?;
+        self.write_data(&rows, true).await?;
+        Ok(rows.num_rows() as u64)
+    }
+
     /// Writes `rows` (the table's columns, then `row_id` and `row_commit_version` when the
     /// table keeps row ids) as table data. `keep_commit_version` false writes no row commit
     /// version, so the rows get the version of this commit.
@@ -543,6 +763,22 @@ pub(crate) fn stage_written(
     metrics.add("numAddedChangeFiles", changes.len() as u64);
     metrics.add("changeFileBytes", changes.iter().map(|f| f.size).sum());
     Ok(())
+}
+
+/// The rows of `batch` where `mask` is true.
+pub(crate) fn filter(batch: &RecordBatch, mask: &BooleanArray) -> Result<RecordBatch> {
+    arrow::compute::filter_record_batch(batch, mask)
+        .map_err(|error| Error::arrow("selecting rows", error))
+}
+
+/// The path of a one-row add as the log writes it.
+pub(crate) fn log_path(add_row: &StructArray) -> String {
+    add_row
+        .column_by_name(add::PATH)
+        .and_then(|c| c.as_string_opt::<i32>())
+        .filter(|c| c.is_valid(0))
+        .map(|c| c.value(0).to_string())
+        .unwrap_or_default()
 }
 
 /// `config` with `names` appended to its schema as nullable columns of type `ty` (stored

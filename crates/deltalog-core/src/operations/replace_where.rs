@@ -3,7 +3,7 @@
 //! `spark.databricks.delta.replaceWhere.dataColumns.enabled` (its default).
 //!
 //! 1. The rows of the table matching the predicate are deleted as `DELETE` deletes them
-//!    ([`DeleteRun::stage`]): whole files for a predicate over partition columns only, else
+//!    ([`stage_delete`]): whole files for a predicate over partition columns only, else
 //!    deletion vectors when the table has `delta.enableDeletionVectors`, else the files
 //!    holding matching rows rewritten without them (copy-on-write), with their deleted rows
 //!    as `delete` change rows when the change data feed is on. The predicate and the files
@@ -32,9 +32,10 @@ use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
 use crate::write::{DataFileWriter, WriteFailure, WriteResult, WriterOptions, WrittenFile};
 
-use super::delete::DeleteRun;
+use super::delete::stage_delete;
 use super::dml::{
-    check_predicate, is_partition_only, with_extra_columns, Metrics, CHANGE_DATA_DIR, CHANGE_TYPE,
+    check_predicate, is_partition_only, with_extra_columns, RowChange, CHANGE_DATA_DIR,
+    CHANGE_TYPE,
 };
 use super::write::TableTransaction;
 
@@ -76,24 +77,16 @@ pub(super) async fn stage_replaced_rows(
         )));
     };
     check_predicate(snapshot.table_configuration(), predicate).map_err(WriteFailure::unwritten)?;
-    let mut run = DeleteRun {
-        snapshot,
-        transaction: staging,
-        metrics: Metrics::default(),
-        written: Vec::new(),
-    };
-    if let Err(error) = run.stage(Some(predicate), writer).await {
-        return Err(WriteFailure {
-            error,
-            written_files: run.written,
-        });
+    let mut change = RowChange::new(snapshot, staging);
+    if let Err(error) = stage_delete(&mut change, Some(predicate), writer).await {
+        return Err(change.fail(error));
     }
-    let DeleteRun {
+    let RowChange {
         transaction: staging,
         metrics,
         written,
         ..
-    } = run;
+    } = change;
     let mut reported = BTreeMap::new();
     for name in DELETE_METRICS {
         reported.insert(name.to_string(), metrics.get(name));
@@ -233,40 +226,18 @@ async fn write_both(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
-    use arrow_array::Int64Array;
 
     use super::*;
     use crate::changes::ChangeScan;
     use crate::expr::parse_sql;
+    use crate::operations::dml::test_tables::{ids, ids_batch, table_of};
     use crate::operations::{write_table, WriteMode, WriteTableOptions};
-    use crate::scan::{Scan, ScanOptions};
     use crate::table::{SnapshotAt, Table};
 
-    fn ids_batch(ids: impl IntoIterator<Item = i64>) -> RecordBatch {
-        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(ids));
-        RecordBatch::try_from_iter([("id", ids)]).unwrap()
-    }
-
     async fn table_with_rows(dir: &std::path::Path, properties: &[(&str, &str)]) -> Table {
-        let storage = Storage::open(dir.to_str().unwrap(), &HashMap::new()).unwrap();
-        let table = Table::from_storage(storage);
-        let options = WriteTableOptions {
-            configuration: properties
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            ..WriteTableOptions::default()
-        };
-        let batch = ids_batch(0..10);
-        let stream = futures::stream::iter([Ok(batch.clone())]);
-        write_table(&table, batch.schema(), stream, options)
-            .await
-            .unwrap();
-        table
+        table_of(dir, ids_batch(0..10), properties).await
     }
 
     async fn replace(table: &Table, ids: Vec<i64>, predicate: &str) -> Result<u64, WriteFailure> {
@@ -279,17 +250,6 @@ mod tests {
         let stream = futures::stream::iter([Ok(batch.clone())]);
         let commit = write_table(table, batch.schema(), stream, options).await?;
         Ok(commit.version)
-    }
-
-    async fn ids(table: &Table) -> Vec<i64> {
-        let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
-        let scan = Scan::new(&snapshot, ScanOptions::default()).await.unwrap();
-        let mut ids: Vec<i64> = Vec::new();
-        for batch in scan.to_batches().await.unwrap() {
-            ids.extend(batch.column(0).as_primitive::<Int64Type>().values());
-        }
-        ids.sort_unstable();
-        ids
     }
 
     #[tokio::test]

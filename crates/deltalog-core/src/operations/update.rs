@@ -20,16 +20,14 @@ use crate::error::{Error, Result};
 use crate::expr::{cast_to, evaluate_value, Expr, ValueExpr};
 use crate::scalar::Scalar;
 use crate::snapshot::Snapshot;
-use crate::table::{SnapshotAt, Table};
+use crate::table::Table;
 use crate::write::{WriteFailure, WriterOptions};
 
-use super::delete::{filter, log_path};
 use super::dml::{
-    commit_row_changes,
-    candidates, check_predicate, find_matches, read_every_row, row_tracking_columns, rows_in,
-    stage_deletion_vectors, stage_written, Candidate, FileMatches, Metrics, RowWriter,
+    candidates, filter, read_every_row, rows_in, touched_files, Candidate, FileMatches,
+    RowChange, RowWriter, Touched,
 };
-use super::write::{TableCommit, DATA_WRITER_FEATURES};
+use super::write::TableCommit;
 
 /// The metrics Delta on Spark writes in the `commitInfo` of an `UPDATE`.
 const SPARK_METRICS: [&str; 13] = [
@@ -77,26 +75,12 @@ pub async fn update(
     predicate: Option<Expr>,
     options: UpdateOptions,
 ) -> Result<TableCommit, WriteFailure> {
-    let snapshot = table
-        .snapshot(SnapshotAt::Latest)
-        .await
-        .map_err(WriteFailure::unwritten)?;
-    let started = Instant::now();
-    let mut run = UpdateRun {
-        transaction: snapshot.transaction("UPDATE"),
-        metrics: Metrics::default(),
-        written: Vec::new(),
-        snapshot,
-    };
-    if let Err(error) = run.prepare(set, predicate.as_ref(), &options).await {
-        return Err(WriteFailure {
-            error,
-            written_files: run.written,
-        });
+    let mut change = RowChange::open(table, "UPDATE").await?;
+    if let Err(error) = prepare(&mut change, set, predicate.as_ref(), &options).await {
+        return Err(change.fail(error));
     }
-    run.metrics
-        .set("executionTimeMs", started.elapsed().as_millis() as u64);
-    run.commit().await
+    let changed = change.metrics.get("numUpdatedRows") > 0;
+    change.commit(&SPARK_METRICS, changed).await
 }
 
 /// The assignments, resolved: the index of each column set, its expression and Arrow type.
@@ -145,159 +129,74 @@ impl Assignments {
     }
 }
 
-/// An update being prepared.
-struct UpdateRun {
-    snapshot: Snapshot,
-    transaction: crate::transaction::Transaction,
-    metrics: Metrics,
-    written: Vec<String>,
+/// Stages every action of the update.
+async fn prepare(
+    change: &mut RowChange,
+    set: Vec<(String, ValueExpr)>,
+    predicate: Option<&Expr>,
+    options: &UpdateOptions,
+) -> Result<()> {
+    change.begin(Some("rows cannot be updated"), &options.commit_info)?;
+    change.stage_predicate(predicate)?;
+    let assignments = Assignments::resolve(&change.snapshot, set)?;
+    let scan_started = Instant::now();
+    let found = candidates(&change.snapshot, predicate).await?;
+    change.record_read(predicate, &found.files);
+    let every_row = Expr::Literal(Scalar::Boolean(true));
+    let predicate = predicate.unwrap_or(&every_row);
+    let touched = touched_files(&change.snapshot, found.files, predicate).await?;
+    change
+        .metrics
+        .set("scanTimeMs", scan_started.elapsed().as_millis() as u64);
+    if touched.is_empty() {
+        return Ok(());
+    }
+    let rewrite_started = Instant::now();
+    write(change, &touched, &assignments, &options.writer).await?;
+    let deletion_vectors = change
+        .snapshot
+        .table_configuration()
+        .is_deletion_vectors_enabled();
+    change.remove_touched(touched, deletion_vectors).await?;
+    change
+        .metrics
+        .set("rewriteTimeMs", rewrite_started.elapsed().as_millis() as u64);
+    Ok(())
 }
 
-impl UpdateRun {
-    async fn prepare(
-        &mut self,
-        set: Vec<(String, ValueExpr)>,
-        predicate: Option<&Expr>,
-        options: &UpdateOptions,
-    ) -> Result<()> {
-        let config = self.snapshot.table_configuration().clone();
-        if config.properties().append_only {
-            return Err(Error::NotAllowed(format!(
-                "{} is append-only (delta.appendOnly): rows cannot be updated",
-                config.table_uri()
-            )));
-        }
-        config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
-        self.transaction
-            .add_data_writer_features(&DATA_WRITER_FEATURES);
-        if let Some(predicate) = predicate {
-            check_predicate(&config, predicate)?;
-        }
-        let assignments = Assignments::resolve(&self.snapshot, set)?;
-        let predicates: Vec<String> = predicate.iter().map(|p| p.to_string()).collect();
-        let text = serde_json::to_string(&predicates).unwrap_or_default();
-        self.transaction.set_operation_parameter("predicate", text);
-        for (key, value) in &options.commit_info {
-            self.transaction.set_commit_info(key, value.clone());
-        }
-        let scan_started = Instant::now();
-        let found = candidates(&self.snapshot, predicate).await?;
-        match predicate {
-            Some(predicate) => self.transaction.record_read_predicate(predicate.clone()),
-            None => self.transaction.record_read_whole_table(),
-        }
-        let keys: Vec<String> = found.files.iter().map(|f| log_path(&f.add)).collect();
-        self.transaction
-            .record_read_files(keys.iter().map(String::as_str));
-        let every_row = Expr::Literal(Scalar::Boolean(true));
-        let predicate = predicate.unwrap_or(&every_row);
-        let mut touched = Vec::new();
-        for file in found.files {
-            let matches = find_matches(&self.snapshot, &file, predicate).await?;
-            if !matches.matched.is_empty() {
-                touched.push((file, matches));
-            }
-        }
-        self.metrics
-            .set("scanTimeMs", scan_started.elapsed().as_millis() as u64);
-        if touched.is_empty() {
-            return Ok(());
-        }
-        let rewrite_started = Instant::now();
-        self.write(&touched, &assignments, options).await?;
-        let removed_bytes = touched.iter().map(|(f, _)| f.size.max(0) as u64).sum();
-        self.metrics.add("numRemovedBytes", removed_bytes);
-        if config.is_deletion_vectors_enabled() {
-            let dv_file = stage_deletion_vectors(
-                &self.snapshot,
-                &mut self.transaction,
-                touched,
-                &mut self.metrics,
-            )
-            .await?;
-            self.written.extend(dv_file);
-        } else {
-            for (file, _) in &touched {
-                self.transaction.remove_files(&file.add, true)?;
-                self.metrics.add("numRemovedFiles", 1);
-                self.metrics.add(
-                    "numDeletionVectorsRemoved",
-                    u64::from(file.deletion_vector.is_some()),
-                );
-            }
-        }
-        self.metrics
-            .set("rewriteTimeMs", rewrite_started.elapsed().as_millis() as u64);
-        Ok(())
-    }
-
-    /// Writes the updated rows (and, copy-on-write, the other live rows of the touched
-    /// files) and the change rows; stages their adds and `cdc` actions.
-    async fn write(
-        &mut self,
-        touched: &[(Candidate, FileMatches)],
-        assignments: &Assignments,
-        options: &UpdateOptions,
-    ) -> Result<()> {
-        let config = self.snapshot.table_configuration().clone();
-        let row_tracking = row_tracking_columns(&config, &mut self.transaction)?;
-        let mut writer = RowWriter::try_new(
-            &config,
-            self.snapshot.storage(),
-            &options.writer,
-            row_tracking.clone(),
-            config.properties().enable_change_data_feed,
-        )?;
-        let copy = !config.is_deletion_vectors_enabled();
-        let now_micros = chrono::Utc::now().timestamp_micros();
-        for (file, matches) in touched {
-            let written = update_file(
-                &self.snapshot,
-                file,
-                matches,
-                assignments,
-                &mut writer,
-                (row_tracking.is_some(), copy, now_micros),
-            )
-            .await;
-            match written {
-                Ok((updated, copied)) => {
-                    self.metrics.add("numUpdatedRows", updated);
-                    self.metrics.add("numCopiedRows", copied);
-                }
-                Err(error) => {
-                    self.written.extend(writer.abort().await);
-                    return Err(error);
-                }
-            }
-        }
-        let (data, changes) = match writer.finish().await {
-            Ok(done) => done,
-            Err(written) => {
-                self.written.extend(written);
-                return Err(Error::InvalidArgument(
-                    "closing the updated files failed".into(),
-                ));
-            }
-        };
-        self.written.extend(data.files.iter().map(|f| f.path.clone()));
-        self.written.extend(changes.iter().map(|f| f.path.clone()));
-        stage_written(&mut self.transaction, &data.files, &changes, &mut self.metrics)
-    }
-
-    /// Commits what was staged (nothing when no row matched).
-    async fn commit(self) -> Result<TableCommit, WriteFailure> {
-        let changed = self.metrics.get("numUpdatedRows") > 0;
-        commit_row_changes(
-            self.snapshot,
-            self.transaction,
-            self.metrics,
-            &SPARK_METRICS,
-            changed,
-            self.written,
+/// Writes the updated rows (and, copy-on-write, the other live rows of the touched files)
+/// and the change rows; stages their adds and `cdc` actions.
+async fn write(
+    change: &mut RowChange,
+    touched: &[Touched],
+    assignments: &Assignments,
+    options: &WriterOptions,
+) -> Result<()> {
+    let mut writer = change.open_writer(options)?;
+    let copy = !change
+        .snapshot
+        .table_configuration()
+        .is_deletion_vectors_enabled();
+    let now_micros = chrono::Utc::now().timestamp_micros();
+    for (file, matches) in touched {
+        let written = update_file(
+            &change.snapshot,
+            file,
+            matches,
+            assignments,
+            &mut writer,
+            (copy, now_micros),
         )
-        .await
+        .await;
+        match written {
+            Ok((updated, copied)) => {
+                change.metrics.add("numUpdatedRows", updated);
+                change.metrics.add("numCopiedRows", copied);
+            }
+            Err(error) => return Err(change.abandon(writer, error).await),
+        }
     }
+    change.stage_writer(writer, "updated").await
 }
 
 /// Writes the updated rows of `file` (and with `copy` its other live rows), and the change
@@ -308,9 +207,9 @@ async fn update_file(
     matches: &FileMatches,
     assignments: &Assignments,
     writer: &mut RowWriter,
-    (row_tracking, copy, now_micros): (bool, bool, i64),
+    (copy, now_micros): (bool, i64),
 ) -> Result<(u64, u64)> {
-    let mut rows = read_every_row(snapshot, file, None, row_tracking)?;
+    let mut rows = read_every_row(snapshot, file, None, writer.keeps_row_ids())?;
     let mut position = 0u64;
     let (mut updated, mut copied) = (0u64, 0u64);
     while let Some(batch) = rows.next().await {
@@ -330,14 +229,7 @@ async fn update_file(
         writer.write_changes(&before, "update_preimage").await?;
         writer.write_changes(&after, "update_postimage").await?;
         if copy {
-            let gone = rows_in(&matches.deleted_before, count, position)?;
-            let dropped = arrow::compute::or(&gone, &matched)
-                .map_err(|error| Error::arrow("selecting rows", error))?;
-            let kept = arrow::compute::not(&dropped)
-                .map_err(|error| Error::arrow("selecting rows", error))?;
-            let kept_rows = filter(&batch, &kept)?;
-            copied += kept_rows.num_rows() as u64;
-            writer.write_data(&kept_rows, true).await?;
+            copied += writer.copy_kept_rows(&batch, matches, position).await?;
         }
         position += count as u64;
     }
@@ -346,49 +238,21 @@ async fn update_file(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-    use std::sync::Arc;
-
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::Int64Type;
-    use arrow_array::Int64Array;
-
     use super::*;
     use crate::expr::{parse_sql, parse_value_sql};
-    use crate::operations::{write_table, WriteTableOptions};
-    use crate::scan::{Scan, ScanOptions};
+    use crate::operations::dml::test_tables::{ids, ids_batch, table_of};
 
     async fn values_after_update(deletion_vectors: bool) -> (TableCommit, Vec<i64>) {
         let dir = tempfile::tempdir().unwrap();
-        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..6));
-        let batch = RecordBatch::try_from_iter([("id", ids)]).unwrap();
-        let options = WriteTableOptions {
-            configuration: HashMap::from([(
-                "delta.enableDeletionVectors".to_string(),
-                deletion_vectors.to_string(),
-            )]),
-            ..WriteTableOptions::default()
-        };
-        let storage =
-            crate::storage::Storage::open(dir.path().to_str().unwrap(), &HashMap::new()).unwrap();
-        let table = Table::from_storage(storage);
-        let stream = futures::stream::iter([Ok(batch.clone())]);
-        write_table(&table, batch.schema(), stream, options)
-            .await
-            .unwrap();
+        let dv = deletion_vectors.to_string();
+        let configuration = [("delta.enableDeletionVectors", dv.as_str())];
+        let table = table_of(dir.path(), ids_batch(0..6), &configuration).await;
         let set = vec![("id".to_string(), parse_value_sql("id * 100").unwrap())];
         let predicate = Some(parse_sql("id >= 4").unwrap());
         let done = update(&table, set, predicate, UpdateOptions::default())
             .await
             .unwrap();
-        let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
-        let scan = Scan::new(&snapshot, ScanOptions::default()).await.unwrap();
-        let mut values: Vec<i64> = Vec::new();
-        for batch in scan.to_batches().await.unwrap() {
-            values.extend(batch.column(0).as_primitive::<Int64Type>().values());
-        }
-        values.sort_unstable();
-        (done, values)
+        (done, ids(&table).await)
     }
 
     #[tokio::test]

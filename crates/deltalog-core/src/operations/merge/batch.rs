@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arrow::compute::{filter_record_batch, take_record_batch};
+use arrow::compute::take_record_batch;
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, Field, Schema};
 
@@ -317,9 +317,4 @@ fn first_per_target(targets: &[u32], sources: &[u32]) -> (Vec<u32>, Vec<u32>) {
 fn take(batch: &RecordBatch, rows: &[u32]) -> Result<RecordBatch> {
     take_record_batch(batch, &UInt32Array::from(rows.to_vec()))
         .map_err(|error| Error::arrow("selecting merge rows", error))
-}
-
-/// The rows of `batch` where `mask` is true.
-pub(super) fn select(batch: &RecordBatch, mask: &BooleanArray) -> Result<RecordBatch> {
-    filter_record_batch(batch, mask).map_err(|error| Error::arrow("selecting merge rows", error))
 }

@@ -396,52 +396,7 @@ impl Sides {
 
     /// `expr` with every column reference qualified with its side's alias.
     fn qualify(&self, expr: &Expr, scope: Scope) -> Result<Expr> {
-        let q = |inner: &Expr| self.qualify(inner, scope).map(Box::new);
-        Ok(match expr {
-            Expr::Column(path) => Expr::Column(self.qualify_path(path, scope)?),
-            Expr::Literal(_) => expr.clone(),
-            Expr::Compare { op, left, right } => Expr::Compare {
-                op: *op,
-                left: q(left)?,
-                right: q(right)?,
-            },
-            Expr::InList {
-                expr,
-                list,
-                negated,
-            } => Expr::InList {
-                expr: q(expr)?,
-                list: list.clone(),
-                negated: *negated,
-            },
-            Expr::IsNull { expr, negated } => Expr::IsNull {
-                expr: q(expr)?,
-                negated: *negated,
-            },
-            Expr::Between {
-                expr,
-                low,
-                high,
-                negated,
-            } => Expr::Between {
-                expr: q(expr)?,
-                low: q(low)?,
-                high: q(high)?,
-                negated: *negated,
-            },
-            Expr::Like {
-                expr,
-                pattern,
-                negated,
-            } => Expr::Like {
-                expr: q(expr)?,
-                pattern: pattern.clone(),
-                negated: *negated,
-            },
-            Expr::And(left, right) => Expr::And(q(left)?, q(right)?),
-            Expr::Or(left, right) => Expr::Or(q(left)?, q(right)?),
-            Expr::Not(inner) => Expr::Not(q(inner)?),
-        })
+        expr.try_map_columns(&mut |path| self.qualify_path(path, scope))
     }
 
     fn qualify_value(&self, expr: &ValueExpr, scope: Scope) -> Result<ValueExpr> {

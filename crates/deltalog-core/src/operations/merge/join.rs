@@ -240,51 +240,12 @@ fn key_range(key: &Key, joined: &RecordBatch, schema: &StructType) -> Result<Opt
 
 /// `expr` with the alias (the first part) removed from every column path.
 fn strip_alias(expr: &Expr) -> Expr {
-    let s = |inner: &Expr| Box::new(strip_alias(inner));
-    match expr {
-        Expr::Column(path) => Expr::Column(path[1..].to_vec()),
-        Expr::Literal(_) => expr.clone(),
-        Expr::Compare { op, left, right } => Expr::Compare {
-            op: *op,
-            left: s(left),
-            right: s(right),
-        },
-        Expr::InList {
-            expr,
-            list,
-            negated,
-        } => Expr::InList {
-            expr: s(expr),
-            list: list.clone(),
-            negated: *negated,
-        },
-        Expr::IsNull { expr, negated } => Expr::IsNull {
-            expr: s(expr),
-            negated: *negated,
-        },
-        Expr::Between {
-            expr,
-            low,
-            high,
-            negated,
-        } => Expr::Between {
-            expr: s(expr),
-            low: s(low),
-            high: s(high),
-            negated: *negated,
-        },
-        Expr::Like {
-            expr,
-            pattern,
-            negated,
-        } => Expr::Like {
-            expr: s(expr),
-            pattern: pattern.clone(),
-            negated: *negated,
-        },
-        Expr::And(left, right) => Expr::And(s(left), s(right)),
-        Expr::Or(left, right) => Expr::Or(s(left), s(right)),
-        Expr::Not(inner) => Expr::Not(s(inner)),
+    let stripped = expr.try_map_columns(&mut |path| {
+        Ok::<_, std::convert::Infallible>(path.get(1..).unwrap_or_default().to_vec())
+    });
+    match stripped {
+        Ok(expr) => expr,
+        Err(never) => match never {},
     }
 }
 

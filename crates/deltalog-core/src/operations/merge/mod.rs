@@ -30,7 +30,7 @@ mod join;
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow_array::{BooleanArray, RecordBatch};
+use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use futures::StreamExt;
 
@@ -38,18 +38,14 @@ pub use clauses::{MatchedAction, MergeClauses, NotMatchedAction, NotMatchedBySou
 
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::snapshot::Snapshot;
-use crate::table::{SnapshotAt, Table};
-use crate::transaction::Transaction;
+use crate::table::Table;
 use crate::write::{WriteFailure, WriterOptions};
 
-use super::delete::log_path;
 use super::dml::{
-    candidates, commit_row_changes, load_deletion_vector, read_every_row, row_tracking_columns,
-    rows_in, stage_deletion_vectors, stage_written, Candidate, Candidates, FileMatches, Metrics,
-    RowWriter,
+    candidates, load_deletion_vector, read_every_row, Candidate, Candidates, FileMatches,
+    RowChange, RowWriter, Touched,
 };
-use super::write::{TableCommit, DATA_WRITER_FEATURES};
+use super::write::TableCommit;
 use batch::{BatchChanges, Counts, Plan};
 use clauses::{Resolved, Sides};
 use join::{target_filter, SourceIndex};
@@ -133,106 +129,67 @@ pub async fn merge(
     clauses: MergeClauses,
     options: MergeOptions,
 ) -> Result<TableCommit, WriteFailure> {
-    let snapshot = table
-        .snapshot(SnapshotAt::Latest)
-        .await
-        .map_err(WriteFailure::unwritten)?;
-    let started = Instant::now();
     let mut run = MergeRun {
-        transaction: snapshot.transaction("MERGE"),
-        metrics: Metrics::default(),
-        written: Vec::new(),
+        change: RowChange::open(table, "MERGE").await?,
         counts: Counts::default(),
-        snapshot,
     };
-    let prepared = run
-        .prepare(source, source_schema, &on, clauses, &options)
-        .await;
+    let prepared = match run.plan(source, source_schema, &on, clauses, &options) {
+        Ok(plan) => run.prepare(Arc::new(plan), &options.writer).await,
+        Err(error) => Err(error),
+    };
     if let Err(error) = prepared {
-        return Err(WriteFailure {
-            error,
-            written_files: run.written,
-        });
+        return Err(run.change.fail(error));
     }
-    run.metrics
-        .set("executionTimeMs", started.elapsed().as_millis() as u64);
     run.commit().await
 }
 
-/// A merge being prepared.
+/// A merge being prepared: the staged change and the rows counted so far.
 struct MergeRun {
-    snapshot: Snapshot,
-    transaction: Transaction,
-    metrics: Metrics,
+    change: RowChange,
     counts: Counts,
-    /// Data, change data and deletion vector files written so far.
-    written: Vec<String>,
 }
 
-/// A target file with rows the merge touched.
-type Touched = (Candidate, FileMatches);
-
 impl MergeRun {
-    /// Stages every action of the merge.
-    async fn prepare(
-        &mut self,
-        source: Vec<RecordBatch>,
-        source_schema: SchemaRef,
-        on: &Expr,
-        clauses: MergeClauses,
-        options: &MergeOptions,
-    ) -> Result<()> {
-        let materialize_started = Instant::now();
-        let plan = Arc::new(self.plan(source, source_schema, on, clauses, options)?);
-        self.metrics.set(
-            "materializeSourceTimeMs",
-            materialize_started.elapsed().as_millis() as u64,
-        );
-        self.metrics
-            .set("numSourceRows", plan.source.num_rows() as u64);
+    /// Stages every action of the merge `plan`, new files written with `writer_options`.
+    async fn prepare(&mut self, plan: Arc<Plan>, writer_options: &WriterOptions) -> Result<()> {
         let scan_started = Instant::now();
         let found = self.target_files(&plan).await?;
-        let config = self.snapshot.table_configuration().clone();
-        let row_tracking = row_tracking_columns(&config, &mut self.transaction)?;
-        let mut writer = RowWriter::try_new(
-            &config,
-            self.snapshot.storage(),
-            &options.writer,
-            row_tracking,
-            config.properties().enable_change_data_feed,
-        )?;
-        let copy = !config.is_deletion_vectors_enabled();
+        let mut writer = self.change.open_writer(writer_options)?;
+        let deletion_vectors = self
+            .change
+            .snapshot
+            .table_configuration()
+            .is_deletion_vectors_enabled();
         let mut source_matched = vec![false; plan.source.num_rows()];
         let mut touched: Vec<Touched> = Vec::new();
         for file in found.files {
             let outcome = self
-                .merge_file(&plan, file, &mut writer, &mut source_matched, copy)
+                .merge_file(&plan, file, &mut writer, &mut source_matched, !deletion_vectors)
                 .await;
             match outcome {
                 Ok(Some(file)) => touched.push(file),
                 Ok(None) => {}
-                Err(error) => {
-                    self.written.extend(writer.abort().await);
-                    return Err(error);
-                }
+                Err(error) => return Err(self.change.abandon(writer, error).await),
             }
         }
-        self.metrics
+        self.change
+            .metrics
             .set("scanTimeMs", scan_started.elapsed().as_millis() as u64);
         let rewrite_started = Instant::now();
         if let Err(error) = self.insert(&plan, &source_matched, &mut writer).await {
-            self.written.extend(writer.abort().await);
-            return Err(error);
+            return Err(self.change.abandon(writer, error).await);
         }
-        self.stage_files(writer).await?;
-        self.remove_touched(touched, copy).await?;
-        self.metrics
+        self.change.stage_writer(writer, "merged").await?;
+        self.change.remove_touched(touched, deletion_vectors).await?;
+        self.change
+            .metrics
             .set("rewriteTimeMs", rewrite_started.elapsed().as_millis() as u64);
         Ok(())
     }
 
     /// Checks the table can take the merge, resolves the clauses, stages the operation
-    /// parameters and indexes the source.
+    /// parameters and the caller's `commitInfo`, and indexes the source (counting
+    /// `numSourceRows` and `materializeSourceTimeMs`).
     fn plan(
         &mut self,
         source: Vec<RecordBatch>,
@@ -241,17 +198,11 @@ impl MergeRun {
         clauses: MergeClauses,
         options: &MergeOptions,
     ) -> Result<Plan> {
-        let config = self.snapshot.table_configuration().clone();
+        let started = Instant::now();
         let changes_rows = !clauses.matched.is_empty() || !clauses.not_matched_by_source.is_empty();
-        if config.properties().append_only && changes_rows {
-            return Err(Error::NotAllowed(format!(
-                "{} is append-only (delta.appendOnly): a merge may only insert rows",
-                config.table_uri()
-            )));
-        }
-        config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
-        self.transaction
-            .add_data_writer_features(&DATA_WRITER_FEATURES);
+        let refusal = changes_rows.then_some("a merge may only insert rows");
+        self.change.begin(refusal, &options.commit_info)?;
+        let config = self.change.snapshot.table_configuration().clone();
         let target = Arc::new(crate::schema::to_arrow_schema(config.schema())?);
         let source = arrow::compute::concat_batches(&source_schema, &source)
             .map_err(|error| Error::arrow("reading the merge source", error))?;
@@ -263,8 +214,11 @@ impl MergeRun {
         };
         let table = config.table_uri().to_string();
         let resolved = Resolved::try_new(on, clauses, sides, &table)?;
-        self.stage_parameters(&resolved, options);
+        self.stage_parameters(&resolved);
         let index = SourceIndex::build(&resolved, &source)?;
+        let metrics = &mut self.change.metrics;
+        metrics.set("materializeSourceTimeMs", started.elapsed().as_millis() as u64);
+        metrics.set("numSourceRows", source.num_rows() as u64);
         Ok(Plan {
             resolved,
             source,
@@ -276,64 +230,58 @@ impl MergeRun {
     }
 
     /// `predicate`, `matchedPredicates`, `notMatchedPredicates` and
-    /// `notMatchedBySourcePredicates` as Spark writes them, and the caller's `commitInfo`.
-    fn stage_parameters(&mut self, resolved: &Resolved, options: &MergeOptions) {
+    /// `notMatchedBySourcePredicates` as Spark writes them.
+    fn stage_parameters(&mut self, resolved: &Resolved) {
         let predicate = serde_json::Value::from(vec![resolved.on.to_string()]);
-        self.transaction
-            .set_operation_parameter("predicate", predicate.to_string());
+        let transaction = &mut self.change.transaction;
+        transaction.set_operation_parameter("predicate", predicate.to_string());
         let describe = |clauses: &[clauses::Clause], kind: &dyn Fn(&clauses::Clause) -> &'static str| {
             let list: Vec<serde_json::Value> =
                 clauses.iter().map(|c| c.describe(kind(c))).collect();
             serde_json::Value::from(list).to_string()
         };
         let update_or_delete = |c: &clauses::Clause| if c.is_delete() { "delete" } else { "update" };
-        self.transaction.set_operation_parameter(
+        transaction.set_operation_parameter(
             "matchedPredicates",
             describe(&resolved.matched, &update_or_delete),
         );
-        self.transaction.set_operation_parameter(
+        transaction.set_operation_parameter(
             "notMatchedPredicates",
             describe(&resolved.not_matched, &|_| "insert"),
         );
-        self.transaction.set_operation_parameter(
+        transaction.set_operation_parameter(
             "notMatchedBySourcePredicates",
             describe(&resolved.not_matched_by_source, &update_or_delete),
         );
-        for (key, value) in &options.commit_info {
-            self.transaction.set_commit_info(key, value.clone());
-        }
     }
 
     /// The target files that may hold rows the merge touches or matches (every file with a
     /// `NOT MATCHED BY SOURCE` clause; none when no source row can match), recorded as read.
     async fn target_files(&mut self, plan: &Plan) -> Result<Candidates> {
-        let config = self.snapshot.table_configuration().clone();
+        let snapshot = &self.change.snapshot;
         let every_file = !plan.resolved.not_matched_by_source.is_empty();
         let filter = match every_file {
             true => None,
-            false => target_filter(&plan.resolved, &plan.index, &plan.source, config.schema())?,
+            false => target_filter(
+                &plan.resolved,
+                &plan.index,
+                &plan.source,
+                snapshot.table_configuration().schema(),
+            )?,
         };
-        let mut found = candidates(&self.snapshot, filter.as_ref()).await?;
-        self.metrics
-            .set("numTargetFilesBeforeSkipping", found.files_before_skipping);
-        self.metrics
-            .set("numTargetBytesBeforeSkipping", found.bytes_before_skipping);
+        let mut found = candidates(snapshot, filter.as_ref()).await?;
+        let metrics = &mut self.change.metrics;
+        metrics.set("numTargetFilesBeforeSkipping", found.files_before_skipping);
+        metrics.set("numTargetBytesBeforeSkipping", found.bytes_before_skipping);
         if !every_file && plan.index.is_empty() {
             found.files.clear();
         }
-        self.metrics
-            .set("numTargetFilesAfterSkipping", found.files.len() as u64);
-        self.metrics.set(
+        metrics.set("numTargetFilesAfterSkipping", found.files.len() as u64);
+        metrics.set(
             "numTargetBytesAfterSkipping",
             found.files.iter().map(|f| f.size.max(0) as u64).sum(),
         );
-        match &filter {
-            Some(filter) => self.transaction.record_read_predicate(filter.clone()),
-            None => self.transaction.record_read_whole_table(),
-        }
-        let keys: Vec<String> = found.files.iter().map(|f| log_path(&f.add)).collect();
-        self.transaction
-            .record_read_files(keys.iter().map(String::as_str));
+        self.change.record_read(filter.as_ref(), &found.files);
         Ok(found)
     }
 
@@ -347,8 +295,8 @@ impl MergeRun {
         source_matched: &mut [bool],
         copy: bool,
     ) -> Result<Option<Touched>> {
-        let deleted_before = load_deletion_vector(&self.snapshot, &file).await?;
-        let mut rows = read_every_row(&self.snapshot, &file, None, plan.row_tracking)?;
+        let deleted_before = load_deletion_vector(&self.change.snapshot, &file).await?;
+        let mut rows = read_every_row(&self.change.snapshot, &file, None, plan.row_tracking)?;
         let mut matches = FileMatches {
             deleted_before,
             ..FileMatches::default()
@@ -378,21 +326,13 @@ impl MergeRun {
                 kept_batches.push((first, batch));
             }
         }
-        if let Some(records) = file.num_records {
-            matches.physical_rows = matches
-                .physical_rows
-                .max(u64::try_from(records).unwrap_or(0));
-        }
+        matches.count_recorded_rows(&file);
         if matches.matched.is_empty() {
             return Ok(None);
         }
         for (first, batch) in kept_batches {
-            let gone = rows_in(&matches.deleted_before, batch.num_rows(), first)?;
-            let touched = rows_in(&matches.matched, batch.num_rows(), first)?;
-            let kept = keep_mask(&gone, &touched)?;
-            let rows = batch::select(&batch, &kept)?;
-            self.metrics.add("numTargetRowsCopied", rows.num_rows() as u64);
-            writer.write_data(&rows, true).await?;
+            let copied = writer.copy_kept_rows(&batch, &matches, first).await?;
+            self.change.metrics.add("numTargetRowsCopied", copied);
         }
         Ok(Some((file, matches)))
     }
@@ -431,56 +371,13 @@ impl MergeRun {
         Ok(())
     }
 
-    /// Closes the writer and stages the adds and `cdc` actions of its files.
-    async fn stage_files(&mut self, writer: RowWriter) -> Result<()> {
-        let (data, changes) = match writer.finish().await {
-            Ok(done) => done,
-            Err(written) => {
-                self.written.extend(written);
-                return Err(Error::InvalidArgument(
-                    "closing the merged files failed".into(),
-                ));
-            }
-        };
-        self.written.extend(data.files.iter().map(|f| f.path.clone()));
-        self.written.extend(changes.iter().map(|f| f.path.clone()));
-        stage_written(&mut self.transaction, &data.files, &changes, &mut self.metrics)
-    }
-
-    /// Deletes the touched rows of the target files: deletion vectors, or (copy-on-write)
-    /// the files removed, their untouched rows having been written again.
-    async fn remove_touched(&mut self, touched: Vec<Touched>, copy: bool) -> Result<()> {
-        let removed_bytes: u64 = touched.iter().map(|(f, _)| f.size.max(0) as u64).sum();
-        self.metrics.add("numRemovedBytes", removed_bytes);
-        if !copy {
-            let dv_file = stage_deletion_vectors(
-                &self.snapshot,
-                &mut self.transaction,
-                touched,
-                &mut self.metrics,
-            )
-            .await?;
-            self.written.extend(dv_file);
-            return Ok(());
-        }
-        for (file, _) in &touched {
-            self.transaction.remove_files(&file.add, true)?;
-            self.metrics.add("numRemovedFiles", 1);
-            self.metrics.add(
-                "numDeletionVectorsRemoved",
-                u64::from(file.deletion_vector.is_some()),
-            );
-        }
-        Ok(())
-    }
-
     /// Commits what was staged (nothing when no row changed), with Spark's metric names.
     async fn commit(mut self) -> Result<TableCommit, WriteFailure> {
         let counts = self.counts;
         let updated = counts.matched_updated + counts.not_matched_by_source_updated;
         let deleted = counts.matched_deleted + counts.not_matched_by_source_deleted;
-        let copied = self.metrics.get("numTargetRowsCopied");
-        let m = &mut self.metrics;
+        let copied = self.change.metrics.get("numTargetRowsCopied");
+        let m = &mut self.change.metrics;
         m.set("numTargetRowsInserted", counts.inserted);
         m.set("numTargetRowsUpdated", updated);
         m.set("numTargetRowsMatchedUpdated", counts.matched_updated);
@@ -511,23 +408,8 @@ impl MergeRun {
             m.set(spark, value);
         }
         let changed = counts.inserted + updated + deleted > 0;
-        commit_row_changes(
-            self.snapshot,
-            self.transaction,
-            self.metrics,
-            &SPARK_METRICS,
-            changed,
-            self.written,
-        )
-        .await
+        self.change.commit(&SPARK_METRICS, changed).await
     }
-}
-
-/// True for the rows neither deleted before nor touched.
-fn keep_mask(gone: &BooleanArray, touched: &BooleanArray) -> Result<BooleanArray> {
-    let dropped = arrow::compute::or(gone, touched)
-        .map_err(|error| Error::arrow("selecting rows", error))?;
-    arrow::compute::not(&dropped).map_err(|error| Error::arrow("selecting rows", error))
 }
 
 #[cfg(test)]

@@ -1,4 +1,3 @@
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -7,8 +6,9 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 
 use super::*;
 use crate::expr::{parse_sql, parse_value_sql};
-use crate::operations::{write_table, WriteTableOptions};
+use crate::operations::dml::test_tables::table_of;
 use crate::scan::{Scan, ScanOptions};
+use crate::table::SnapshotAt;
 
 /// A table of `id` 0..10 and `v` = "old", in one file.
 async fn target(dir: &std::path::Path, configuration: &[(&str, &str)]) -> Table {
@@ -16,21 +16,7 @@ async fn target(dir: &std::path::Path, configuration: &[(&str, &str)]) -> Table 
     let values: ArrayRef = Arc::new(StringArray::from(vec!["old"; 10]));
     let batch =
         RecordBatch::try_from_iter_with_nullable([("id", ids, true), ("v", values, true)]).unwrap();
-    let options = WriteTableOptions {
-        configuration: configuration
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..WriteTableOptions::default()
-    };
-    let storage =
-        crate::storage::Storage::open(dir.to_str().unwrap(), &HashMap::new()).unwrap();
-    let table = Table::from_storage(storage);
-    let stream = futures::stream::iter([Ok(batch.clone())]);
-    write_table(&table, batch.schema(), stream, options)
-        .await
-        .unwrap();
-    table
+    table_of(dir, batch, configuration).await
 }
 
 fn source(ids: Vec<Option<i64>>, values: Vec<&str>) -> (Vec<RecordBatch>, SchemaRef) {
