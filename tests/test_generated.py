@@ -1,0 +1,143 @@
+"""Generated columns on write (spec "Generated Columns"): computed when the data lacks them,
+checked (null-safe equality) when it gives them, refused up front when deltalog cannot
+evaluate the expression; and the one check of ``delta.*`` table properties that
+``DeltaTable.create``, ``write_table`` and ``alter.set_properties`` share."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import deltalog
+
+UTC = dt.timezone.utc
+
+
+def column(name: str, kind: str, expression: str | None = None) -> dict[str, Any]:
+    metadata = {} if expression is None else {"delta.generationExpression": expression}
+    return {"name": name, "type": kind, "nullable": True, "metadata": metadata}
+
+
+def create(uri: Path, *fields: dict[str, Any]) -> deltalog.DeltaTable:
+    schema = json.dumps({"type": "struct", "fields": list(fields)})
+    return deltalog.DeltaTable.create(uri, schema)
+
+
+def test_expressions_are_computed_for_missing_columns(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    create(
+        uri,
+        column("a", "integer"),
+        column("s", "string"),
+        column("ts", "timestamp"),
+        column("next", "integer", "a + 1"),
+        column("key", "string", "concat(s, '-', CAST(a AS STRING))"),
+        column("short", "string", "lower(substring(s, 1, 3))"),
+        column("day", "date", "CAST(ts AS DATE)"),
+        column("year", "integer", "year(ts)"),
+        column("month", "integer", "month(ts)"),
+        column("dom", "integer", "dayofmonth(ts)"),
+        column("hour", "integer", "hour(ts)"),
+        column("ym", "string", "date_format(ts, 'yyyy-MM')"),
+    )
+    moment = dt.datetime(2024, 3, 5, 23, 30, tzinfo=UTC)
+    data = pa.table(
+        {
+            "a": pa.array([1, None], pa.int32()),
+            "s": ["ABCDE", "xy"],
+            "ts": pa.array([moment, None], pa.timestamp("us", tz="UTC")),
+        }
+    )
+    deltalog.write_table(uri, data)
+    got = sorted(deltalog.read_table(str(uri)).to_pylist(), key=lambda row: row["s"])
+    assert got[0] == {
+        "a": 1,
+        "s": "ABCDE",
+        "ts": moment,
+        "next": 2,
+        "key": "ABCDE-1",
+        "short": "abc",
+        "day": dt.date(2024, 3, 5),
+        "year": 2024,
+        "month": 3,
+        "dom": 5,
+        "hour": 23,
+        "ym": "2024-03",
+    }
+    assert got[1]["next"] is None and got[1]["key"] is None and got[1]["short"] == "xy"
+    assert got[1]["day"] is None and got[1]["year"] is None and got[1]["ym"] is None
+
+
+def test_given_values_must_equal_the_expression(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    create(uri, column("a", "integer"), column("next", "integer", "a + 1"))
+    given = pa.table({"a": pa.array([1, None], pa.int32()), "next": pa.array([2, None], pa.int32())})
+    deltalog.write_table(uri, given)
+    wrong = pa.table({"a": pa.array([5, 6], pa.int32()), "next": pa.array([6, 0], pa.int32())})
+    with pytest.raises(deltalog.ConstraintViolationError) as refused:
+        deltalog.write_table(uri, wrong)
+    message = str(refused.value)
+    assert "generated column `next` (a + 1)" in (refused.value.constraint or "")
+    assert "row 1" in message and "a = 6" in message
+    overflow = pa.table({"a": pa.array([2**31 - 1], pa.int32())})
+    with pytest.raises(deltalog.ConstraintViolationError):
+        deltalog.write_table(uri, overflow)
+    assert deltalog.DeltaTable(uri).latest_version() == 1
+    assert sorted(deltalog.read_table(str(uri)).to_pylist(), key=str) == sorted(
+        [{"a": 1, "next": 2}, {"a": None, "next": None}], key=str
+    )
+
+
+@pytest.mark.parametrize(
+    ("expression", "kind"),
+    [("hash(a)", "integer"), ("current_timestamp()", "timestamp"), ("date_format(a, 'EEE')", "string")],
+)
+def test_expressions_out_of_reach_refuse_the_table(
+    tmp_path: Path, expression: str, kind: str
+) -> None:
+    uri = tmp_path / "t"
+    create(uri, column("a", "integer"), column("g", kind, expression))
+    with pytest.raises(deltalog.UnsupportedFeatureError) as refused:
+        deltalog.write_table(uri, pa.table({"a": pa.array([1], pa.int32())}))
+    assert "generated column `g`" in str(refused.value)
+    assert expression in str(refused.value)
+    assert not refused.value.unreferenced_files
+    assert deltalog.DeltaTable(uri).latest_version() == 0
+
+
+BAD_PROPERTIES = [
+    ({"delta.noSuchKey": "1"}, deltalog.InvalidArgumentError),
+    ({"delta.appendOnly": "maybe"}, deltalog.InvalidArgumentError),
+    ({"delta.isolationLevel": "SnapshotIsolation"}, deltalog.InvalidArgumentError),
+    ({"delta.columnMapping.maxColumnId": "4"}, deltalog.OperationNotAllowedError),
+    ({"delta.feature.noSuchFeature": "supported"}, deltalog.UnsupportedFeatureError),
+]
+
+
+@pytest.mark.parametrize(("properties", "error"), BAD_PROPERTIES)
+def test_create_write_and_alter_share_one_property_check(
+    tmp_path: Path, properties: dict[str, str], error: type[Exception]
+) -> None:
+    schema = json.dumps({"type": "struct", "fields": [column("id", "long")]})
+    with pytest.raises(error):
+        deltalog.DeltaTable.create(tmp_path / "created", schema, configuration=properties)
+    with pytest.raises(error):
+        deltalog.write_table(tmp_path / "written", pa.table({"id": [1]}), configuration=properties)
+    assert not (tmp_path / "created" / "_delta_log").exists()
+    assert not (tmp_path / "written" / "_delta_log").exists()
+    table = deltalog.DeltaTable.create(tmp_path / "altered", schema)
+    with pytest.raises(error):
+        table.alter.set_properties(properties)
+
+
+def test_known_keys_are_stored_as_delta_spells_them(tmp_path: Path) -> None:
+    schema = json.dumps({"type": "struct", "fields": [column("id", "long")]})
+    configuration = {"delta.appendonly": "true", "owner": "me"}
+    table = deltalog.DeltaTable.create(tmp_path / "t", schema, configuration=configuration)
+    stored = table.snapshot().metadata.configuration
+    assert stored == {"delta.appendOnly": "true", "owner": "me"}
