@@ -405,9 +405,7 @@ fn date_format(value: &ArrayRef, pattern: &str) -> Result<ArrayRef> {
     let formatter = ArrayFormatter::try_new(timestamps.as_ref(), &options)
         .map_err(|e| invalid(format!("date_format: {e}")))?;
     let text: StringArray = (0..timestamps.len())
-        .map(|row| {
-            (!timestamps.is_null(row)).then(|| formatter.value(row).to_string())
-        })
+        .map(|row| (!timestamps.is_null(row)).then(|| formatter.value(row).to_string()))
         .collect();
     Ok(Arc::new(text))
 }

@@ -471,14 +471,20 @@ mod tests {
         assert_eq!(on_moments("hour(ts)"), some("7", "23"));
         assert_eq!(on_moments("hour(d)"), some("0", "0"));
         assert_eq!(on_moments("year(s)"), some("2024", "1969"));
-        assert_eq!(on_moments("CAST(ts AS DATE)"), some("2024-03-05", "1969-12-31"));
+        assert_eq!(
+            on_moments("CAST(ts AS DATE)"),
+            some("2024-03-05", "1969-12-31")
+        );
         assert_eq!(on_moments("to_date(ntz)"), some("2024-03-05", "1969-12-31"));
         assert_eq!(on_moments("to_date(s)"), some("2024-03-05", "1969-12-31"));
         assert_eq!(
             on_moments("date_format(ts, 'yyyy-MM-dd HH:mm:ss')"),
             some("2024-03-05 07:08:09", "1969-12-31 23:59:59")
         );
-        assert_eq!(on_moments("date_format(d, 'yyyy/MM')"), some("2024/03", "1969/12"));
+        assert_eq!(
+            on_moments("date_format(d, 'yyyy/MM')"),
+            some("2024/03", "1969/12")
+        );
         let year_type = evaluate_value(&parse_value_sql("year(ts)").unwrap(), &moments(), 0)
             .unwrap()
             .data_type()
@@ -486,7 +492,10 @@ mod tests {
         assert_eq!(year_type, arrow_schema::DataType::Int32);
         for unsupported in ["date_format(ts, 'yyyy-MMM')", "date_format(ts, s)"] {
             let expr = parse_value_sql(unsupported).unwrap();
-            assert!(evaluate_value(&expr, &moments(), 0).is_err(), "{unsupported}");
+            assert!(
+                evaluate_value(&expr, &moments(), 0).is_err(),
+                "{unsupported}"
+            );
         }
     }
 

@@ -36,7 +36,9 @@ use serde_json::Value;
 
 use super::conform::{match_name, not_null_violation};
 use crate::error::{Error, ProtocolKind, Result};
-use crate::expr::{evaluate, evaluate_value, parse_sql, parse_value_sql, Expr, Function, ValueExpr};
+use crate::expr::{
+    evaluate, evaluate_value, parse_sql, parse_value_sql, Expr, Function, ValueExpr,
+};
 use crate::scalar::Scalar;
 use crate::schema::{
     to_arrow_data_type, to_arrow_schema, DataType, PrimitiveType, StructField, StructType,
@@ -437,7 +439,8 @@ fn column_duty(
             ),
         };
         let expr = parse_value_sql(&expression).map_err(|e| unsupported(e.to_string()))?;
-        let table = table.ok_or_else(|| unsupported("the table schema has no Arrow form".into()))?;
+        let table =
+            table.ok_or_else(|| unsupported("the table schema has no Arrow form".into()))?;
         check_generation(&expr, field, table).map_err(unsupported)?;
         return Ok(ColumnDuty::Generated(expr));
     }
@@ -600,14 +603,20 @@ fn calls_current_timestamp(expr: &ValueExpr) -> bool {
             branches,
             otherwise,
         } => {
-            branches.iter().any(|(_, value)| calls_current_timestamp(value))
+            branches
+                .iter()
+                .any(|(_, value)| calls_current_timestamp(value))
                 || otherwise.as_deref().is_some_and(calls_current_timestamp)
         }
     }
 }
 
 /// The rows so far as a batch of the table's logical schema (columns not known yet are NULL).
-fn rows_so_far(arrow: &SchemaRef, columns: &[Option<ArrayRef>], rows: usize) -> Result<RecordBatch> {
+fn rows_so_far(
+    arrow: &SchemaRef,
+    columns: &[Option<ArrayRef>],
+    rows: usize,
+) -> Result<RecordBatch> {
     let arrays = columns
         .iter()
         .zip(arrow.fields())
@@ -648,7 +657,10 @@ fn operand_values(
         .iter()
         .filter_map(|path| {
             let index = match_name(&names, path.first()?)?;
-            let value = columns.get(index)?.as_ref().map_or("NULL".to_string(), |c| shown(c, row));
+            let value = columns
+                .get(index)?
+                .as_ref()
+                .map_or("NULL".to_string(), |c| shown(c, row));
             Some(format!("{} = {value}", names[index]))
         })
         .collect();

@@ -617,7 +617,11 @@ async fn generation_expressions_are_computed_and_checked() {
             field("s", json!("string"), true),
             field("ts", json!("timestamp"), true),
             generated("next", "integer", "a + 1"),
-            generated("label", "string", "concat(lower(s), '-', CAST(a AS STRING))"),
+            generated(
+                "label",
+                "string",
+                "concat(lower(s), '-', CAST(a AS STRING))"
+            ),
             generated("prefix", "string", "substring(s, 1, 2)"),
             generated("day", "date", "CAST(ts AS DATE)"),
             generated("year", "integer", "year(ts)"),
@@ -629,8 +633,14 @@ async fn generation_expressions_are_computed_and_checked() {
     );
     assert!(unsupported_writer_duties(&table.config).is_empty());
     let input = batch(vec![
-        ("a", Arc::new(Int32Array::from(vec![Some(1), None])) as ArrayRef),
-        ("s", Arc::new(StringArray::from(vec![Some("AbC"), Some("x")]))),
+        (
+            "a",
+            Arc::new(Int32Array::from(vec![Some(1), None])) as ArrayRef,
+        ),
+        (
+            "s",
+            Arc::new(StringArray::from(vec![Some("AbC"), Some("x")])),
+        ),
         (
             "ts",
             Arc::new(
@@ -665,15 +675,27 @@ async fn generation_expressions_are_computed_and_checked() {
         columns.push(("next", Arc::new(Int32Array::from(next))));
         batch(columns)
     };
-    table.write(vec![with_next(vec![Some(2), None])]).await.unwrap();
+    table
+        .write(vec![with_next(vec![Some(2), None])])
+        .await
+        .unwrap();
     let failure = table
         .write(vec![with_next(vec![Some(2), Some(0)])])
         .await
         .unwrap_err();
     let message = failure.error.to_string();
-    assert!(matches!(failure.error, Error::ConstraintViolation { .. }), "{message}");
-    assert!(message.contains("generated column `next` (a + 1)"), "{message}");
-    assert!(message.contains("row 1 has `next` = 0, the expression gives NULL"), "{message}");
+    assert!(
+        matches!(failure.error, Error::ConstraintViolation { .. }),
+        "{message}"
+    );
+    assert!(
+        message.contains("generated column `next` (a + 1)"),
+        "{message}"
+    );
+    assert!(
+        message.contains("row 1 has `next` = 0, the expression gives NULL"),
+        "{message}"
+    );
     assert!(message.contains("from a = NULL"), "{message}");
 
     let overflow = batch(vec![(
@@ -709,7 +731,10 @@ async fn generation_expressions_out_of_reach_refuse_the_write() {
         );
         let duties = unsupported_writer_duties(&table.config);
         assert_eq!(duties.len(), 1, "{expression}");
-        assert!(duties[0].detail.contains("generated column `g`"), "{expression}");
+        assert!(
+            duties[0].detail.contains("generated column `g`"),
+            "{expression}"
+        );
         assert!(duties[0].detail.contains(expression), "{expression}");
         let error =
             DataFileWriter::try_new(&table.config, table.storage(), WriterOptions::default())

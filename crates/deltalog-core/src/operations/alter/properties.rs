@@ -68,10 +68,7 @@ pub(super) fn settable_key(target: &PropertyTarget, key: &str, value: &str) -> R
     let lower = key.to_ascii_lowercase();
     if lower.starts_with(CONSTRAINTS_PREFIX) {
         return match target {
-            PropertyTarget::New(_) => Ok(format!(
-                "{CONSTRAINTS_PREFIX}{}",
-                &lower[CONSTRAINTS_PREFIX.len()..]
-            )),
+            PropertyTarget::New(_) => Ok(lower),
             PropertyTarget::Existing(_) => Err(Error::NotAllowed(format!(
                 "{key}: CHECK constraints are added with add_constraint (ALTER TABLE ADD \
                  CONSTRAINT), not as a property"
@@ -157,9 +154,10 @@ fn check_protocol_version(target: &PropertyTarget, key: &str, value: &str) -> Re
         true => 3,
         false => 7,
     };
-    let wanted: i32 = value.trim().parse().map_err(|_| {
-        Error::InvalidArgument(format!("{key} must be an integer, got `{value}`"))
-    })?;
+    let wanted: i32 = value
+        .trim()
+        .parse()
+        .map_err(|_| Error::InvalidArgument(format!("{key} must be an integer, got `{value}`")))?;
     if !(1..=max).contains(&wanted) {
         return Err(Error::InvalidArgument(format!(
             "{key} must be between 1 and {max}, got {wanted}"
