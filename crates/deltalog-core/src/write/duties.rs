@@ -99,6 +99,39 @@ pub fn unsupported_writer_duties(config: &TableConfiguration) -> Vec<Unsupported
     duties
 }
 
+/// The generated columns of `schema` that read a top-level column at one of the indices
+/// `changed` and are not among them, as (index, expression): what an `UPDATE` setting the
+/// columns `changed` recomputes from the new values (spec "Generated Columns"; Delta on
+/// Spark's `UpdateCommand` does the same). Expressions that do not parse are left out (the
+/// writer refuses such tables).
+pub(crate) fn generated_columns_reading(
+    schema: &StructType,
+    changed: &[usize],
+) -> Vec<(usize, ValueExpr)> {
+    let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+    let mut found = Vec::new();
+    for (index, field) in schema.fields.iter().enumerate() {
+        if changed.contains(&index) {
+            continue;
+        }
+        let Some(Value::String(text)) = field.metadata.get(GENERATION_EXPRESSION_KEY) else {
+            continue;
+        };
+        let Ok(expr) = parse_value_sql(text) else {
+            continue;
+        };
+        let reads_changed = expr.column_paths().iter().any(|path| {
+            path.first()
+                .and_then(|first| match_name(&names, first))
+                .is_some_and(|read| changed.contains(&read))
+        });
+        if reads_changed {
+            found.push((index, expr));
+        }
+    }
+    found
+}
+
 /// The duties of one table, parsed.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Duties {
