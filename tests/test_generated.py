@@ -181,3 +181,48 @@ def test_update_recomputes_generated_columns_of_the_columns_it_sets(tmp_path: Pa
         table.update(set={"twice": "0"})
     table.update(set={"b": "b + 1", "twice": "(b + 1) * 2"})
     assert sorted(row["twice"] for row in deltalog.read_table(str(uri)).to_pylist()) == [12, 14]
+
+
+def test_merge_computes_generated_columns_of_inserted_and_updated_rows(tmp_path: Path) -> None:
+    """As Delta on Spark's MERGE: inserted rows get their generated columns computed (also
+    with ``INSERT *`` from a source that lacks them), updated rows get those reading a
+    column set recomputed."""
+    uri = tmp_path / "t"
+    table = create(
+        uri,
+        column("id", "integer"),
+        column("ts", "timestamp"),
+        column("day", "date", "CAST(ts AS DATE)"),
+        column("next", "integer", "id + 1"),
+    )
+    first = dt.datetime(2024, 1, 1, 12, tzinfo=UTC)
+    ts = pa.timestamp("us", tz="UTC")
+    deltalog.write_table(
+        uri, pa.table({"id": pa.array([1], pa.int32()), "ts": pa.array([first], ts)})
+    )
+    later = dt.datetime(2024, 2, 3, 4, tzinfo=UTC)
+    source = pa.table({"id": pa.array([1, 2], pa.int32()), "ts": pa.array([later, later], ts)})
+    merge = table.merge(source, "target.id = source.id")
+    merge.when_matched_update({"ts": "source.ts"}).when_not_matched_insert(
+        {"id": "source.id", "ts": "source.ts"}
+    ).execute()
+    expected = [
+        {"id": 1, "ts": later, "day": dt.date(2024, 2, 3), "next": 2},
+        {"id": 2, "ts": later, "day": dt.date(2024, 2, 3), "next": 3},
+    ]
+    assert sorted(deltalog.read_table(str(uri)).to_pylist(), key=lambda r: r["id"]) == expected
+    source = pa.table({"id": pa.array([2, 3], pa.int32()), "ts": pa.array([first, first], ts)})
+    table.merge(
+        source, "target.id = source.id"
+    ).when_matched_update_all().when_not_matched_insert_all().execute()
+    got = sorted(deltalog.read_table(str(uri)).to_pylist(), key=lambda r: r["id"])
+    assert [(row["id"], row["day"], row["next"]) for row in got] == [
+        (1, dt.date(2024, 2, 3), 2),
+        (2, dt.date(2024, 1, 1), 3),
+        (3, dt.date(2024, 1, 1), 4),
+    ]
+    wrong = pa.table({"id": pa.array([4], pa.int32()), "ts": pa.array([first], ts)})
+    with pytest.raises(deltalog.ConstraintViolationError):
+        table.merge(wrong, "target.id = source.id").when_not_matched_insert(
+            {"id": "source.id", "ts": "source.ts", "next": "0"}
+        ).execute()

@@ -97,6 +97,60 @@ impl ValueExpr {
         paths
     }
 
+    /// `self` with every column reference replaced by `replace(path)`; `None` when `replace`
+    /// has no replacement for one, or a `CASE` condition reads a column (conditions are
+    /// filters, which hold no value expressions).
+    pub(crate) fn with_columns_replaced(
+        &self,
+        replace: &dyn Fn(&[String]) -> Option<ValueExpr>,
+    ) -> Option<ValueExpr> {
+        let boxed = |inner: &ValueExpr| inner.with_columns_replaced(replace).map(Box::new);
+        Some(match self {
+            ValueExpr::Column(path) => replace(path)?,
+            ValueExpr::Literal(_) => self.clone(),
+            ValueExpr::Negate(inner) => ValueExpr::Negate(boxed(inner)?),
+            ValueExpr::Cast { expr, to } => ValueExpr::Cast {
+                expr: boxed(expr)?,
+                to: to.clone(),
+            },
+            ValueExpr::Arith { op, left, right } => ValueExpr::Arith {
+                op: *op,
+                left: boxed(left)?,
+                right: boxed(right)?,
+            },
+            ValueExpr::Call { function, args } => ValueExpr::Call {
+                function: *function,
+                args: args
+                    .iter()
+                    .map(|arg| arg.with_columns_replaced(replace))
+                    .collect::<Option<Vec<_>>>()?,
+            },
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => {
+                if branches
+                    .iter()
+                    .any(|(condition, _)| !condition.column_paths().is_empty())
+                {
+                    return None;
+                }
+                ValueExpr::Case {
+                    branches: branches
+                        .iter()
+                        .map(|(condition, value)| {
+                            Some((condition.clone(), value.with_columns_replaced(replace)?))
+                        })
+                        .collect::<Option<Vec<_>>>()?,
+                    otherwise: match otherwise {
+                        Some(otherwise) => Some(boxed(otherwise)?),
+                        None => None,
+                    },
+                }
+            }
+        })
+    }
+
     fn visit(&self, visit: &mut dyn FnMut(&[String])) {
         match self {
             ValueExpr::Column(path) => visit(path),
