@@ -151,22 +151,68 @@ def test_generated_columns(spark: Any, tmp_path: Path) -> None:
     assert_same_rows(ours(paths[1]), spark_rows(spark, paths[1]), "we read what Spark reads")
 
 
+GENERATED = (
+    "a INT, s STRING, ts TIMESTAMP, "
+    "next INT GENERATED ALWAYS AS (a + 1), "
+    "key STRING GENERATED ALWAYS AS (concat(lower(s), '-', CAST(a AS STRING))), "
+    "pre STRING GENERATED ALWAYS AS (substring(s, 1, 3)), "
+    "day DATE GENERATED ALWAYS AS (CAST(ts AS DATE)), "
+    "y INT GENERATED ALWAYS AS (year(ts)), "
+    "m INT GENERATED ALWAYS AS (month(ts)), "
+    "d INT GENERATED ALWAYS AS (dayofmonth(ts)), "
+    "h INT GENERATED ALWAYS AS (hour(ts)), "
+    "ym STRING GENERATED ALWAYS AS (date_format(ts, 'yyyy-MM'))"
+)
+
+
+def test_generation_expressions_computed_as_spark_computes_them(spark: Any, tmp_path: Path) -> None:
+    """Arithmetic, string and date functions: our appends without the generated columns get
+    Spark's values (timestamps in the UTC session zone, one before the epoch); given values
+    that differ from the expression are refused by both."""
+    paths = twins(spark, tmp_path, GENERATED)
+    moments = [
+        dt.datetime(2024, 3, 5, 23, 30, 1, tzinfo=dt.timezone.utc),
+        dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc),
+        None,
+    ]
+    data = pa.table(
+        {
+            "a": pa.array([1, None, 3], pa.int32()),
+            "s": ["AbCdE", "x", None],
+            "ts": pa.array(moments, pa.timestamp("us", tz="UTC")),
+        }
+    )
+    spark_append(spark, paths[0], data)
+    deltalog.write_table(paths[1], data)
+    assert_twins_agree(spark, paths)
+    given = data.slice(0, 1).append_column("next", pa.array([2], pa.int32()))
+    spark_append(spark, paths[0], given)
+    deltalog.write_table(paths[1], given)
+    assert_twins_agree(spark, paths)
+    wrong = data.slice(0, 1).append_column("next", pa.array([7], pa.int32()))
+    error = assert_both_refuse(spark, paths, wrong, "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES")
+    assert isinstance(error, deltalog.ConstraintViolationError)
+    assert "next" in (error.constraint or "")
+    assert_same_rows(ours(paths[1]), spark_rows(spark, paths[1]), "we read what Spark reads")
+
+
 def test_generation_expressions_we_cannot_evaluate_are_refused(spark: Any, tmp_path: Path) -> None:
-    """Spark computes ``id * 2``; our expression language has no arithmetic, so our writer
-    refuses the table up front (a typed error, no data file, no commit) instead of writing
-    rows Spark would reject."""
-    path = tmp_path / "arithmetic"
+    """Spark computes ``abs(id)``; our value language has no ``abs``, so our writer refuses
+    the table up front (a typed error naming the column and the expression, no data file, no
+    commit) instead of writing rows Spark would reject."""
+    path = tmp_path / "abs"
     spark.sql(
-        f"CREATE TABLE delta.`{path}` (id BIGINT, twice BIGINT GENERATED ALWAYS AS (id * 2)) "
+        f"CREATE TABLE delta.`{path}` (id BIGINT, size BIGINT GENERATED ALWAYS AS (abs(id))) "
         "USING delta"
     )
     with pytest.raises(deltalog.UnsupportedFeatureError) as refused:
         deltalog.write_table(path, pa.table({"id": [1]}))
-    assert "twice" in str(refused.value)
+    assert "size" in str(refused.value)
+    assert "abs(id)" in str(refused.value)
     assert not refused.value.unreferenced_files
     assert versions(path) == 0
-    spark.sql(f"INSERT INTO delta.`{path}` (id) VALUES (1)")
-    assert ours(path).to_pylist() == [{"id": 1, "twice": 2}]
+    spark.sql(f"INSERT INTO delta.`{path}` (id) VALUES (-1)")
+    assert ours(path).to_pylist() == [{"id": -1, "size": 1}]
 
 
 @pytest.mark.parametrize(("start", "step"), [(10, 5), (-1, -3)])

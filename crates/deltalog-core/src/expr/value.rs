@@ -2,7 +2,9 @@
 //! They grow from the filter language: column references and the literals of
 //! [`super::parse_sql`], arithmetic (`+ - * / %`, unary `-`), `concat`, `lower`, `upper`,
 //! `substring`, `coalesce`, `CASE WHEN <filter> THEN ... ELSE ... END`,
-//! `CAST(x AS type)` and `current_timestamp()`, evaluated on Arrow batches with Arrow's
+//! `CAST(x AS type)`, `current_timestamp()` and the date parts Spark users put in generated
+//! columns (`year`, `month`, `day`/`dayofmonth`, `hour`, `to_date`, `date_format` with the
+//! pattern letters `y M d H m s`), evaluated on Arrow batches with Arrow's
 //! compute kernels in SQL's null semantics (an operand that is NULL makes the result NULL;
 //! `coalesce` and `CASE` excepted) and Spark's ANSI mode: integer overflow, division by zero
 //! and a failing cast are errors, not NULLs. `/` divides as doubles, as Spark's does.
@@ -43,6 +45,18 @@ pub enum Function {
     Substring,
     Coalesce,
     CurrentTimestamp,
+    /// `year(x)`: the year of a date or timestamp (timestamps in UTC), an int.
+    Year,
+    /// `month(x)`: 1 to 12.
+    Month,
+    /// `day(x)`, `dayofmonth(x)`: 1 to 31.
+    Day,
+    /// `hour(x)`: 0 to 23 (a date is at hour 0).
+    Hour,
+    /// `to_date(x)`: `CAST(x AS DATE)`.
+    ToDate,
+    /// `date_format(x, 'pattern')`: the timestamp as text in UTC.
+    DateFormat,
 }
 
 /// A value expression (see the module documentation).
@@ -81,6 +95,60 @@ impl ValueExpr {
             }
         });
         paths
+    }
+
+    /// `self` with every column reference replaced by `replace(path)`; `None` when `replace`
+    /// has no replacement for one, or a `CASE` condition reads a column (conditions are
+    /// filters, which hold no value expressions).
+    pub(crate) fn with_columns_replaced(
+        &self,
+        replace: &dyn Fn(&[String]) -> Option<ValueExpr>,
+    ) -> Option<ValueExpr> {
+        let boxed = |inner: &ValueExpr| inner.with_columns_replaced(replace).map(Box::new);
+        Some(match self {
+            ValueExpr::Column(path) => replace(path)?,
+            ValueExpr::Literal(_) => self.clone(),
+            ValueExpr::Negate(inner) => ValueExpr::Negate(boxed(inner)?),
+            ValueExpr::Cast { expr, to } => ValueExpr::Cast {
+                expr: boxed(expr)?,
+                to: to.clone(),
+            },
+            ValueExpr::Arith { op, left, right } => ValueExpr::Arith {
+                op: *op,
+                left: boxed(left)?,
+                right: boxed(right)?,
+            },
+            ValueExpr::Call { function, args } => ValueExpr::Call {
+                function: *function,
+                args: args
+                    .iter()
+                    .map(|arg| arg.with_columns_replaced(replace))
+                    .collect::<Option<Vec<_>>>()?,
+            },
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => {
+                if branches
+                    .iter()
+                    .any(|(condition, _)| !condition.column_paths().is_empty())
+                {
+                    return None;
+                }
+                ValueExpr::Case {
+                    branches: branches
+                        .iter()
+                        .map(|(condition, value)| {
+                            Some((condition.clone(), value.with_columns_replaced(replace)?))
+                        })
+                        .collect::<Option<Vec<_>>>()?,
+                    otherwise: match otherwise {
+                        Some(otherwise) => Some(boxed(otherwise)?),
+                        None => None,
+                    },
+                }
+            }
+        })
     }
 
     fn visit(&self, visit: &mut dyn FnMut(&[String])) {
@@ -332,7 +400,102 @@ fn call(
             }
             Ok(result)
         }
+        Function::Year | Function::Month | Function::Day | Function::Hour => {
+            arity(1..=1)?;
+            date_part(function, &values[0])
+        }
+        Function::ToDate => {
+            arity(1..=1)?;
+            cast_to(&values[0], &DataType::Date32)
+        }
+        Function::DateFormat => {
+            arity(2..=2)?;
+            let pattern = literal_text(&args[1], "date_format pattern")?;
+            date_format(&values[0], &pattern)
+        }
     }
+}
+
+/// `year`, `month`, `day` or `hour` of dates, timestamps (in UTC) or their text, as Spark's
+/// ints.
+fn date_part(function: Function, value: &ArrayRef) -> Result<ArrayRef> {
+    use arrow::compute::kernels::temporal::{date_part, DatePart};
+    let utc = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
+    let (part, input) = match function {
+        Function::Year => (DatePart::Year, as_date_or_timestamp(value)?),
+        Function::Month => (DatePart::Month, as_date_or_timestamp(value)?),
+        Function::Day => (DatePart::Day, as_date_or_timestamp(value)?),
+        _ => match value.data_type() {
+            DataType::Timestamp(_, _) => (DatePart::Hour, value.clone()),
+            _ => (DatePart::Hour, cast_to(value, &utc)?),
+        },
+    };
+    date_part(&input, part).map_err(|e| invalid(format!("{function:?}: {e}")))
+}
+
+/// Dates and timestamps as they are; anything else cast to a date (Spark's implicit cast).
+fn as_date_or_timestamp(value: &ArrayRef) -> Result<ArrayRef> {
+    match value.data_type() {
+        DataType::Date32 | DataType::Timestamp(_, _) => Ok(value.clone()),
+        _ => cast_to(value, &DataType::Date32),
+    }
+}
+
+/// `date_format`: the pattern's letters (`yyyy`, `MM`, `dd`, `HH`, `mm`, `ss`) and the
+/// separators `-`, `/`, `:`, space, `_`, `.`, `T` translated to strftime; other letters are
+/// an error (no wrong text).
+fn date_format(value: &ArrayRef, pattern: &str) -> Result<ArrayRef> {
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    let format = strftime_pattern(pattern)?;
+    let timestamps = match value.data_type() {
+        DataType::Timestamp(_, _) => value.clone(),
+        _ => cast_to(
+            value,
+            &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        )?,
+    };
+    let options = FormatOptions::new().with_timestamp_tz_format(Some(&format));
+    let options = options.with_timestamp_format(Some(&format));
+    let formatter = ArrayFormatter::try_new(timestamps.as_ref(), &options)
+        .map_err(|e| invalid(format!("date_format: {e}")))?;
+    let text: StringArray = (0..timestamps.len())
+        .map(|row| (!timestamps.is_null(row)).then(|| formatter.value(row).to_string()))
+        .collect();
+    Ok(Arc::new(text))
+}
+
+/// The strftime spelling of a Spark datetime pattern made of the supported letters.
+pub(crate) fn strftime_pattern(pattern: &str) -> Result<String> {
+    let mut format = String::new();
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let run = chars[i..].iter().take_while(|&&d| d == c).count();
+        let piece = match (c, run) {
+            ('y', 4) => "%Y",
+            ('M', 2) => "%m",
+            ('d', 2) => "%d",
+            ('H', 2) => "%H",
+            ('m', 2) => "%M",
+            ('s', 2) => "%S",
+            ('-' | '/' | ':' | ' ' | '_' | '.', _) => {
+                format.extend(std::iter::repeat_n(c, run));
+                i += run;
+                continue;
+            }
+            _ => {
+                return Err(invalid(format!(
+                    "date_format pattern {pattern:?}: {} is not supported (only yyyy, MM, dd, \
+                     HH, mm, ss and separators)",
+                    chars[i..i + run].iter().collect::<String>()
+                )))
+            }
+        };
+        format.push_str(piece);
+        i += run;
+    }
+    Ok(format)
 }
 
 /// The type of the first operand that is not the NULL type (Null when all are).
@@ -379,6 +542,13 @@ fn literal_int(expr: &ValueExpr, what: &str) -> Result<i64> {
         Some(Scalar::Int32(v)) => Ok(i64::from(*v)),
         Some(Scalar::Int64(v)) => Ok(*v),
         _ => Err(invalid(format!("the {what} must be an integer literal"))),
+    }
+}
+
+fn literal_text(expr: &ValueExpr, what: &str) -> Result<String> {
+    match expr {
+        ValueExpr::Literal(Scalar::Utf8(text)) => Ok(text.clone()),
+        _ => Err(invalid(format!("the {what} must be a string literal"))),
     }
 }
 

@@ -266,6 +266,12 @@ impl Parser<'_> {
             "substring" | "substr" => Function::Substring,
             "coalesce" => Function::Coalesce,
             "current_timestamp" | "now" => Function::CurrentTimestamp,
+            "year" => Function::Year,
+            "month" => Function::Month,
+            "day" | "dayofmonth" => Function::Day,
+            "hour" => Function::Hour,
+            "to_date" => Function::ToDate,
+            "date_format" => Function::DateFormat,
             _ => {
                 return Err(invalid(format!(
                     "cannot parse expression {:?}: unknown function {name} at position {start}",
@@ -422,6 +428,75 @@ mod tests {
             vec![Some("Ab".into()), Some("big".into()), Some("none".into())]
         );
         assert_eq!(ints("coalesce(id, 0)"), vec![Some(1), Some(7), Some(0)]);
+    }
+
+    fn moments() -> RecordBatch {
+        use arrow_array::{Date32Array, TimestampMicrosecondArray};
+        // 2024-03-05 07:08:09 UTC, one microsecond before the epoch, NULL.
+        let ts: ArrayRef = Arc::new(
+            TimestampMicrosecondArray::from(vec![Some(1_709_622_489_000_000), Some(-1), None])
+                .with_timezone("UTC"),
+        );
+        let ntz: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![
+            Some(1_709_622_489_000_000),
+            Some(-1),
+            None,
+        ]));
+        let day: ArrayRef = Arc::new(Date32Array::from(vec![Some(19_787), Some(-1), None]));
+        let text: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("2024-03-05"),
+            Some("1969-12-31"),
+            None,
+        ]));
+        RecordBatch::try_from_iter([("ts", ts), ("ntz", ntz), ("d", day), ("s", text)]).unwrap()
+    }
+
+    fn on_moments(text: &str) -> Vec<Option<String>> {
+        let value = evaluate_value(&parse_value_sql(text).unwrap(), &moments(), 0).unwrap();
+        let value = crate::expr::cast_to(&value, &arrow_schema::DataType::Utf8).unwrap();
+        value
+            .as_string::<i32>()
+            .iter()
+            .map(|v| v.map(str::to_string))
+            .collect()
+    }
+
+    #[test]
+    fn date_parts_of_timestamps_dates_and_text() {
+        let some = |a: &str, b: &str| vec![Some(a.to_string()), Some(b.to_string()), None];
+        assert_eq!(on_moments("year(ts)"), some("2024", "1969"));
+        assert_eq!(on_moments("month(ntz)"), some("3", "12"));
+        assert_eq!(on_moments("dayofmonth(ts)"), some("5", "31"));
+        assert_eq!(on_moments("day(d)"), some("5", "31"));
+        assert_eq!(on_moments("hour(ts)"), some("7", "23"));
+        assert_eq!(on_moments("hour(d)"), some("0", "0"));
+        assert_eq!(on_moments("year(s)"), some("2024", "1969"));
+        assert_eq!(
+            on_moments("CAST(ts AS DATE)"),
+            some("2024-03-05", "1969-12-31")
+        );
+        assert_eq!(on_moments("to_date(ntz)"), some("2024-03-05", "1969-12-31"));
+        assert_eq!(on_moments("to_date(s)"), some("2024-03-05", "1969-12-31"));
+        assert_eq!(
+            on_moments("date_format(ts, 'yyyy-MM-dd HH:mm:ss')"),
+            some("2024-03-05 07:08:09", "1969-12-31 23:59:59")
+        );
+        assert_eq!(
+            on_moments("date_format(d, 'yyyy/MM')"),
+            some("2024/03", "1969/12")
+        );
+        let year_type = evaluate_value(&parse_value_sql("year(ts)").unwrap(), &moments(), 0)
+            .unwrap()
+            .data_type()
+            .clone();
+        assert_eq!(year_type, arrow_schema::DataType::Int32);
+        for unsupported in ["date_format(ts, 'yyyy-MMM')", "date_format(ts, s)"] {
+            let expr = parse_value_sql(unsupported).unwrap();
+            assert!(
+                evaluate_value(&expr, &moments(), 0).is_err(),
+                "{unsupported}"
+            );
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use futures::StreamExt;
 use serde_json::{json, Map, Value};
 
-use crate::error::{Error, ProtocolKind, Result};
+use crate::error::{Error, Result};
 use crate::expr::{parse_sql, Expr};
 use crate::scan::{Scan, ScanOptions};
 use crate::schema::{
@@ -27,9 +27,8 @@ use crate::schema::{
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
 use crate::table_config::properties::{
-    known_key, IsolationLevel, TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID,
-    COLUMN_MAPPING_MODE, DATA_SKIPPING_NUM_INDEXED_COLS, ENABLE_ROW_TRACKING, FEATURE_PREFIX,
-    ISOLATION_LEVEL, MIN_READER_VERSION, MIN_WRITER_VERSION,
+    known_key, COLUMN_MAPPING_MAX_COLUMN_ID, COLUMN_MAPPING_MODE, ENABLE_ROW_TRACKING,
+    FEATURE_PREFIX,
 };
 use crate::table_config::writing::{
     is_protocol_key, CONSTRAINTS_PREFIX, CURRENT_DEFAULT_KEY, GENERATION_EXPRESSION_KEY,
@@ -38,14 +37,15 @@ use crate::table_config::writing::{
 use crate::table_config::TableFeature;
 use crate::transaction::{MetadataUpdate, Transaction};
 
+pub(crate) use properties::checked_new_table_configuration;
+use properties::{check_values, known_feature_of, settable_key, PropertyTarget};
+
 use super::create::committed;
 use super::schema::{assign_column_mapping, max_column_id};
 use super::write::TableCommit;
 
 /// The table property Delta on Spark maps to the table description (`metaData.description`).
 const COMMENT_PROPERTY: &str = "comment";
-/// Prefix of Delta on Spark's universal-format settings, which take any name.
-const UNIVERSAL_FORMAT_CONFIG_PREFIX: &str = "delta.universalformat.config.";
 
 /// One change to a table.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,7 +144,7 @@ fn set_properties(
             description = Some(value);
             continue;
         }
-        let key = settable_key(snapshot, &key, &value)?;
+        let key = settable_key(&PropertyTarget::Existing(snapshot), &key, &value)?;
         pairs.insert(key, value);
     }
     check_values(&pairs)?;
@@ -179,98 +179,6 @@ fn set_properties(
         .with_operation_parameter("properties", json_text(&parameters));
     transaction.update_metadata(update)?;
     Ok(transaction)
-}
-
-/// The key to store for `key`, or why it cannot be set.
-fn settable_key(snapshot: &Snapshot, key: &str, value: &str) -> Result<String> {
-    let lower = key.to_ascii_lowercase();
-    if lower.starts_with(CONSTRAINTS_PREFIX) {
-        return Err(Error::NotAllowed(format!(
-            "{key}: CHECK constraints are added with add_constraint (ALTER TABLE ADD CONSTRAINT), \
-             not as a property"
-        )));
-    }
-    if lower.starts_with(FEATURE_PREFIX) {
-        if !["supported", "enabled"].contains(&value.to_ascii_lowercase().as_str()) {
-            return Err(Error::InvalidArgument(format!(
-                "{key} must be `supported`, got `{value}`"
-            )));
-        }
-        let feature = known_feature(snapshot, &key[FEATURE_PREFIX.len()..])?;
-        return Ok(format!("{FEATURE_PREFIX}{}", feature.name()));
-    }
-    if lower.starts_with(UNIVERSAL_FORMAT_CONFIG_PREFIX) {
-        return Ok(lower);
-    }
-    if !lower.starts_with("delta.") {
-        return Ok(key.to_string());
-    }
-    let known = known_key(key).ok_or_else(|| {
-        Error::InvalidArgument(format!(
-            "unknown Delta table property {key} (Delta on Spark refuses it too)"
-        ))
-    })?;
-    if known == COLUMN_MAPPING_MAX_COLUMN_ID {
-        return Err(Error::NotAllowed(format!(
-            "{known} is kept by the table as columns are added; it cannot be set"
-        )));
-    }
-    if known == MIN_READER_VERSION || known == MIN_WRITER_VERSION {
-        check_protocol_version(snapshot, known, value)?;
-    }
-    Ok(known.to_string())
-}
-
-/// Refuses values of `delta.*` keys that do not parse as their property's type, and the
-/// values Delta on Spark's own checks refuse (`delta.isolationLevel` other than
-/// `Serializable`, `delta.dataSkippingNumIndexedCols` below -1).
-fn check_values(pairs: &BTreeMap<String, String>) -> Result<()> {
-    let configuration = pairs.clone().into_iter().collect();
-    let properties = TableProperties::from_configuration(&configuration);
-    if let Some(invalid) = properties.invalid.first() {
-        return Err(Error::InvalidArgument(invalid.reason.clone()));
-    }
-    if let Some(level) = pairs.get(ISOLATION_LEVEL) {
-        if properties.isolation_level != IsolationLevel::Serializable {
-            return Err(Error::InvalidArgument(format!(
-                "{ISOLATION_LEVEL} must be Serializable, got `{level}` (Delta on Spark refuses \
-                 the others)"
-            )));
-        }
-    }
-    if let Some(count) = pairs.get(DATA_SKIPPING_NUM_INDEXED_COLS) {
-        if count.trim().parse::<i64>().is_ok_and(|n| n < -1) {
-            return Err(Error::InvalidArgument(format!(
-                "{DATA_SKIPPING_NUM_INDEXED_COLS} must be -1 (every column) or more, got \
-                 `{count}`"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// A protocol version asked for must be a version that exists and not below the table's.
-fn check_protocol_version(snapshot: &Snapshot, key: &str, value: &str) -> Result<()> {
-    let protocol = snapshot.protocol();
-    let (current, max) = match key == MIN_READER_VERSION {
-        true => (protocol.min_reader_version, 3),
-        false => (protocol.min_writer_version, 7),
-    };
-    let wanted: i32 = value.trim().parse().map_err(|_| {
-        Error::InvalidArgument(format!("{key} must be an integer, got `{value}`"))
-    })?;
-    if !(1..=max).contains(&wanted) {
-        return Err(Error::InvalidArgument(format!(
-            "{key} must be between 1 and {max}, got {wanted}"
-        )));
-    }
-    if wanted < current {
-        return Err(Error::NotAllowed(format!(
-            "{key} {wanted} would downgrade the protocol of {} (now {current})",
-            snapshot.table_configuration().table_uri()
-        )));
-    }
-    Ok(())
 }
 
 /// Column mapping may go from `none` to `name` only (Delta on Spark refuses the rest): the
@@ -722,15 +630,7 @@ fn constraint_key(name: &str) -> Result<String> {
 
 /// The known feature named `name` (any case), or [`Error::UnsupportedFeature`].
 fn known_feature(snapshot: &Snapshot, name: &str) -> Result<TableFeature> {
-    TableFeature::known()
-        .iter()
-        .find(|feature| feature.name().eq_ignore_ascii_case(name))
-        .cloned()
-        .ok_or_else(|| Error::UnsupportedFeature {
-            table: snapshot.table_configuration().table_uri().to_string(),
-            kind: ProtocolKind::Writer,
-            feature: name.to_string(),
-        })
+    known_feature_of(snapshot.table_configuration().table_uri(), name)
 }
 
 fn require_column_mapping(snapshot: &Snapshot, what: &str) -> Result<()> {
@@ -924,5 +824,6 @@ fn json_text<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
+mod properties;
 #[cfg(test)]
 mod tests;

@@ -12,6 +12,7 @@ use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN
 use crate::table_config::writing::is_protocol_key;
 use crate::transaction::{MetadataUpdate, TableSpec};
 
+use super::alter::checked_new_table_configuration;
 use super::schema::assign_column_mapping;
 use super::write::TableCommit;
 
@@ -71,7 +72,7 @@ pub async fn create_table(
     mode: CreateMode,
 ) -> Result<TableCommit> {
     if !crate::log::has_log_files(table.storage()).await? {
-        let error = match table.create(new_table_spec(create)?).await {
+        let error = match table.create(new_table_spec(table.uri(), create)?).await {
             Ok(result) => return Ok(committed(result)),
             Err(error) => error,
         };
@@ -116,10 +117,11 @@ async fn created_by_another(table: &Table, error: &Error) -> Result<bool> {
     })
 }
 
-/// The spec of version 0 for `create`, with column mapping assigned.
-pub(crate) fn new_table_spec(create: CreateTable) -> Result<TableSpec> {
+/// The spec of version 0 for `create` at `table`, its configuration checked as `ALTER TABLE
+/// SET TBLPROPERTIES` checks properties, with column mapping assigned.
+pub(crate) fn new_table_spec(table: &str, create: CreateTable) -> Result<TableSpec> {
     let mut schema = create.schema;
-    let mut configuration = create.configuration;
+    let mut configuration = checked_new_table_configuration(table, create.configuration)?;
     let properties = TableProperties::try_from_configuration(&configuration)?;
     let mode = properties.column_mapping_mode;
     let max = assign_column_mapping(&mut schema, mode, 0);
@@ -140,7 +142,7 @@ async fn replace(table: &Table, create: CreateTable) -> Result<TableCommit> {
     let snapshot = table.snapshot(SnapshotAt::Latest).await?;
     let mut transaction = snapshot.transaction("CREATE OR REPLACE TABLE");
     transaction.remove_where(None, true).await?;
-    let spec = new_table_spec(create)?;
+    let spec = new_table_spec(table.uri(), create)?;
     let mut configuration: Vec<(String, Option<String>)> = snapshot
         .metadata()
         .configuration

@@ -21,6 +21,7 @@ use crate::expr::{cast_to, evaluate_value, Expr, ValueExpr};
 use crate::scalar::Scalar;
 use crate::snapshot::Snapshot;
 use crate::table::Table;
+use crate::write::duties::generated_columns_reading;
 use crate::write::{WriteFailure, WriterOptions};
 
 use super::dml::{
@@ -83,9 +84,13 @@ pub async fn update(
     change.commit(&SPARK_METRICS, changed).await
 }
 
-/// The assignments, resolved: the index of each column set, its expression and Arrow type.
+/// The assignments, resolved: the index of each column set, its expression and Arrow type;
+/// then the generated columns reading a column set, recomputed from the new values.
 #[derive(Debug, Clone)]
-struct Assignments(Vec<(usize, ValueExpr, arrow_schema::DataType)>);
+struct Assignments(
+    Vec<(usize, ValueExpr, arrow_schema::DataType)>,
+    Vec<(usize, ValueExpr, arrow_schema::DataType)>,
+);
 
 impl Assignments {
     fn resolve(snapshot: &Snapshot, set: Vec<(String, ValueExpr)>) -> Result<Assignments> {
@@ -112,7 +117,13 @@ impl Assignments {
             }
             resolved.push((index, expr, fields[index].data_type().clone()));
         }
-        let assignments = Assignments(resolved);
+        let changed: Vec<usize> = resolved.iter().map(|(index, _, _)| *index).collect();
+        let regenerated =
+            generated_columns_reading(snapshot.table_configuration().schema(), &changed)
+                .into_iter()
+                .map(|(index, expr)| (index, expr, schema.field(index).data_type().clone()))
+                .collect();
+        let assignments = Assignments(resolved, regenerated);
         assignments.apply(&RecordBatch::new_empty(Arc::new(schema)), 0)?;
         Ok(assignments)
     }
@@ -124,7 +135,17 @@ impl Assignments {
             let value = evaluate_value(expr, rows, now_micros)?;
             columns[*index] = cast_to(&value, ty)?;
         }
-        RecordBatch::try_new(rows.schema(), columns)
+        let updated = RecordBatch::try_new(rows.schema(), columns)
+            .map_err(|error| Error::arrow("assembling updated rows", error))?;
+        if self.1.is_empty() {
+            return Ok(updated);
+        }
+        let mut columns: Vec<ArrayRef> = updated.columns().to_vec();
+        for (index, expr, ty) in &self.1 {
+            let value = evaluate_value(expr, &updated, now_micros)?;
+            columns[*index] = cast_to(&value, ty)?;
+        }
+        RecordBatch::try_new(updated.schema(), columns)
             .map_err(|error| Error::arrow("assembling updated rows", error))
     }
 }

@@ -499,7 +499,7 @@ async fn create_for_write(
         name: None,
         description: None,
     };
-    let spec: TableSpec = new_table_spec(create)?;
+    let spec: TableSpec = new_table_spec(table.uri(), create)?;
     let mut transaction = table.create_transaction(spec).await?;
     transaction.set_operation("WRITE");
     Ok(transaction)

@@ -8,8 +8,12 @@
 //!   invariants (`delta.invariants`, spec "Invariants"): a row passes when the expression is
 //!   true; false or NULL is an [`Error::ConstraintViolation`] naming the rule and the row;
 //! - generated columns (`delta.generationExpression`, spec "Generated Columns") whose
-//!   expression is a column or a literal: filled when the data lacks them, else checked with
-//!   `value <=> expression`;
+//!   expression the value language ([`crate::expr::parse_value_sql`]: columns, literals,
+//!   arithmetic, `CAST`, `CASE`, string functions, `year`/`month`/`day`/`hour`, `to_date`,
+//!   `date_format`; timestamps in UTC) evaluates: computed and cast to the column's type when
+//!   the data lacks the column, else checked with `value <=> expression` (Delta on Spark's
+//!   rule, null-safe equality); a row whose expression fails to evaluate (overflow, a bad
+//!   cast) is an [`Error::ConstraintViolation`], as Spark's ANSI mode fails the write;
 //! - default values (`CURRENT_DEFAULT`, spec "Default Columns") that are literals: used for
 //!   columns the data lacks;
 //! - identity columns (`delta.identity.*`, spec "Identity Columns") of type `long`: values
@@ -17,24 +21,28 @@
 //!   column that does not allow explicit inserts are a violation; given values (when allowed)
 //!   do not move the high-water mark.
 //!
-//! Anything else (a function call, arithmetic, a non-literal default) cannot be evaluated and is
-//! listed by [`unsupported_writer_duties`]; the writer refuses such tables.
+//! Anything else (a function the languages lack, a non-deterministic generation expression, a
+//! non-literal default) cannot be evaluated and is listed by [`unsupported_writer_duties`];
+//! the writer refuses such tables.
 
 use std::sync::Arc;
 
 use arrow::compute::kernels::cmp::not_distinct;
 use arrow::compute::{cast_with_options, CastOptions};
 use arrow::util::display::array_value_to_string;
-use arrow_array::cast::AsArray;
 use arrow_array::{new_null_array, Array, ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::SchemaRef;
 use serde_json::Value;
 
 use super::conform::{match_name, not_null_violation};
 use crate::error::{Error, ProtocolKind, Result};
-use crate::expr::{evaluate, parse_sql, Expr};
+use crate::expr::{
+    evaluate, evaluate_value, parse_sql, parse_value_sql, Expr, Function, ValueExpr,
+};
 use crate::scalar::Scalar;
-use crate::schema::{to_arrow_data_type, DataType, PrimitiveType, StructField, StructType};
+use crate::schema::{
+    to_arrow_data_type, to_arrow_schema, DataType, PrimitiveType, StructField, StructType,
+};
 use crate::table_config::{TableConfiguration, TableFeature};
 
 /// Column metadata key of a generated column's expression.
@@ -91,6 +99,39 @@ pub fn unsupported_writer_duties(config: &TableConfiguration) -> Vec<Unsupported
     duties
 }
 
+/// The generated columns of `schema` that read a top-level column at one of the indices
+/// `changed` and are not among them, as (index, expression): what an `UPDATE` setting the
+/// columns `changed` recomputes from the new values (spec "Generated Columns"; Delta on
+/// Spark's `UpdateCommand` does the same). Expressions that do not parse are left out (the
+/// writer refuses such tables).
+pub(crate) fn generated_columns_reading(
+    schema: &StructType,
+    changed: &[usize],
+) -> Vec<(usize, ValueExpr)> {
+    let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+    let mut found = Vec::new();
+    for (index, field) in schema.fields.iter().enumerate() {
+        if changed.contains(&index) {
+            continue;
+        }
+        let Some(Value::String(text)) = field.metadata.get(GENERATION_EXPRESSION_KEY) else {
+            continue;
+        };
+        let Ok(expr) = parse_value_sql(text) else {
+            continue;
+        };
+        let reads_changed = expr.column_paths().iter().any(|path| {
+            path.first()
+                .and_then(|first| match_name(&names, first))
+                .is_some_and(|read| changed.contains(&read))
+        });
+        if reads_changed {
+            found.push((index, expr));
+        }
+    }
+    found
+}
+
 /// The duties of one table, parsed.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Duties {
@@ -105,7 +146,7 @@ enum ColumnDuty {
     None,
     Default(Scalar),
     Identity(Identity),
-    Generated(Expr),
+    Generated(ValueExpr),
 }
 
 #[derive(Debug, Clone)]
@@ -137,9 +178,10 @@ impl Duties {
         config: &TableConfiguration,
     ) -> std::result::Result<Duties, UnsupportedDuty> {
         let schema = config.schema();
+        let arrow = to_arrow_schema(schema).ok().map(Arc::new);
         let mut columns = Vec::with_capacity(schema.fields.len());
         for field in &schema.fields {
-            columns.push(column_duty(field)?);
+            columns.push(column_duty(field, arrow.as_ref())?);
         }
         let mut checks = Vec::new();
         let mut constraints: Vec<(&String, &String)> = config
@@ -216,28 +258,30 @@ impl Duties {
             let ColumnDuty::Generated(expr) = duty else {
                 continue;
             };
-            let target = arrow.field(index).data_type();
-            let computed = generated_values(expr, schema, arrow, &columns, rows, target)?;
+            let field = &schema.fields[index];
+            let violation = |reason: String| Error::ConstraintViolation {
+                table: table.to_string(),
+                constraint: format!(
+                    "generated column `{}` ({})",
+                    field.name,
+                    generation_text(field)
+                ),
+                reason,
+            };
+            let computed = generated_values(expr, arrow, &columns, rows, index)
+                .map_err(|e| violation(format!("it cannot be evaluated on the data: {e}")))?;
             match (&columns[index], provided[index]) {
                 (Some(given), true) => {
                     let same = not_distinct(given, &computed)
                         .map_err(|e| Error::arrow("checking a generated column", e))?;
                     if let Some(row) = (0..rows).find(|&row| !same.value(row)) {
-                        let field = &schema.fields[index];
-                        return Err(Error::ConstraintViolation {
-                            table: table.to_string(),
-                            constraint: format!(
-                                "generated column `{}` ({})",
-                                field.name,
-                                generation_text(field)
-                            ),
-                            reason: format!(
-                                "row {row} has `{}` = {}, the expression gives {}",
-                                field.name,
-                                shown(given, row),
-                                shown(&computed, row)
-                            ),
-                        });
+                        return Err(violation(format!(
+                            "row {row} has `{}` = {}, the expression gives {}{}",
+                            field.name,
+                            shown(given, row),
+                            shown(&computed, row),
+                            operand_values(expr, arrow, &columns, row)
+                        )));
                     }
                 }
                 _ => columns[index] = Some(computed),
@@ -360,7 +404,12 @@ impl IdentityState {
     }
 }
 
-fn column_duty(field: &StructField) -> std::result::Result<ColumnDuty, UnsupportedDuty> {
+/// What the writer does for `field`; `table` is the table's logical Arrow schema (`None` when
+/// it has none, so no generation expression can be checked).
+fn column_duty(
+    field: &StructField,
+    table: Option<&SchemaRef>,
+) -> std::result::Result<ColumnDuty, UnsupportedDuty> {
     let text = |key: &str| match field.metadata.get(key) {
         Some(Value::String(text)) => Some(text.clone()),
         Some(Value::Null) | None => None,
@@ -422,13 +471,11 @@ fn column_duty(field: &StructField) -> std::result::Result<ColumnDuty, Unsupport
                 field.name
             ),
         };
-        let expr = parse_sql(&expression).map_err(|e| unsupported(e.to_string()))?;
-        return match &expr {
-            Expr::Column(_) | Expr::Literal(_) => Ok(ColumnDuty::Generated(expr)),
-            _ => Err(unsupported(
-                "only a column or a literal can be computed".into(),
-            )),
-        };
+        let expr = parse_value_sql(&expression).map_err(|e| unsupported(e.to_string()))?;
+        let table =
+            table.ok_or_else(|| unsupported("the table schema has no Arrow form".into()))?;
+        check_generation(&expr, field, table).map_err(unsupported)?;
+        return Ok(ColumnDuty::Generated(expr));
     }
     if let Some(expression) = text(CURRENT_DEFAULT_KEY) {
         let unsupported = |detail: String| {
@@ -497,8 +544,9 @@ fn collect_invariants(
 fn all_unsupported(config: &TableConfiguration) -> Vec<UnsupportedDuty> {
     let mut found = Vec::new();
     let schema = config.schema();
+    let arrow = to_arrow_schema(schema).ok().map(Arc::new);
     for field in &schema.fields {
-        if let Err(duty) = column_duty(field) {
+        if let Err(duty) = column_duty(field, arrow.as_ref()) {
             found.push(duty);
         }
     }
@@ -548,45 +596,110 @@ fn check_columns_exist(expr: &Expr, schema: &StructType) -> std::result::Result<
     Ok(())
 }
 
-/// The values of a generated column whose expression is a column or a literal.
-fn generated_values(
-    expr: &Expr,
-    schema: &StructType,
+/// `Err(why)` when `expr` cannot be the generation expression of `field` for this writer:
+/// it is not deterministic, names an unknown column, or its result does not evaluate or cast
+/// to the column's type (tried on no rows of the table's schema).
+fn check_generation(
+    expr: &ValueExpr,
+    field: &StructField,
+    table: &SchemaRef,
+) -> std::result::Result<(), String> {
+    if calls_current_timestamp(expr) {
+        return Err("current_timestamp() is not deterministic".into());
+    }
+    let empty = RecordBatch::new_empty(table.clone());
+    let result = evaluate_value(expr, &empty, 0).map_err(|e| e.to_string())?;
+    let target = to_arrow_data_type(&field.data_type).map_err(|e| e.to_string())?;
+    if !arrow::compute::can_cast_types(result.data_type(), &target) {
+        return Err(format!(
+            "its {} result cannot be a {}",
+            result.data_type(),
+            field.data_type
+        ));
+    }
+    Ok(())
+}
+
+fn calls_current_timestamp(expr: &ValueExpr) -> bool {
+    match expr {
+        ValueExpr::Column(_) | ValueExpr::Literal(_) => false,
+        ValueExpr::Negate(inner) | ValueExpr::Cast { expr: inner, .. } => {
+            calls_current_timestamp(inner)
+        }
+        ValueExpr::Arith { left, right, .. } => {
+            calls_current_timestamp(left) || calls_current_timestamp(right)
+        }
+        ValueExpr::Call { function, args } => {
+            *function == Function::CurrentTimestamp || args.iter().any(calls_current_timestamp)
+        }
+        ValueExpr::Case {
+            branches,
+            otherwise,
+        } => {
+            branches
+                .iter()
+                .any(|(_, value)| calls_current_timestamp(value))
+                || otherwise.as_deref().is_some_and(calls_current_timestamp)
+        }
+    }
+}
+
+/// The rows so far as a batch of the table's logical schema (columns not known yet are NULL).
+fn rows_so_far(
     arrow: &SchemaRef,
     columns: &[Option<ArrayRef>],
     rows: usize,
-    target: &arrow_schema::DataType,
+) -> Result<RecordBatch> {
+    let arrays = columns
+        .iter()
+        .zip(arrow.fields())
+        .map(|(column, field)| match column {
+            Some(array) => array.clone(),
+            None => new_null_array(field.data_type(), rows),
+        })
+        .collect();
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
+    RecordBatch::try_new_with_options(arrow.clone(), arrays, &options)
+        .map_err(|e| Error::arrow("assembling rows for a generated column", e))
+}
+
+/// The values of the generated column at `index`: its expression over the other columns, cast
+/// (failing, not NULL, on a value that does not fit) to the column's type.
+fn generated_values(
+    expr: &ValueExpr,
+    arrow: &SchemaRef,
+    columns: &[Option<ArrayRef>],
+    rows: usize,
+    index: usize,
 ) -> Result<ArrayRef> {
-    match expr {
-        Expr::Literal(value) => literal_array(value, target, rows),
-        Expr::Column(path) => {
-            let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
-            let unknown = || Error::InvalidArgument(format!("unknown column `{}`", path.join(".")));
-            let first = path.first().ok_or_else(unknown)?;
-            let index = match_name(&names, first).ok_or_else(unknown)?;
-            let mut array = match &columns[index] {
-                Some(array) => array.clone(),
-                None => new_null_array(arrow.field(index).data_type(), rows),
-            };
-            for part in &path[1..] {
-                let st = array.as_struct_opt().ok_or_else(unknown)?;
-                let child_names: Vec<&str> = st.column_names();
-                let child = match_name(&child_names, part).ok_or_else(unknown)?;
-                let nested = st.column(child).clone();
-                array = match st.nulls() {
-                    Some(nulls) => arrow::compute::nullif(
-                        &nested,
-                        &arrow_array::BooleanArray::new(!nulls.inner(), None),
-                    )
-                    .map_err(|e| Error::arrow("computing a generated column", e))?,
-                    None => nested,
-                };
-            }
-            cast_strict(&array, target)
-        }
-        _ => Err(Error::InvalidArgument(
-            "only a column or a literal can be computed".to_string(),
-        )),
+    let batch = rows_so_far(arrow, columns, rows)?;
+    let values = evaluate_value(expr, &batch, 0)?;
+    cast_strict(&values, arrow.field(index).data_type())
+}
+
+/// `, from a = 1, b = 'x'`: the values at `row` of the columns `expr` reads, for messages.
+fn operand_values(
+    expr: &ValueExpr,
+    arrow: &SchemaRef,
+    columns: &[Option<ArrayRef>],
+    row: usize,
+) -> String {
+    let names: Vec<&str> = arrow.fields().iter().map(|f| f.name().as_str()).collect();
+    let shown_values: Vec<String> = expr
+        .column_paths()
+        .iter()
+        .filter_map(|path| {
+            let index = match_name(&names, path.first()?)?;
+            let value = columns
+                .get(index)?
+                .as_ref()
+                .map_or("NULL".to_string(), |c| shown(c, row));
+            Some(format!("{} = {value}", names[index]))
+        })
+        .collect();
+    match shown_values.is_empty() {
+        true => String::new(),
+        false => format!(", from {}", shown_values.join(", ")),
     }
 }
 

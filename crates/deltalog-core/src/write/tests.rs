@@ -606,6 +606,144 @@ async fn identity_default_and_generated_columns_are_filled() {
 }
 
 #[tokio::test]
+async fn generation_expressions_are_computed_and_checked() {
+    let generated = |name: &str, ty: &str, expression: &str| {
+        json!({"name": name, "type": ty, "nullable": true,
+               "metadata": {"delta.generationExpression": expression}})
+    };
+    let table = fixture(
+        json!([
+            field("a", json!("integer"), true),
+            field("s", json!("string"), true),
+            field("ts", json!("timestamp"), true),
+            generated("next", "integer", "a + 1"),
+            generated(
+                "label",
+                "string",
+                "concat(lower(s), '-', CAST(a AS STRING))"
+            ),
+            generated("prefix", "string", "substring(s, 1, 2)"),
+            generated("day", "date", "CAST(ts AS DATE)"),
+            generated("year", "integer", "year(ts)"),
+            generated("hour", "integer", "hour(ts)"),
+            generated("month", "string", "date_format(ts, 'yyyy-MM')"),
+        ]),
+        &[],
+        json!({}),
+    );
+    assert!(unsupported_writer_duties(&table.config).is_empty());
+    let input = batch(vec![
+        (
+            "a",
+            Arc::new(Int32Array::from(vec![Some(1), None])) as ArrayRef,
+        ),
+        (
+            "s",
+            Arc::new(StringArray::from(vec![Some("AbC"), Some("x")])),
+        ),
+        (
+            "ts",
+            Arc::new(
+                TimestampMicrosecondArray::from(vec![Some(1_709_622_489_000_000), Some(-1)])
+                    .with_timezone("UTC"),
+            ),
+        ),
+    ]);
+    let result = table.write(vec![input.clone()]).await.unwrap();
+    let read = table.read_back(&result.files).await;
+    let text = |name: &str| -> Vec<Option<String>> {
+        let column = read.column_by_name(name).unwrap();
+        let column = arrow::compute::cast(column, &ArrowType::Utf8).unwrap();
+        let column = column.as_any().downcast_ref::<StringArray>().unwrap();
+        column.iter().map(|v| v.map(str::to_string)).collect()
+    };
+    let values = |a: Option<&str>, b: Option<&str>| vec![a.map(String::from), b.map(String::from)];
+    assert_eq!(text("next"), values(Some("2"), None));
+    assert_eq!(text("label"), values(Some("abc-1"), None));
+    assert_eq!(text("prefix"), values(Some("Ab"), Some("x")));
+    assert_eq!(text("day"), values(Some("2024-03-05"), Some("1969-12-31")));
+    assert_eq!(text("year"), values(Some("2024"), Some("1969")));
+    assert_eq!(text("hour"), values(Some("7"), Some("23")));
+    assert_eq!(text("month"), values(Some("2024-03"), Some("1969-12")));
+
+    let with_next = |next: Vec<Option<i32>>| {
+        let mut columns: Vec<(&str, ArrayRef)> = vec![
+            ("a", input.column(0).clone()),
+            ("s", input.column(1).clone()),
+            ("ts", input.column(2).clone()),
+        ];
+        columns.push(("next", Arc::new(Int32Array::from(next))));
+        batch(columns)
+    };
+    table
+        .write(vec![with_next(vec![Some(2), None])])
+        .await
+        .unwrap();
+    let failure = table
+        .write(vec![with_next(vec![Some(2), Some(0)])])
+        .await
+        .unwrap_err();
+    let message = failure.error.to_string();
+    assert!(
+        matches!(failure.error, Error::ConstraintViolation { .. }),
+        "{message}"
+    );
+    assert!(
+        message.contains("generated column `next` (a + 1)"),
+        "{message}"
+    );
+    assert!(
+        message.contains("row 1 has `next` = 0, the expression gives NULL"),
+        "{message}"
+    );
+    assert!(message.contains("from a = NULL"), "{message}");
+
+    let overflow = batch(vec![(
+        "a",
+        Arc::new(Int32Array::from(vec![i32::MAX])) as ArrayRef,
+    )]);
+    let failure = table.write(vec![overflow]).await.unwrap_err();
+    assert!(
+        matches!(failure.error, Error::ConstraintViolation { .. }),
+        "{}",
+        failure.error
+    );
+}
+
+#[tokio::test]
+async fn generation_expressions_out_of_reach_refuse_the_write() {
+    for (expression, ty) in [
+        ("hash(a)", "integer"),
+        ("current_timestamp()", "timestamp"),
+        ("missing + 1", "integer"),
+        ("date_format(ts, 'EEE')", "string"),
+        ("CAST(ts AS DATE)", "boolean"),
+    ] {
+        let table = fixture(
+            json!([
+                field("a", json!("integer"), true),
+                field("ts", json!("timestamp"), true),
+                {"name": "g", "type": ty, "nullable": true,
+                 "metadata": {"delta.generationExpression": expression}},
+            ]),
+            &[],
+            json!({}),
+        );
+        let duties = unsupported_writer_duties(&table.config);
+        assert_eq!(duties.len(), 1, "{expression}");
+        assert!(
+            duties[0].detail.contains("generated column `g`"),
+            "{expression}"
+        );
+        assert!(duties[0].detail.contains(expression), "{expression}");
+        let error =
+            DataFileWriter::try_new(&table.config, table.storage(), WriterOptions::default())
+                .unwrap_err();
+        assert!(matches!(error, Error::UnsupportedFeature { .. }), "{error}");
+    }
+}
+
+#[tokio::test]
 async fn partitions_go_to_escaped_hive_directories() {
     let table = fixture(
         json!([

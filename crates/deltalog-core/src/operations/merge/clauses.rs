@@ -9,8 +9,9 @@ use arrow_array::{new_null_array, ArrayRef, RecordBatch, StructArray};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
-use crate::expr::{cast_to, evaluate, evaluate_value, Expr, ValueExpr};
+use crate::expr::{cast_to, evaluate, evaluate_value, parse_value_sql, Expr, ValueExpr};
 use crate::scalar::Scalar;
+use crate::write::duties::GENERATION_EXPRESSION_KEY;
 
 /// What a `WHEN MATCHED` clause does with a target row and its source row.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,9 +27,11 @@ pub enum MatchedAction {
 /// What a `WHEN NOT MATCHED [BY TARGET]` clause does with a source row.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NotMatchedAction {
-    /// `INSERT (columns) VALUES (values)`: columns not named are NULL.
+    /// `INSERT (columns) VALUES (values)`: columns not named are NULL, generated columns
+    /// not named are computed.
     Insert(Vec<(String, ValueExpr)>),
-    /// `INSERT *`: every target column from the source column of the same name.
+    /// `INSERT *`: every target column from the source column of the same name (generated
+    /// columns the source lacks computed).
     InsertAll,
 }
 
@@ -318,6 +321,7 @@ impl Sides {
             }
             values[index] = Some(self.qualify_value(&value, scope)?);
         }
+        self.regenerate(&mut values, false);
         Ok(Action::Update(values))
     }
 
@@ -330,6 +334,7 @@ impl Sides {
             }
             values[index] = Some(self.qualify_value(&value, Scope::SourceOnly)?);
         }
+        self.regenerate(&mut values, true);
         Ok(Action::Insert(
             values
                 .into_iter()
@@ -339,18 +344,69 @@ impl Sides {
     }
 
     fn update_all(&self, table: &str) -> Result<Action> {
-        let values = self.star_values(table)?;
-        Ok(Action::Update(values.into_iter().map(Some).collect()))
+        let mut values = self.star_values(table)?;
+        self.regenerate(&mut values, false);
+        Ok(Action::Update(values))
     }
 
     fn insert_all(&self, table: &str) -> Result<Action> {
-        Ok(Action::Insert(self.star_values(table)?))
+        let mut values = self.star_values(table)?;
+        self.regenerate(&mut values, true);
+        Ok(Action::Insert(
+            values
+                .into_iter()
+                .map(|value| value.unwrap_or(ValueExpr::Literal(Scalar::Null)))
+                .collect(),
+        ))
     }
 
-    /// For each target column, the source column of the same name (`*` actions). Source
-    /// columns the target lacks, and target columns the source lacks, are
-    /// [`Error::SchemaMismatch`] (no schema evolution).
-    fn star_values(&self, table: &str) -> Result<Vec<ValueExpr>> {
+    /// Gives each generated column (spec "Generated Columns") that `values` (per target
+    /// column) leave out its expression over the new row, as Delta on Spark's `MERGE` does:
+    /// on insert always (columns not named are NULL), on update when it reads a column set.
+    /// An expression that cannot be rewritten (a column path into a column set, a `CASE`
+    /// condition reading columns) is left out: the writer then checks the row.
+    fn regenerate(&self, values: &mut [Option<ValueExpr>], inserting: bool) {
+        let fields = self.target.fields();
+        for (index, field) in fields.iter().enumerate() {
+            if values[index].is_some() {
+                continue;
+            }
+            let Some(text) = field.metadata().get(GENERATION_EXPRESSION_KEY) else {
+                continue;
+            };
+            let Ok(expr) = parse_value_sql(text) else {
+                continue;
+            };
+            let column = |path: &[String]| path.first().and_then(|name| position(fields, name));
+            let reads_set = expr
+                .column_paths()
+                .iter()
+                .any(|path| column(path).is_some_and(|c| values[c].is_some()));
+            if !inserting && !reads_set {
+                continue;
+            }
+            let replace = |path: &[String]| -> Option<ValueExpr> {
+                let read = column(path)?;
+                match (&values[read], inserting) {
+                    (Some(value), _) if path.len() == 1 => Some(value.clone()),
+                    (Some(_), _) => None,
+                    (None, true) => Some(ValueExpr::Literal(Scalar::Null)),
+                    (None, false) => {
+                        let mut qualified = vec![self.target_alias.clone()];
+                        qualified.push(fields[read].name().clone());
+                        qualified.extend(path[1..].iter().cloned());
+                        Some(ValueExpr::Column(qualified))
+                    }
+                }
+            };
+            values[index] = expr.with_columns_replaced(&replace);
+        }
+    }
+
+    /// For each target column, the source column of the same name (`*` actions); `None` for a
+    /// generated column the source lacks. Source columns the target lacks, and other target
+    /// columns the source lacks, are [`Error::SchemaMismatch`] (no schema evolution).
+    fn star_values(&self, table: &str) -> Result<Vec<Option<ValueExpr>>> {
         let extra: Vec<&str> = self
             .source
             .fields()
@@ -370,7 +426,13 @@ impl Sides {
         }
         let mut values = Vec::new();
         for field in self.target.fields() {
-            let Some(index) = position(self.source.fields(), field.name()) else {
+            let generated = field.metadata().contains_key(GENERATION_EXPRESSION_KEY);
+            let found = position(self.source.fields(), field.name());
+            if found.is_none() && generated {
+                values.push(None);
+                continue;
+            }
+            let Some(index) = found else {
                 return Err(Error::SchemaMismatch {
                     table: table.to_string(),
                     column: field.name().clone(),
@@ -379,7 +441,10 @@ impl Sides {
                 });
             };
             let name = self.source.field(index).name().clone();
-            values.push(ValueExpr::Column(vec![self.source_alias.clone(), name]));
+            values.push(Some(ValueExpr::Column(vec![
+                self.source_alias.clone(),
+                name,
+            ])));
         }
         Ok(values)
     }
