@@ -28,6 +28,20 @@ DEFAULT_SCHEMA: dict[str, Any] = {
 }
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keeps together, when pytest-xdist spreads the tests over processes (`-n auto --dist
+    loadgroup`), what must share one process: the Spark suite (one Spark session per run) and
+    the tests of the S3-compatible server (each process would start its own on loopback)."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    spark_dir = REPO_ROOT / "tests" / "spark"
+    for item in items:
+        if item.path.is_relative_to(spark_dir):
+            item.add_marker(pytest.mark.xdist_group("spark"))
+        elif "seaweed" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("s3"))
+
+
 @pytest.fixture(scope="session")
 def sample_table() -> Path:
     """The small real table shipped in tests/data: 16 commits (0 to 15), a checkpoint at 10,
