@@ -213,6 +213,37 @@ for i in range(count):
 """
 
 
+@pytest.mark.parametrize("z_order_by", [None, ["id"]])
+def test_optimize_keeps_row_ids_and_commit_versions(
+    tmp_path: Path, z_order_by: list[str] | None
+) -> None:
+    uri = tmp_path / "t"
+    config = {"delta.enableRowTracking": "true", "delta.enableDeletionVectors": "true"}
+    for i in range(4):
+        data = pa.table({"id": list(range(i * 10, i * 10 + 10)), "part": ["a", "b"] * 5})
+        deltalog.write_table(uri, data, partition_by=["part"], configuration=config)
+    table = deltalog.DeltaTable(uri)
+    table.delete("id IN (3, 14, 25, 36, 7)")
+    table.update({"id": "id + 1000"}, predicate="id = 11")
+
+    def tracked() -> list[tuple[object, ...]]:
+        scan = table.snapshot().scan(row_tracking=True)
+        return sorted(
+            (r["id"], r["row_id"], r["row_commit_version"]) for r in scan.to_pyarrow().to_pylist()
+        )
+
+    before = tracked()
+    metrics = table.optimize(z_order_by=z_order_by)
+    assert metrics["numFilesRemoved"] > 2
+    assert table.snapshot().num_files == 2
+    assert tracked() == before
+    deltalog.write_table(uri, pa.table({"id": [99], "part": ["a"]}))
+    after = tracked()
+    new_id = next(r[1] for r in after if r[0] == 99)
+    assert new_id not in {r[1] for r in before}
+    assert len({r[1] for r in after}) == len(after)
+
+
 def test_appends_racing_optimize_are_never_lost(tmp_path: Path) -> None:
     uri = tmp_path / "t"
     deltalog.DeltaTable.create(uri, pa.schema([("worker", pa.int64()), ("i", pa.int64())]))

@@ -115,6 +115,38 @@ def test_spark_table_with_deletion_vectors_takes_our_optimize_and_vacuum(
     shutil.rmtree(path)
 
 
+def test_spark_sees_row_ids_kept_by_our_optimize(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "spark-row-tracking"
+    name = f"delta.`{path}`"
+    spark.sql(
+        f"CREATE TABLE {name} (id INT, p STRING) USING delta PARTITIONED BY (p) "
+        "TBLPROPERTIES ('delta.enableRowTracking' = 'true', "
+        "'delta.enableDeletionVectors' = 'true')"
+    )
+    for chunk in range(3):
+        values = ", ".join(f"({chunk * 10 + i}, '{'ab'[i % 2]}')" for i in range(10))
+        spark.sql(f"INSERT INTO {name} VALUES {values}")
+    spark.sql(f"DELETE FROM {name} WHERE id % 4 = 0")
+    spark.sql(f"UPDATE {name} SET id = id + 100 WHERE id = 5")
+    query = (
+        f"SELECT id, _metadata.row_id AS row_id, "
+        f"_metadata.row_commit_version AS row_commit_version FROM {name}"
+    )
+
+    def tracked() -> list[tuple[int, int, int]]:
+        return sorted(tuple(row) for row in spark.sql(query).collect())
+
+    before = tracked()
+    metrics = deltalog.DeltaTable(path).optimize()
+    assert metrics["numFilesRemoved"] > 2
+    assert tracked() == before
+    assert spark_history(spark, path)[metrics["version"]] == "OPTIMIZE"
+    spark.sql(f"INSERT INTO {name} VALUES (1000, 'a')")
+    after = tracked()
+    assert len({row[1] for row in after}) == len(after)
+    shutil.rmtree(path)
+
+
 def test_spark_reads_our_converted_table(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "parquet"
     frame = spark.createDataFrame(

@@ -186,7 +186,7 @@ async fn rewrite(
     }
     change.metrics.set("numCopiedRows", copied);
     change.remove_touched(touched, false).await?;
-    change.stage_writer(writer, "rewritten").await
+    change.stage_writer(writer).await
 }
 
 /// Writes the rows of `file` that stay (not matched, not deleted before) to `writer`, and the

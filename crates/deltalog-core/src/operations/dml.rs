@@ -249,16 +249,13 @@ impl RowChange {
     }
 
     /// Closes `writer`, records its files as written and stages their adds and `cdc`
-    /// actions ([`stage_written`]). When a file fails to close, the error says that closing
-    /// the `what` files failed.
-    pub(crate) async fn stage_writer(&mut self, writer: RowWriter, what: &str) -> Result<()> {
+    /// actions ([`stage_written`]). When a file fails to close, its error is returned.
+    pub(crate) async fn stage_writer(&mut self, writer: RowWriter) -> Result<()> {
         let (data, changes) = match writer.finish().await {
             Ok(done) => done,
-            Err(written) => {
-                self.written.extend(written);
-                return Err(Error::InvalidArgument(format!(
-                    "closing the {what} files failed"
-                )));
+            Err(failure) => {
+                self.written.extend(failure.written_files);
+                return Err(failure.error);
             }
         };
         self.written.extend(data.files.iter().map(|f| f.path.clone()));
@@ -712,8 +709,9 @@ impl RowWriter {
         changes.write(batch).await
     }
 
-    /// Closes every file: the data files and the change data files written.
-    pub(crate) async fn finish(self) -> Result<(WriteResult, Vec<WrittenFile>), Vec<String>> {
+    /// Closes every file: the data files and the change data files written. On failure, the
+    /// first error with every file completed (by either writer).
+    pub(crate) async fn finish(self) -> Result<(WriteResult, Vec<WrittenFile>), WriteFailure> {
         let data = self.data.finish().await;
         let changes = match self.changes {
             Some(writer) => Some(writer.finish().await),
@@ -724,13 +722,22 @@ impl RowWriter {
             (Ok(data), Some(Ok(changes))) => Ok((data, changes.files)),
             (data, changes) => {
                 let mut written = Vec::new();
+                let mut first_error = None;
                 for outcome in [Some(data), changes].into_iter().flatten() {
                     match outcome {
                         Ok(result) => written.extend(result.files.into_iter().map(|f| f.path)),
-                        Err(failure) => written.extend(failure.written_files),
+                        Err(failure) => {
+                            written.extend(failure.written_files);
+                            first_error.get_or_insert(failure.error);
+                        }
                     }
                 }
-                Err(written)
+                Err(WriteFailure {
+                    error: first_error.unwrap_or_else(|| {
+                        Error::InvalidArgument("closing the written files failed".into())
+                    }),
+                    written_files: written,
+                })
             }
         }
     }

@@ -12,7 +12,9 @@
 //! (operation `OPTIMIZE`). The commit records the files it read: a concurrent append commits
 //! before or after without conflict and is never lost; a concurrent delete of a compacted
 //! file is a [`crate::ConflictKind::ConcurrentDeleteDelete`] conflict and nothing is
-//! committed.
+//! committed. On a table with row tracking, rewritten rows keep their row ids and row commit
+//! versions in the materialised row tracking columns (spec "Row Tracking"), as Spark keeps
+//! them.
 //!
 //! Z-order sorts the rows of a bin by the interleaved bits of the Z-order columns, each
 //! column's values first normalised to their rank among the bin's rows (nulls first) scaled
@@ -25,6 +27,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, BooleanArray, RecordBatch, StructArray, UInt32Array};
 use arrow_schema::SchemaRef;
+use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use serde_json::Value;
 
@@ -36,7 +39,9 @@ use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
 use crate::transaction::{AddFile, Transaction};
-use crate::write::{write_batches, WriterOptions, WrittenFile};
+use crate::write::{WriteFailure, WriterOptions, WrittenFile};
+
+use super::dml::{row_tracking_columns, RowWriter};
 
 /// Spark's default `spark.databricks.delta.optimize.maxFileSize` and `minFileSize`: 1 GiB.
 pub const DEFAULT_OPTIMIZE_FILE_SIZE: u64 = 1024 * 1024 * 1024;
@@ -88,20 +93,13 @@ pub struct OptimizeMetrics {
 ///
 /// Errors: [`Error::InvalidArgument`] for a filter on a column that is not a partition column,
 /// an unknown Z-order column or a partition column among them, or a zero target size;
-/// [`Error::NotAllowed`] on a table with row tracking enabled (its row ids would not survive
-/// the rewrite); [`Error::UnsupportedFeature`] for a table this library cannot write;
+/// [`Error::UnsupportedFeature`] for a table this library cannot write;
 /// commit conflicts as [`Transaction::commit`] reports them. Files written before a failure
 /// are deleted again when possible (and are unreferenced in any case).
 pub async fn optimize(table: &Table, options: OptimizeOptions) -> Result<OptimizeMetrics> {
     let snapshot = table.snapshot(SnapshotAt::Latest).await?;
     let config = snapshot.table_configuration();
     config.ensure_writable(true, &super::write::DATA_WRITER_FEATURES)?;
-    if config.is_row_tracking_enabled() {
-        return Err(Error::NotAllowed(format!(
-            "{} has row tracking enabled: OPTIMIZE would not keep its row ids",
-            table.uri()
-        )));
-    }
     let target = options
         .target_size
         .or(config.properties().target_file_size)
@@ -273,6 +271,9 @@ fn pack_bins(files: &[Candidate], target: u64, z_order: bool) -> Vec<Vec<Candida
 }
 
 /// Rewrites every bin (files written are pushed to `written` as they complete) and commits.
+/// On a table with row tracking, the rewritten rows keep their row ids and row commit
+/// versions in the materialised columns (whose names are staged first when the table has
+/// none yet), as Delta on Spark's OPTIMIZE keeps them.
 async fn rewrite_and_commit(
     snapshot: &Snapshot,
     options: &OptimizeOptions,
@@ -280,52 +281,87 @@ async fn rewrite_and_commit(
     writer: WriterOptions,
     written: &mut Vec<WrittenFile>,
 ) -> Result<u64> {
+    let mut transaction = snapshot.transaction("OPTIMIZE");
+    let row_tracking = row_tracking_columns(snapshot.table_configuration(), &mut transaction)?;
     let table = Table::from_storage(snapshot.storage().clone());
     for bin in bins {
         let files: Vec<RecordBatch> = bin.iter().map(|file| file.listed.clone()).collect();
+        let scan_options = ScanOptions {
+            row_tracking: row_tracking.is_some(),
+            ..ScanOptions::default()
+        };
         let scan = Scan::over_files(
             &table,
             snapshot.version(),
             snapshot.protocol(),
             snapshot.metadata(),
-            ScanOptions::default(),
+            scan_options,
             files,
         )?;
         let rows = match options.z_order_by.is_empty() {
             true => scan.stream(),
             false => z_ordered(&scan, &options.z_order_by).await?,
         };
-        let config = snapshot.table_configuration();
-        let storage = snapshot.storage().clone();
-        let result = write_batches(config, storage, writer.clone(), rows).await;
-        match result {
-            Ok(result) => written.extend(result.files),
+        match rewrite_bin(snapshot, &writer, row_tracking.clone(), rows).await {
+            Ok(files) => written.extend(files),
             Err(failure) => {
-                written.extend(failure.written_files.into_iter().map(|path| WrittenFile {
-                    path,
-                    size: 0,
-                    partition_values: Vec::new(),
-                    stats: String::new(),
-                    num_records: 0,
-                    modification_time: 0,
-                }));
+                written.extend(failure.written_files.into_iter().map(unsized_file));
                 return Err(failure.error);
             }
         }
     }
-    let transaction = optimize_transaction(snapshot, options, bins, written)?;
+    let transaction = stage_optimize(transaction, options, bins, written)?;
     Ok(transaction.commit().await?.version)
 }
 
-/// The `OPTIMIZE` transaction: removes of the bins' files, adds of the written files (both
-/// `dataChange=false`), the files read recorded, Spark's parameters and metrics.
-fn optimize_transaction(
+/// Writes `rows` (the table's columns, then the row tracking columns when `row_tracking`
+/// names the materialised ones) as new data files.
+async fn rewrite_bin(
     snapshot: &Snapshot,
+    writer: &WriterOptions,
+    row_tracking: Option<(String, String)>,
+    mut rows: BoxStream<'static, Result<RecordBatch>>,
+) -> std::result::Result<Vec<WrittenFile>, WriteFailure> {
+    let config = snapshot.table_configuration();
+    let mut out = RowWriter::try_new(config, snapshot.storage(), writer, row_tracking, false)
+        .map_err(WriteFailure::unwritten)?;
+    while let Some(batch) = rows.next().await {
+        let outcome = match batch {
+            Ok(batch) => out.write_data(&batch, true).await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = outcome {
+            let written_files = out.abort().await;
+            return Err(WriteFailure {
+                error,
+                written_files,
+            });
+        }
+    }
+    out.finish().await.map(|(data, _)| data.files)
+}
+
+/// A completed file known only by its path (to delete it after a failure).
+fn unsized_file(path: String) -> WrittenFile {
+    WrittenFile {
+        path,
+        size: 0,
+        partition_values: Vec::new(),
+        stats: String::new(),
+        num_records: 0,
+        modification_time: 0,
+    }
+}
+
+/// Stages on `transaction` the `OPTIMIZE` commit: removes of the bins' files, adds of the
+/// written files (both `dataChange=false`), the files read recorded, Spark's parameters and
+/// metrics.
+fn stage_optimize(
+    mut transaction: Transaction,
     options: &OptimizeOptions,
     bins: &[Vec<Candidate>],
     written: &[WrittenFile],
 ) -> Result<Transaction> {
-    let mut transaction = snapshot.transaction("OPTIMIZE");
     let predicates: Vec<String> = options.filter.iter().map(|f| f.to_string()).collect();
     transaction.set_operation_parameter("predicate", json_text(&predicates));
     transaction.set_operation_parameter("zOrderBy", json_text(&options.z_order_by));

@@ -217,7 +217,7 @@ async fn write(
             Err(error) => return Err(change.abandon(writer, error).await),
         }
     }
-    change.stage_writer(writer, "updated").await
+    change.stage_writer(writer).await
 }
 
 /// Writes the updated rows of `file` (and with `copy` its other live rows), and the change

@@ -179,7 +179,7 @@ impl MergeRun {
         if let Err(error) = self.insert(&plan, &source_matched, &mut writer).await {
             return Err(self.change.abandon(writer, error).await);
         }
-        self.change.stage_writer(writer, "merged").await?;
+        self.change.stage_writer(writer).await?;
         self.change.remove_touched(touched, deletion_vectors).await?;
         self.change
             .metrics
