@@ -35,6 +35,8 @@ use tokio::task::JoinHandle;
 /// A point of a commit where the writer stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Point {
+    /// Where the writer's work begins, before it reads the table ([`PhasedStore::start`]).
+    Start,
     /// Listing `_delta_log` after losing version `N` (the retry's read of the newest version).
     ListLatest(u64),
     /// Just before the put-if-absent of `N.json`.
@@ -78,6 +80,12 @@ impl PhasedStore {
             lost: Arc::new(Mutex::new(None)),
         };
         (store, receiver)
+    }
+
+    /// Stops at [`Point::Start`]: the first thing a writer's work does, so that the test
+    /// decides when it reads the table.
+    pub async fn start(&self) {
+        self.stop_at(Point::Start).await;
     }
 
     /// Reports `point` and waits until the test lets the writer go on. When nobody listens

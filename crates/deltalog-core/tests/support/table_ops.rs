@@ -2,9 +2,10 @@
 //! partitioned table: `p=a` and `p=b`, one real Parquet file each (`p=a/a1.parquet`,
 //! `p=b/b1.parquet`, ten rows of `a`), at version 1.
 //!
-//! Most kinds stage log entries only (conflict detection reads the log, never a data file);
-//! [`Op::Merge`] is the real `merge` operation, which reads the target's Parquet files and
-//! writes its own.
+//! Most kinds stage actions on a transaction (conflict detection reads the log, never a data
+//! file; the files they add are real all the same); [`Op::Merge`] is the real `merge`
+//! operation, which reads the target's Parquet files and writes its own. The deletion
+//! vectors of [`Op::DvDelete`] are log entries only.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashMap;
@@ -142,11 +143,20 @@ pub fn new_path(op: Op, part: &str, tag: &str) -> Option<String> {
 }
 
 /// Stages `op` (any kind but [`Op::Merge`]) on `tx`, aimed at partition `part`; `tag` keeps
-/// new file names apart.
+/// new file names apart. New files are real Parquet files, so that a later merge can read
+/// them.
 pub async fn stage(tx: &mut Transaction, op: Op, part: &str, tag: &str) {
     let predicate = parse_sql(&format!("p = '{part}'")).unwrap();
     let existing = format!("p={part}/{part}1.parquet");
-    let new = file(&format!("p={part}/{tag}.parquet"), part, true);
+    let root = url::Url::parse(tx.table().uri())
+        .unwrap()
+        .to_file_path()
+        .unwrap();
+    let new_name = format!("p={part}/{tag}.parquet");
+    let new = match new_path(op, part, tag) {
+        Some(_) => parquet_file(&root, &new_name, part),
+        None => file(&new_name, part, true),
+    };
     match op {
         Op::BlindAppend => tx.add(&[new]).unwrap(),
         Op::ReadAppend => {
@@ -185,8 +195,11 @@ pub async fn stage(tx: &mut Transaction, op: Op, part: &str, tag: &str) {
         Op::Merge => panic!("a merge is an operation of its own: run it with run_merge"),
         Op::Compaction => {
             tx.remove_where(Some(&predicate), false).await.unwrap();
-            tx.add(&[file(&format!("p={part}/{tag}.parquet"), part, false)])
-                .unwrap();
+            let rewritten = AddFile {
+                data_change: false,
+                ..new
+            };
+            tx.add(&[rewritten]).unwrap();
         }
         Op::MetadataChange => tx
             .update_metadata(MetadataUpdate {
