@@ -863,6 +863,66 @@ async fn of_two_creators_the_loser_gets_protocol_changed() {
     assert_eq!(commit_files(dir.path()).len(), 1);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_whose_next_version_was_cleaned_up_does_not_commit_behind_the_table() {
+    // Three days ago the table was at version 1, and T1 read it. Since then T2 and T3
+    // committed 2 and 3, a checkpoint of 3 was written, and with a retention of one day a
+    // cleanup deleted 0.json to 2.json. T1's put of 2.json then finds no file there: it
+    // must not be acknowledged at version 2, where no reader of the latest version looks.
+    const DAYS_3: Duration = Duration::from_secs(3 * 24 * 3600);
+    let dir = tempfile::tempdir().unwrap();
+    let properties = [("delta.logRetentionDuration", "interval 1 days")];
+    create(dir.path(), local_storage(dir.path()), &properties).await;
+    age_the_log(dir.path(), DAYS_3);
+    let (store, reports) = phased_store(dir.path());
+    let work = work(store, dir.path().to_path_buf(), Job::Op(BlindAppend, "a"), "T1".into());
+    let mut t1 = Actor::spawn("T1", reports, work);
+    t1.until(BeforeWrite(2)).await;
+    let table = Table::from_storage(local_storage(dir.path()));
+    assert_eq!(run(&table, BlindAppend, "b", "T2").await.unwrap(), (2, 0));
+    assert_eq!(run(&table, BlindAppend, "b", "T3").await.unwrap(), (3, 0));
+    table.checkpoint(None).await.unwrap();
+    age_the_log(dir.path(), DAYS_3);
+    let cleanup = table.cleanup_metadata().await.unwrap();
+    assert_eq!(cleanup.oldest_kept_version, Some(3));
+    match t1.finish().await.0 {
+        Outcome::Failed(Error::VersionNotFound { version, reason, .. }) => {
+            assert_eq!(version, 2);
+            assert!(reason.contains("nothing was committed"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!dir.path().join("_delta_log/00000000000000000002.json").exists());
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    assert_eq!(snapshot.version(), 3);
+    assert!(!live_paths(dir.path()).await.contains("p=a/T1.parquet"));
+    // Run again, it commits after the checkpoint.
+    assert_eq!(run(&table, BlindAppend, "a", "T1").await.unwrap(), (4, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_of_an_old_table_whose_log_was_kept_commits() {
+    // The same old read, but nothing was cleaned up: the check finds version 1 and T1
+    // rebases over T2 as usual.
+    const DAYS_3: Duration = Duration::from_secs(3 * 24 * 3600);
+    let dir = tempfile::tempdir().unwrap();
+    let properties = [("delta.logRetentionDuration", "interval 1 days")];
+    create(dir.path(), local_storage(dir.path()), &properties).await;
+    age_the_log(dir.path(), DAYS_3);
+    let (store, reports) = phased_store(dir.path());
+    let first = work(store, dir.path().to_path_buf(), Job::Op(BlindAppend, "a"), "T1".into());
+    let mut t1 = Actor::spawn("T1", reports, first);
+    t1.until(BeforeWrite(2)).await;
+    let table = Table::from_storage(local_storage(dir.path()));
+    assert_eq!(run(&table, BlindAppend, "b", "T2").await.unwrap(), (2, 0));
+    assert!(matches!(t1.finish().await.0, Outcome::Committed(3, 1)));
+    let (store, reports) = phased_store(dir.path());
+    let third = work(store, dir.path().to_path_buf(), Job::Op(BlindAppend, "b"), "T3".into());
+    age_the_log(dir.path(), DAYS_3);
+    let t3 = Actor::spawn("T3", reports, third).finish().await.0;
+    assert!(matches!(t3, Outcome::Committed(4, 0)), "{t3:?}");
+}
+
 // -- playing a case ---------------------------------------------------------------------------
 
 /// A case played: the table's folder and every writer's outcome.
