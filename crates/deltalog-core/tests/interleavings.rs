@@ -54,9 +54,11 @@ enum Step {
     Until(usize, Point),
     /// Writer `i` runs to its end.
     Finish(usize),
+    /// Every file in the log now is three days old (past a retention of one day).
+    AgeLog,
 }
 
-use Step::{Finish, Until};
+use Step::{AgeLog, Finish, Until};
 
 /// The outcome a case expects of a writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,9 +69,12 @@ enum Expect {
     Conflict(ConflictKind, u64),
     /// A job that commits nothing finished without error.
     Done,
+    /// Failed: metadata cleanup deleted this version, which the writer had to write or
+    /// check ([`Error::VersionNotFound`]).
+    CleanedUp(u64),
 }
 
-use Expect::{Committed, Conflict, Done};
+use Expect::{CleanedUp, Committed, Conflict, Done};
 
 /// What a writer returned.
 #[derive(Debug)]
@@ -92,6 +97,7 @@ struct Case {
 
 const SERIALIZABLE: &[(&str, &str)] = &[("delta.isolationLevel", "Serializable")];
 const CHECKPOINT_EVERY_2: &[(&str, &str)] = &[("delta.checkpointInterval", "2")];
+const RETENTION_1_DAY: &[(&str, &str)] = &[("delta.logRetentionDuration", "interval 1 days")];
 
 use table_ops::Op::*;
 use ConflictKind::*;
@@ -679,6 +685,65 @@ const CASES: &[Case] = &[
         ],
         expect: &[Committed(4, 1), Committed(2, 0), Committed(3, 0), Done],
     },
+    // -- metadata cleanup deleting the log under a writer (retention one day) ------------
+    Case {
+        name: "cleanup keeps the winner T1 must check: T1 rebases",
+        properties: RETENTION_1_DAY,
+        jobs: &[Job::Op(Update, "a"), Job::Op(BlindAppend, "b"), Checkpoint, Cleanup],
+        script: &[
+            Until(0, BeforeWrite(2)),
+            Finish(1),
+            Finish(2),
+            AgeLog,
+            Finish(3),
+            Finish(0),
+        ],
+        expect: &[Committed(3, 1), Committed(2, 0), Done, Done],
+    },
+    Case {
+        name: "cleanup deleted the version T1 writes: T1 commits nothing",
+        properties: RETENTION_1_DAY,
+        jobs: &[
+            Job::Op(BlindAppend, "a"),
+            Job::Op(BlindAppend, "b"),
+            Job::Op(BlindAppend, "b"),
+            Checkpoint,
+            Cleanup,
+        ],
+        script: &[
+            AgeLog,
+            Until(0, BeforeWrite(2)),
+            Finish(1),
+            Finish(2),
+            Finish(3),
+            AgeLog,
+            Finish(4),
+            Finish(0),
+        ],
+        expect: &[CleanedUp(2), Committed(2, 0), Committed(3, 0), Done, Done],
+    },
+    Case {
+        name: "cleanup deletes the winners while T1 is about to list them",
+        properties: RETENTION_1_DAY,
+        jobs: &[
+            Job::Op(BlindAppend, "a"),
+            Job::Op(BlindAppend, "b"),
+            Job::Op(BlindAppend, "b"),
+            Checkpoint,
+            Cleanup,
+        ],
+        script: &[
+            Until(0, BeforeWrite(2)),
+            Finish(1),
+            Finish(2),
+            Until(0, ListLatest(2)),
+            Finish(3),
+            AgeLog,
+            Finish(4),
+            Finish(0),
+        ],
+        expect: &[CleanedUp(2), Committed(2, 0), Committed(3, 0), Done, Done],
+    },
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -949,6 +1014,7 @@ async fn play(case: &Case) -> Played {
                 let actor = actors[index].take().unwrap();
                 outcomes[index] = Some(actor.finish().await.0);
             }
+            AgeLog => age_the_log(dir.path(), Duration::from_secs(3 * 24 * 3600)),
         }
     }
     for (index, actor) in actors.into_iter().enumerate() {
@@ -1022,6 +1088,7 @@ fn as_expect(outcome: &Outcome) -> Expect {
     match outcome {
         Outcome::Committed(version, retries) => Committed(*version, *retries),
         Outcome::Failed(Error::CommitConflict { kind, version, .. }) => Conflict(*kind, *version),
+        Outcome::Failed(Error::VersionNotFound { version, .. }) => CleanedUp(*version),
         Outcome::Failed(other) => panic!("not a conflict: {other}"),
         Outcome::Done => Done,
     }
@@ -1099,16 +1166,29 @@ async fn check_log(case: &Case, played: &Played) {
         assert_eq!(committed.get(&actor), Some(version), "{name}: {actor} at {version}");
         assert!(seen.insert(actor.clone()), "{name}: {actor} committed twice");
     }
-    assert_eq!(seen.len(), committed.len(), "{name}: a commit is missing");
+    let kept = committed.values().filter(|v| **v >= first.max(2)).count();
+    assert_eq!(seen.len(), kept, "{name}: a commit is missing");
     let mut replayed: HashSet<String> = HashSet::new();
+    let mut gone: HashSet<String> = HashSet::new();
     for file in files.values() {
         for removed in &file.removes {
             replayed.remove(removed);
+            gone.insert(removed.clone());
         }
-        replayed.extend(file.adds.iter().cloned());
+        for added in &file.adds {
+            gone.remove(added);
+            replayed.insert(added.clone());
+        }
     }
     let live = live_paths(played.dir.path()).await;
-    assert_eq!(live, replayed, "{name}: the snapshot is not the replay of the log");
+    if first == 0 {
+        assert_eq!(live, replayed, "{name}: the snapshot is not the replay of the log");
+    } else {
+        // The log's head was cleaned up: what its commits added is in the checkpoint.
+        assert!(live.is_superset(&replayed), "{name}: {replayed:?} not all in {live:?}");
+        assert!(live.is_disjoint(&gone), "{name}: removed files {gone:?} are live");
+    }
+    check_post_commit_files(name, played.dir.path(), &versions).await;
     for (index, job) in case.jobs.iter().enumerate() {
         let actor = format!("T{}", index + 1);
         let Job::Op(op, part) = job else { continue };
@@ -1116,10 +1196,37 @@ async fn check_log(case: &Case, played: &Played) {
             continue;
         };
         match committed.get(&actor) {
-            Some(version) => assert!(files[version].adds.contains(&path), "{name}: {path}"),
+            Some(version) => match files.get(version) {
+                Some(file) => assert!(file.adds.contains(&path), "{name}: {path}"),
+                None => assert!(*version < first, "{name}: {actor}'s commit is gone"),
+            },
             None => assert!(!live.contains(&path), "{name}: {path} of a failed writer"),
         }
     }
+}
+
+/// Every `N.crc` agrees with version `N` replayed from its commits, and `_last_checkpoint`
+/// (when there is one) names the newest checkpoint, however the post-commit steps of the
+/// writers interleaved.
+async fn check_post_commit_files(name: &str, dir: &FsPath, versions: &[u64]) {
+    let table = Table::from_storage(local_storage(dir));
+    for version in versions {
+        let snapshot = table.snapshot(SnapshotAt::Version(*version)).await.unwrap();
+        let checked = snapshot.validate_checksum().await;
+        assert!(checked.is_ok(), "{name}: {version}.crc: {checked:?}");
+    }
+    let log = dir.join("_delta_log");
+    let newest_checkpoint = std::fs::read_dir(&log)
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            let (version, _) = name.split_once(".checkpoint.")?;
+            version.parse::<u64>().ok()
+        })
+        .max();
+    let hint = std::fs::read_to_string(log.join("_last_checkpoint")).ok();
+    let hinted = hint.map(|text| serde_json::from_str::<Value>(&text).unwrap()["version"].as_u64());
+    assert_eq!(hinted, newest_checkpoint.map(Some), "{name}: _last_checkpoint");
 }
 
 /// The live file paths of the latest snapshot, loaded through a store of its own.
