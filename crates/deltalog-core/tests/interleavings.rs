@@ -45,6 +45,10 @@ enum Job {
     Checkpoint,
     /// Metadata cleanup.
     Cleanup,
+    /// Ten rows appended to a partition with `write_table` (the append transaction).
+    Append(&'static str),
+    /// The row `a = 5` of a partition deleted with the `delete` operation (a deletion vector).
+    RowDelete(&'static str),
 }
 
 /// One step of a script.
@@ -101,7 +105,7 @@ const RETENTION_1_DAY: &[(&str, &str)] = &[("delta.logRetentionDuration", "inter
 
 use table_ops::Op::*;
 use ConflictKind::*;
-use Job::{AppVersion, Checkpoint, Cleanup};
+use Job::{Append, AppVersion, Checkpoint, Cleanup, RowDelete};
 
 /// T2 runs whole while T1 stands at the given point.
 macro_rules! t2_at_t1 {
@@ -685,6 +689,77 @@ const CASES: &[Case] = &[
         ],
         expect: &[Committed(4, 1), Committed(2, 0), Committed(3, 0), Done],
     },
+    // -- the operations themselves: write_table appends, row deletes, merges ---------------
+    Case {
+        name: "write_table appends both land",
+        properties: &[],
+        jobs: &[Append("a"), Append("a")],
+        script: T2_AT_WRITE,
+        expect: &[Committed(3, 1), Committed(2, 0)],
+    },
+    Case {
+        name: "write_table appends: all three read version 1",
+        properties: &[],
+        jobs: &[Append("a"), Append("b"), Append("a")],
+        script: ALL_READ_THEN_T2_T3_T1,
+        expect: &[Committed(4, 1), Committed(2, 0), Committed(3, 1)],
+    },
+    Case {
+        name: "write_table append over a metadata change",
+        properties: &[],
+        jobs: &[Append("a"), Job::Op(MetadataChange, "a")],
+        script: T2_AT_WRITE,
+        expect: &[Conflict(MetadataChanged, 2), Committed(2, 0)],
+    },
+    Case {
+        name: "row delete over an append to its partition",
+        properties: &[],
+        jobs: &[RowDelete("a"), Append("a")],
+        script: T2_AT_WRITE,
+        expect: &[Committed(3, 1), Committed(2, 0)],
+    },
+    Case {
+        name: "row delete over an append to its partition, Serializable",
+        properties: SERIALIZABLE,
+        jobs: &[RowDelete("a"), Append("a")],
+        script: T2_AT_WRITE,
+        expect: &[Conflict(ConcurrentAppend, 2), Committed(2, 0)],
+    },
+    Case {
+        name: "row deletes of one file: the second meets the first's deletion vector",
+        properties: &[],
+        jobs: &[RowDelete("a"), RowDelete("a")],
+        script: T2_AT_WRITE,
+        expect: &[Conflict(ConcurrentAppend, 2), Committed(2, 0)],
+    },
+    Case {
+        name: "row deletes of two partitions both land",
+        properties: &[],
+        jobs: &[RowDelete("a"), RowDelete("b")],
+        script: T2_AT_WRITE,
+        expect: &[Committed(3, 1), Committed(2, 0)],
+    },
+    Case {
+        name: "row delete over a merge of the other partition, then an append at its retry",
+        properties: &[],
+        jobs: &[RowDelete("a"), Job::Op(Merge, "b"), Append("a")],
+        script: T3_BETWEEN_LIST_AND_PUT,
+        expect: &[Committed(4, 2), Committed(2, 0), Committed(3, 0)],
+    },
+    Case {
+        name: "merge over a row delete of its partition",
+        properties: &[],
+        jobs: &[Job::Op(Merge, "a"), RowDelete("a")],
+        script: T2_AT_WRITE,
+        expect: &[Conflict(ConcurrentAppend, 2), Committed(2, 0)],
+    },
+    Case {
+        name: "an append while a merge's post-commit steps wait",
+        properties: CHECKPOINT_EVERY_2,
+        jobs: &[Job::Op(Merge, "a"), Append("a"), RowDelete("b")],
+        script: &[Until(0, PostCommit(2)), Finish(1), Finish(2), Finish(0)],
+        expect: &[Committed(2, 0), Committed(3, 0), Committed(4, 0)],
+    },
     // -- metadata cleanup deleting the log under a writer (retention one day) ------------
     Case {
         name: "cleanup keeps the winner T1 must check: T1 rebases",
@@ -1053,6 +1128,8 @@ async fn work(store: PhasedStore, dir: PathBuf, job: Job, name: String) -> Outco
     let result = match job {
         Job::Op(op, part) => run(&table, op, part, &name).await,
         Job::AppVersion(app, version) => set_app_version(&table, app, version, &name).await,
+        Job::Append(part) => table_ops::run_write_append(&table, part, &name).await,
+        Job::RowDelete(part) => table_ops::run_row_delete(&table, part, &name).await,
         Job::Checkpoint => {
             return match table.checkpoint(None).await {
                 Ok(_) => Outcome::Done,
@@ -1189,6 +1266,11 @@ async fn check_log(case: &Case, played: &Played) {
         assert!(live.is_disjoint(&gone), "{name}: removed files {gone:?} are live");
     }
     check_post_commit_files(name, played.dir.path(), &versions).await;
+    let fake_deletion_vectors = case.jobs.contains(&Job::Op(DvDelete, "a"))
+        || case.jobs.contains(&Job::Op(DvDelete, "b"));
+    if !fake_deletion_vectors {
+        check_rows(name, played.dir.path()).await;
+    }
     for (index, job) in case.jobs.iter().enumerate() {
         let actor = format!("T{}", index + 1);
         let Job::Op(op, part) = job else { continue };
@@ -1227,6 +1309,37 @@ async fn check_post_commit_files(name: &str, dir: &FsPath, versions: &[u64]) {
     let hint = std::fs::read_to_string(log.join("_last_checkpoint")).ok();
     let hinted = hint.map(|text| serde_json::from_str::<Value>(&text).unwrap()["version"].as_u64());
     assert_eq!(hinted, newest_checkpoint.map(Some), "{name}: _last_checkpoint");
+}
+
+/// The rows a scan of the latest snapshot returns are the rows its files record (their
+/// `numRecords` less their deletion vectors' cardinality): every data file and deletion
+/// vector a committed writer left is there and whole.
+async fn check_rows(name: &str, dir: &FsPath) {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::Int64Type;
+    let table = Table::from_storage(local_storage(dir));
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    let (_, batches) = snapshot.files(false).await.unwrap();
+    let mut recorded = 0i64;
+    for batch in batches {
+        let records = batch.column_by_name("num_records").unwrap();
+        let records = records.as_primitive::<Int64Type>();
+        let dvs = batch.column_by_name("deletion_vector").unwrap().as_struct();
+        let deleted = dvs.column_by_name("cardinality").unwrap();
+        let deleted = deleted.as_primitive::<Int64Type>();
+        for row in 0..batch.num_rows() {
+            recorded += records.value(row);
+            if dvs.is_valid(row) {
+                recorded -= deleted.value(row);
+            }
+        }
+    }
+    let scan = deltalog_core::Scan::new(&snapshot, deltalog_core::ScanOptions::default())
+        .await
+        .unwrap();
+    let batches = scan.to_batches().await.unwrap();
+    let scanned: usize = batches.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(scanned as i64, recorded, "{name}: rows scanned");
 }
 
 /// The live file paths of the latest snapshot, loaded through a store of its own.

@@ -124,8 +124,8 @@ pub(crate) async fn attempt(
     }
 }
 
-/// One day: the slack allowed between writers' clocks and the store's file times.
-const CLOCK_SLACK_MS: i64 = 24 * 60 * 60 * 1000;
+/// One hour: the slack allowed between writers' clocks and the store's file times.
+const CLOCK_SLACK_MS: i64 = 60 * 60 * 1000;
 
 /// True when the commit just written at `version` landed behind the table: metadata cleanup
 /// (spec "Metadata Cleanup") had deleted `version.json` below a newer checkpoint, and the
@@ -135,7 +135,7 @@ const CLOCK_SLACK_MS: i64 = 24 * 60 * 60 * 1000;
 ///
 /// Cleanup only deletes commits older than the log retention, and the commit at `version`
 /// came after the version before it (committed at `previous_commit_ms`): when that one is
-/// younger than `retention_ms` (with a day of slack for clocks), nothing is checked.
+/// younger than `retention_ms` (less an hour of slack for clocks), nothing is checked.
 pub(crate) async fn landed_behind_cleanup(
     storage: &Storage,
     version: u64,

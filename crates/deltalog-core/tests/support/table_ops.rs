@@ -263,3 +263,34 @@ pub async fn run(table: &Table, op: Op, part: &str, actor: &str) -> Result<(u64,
     let result = tx.with_commit_info("actor", actor).commit().await?;
     Ok((result.version, result.retries))
 }
+
+/// Appends ten rows (`a` = 0..10) to partition `part` with `write_table` (a blind append
+/// through the append transaction, which reads no file list), its `commitInfo` carrying
+/// `actor`; returns the version committed and the retries.
+pub async fn run_write_append(table: &Table, part: &str, actor: &str) -> Result<(u64, u32), Error> {
+    let values: ArrayRef = Arc::new(Int64Array::from_iter_values(0..10));
+    let parts: ArrayRef = Arc::new(StringArray::from(vec![part; 10]));
+    let batch = RecordBatch::try_from_iter([("a", values), ("p", parts)]).unwrap();
+    let mut options = deltalog_core::WriteTableOptions::default();
+    options.commit_info.insert("actor".into(), actor.into());
+    let schema = batch.schema();
+    let batches = futures::stream::iter([Ok(batch)]);
+    let done = deltalog_core::write_table(table, schema, batches, options)
+        .await
+        .map_err(|failure| failure.error)?;
+    Ok((done.version, done.retries))
+}
+
+/// Deletes the row `a = 5` of partition `part` with the `delete` operation (a deletion
+/// vector on the partition's file), its `commitInfo` carrying `actor`; returns the version
+/// committed and the retries.
+pub async fn run_row_delete(table: &Table, part: &str, actor: &str) -> Result<(u64, u32), Error> {
+    let predicate = parse_sql(&format!("p = '{part}' AND a = 5")).unwrap();
+    let mut options = deltalog_core::DeleteOptions::default();
+    options.commit_info.insert("actor".into(), actor.into());
+    let done = deltalog_core::delete(table, Some(predicate), options)
+        .await
+        .map_err(|failure| failure.error)?;
+    assert!(done.committed, "the delete removes a row: it commits");
+    Ok((done.version, done.retries))
+}
