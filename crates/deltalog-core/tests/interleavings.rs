@@ -105,7 +105,7 @@ const RETENTION_1_DAY: &[(&str, &str)] = &[("delta.logRetentionDuration", "inter
 
 use table_ops::Op::*;
 use ConflictKind::*;
-use Job::{Append, AppVersion, Checkpoint, Cleanup, RowDelete};
+use Job::{AppVersion, Append, Checkpoint, Cleanup, RowDelete};
 
 /// T2 runs whole while T1 stands at the given point.
 macro_rules! t2_at_t1 {
@@ -309,7 +309,11 @@ const CASES: &[Case] = &[
             Job::Op(Compaction, "a"),
         ],
         script: T3_BETWEEN_LIST_AND_PUT,
-        expect: &[Conflict(ConcurrentDeleteRead, 3), Committed(2, 0), Committed(3, 0)],
+        expect: &[
+            Conflict(ConcurrentDeleteRead, 3),
+            Committed(2, 0),
+            Committed(3, 0),
+        ],
     },
     // -- metadata and protocol -----------------------------------------------------------
     Case {
@@ -356,7 +360,11 @@ const CASES: &[Case] = &[
             Job::Op(MetadataChange, "b"),
         ],
         script: T3_BETWEEN_LIST_AND_PUT,
-        expect: &[Conflict(MetadataChanged, 3), Committed(2, 0), Committed(3, 0)],
+        expect: &[
+            Conflict(MetadataChanged, 3),
+            Committed(2, 0),
+            Committed(3, 0),
+        ],
     },
     Case {
         name: "blind append over a protocol upgrade",
@@ -523,7 +531,11 @@ const CASES: &[Case] = &[
             Job::Op(Delete, "a"),
         ],
         script: T3_BETWEEN_LIST_AND_PUT,
-        expect: &[Conflict(ConcurrentDeleteRead, 3), Committed(2, 0), Committed(3, 0)],
+        expect: &[
+            Conflict(ConcurrentDeleteRead, 3),
+            Committed(2, 0),
+            Committed(3, 0),
+        ],
     },
     Case {
         name: "update; a harmless append, then a delete of its file while it lists",
@@ -534,7 +546,11 @@ const CASES: &[Case] = &[
             Job::Op(Delete, "a"),
         ],
         script: T3_AT_LIST,
-        expect: &[Conflict(ConcurrentDeleteRead, 3), Committed(2, 0), Committed(3, 0)],
+        expect: &[
+            Conflict(ConcurrentDeleteRead, 3),
+            Committed(2, 0),
+            Committed(3, 0),
+        ],
     },
     Case {
         name: "read-append; appends elsewhere land twice, Serializable",
@@ -556,7 +572,11 @@ const CASES: &[Case] = &[
             Job::Op(BlindAppend, "a"),
         ],
         script: T3_AT_LIST,
-        expect: &[Conflict(ConcurrentAppend, 3), Committed(2, 0), Committed(3, 0)],
+        expect: &[
+            Conflict(ConcurrentAppend, 3),
+            Committed(2, 0),
+            Committed(3, 0),
+        ],
     },
     Case {
         name: "all three read version 1: blind appends land in order",
@@ -610,7 +630,11 @@ const CASES: &[Case] = &[
             Finish(0),
             Finish(2),
         ],
-        expect: &[Committed(3, 1), Committed(2, 0), Conflict(ConcurrentAppend, 3)],
+        expect: &[
+            Committed(3, 1),
+            Committed(2, 0),
+            Conflict(ConcurrentAppend, 3),
+        ],
     },
     // -- post-commit -------------------------------------------------------------------
     Case {
@@ -649,7 +673,12 @@ const CASES: &[Case] = &[
     Case {
         name: "a checkpoint and a cleanup land while T1 retries",
         properties: &[],
-        jobs: &[Job::Op(Update, "a"), Job::Op(BlindAppend, "b"), Checkpoint, Cleanup],
+        jobs: &[
+            Job::Op(Update, "a"),
+            Job::Op(BlindAppend, "b"),
+            Checkpoint,
+            Cleanup,
+        ],
         script: &[
             Until(0, BeforeWrite(2)),
             Finish(1),
@@ -764,7 +793,12 @@ const CASES: &[Case] = &[
     Case {
         name: "cleanup keeps the winner T1 must check: T1 rebases",
         properties: RETENTION_1_DAY,
-        jobs: &[Job::Op(Update, "a"), Job::Op(BlindAppend, "b"), Checkpoint, Cleanup],
+        jobs: &[
+            Job::Op(Update, "a"),
+            Job::Op(BlindAppend, "b"),
+            Checkpoint,
+            Cleanup,
+        ],
         script: &[
             Until(0, BeforeWrite(2)),
             Finish(1),
@@ -837,7 +871,12 @@ async fn scripted_interleavings_end_as_expected_and_lose_nothing() {
         }
         check_log(case, &played).await;
     }
-    assert!(wrong.is_empty(), "{} cases:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} cases:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
 
 // -- the content of rebased commits ---------------------------------------------------------
@@ -858,10 +897,7 @@ const ROW_TRACKING: &[(&str, &str)] = &[("delta.enableRowTracking", "true")];
 async fn a_rebased_append_takes_fresh_row_ids_after_each_winner() {
     // Version 1 holds rows 0..=19. T2 lands rows 20..=29 at T1's write; under the second
     // script T3 then lands 30..=39 between T1's retry listing and its put.
-    for (script, version, base) in [
-        (T2_AT_WRITE, 3, 30),
-        (T3_BETWEEN_LIST_AND_PUT, 4, 40),
-    ] {
+    for (script, version, base) in [(T2_AT_WRITE, 3, 30), (T3_BETWEEN_LIST_AND_PUT, 4, 40)] {
         let case = Case {
             name: "row ids",
             properties: ROW_TRACKING,
@@ -875,7 +911,9 @@ async fn a_rebased_append_takes_fresh_row_ids_after_each_winner() {
         };
         let played = play(&case).await;
         let retries = version as u32 - 2;
-        assert!(matches!(played.outcomes[0], Outcome::Committed(v, r) if v == version && r == retries));
+        assert!(
+            matches!(played.outcomes[0], Outcome::Committed(v, r) if v == version && r == retries)
+        );
         check_log(&case, &played).await;
         let lines = commit_lines(played.dir.path(), version);
         let add = action(&lines, "add");
@@ -886,7 +924,10 @@ async fn a_rebased_append_takes_fresh_row_ids_after_each_winner() {
         let mark: Value = serde_json::from_str(domain["configuration"].as_str().unwrap()).unwrap();
         assert_eq!(mark["rowIdHighWaterMark"], base + 9);
         let info = action(&lines, "commitInfo");
-        assert_eq!(info["readVersion"], 1, "a rebased commit keeps the version it read");
+        assert_eq!(
+            info["readVersion"], 1,
+            "a rebased commit keeps the version it read"
+        );
     }
 }
 
@@ -898,7 +939,12 @@ async fn a_rebased_commit_s_timestamp_follows_a_winner_from_the_future() {
     let properties = [("delta.enableInCommitTimestamps", "true")];
     create(dir.path(), local_storage(dir.path()), &properties).await;
     let (store, reports) = phased_store(dir.path());
-    let work = work(store, dir.path().to_path_buf(), Job::Op(BlindAppend, "a"), "T1".into());
+    let work = work(
+        store,
+        dir.path().to_path_buf(),
+        Job::Op(BlindAppend, "a"),
+        "T1".into(),
+    );
     let mut t1 = Actor::spawn("T1", reports, work);
     t1.until(BeforeWrite(2)).await;
     let ahead = chrono::Utc::now().timestamp_millis() + 3_600_000;
@@ -929,7 +975,10 @@ async fn a_rebased_commit_s_timestamp_follows_a_winner_from_the_future() {
 fn rewrite_timestamp(dir: &FsPath, version: u64, timestamp: i64) {
     let path = dir.join(format!("_delta_log/{version:020}.json"));
     let text = std::fs::read_to_string(&path).unwrap();
-    let mut lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     lines[0]["commitInfo"]["inCommitTimestamp"] = timestamp.into();
     let text: Vec<String> = lines.iter().map(Value::to_string).collect();
     std::fs::write(&path, text.join("\n") + "\n").unwrap();
@@ -945,7 +994,10 @@ async fn a_rebased_merge_commits_what_it_staged() {
         expect: &[Committed(3, 1), Committed(2, 0)],
     };
     let played = play(&case).await;
-    assert_eq!(played.outcomes.iter().map(as_expect).collect::<Vec<_>>(), case.expect);
+    assert_eq!(
+        played.outcomes.iter().map(as_expect).collect::<Vec<_>>(),
+        case.expect
+    );
     check_log(&case, &played).await;
     let lines = commit_lines(played.dir.path(), 3);
     let info = action(&lines, "commitInfo");
@@ -956,7 +1008,10 @@ async fn a_rebased_merge_commits_what_it_staged() {
     assert_eq!(removes.len(), 1);
     assert_eq!(removes[0]["path"], "p=a/a1.parquet");
     let adds: Vec<&Value> = lines.iter().filter_map(|l| l.get("add")).collect();
-    let with_dv: Vec<&&Value> = adds.iter().filter(|a| !a["deletionVector"].is_null()).collect();
+    let with_dv: Vec<&&Value> = adds
+        .iter()
+        .filter(|a| !a["deletionVector"].is_null())
+        .collect();
     assert_eq!(with_dv.len(), 1, "a1 again, its matched row deleted");
     assert_eq!(with_dv[0]["path"], "p=a/a1.parquet");
     assert_eq!(with_dv[0]["deletionVector"]["cardinality"], 1);
@@ -967,8 +1022,18 @@ async fn a_rebased_merge_commits_what_it_staged() {
     let scan = deltalog_core::Scan::new(&snapshot, deltalog_core::ScanOptions::default())
         .await
         .unwrap();
-    let rows: usize = scan.to_batches().await.unwrap().iter().map(|b| b.num_rows()).sum();
-    assert_eq!(rows, 20 + 10 + 1, "v1, T2's file, and the merge's one inserted row");
+    let rows: usize = scan
+        .to_batches()
+        .await
+        .unwrap()
+        .iter()
+        .map(|b| b.num_rows())
+        .sum();
+    assert_eq!(
+        rows,
+        20 + 10 + 1,
+        "v1, T2's file, and the merge's one inserted row"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1015,7 +1080,12 @@ async fn a_writer_whose_next_version_was_cleaned_up_does_not_commit_behind_the_t
     create(dir.path(), local_storage(dir.path()), &properties).await;
     age_the_log(dir.path(), DAYS_3);
     let (store, reports) = phased_store(dir.path());
-    let work = work(store, dir.path().to_path_buf(), Job::Op(BlindAppend, "a"), "T1".into());
+    let work = work(
+        store,
+        dir.path().to_path_buf(),
+        Job::Op(BlindAppend, "a"),
+        "T1".into(),
+    );
     let mut t1 = Actor::spawn("T1", reports, work);
     t1.until(BeforeWrite(2)).await;
     let table = Table::from_storage(local_storage(dir.path()));
@@ -1026,13 +1096,18 @@ async fn a_writer_whose_next_version_was_cleaned_up_does_not_commit_behind_the_t
     let cleanup = table.cleanup_metadata().await.unwrap();
     assert_eq!(cleanup.oldest_kept_version, Some(3));
     match t1.finish().await.0 {
-        Outcome::Failed(Error::VersionNotFound { version, reason, .. }) => {
+        Outcome::Failed(Error::VersionNotFound {
+            version, reason, ..
+        }) => {
             assert_eq!(version, 2);
             assert!(reason.contains("nothing was committed"), "{reason}");
         }
         other => panic!("{other:?}"),
     }
-    assert!(!dir.path().join("_delta_log/00000000000000000002.json").exists());
+    assert!(!dir
+        .path()
+        .join("_delta_log/00000000000000000002.json")
+        .exists());
     let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
     assert_eq!(snapshot.version(), 3);
     assert!(!live_paths(dir.path()).await.contains("p=a/T1.parquet"));
@@ -1050,14 +1125,24 @@ async fn a_writer_of_an_old_table_whose_log_was_kept_commits() {
     create(dir.path(), local_storage(dir.path()), &properties).await;
     age_the_log(dir.path(), DAYS_3);
     let (store, reports) = phased_store(dir.path());
-    let first = work(store, dir.path().to_path_buf(), Job::Op(BlindAppend, "a"), "T1".into());
+    let first = work(
+        store,
+        dir.path().to_path_buf(),
+        Job::Op(BlindAppend, "a"),
+        "T1".into(),
+    );
     let mut t1 = Actor::spawn("T1", reports, first);
     t1.until(BeforeWrite(2)).await;
     let table = Table::from_storage(local_storage(dir.path()));
     assert_eq!(run(&table, BlindAppend, "b", "T2").await.unwrap(), (2, 0));
     assert!(matches!(t1.finish().await.0, Outcome::Committed(3, 1)));
     let (store, reports) = phased_store(dir.path());
-    let third = work(store, dir.path().to_path_buf(), Job::Op(BlindAppend, "b"), "T3".into());
+    let third = work(
+        store,
+        dir.path().to_path_buf(),
+        Job::Op(BlindAppend, "b"),
+        "T3".into(),
+    );
     age_the_log(dir.path(), DAYS_3);
     let t3 = Actor::spawn("T3", reports, third).finish().await.0;
     assert!(matches!(t3, Outcome::Committed(4, 0)), "{t3:?}");
@@ -1202,9 +1287,12 @@ fn commit_files(dir: &FsPath) -> BTreeMap<u64, CommitFile> {
                 .filter_map(|l| l.get(kind)?.get("path")?.as_str().map(str::to_string))
                 .collect()
         };
-        let actor = lines
-            .iter()
-            .find_map(|l| l.get("commitInfo")?.get("actor")?.as_str().map(str::to_string));
+        let actor = lines.iter().find_map(|l| {
+            l.get("commitInfo")?
+                .get("actor")?
+                .as_str()
+                .map(str::to_string)
+        });
         files.insert(
             version,
             CommitFile {
@@ -1240,8 +1328,15 @@ async fn check_log(case: &Case, played: &Played) {
     let mut seen: HashSet<String> = HashSet::new();
     for (version, file) in files.range(2..) {
         let actor = file.actor.clone().unwrap_or_default();
-        assert_eq!(committed.get(&actor), Some(version), "{name}: {actor} at {version}");
-        assert!(seen.insert(actor.clone()), "{name}: {actor} committed twice");
+        assert_eq!(
+            committed.get(&actor),
+            Some(version),
+            "{name}: {actor} at {version}"
+        );
+        assert!(
+            seen.insert(actor.clone()),
+            "{name}: {actor} committed twice"
+        );
     }
     let kept = committed.values().filter(|v| **v >= first.max(2)).count();
     assert_eq!(seen.len(), kept, "{name}: a commit is missing");
@@ -1259,15 +1354,24 @@ async fn check_log(case: &Case, played: &Played) {
     }
     let live = live_paths(played.dir.path()).await;
     if first == 0 {
-        assert_eq!(live, replayed, "{name}: the snapshot is not the replay of the log");
+        assert_eq!(
+            live, replayed,
+            "{name}: the snapshot is not the replay of the log"
+        );
     } else {
         // The log's head was cleaned up: what its commits added is in the checkpoint.
-        assert!(live.is_superset(&replayed), "{name}: {replayed:?} not all in {live:?}");
-        assert!(live.is_disjoint(&gone), "{name}: removed files {gone:?} are live");
+        assert!(
+            live.is_superset(&replayed),
+            "{name}: {replayed:?} not all in {live:?}"
+        );
+        assert!(
+            live.is_disjoint(&gone),
+            "{name}: removed files {gone:?} are live"
+        );
     }
     check_post_commit_files(name, played.dir.path(), &versions).await;
-    let fake_deletion_vectors = case.jobs.contains(&Job::Op(DvDelete, "a"))
-        || case.jobs.contains(&Job::Op(DvDelete, "b"));
+    let fake_deletion_vectors =
+        case.jobs.contains(&Job::Op(DvDelete, "a")) || case.jobs.contains(&Job::Op(DvDelete, "b"));
     if !fake_deletion_vectors {
         check_rows(name, played.dir.path()).await;
     }
@@ -1308,7 +1412,11 @@ async fn check_post_commit_files(name: &str, dir: &FsPath, versions: &[u64]) {
         .max();
     let hint = std::fs::read_to_string(log.join("_last_checkpoint")).ok();
     let hinted = hint.map(|text| serde_json::from_str::<Value>(&text).unwrap()["version"].as_u64());
-    assert_eq!(hinted, newest_checkpoint.map(Some), "{name}: _last_checkpoint");
+    assert_eq!(
+        hinted,
+        newest_checkpoint.map(Some),
+        "{name}: _last_checkpoint"
+    );
 }
 
 /// The rows a scan of the latest snapshot returns are the rows its files record (their
