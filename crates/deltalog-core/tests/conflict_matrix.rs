@@ -10,15 +10,23 @@
 //! isolation), delete-read, delete-delete, in that order. Where we follow the simple forms the
 //! notes recommend instead of Spark, the model says so.
 //!
-//! The files are log entries only: conflict detection reads the log, never a data file.
+//! The files are log entries only (conflict detection reads the log, never a data file),
+//! except for `MERGE`, which is the real operation (`deltalog_core::merge`) reading the
+//! target's Parquet files. The loser runs as a task over a [`PhasedStore`]: it reads and
+//! stages, stops just before writing `2.json`, the winner commits version 2, and the loser
+//! goes on. The isolation level is the table's `delta.isolationLevel`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::HashMap;
+#[path = "support/phased_store.rs"]
+mod phased_store;
+#[path = "support/table_ops.rs"]
+mod table_ops;
 
-use deltalog_core::{
-    parse_isolation_level, parse_sql, AddFile, ConflictKind, DeletionVectorDescriptor, Error,
-    MetadataUpdate, Storage, StructField, StructType, Table, TableSpec, Transaction,
-};
+use std::sync::Arc;
+
+use deltalog_core::{parse_isolation_level, ConflictKind, Error, Storage, Table};
+use phased_store::{Actor, PhasedStore, Point};
+use table_ops::{create, local_storage, run, stage, Op, OPS};
 
 /// The isolation levels a table can be set to (`delta.isolationLevel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,38 +34,6 @@ enum IsolationLevel {
     Serializable,
     WriteSerializable,
 }
-
-/// The operation kinds of the matrix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
-    BlindAppend,
-    ReadAppend,
-    ReplaceWhere,
-    FullOverwrite,
-    Delete,
-    DvDelete,
-    Update,
-    Compaction,
-    MetadataChange,
-    ProtocolUpgrade,
-    AppTxn,
-    DomainMetadata,
-}
-
-const OPS: [Op; 12] = [
-    Op::BlindAppend,
-    Op::ReadAppend,
-    Op::ReplaceWhere,
-    Op::FullOverwrite,
-    Op::Delete,
-    Op::DvDelete,
-    Op::Update,
-    Op::Compaction,
-    Op::MetadataChange,
-    Op::ProtocolUpgrade,
-    Op::AppTxn,
-    Op::DomainMetadata,
-];
 
 /// What an operation reads and writes, in the terms of Spark's conflict checker.
 struct Footprint {
@@ -108,7 +84,12 @@ fn footprint(op: Op) -> Footprint {
             adds: true,
             ..none
         },
-        Op::ReplaceWhere | Op::DvDelete | Op::Update => Footprint {
+        // MERGE as Delta on Spark's ClassicMergeExecutor runs it: it reads the files its
+        // target-only predicates select (`filterFiles(getTargetOnlyPredicates)`: here the
+        // partition predicate `p = '<part>'`, recorded with the files it selects), removes
+        // the files holding matched rows (re-added with a deletion vector) and adds the
+        // updated and inserted rows; not a blind append.
+        Op::ReplaceWhere | Op::DvDelete | Op::Update | Op::Merge => Footprint {
             reads_partition: true,
             adds: true,
             removes_partition: true,
@@ -192,142 +173,42 @@ fn spark_rules(w: Op, c: Op, level: IsolationLevel, same: bool) -> Option<Confli
     None
 }
 
-// -- the table and the operations ------------------------------------------------------------
-
-fn schema() -> StructType {
-    use deltalog_core::schema::PrimitiveType;
-    StructType::new(vec![
-        StructField::new("a", PrimitiveType::Long, true),
-        StructField::new("p", PrimitiveType::String, true),
-    ])
+/// A table at version 1 (see `table_ops`) with `delta.isolationLevel` = `level`.
+async fn table(dir: &tempfile::TempDir, level: IsolationLevel) -> Table {
+    let level = format!("{level:?}");
+    let properties = [("delta.isolationLevel", level.as_str())];
+    create(dir.path(), local_storage(dir.path()), &properties).await
 }
 
-fn file(path: &str, partition: &str, data_change: bool) -> AddFile {
-    AddFile {
-        path: path.into(),
-        partition_values: vec![("p".into(), Some(partition.into()))],
-        size: 100,
-        modification_time: 1,
-        data_change,
-        stats: Some("{\"numRecords\":10}".into()),
-        ..AddFile::default()
-    }
-}
-
-/// A partitioned table with deletion vectors and domain metadata, holding one file in `p=a` and one in `p=b`.
-async fn table(dir: &tempfile::TempDir) -> Table {
-    let storage = Storage::open(dir.path().to_str().unwrap(), &HashMap::new()).unwrap();
-    let table = Table::from_storage(storage);
-    let spec = TableSpec {
-        schema: schema(),
-        partition_columns: vec!["p".into()],
-        configuration: [
-            ("delta.enableDeletionVectors", "true"),
-            ("delta.feature.domainMetadata", "supported"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect(),
-        ..TableSpec::default()
-    };
-    table.create(spec).await.unwrap();
-    let mut tx = table.transaction("WRITE").await.unwrap();
-    tx.add(&[
-        file("p=a/a1.parquet", "a", true),
-        file("p=b/b1.parquet", "b", true),
-    ])
-    .unwrap();
-    tx.commit().await.unwrap();
-    table
-}
-
-/// Stages `op` on `tx`, aimed at partition `part`; `tag` keeps new file names apart.
-async fn stage(tx: &mut Transaction, op: Op, part: &str, tag: &str) {
-    let predicate = parse_sql(&format!("p = '{part}'")).unwrap();
-    let existing = format!("p={part}/{part}1.parquet");
-    let new = file(&format!("p={part}/{tag}.parquet"), part, true);
-    match op {
-        Op::BlindAppend => tx.add(&[new]).unwrap(),
-        Op::ReadAppend => {
-            tx.record_read(Some(&predicate)).await.unwrap();
-            tx.add(&[new]).unwrap();
-        }
-        Op::ReplaceWhere => {
-            tx.remove_where(Some(&predicate), true).await.unwrap();
-            tx.add(&[new]).unwrap();
-        }
-        Op::FullOverwrite => {
-            tx.remove_where(None, true).await.unwrap();
-            tx.add(&[new]).unwrap();
-        }
-        Op::Delete => {
-            tx.remove_where(Some(&predicate), true).await.unwrap();
-        }
-        Op::DvDelete => {
-            tx.record_read(Some(&predicate)).await.unwrap();
-            assert_eq!(tx.remove_paths(&[existing.as_str()], true).unwrap(), 1);
-            let mut with_dv = file(&existing, part, true);
-            with_dv.deletion_vector = Some(DeletionVectorDescriptor {
-                storage_type: "i".into(),
-                path_or_inline_dv: format!("wi5b=000{}", &tag[tag.len() - 1..]),
-                offset: None,
-                size_in_bytes: 40,
-                cardinality: 1,
-            });
-            tx.add(&[with_dv]).unwrap();
-        }
-        Op::Update => {
-            tx.record_read(Some(&predicate)).await.unwrap();
-            assert_eq!(tx.remove_paths(&[existing.as_str()], true).unwrap(), 1);
-            tx.add(&[new]).unwrap();
-        }
-        Op::Compaction => {
-            tx.remove_where(Some(&predicate), false).await.unwrap();
-            tx.add(&[file(&format!("p={part}/{tag}.parquet"), part, false)])
-                .unwrap();
-        }
-        Op::MetadataChange => tx
-            .update_metadata(MetadataUpdate {
-                configuration: vec![(format!("matrix.{tag}"), Some("1".into()))],
-                ..MetadataUpdate::default()
-            })
-            .unwrap(),
-        Op::ProtocolUpgrade => {
-            let snapshot = tx.read_snapshot().unwrap();
-            let mut protocol = snapshot.protocol().clone();
-            let features = protocol.writer_features.get_or_insert_with(Vec::new);
-            features.push("changeDataFeed".into());
-            tx.update_protocol(protocol).unwrap();
-        }
-        Op::AppTxn => {
-            let app = format!("app-{part}");
-            let next = tx.app_version(&app).map_or(1, |v| v + 1);
-            tx.set_app_version(&app, next).unwrap();
-        }
-        Op::DomainMetadata => tx
-            .set_domain_metadata(&format!("domain-{part}"), Some(tag.into()))
-            .unwrap(),
-    }
+/// The table in `dir` through a [`PhasedStore`] of its own, and the store's reports.
+fn phased_table(
+    dir: &tempfile::TempDir,
+) -> (
+    Table,
+    tokio::sync::mpsc::UnboundedReceiver<(Point, tokio::sync::oneshot::Sender<()>)>,
+) {
+    let url = url::Url::from_directory_path(dir.path()).unwrap();
+    let (inner, root) = object_store::parse_url(&url).unwrap();
+    let (store, reports) = PhasedStore::new(Arc::from(inner));
+    let table = Table::from_storage(Storage::with_store(Arc::new(store), url, root));
+    (table, reports)
 }
 
 /// Runs one cell; returns the loser's conflict kind, or `None` when it committed right after
 /// the winner.
 async fn cell(w: Op, c: Op, level: IsolationLevel, same: bool) -> Option<ConflictKind> {
     let dir = tempfile::tempdir().unwrap();
-    let table = table(&dir).await;
+    let table = table(&dir, level).await;
     let loser_part = if same { "a" } else { "b" };
-    let mut winner = table.transaction("WINNER").await.unwrap();
-    let mut loser = table
-        .transaction("LOSER")
-        .await
-        .unwrap()
-        .with_isolation_level(parse_isolation_level(&format!("{level:?}")).unwrap());
-    stage(&mut winner, w, "a", "w1").await;
-    stage(&mut loser, c, loser_part, "c2").await;
-    assert_eq!(winner.commit().await.unwrap().version, 2);
-    match loser.commit().await {
-        Ok(result) => {
-            assert_eq!(result.version, 3);
+    let (loser_table, reports) = phased_table(&dir);
+    let mut loser = Actor::spawn("loser", reports, async move {
+        run(&loser_table, c, loser_part, "c2").await
+    });
+    loser.until(Point::BeforeWrite(2)).await;
+    assert_eq!(run(&table, w, "a", "w1").await.unwrap(), (2, 0));
+    match loser.finish().await.0 {
+        Ok(committed) => {
+            assert_eq!(committed, (3, 1), "{w:?} then {c:?}");
             None
         }
         Err(Error::CommitConflict { kind, .. }) => Some(kind),
@@ -337,9 +218,8 @@ async fn cell(w: Op, c: Op, level: IsolationLevel, same: bool) -> Option<Conflic
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_pair_of_operations_meets_spark_s_conflict_rules() {
-    let mut wrong = Vec::new();
-    let mut cells = 0;
-    let mut expected_kinds = std::collections::HashSet::new();
+    use futures::StreamExt;
+    let mut pairs = Vec::new();
     for level in [
         IsolationLevel::Serializable,
         IsolationLevel::WriteSerializable,
@@ -347,21 +227,33 @@ async fn every_pair_of_operations_meets_spark_s_conflict_rules() {
         for same in [true, false] {
             for w in OPS {
                 for c in OPS {
-                    let expected = spark_rules(w, c, level, same);
-                    expected_kinds.insert(expected);
-                    let actual = cell(w, c, level, same).await;
-                    cells += 1;
-                    if expected != actual {
-                        wrong.push(format!(
-                            "{w:?} then {c:?} ({level:?}, same partition: {same}): \
-                             expected {expected:?}, got {actual:?}"
-                        ));
-                    }
+                    pairs.push((w, c, level, same));
                 }
             }
         }
     }
-    assert_eq!(cells, 576);
+    let cells = pairs.len();
+    let expected_kinds: std::collections::HashSet<Option<ConflictKind>> = pairs
+        .iter()
+        .map(|(w, c, level, same)| spark_rules(*w, *c, *level, *same))
+        .collect();
+    // Cells are independent tables: four at a time.
+    let wrong: Vec<String> = futures::stream::iter(pairs)
+        .map(|(w, c, level, same)| async move {
+            let expected = spark_rules(w, c, level, same);
+            let actual = cell(w, c, level, same).await;
+            (expected != actual).then(|| {
+                format!(
+                    "{w:?} then {c:?} ({level:?}, same partition: {same}): \
+                     expected {expected:?}, got {actual:?}"
+                )
+            })
+        })
+        .buffer_unordered(4)
+        .filter_map(|wrong| async move { wrong })
+        .collect()
+        .await;
+    assert_eq!(cells, 676);
     for kind in [
         None,
         Some(ConflictKind::ProtocolChanged),
@@ -388,7 +280,7 @@ async fn three_way(
     level: IsolationLevel,
 ) -> Result<u64, ConflictKind> {
     let dir = tempfile::tempdir().unwrap();
-    let table = table(&dir).await;
+    let table = table(&dir, level).await;
     let mut first = table.transaction("FIRST").await.unwrap();
     let mut second = table.transaction("SECOND").await.unwrap();
     let mut last = table

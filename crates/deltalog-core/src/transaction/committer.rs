@@ -7,7 +7,9 @@
 //! an exclusive create on the local filesystem, a conditional put (`If-None-Match`) on S3,
 //! generation and ETag preconditions on GCS and Azure. [`attempt`] wraps a committer and
 //! resolves the outcomes a transport error leaves unknown by reading the file back and
-//! comparing its `commitInfo.txnId` with the transaction's own.
+//! comparing its `commitInfo.txnId` with the transaction's own. [`landed_behind_cleanup`]
+//! tells a put-if-absent that succeeded only because metadata cleanup had deleted the
+//! version.
 
 use std::fmt;
 
@@ -16,6 +18,7 @@ use futures::future::BoxFuture;
 
 use crate::commit::read_commit_info;
 use crate::error::{Error, Result};
+use crate::log::list_log_from;
 use crate::log::path::commit_file_name;
 use crate::storage::Storage;
 
@@ -119,4 +122,43 @@ pub(crate) async fn attempt(
             "writing failed ({failure}) and reading it back failed too ({read})"
         ))),
     }
+}
+
+/// One hour: the slack allowed between writers' clocks and the store's file times.
+const CLOCK_SLACK_MS: i64 = 60 * 60 * 1000;
+
+/// True when the commit just written at `version` landed behind the table: metadata cleanup
+/// (spec "Metadata Cleanup") had deleted `version.json` below a newer checkpoint, and the
+/// put-if-absent re-created it where no reader of the latest version looks. Cleanup deletes
+/// oldest first, so `version - 1` is gone too: that is what is checked (one `HEAD`, and a
+/// listing when its commit file is missing, for a checkpoint of it).
+///
+/// Cleanup only deletes commits older than the log retention, and the commit at `version`
+/// came after the version before it (committed at `previous_commit_ms`): when that one is
+/// younger than `retention_ms` (less an hour of slack for clocks), nothing is checked.
+pub(crate) async fn landed_behind_cleanup(
+    storage: &Storage,
+    version: u64,
+    previous_commit_ms: Option<i64>,
+    retention_ms: i64,
+    now_ms: i64,
+) -> Result<bool> {
+    let (Some(previous), Some(committed_ms)) = (version.checked_sub(1), previous_commit_ms) else {
+        return Ok(false);
+    };
+    let cleanup_horizon = now_ms
+        .saturating_sub(retention_ms)
+        .saturating_add(CLOCK_SLACK_MS);
+    if committed_ms > cleanup_horizon {
+        return Ok(false);
+    }
+    let log_path = format!("_delta_log/{}", commit_file_name(previous));
+    if storage.exists(&log_path).await? {
+        return Ok(false);
+    }
+    let listing = list_log_from(storage, previous).await?;
+    let kept = listing
+        .iter()
+        .any(|file| file.version == previous && (file.is_commit() || file.is_checkpoint()));
+    Ok(!kept)
 }

@@ -700,7 +700,9 @@ impl Transaction {
     /// remove on an append-only table, [`Error::InvalidArgument`] for actions the spec does
     /// not allow together (a file added or removed twice, or both), or added files without
     /// `numRecords` on a table with row tracking, [`Error::CommitConflict`] for a conflict
-    /// (kind [`ConflictKind::MaxCommitAttemptsExceeded`] after too many retries), and
+    /// (kind [`ConflictKind::MaxCommitAttemptsExceeded`] after too many retries),
+    /// [`Error::VersionNotFound`] when metadata cleanup deleted the version written while the
+    /// transaction ran (a transaction older than `delta.logRetentionDuration`), and
     /// [`Error::CommitStateUnknown`] when a failed write cannot be read back.
     pub async fn commit(self) -> Result<CommitResult> {
         let prepared = self.prepare()?;
@@ -725,7 +727,11 @@ impl Transaction {
             let outcome =
                 committer::attempt(committer.as_ref(), &storage, version, bytes, &txn_id).await?;
             match outcome {
-                committer::Attempt::Committed => break,
+                committer::Attempt::Committed => {
+                    self.refuse_if_behind_cleanup(&prepared, version, &rebase)
+                        .await?;
+                    break;
+                }
                 committer::Attempt::NotWritten => {
                     retries = self.count_retry(retries, version)?;
                     self.backoff(retries).await;
@@ -787,6 +793,44 @@ impl Transaction {
             num_added_files: prepared.num_adds,
             num_removed_files: prepared.num_removes,
             post_commit,
+        })
+    }
+
+    /// Fails when the commit just written at `version` landed behind the table
+    /// ([`committer::landed_behind_cleanup`]): metadata cleanup had deleted the version, so
+    /// the winners it must be checked against are gone. The file is deleted again.
+    async fn refuse_if_behind_cleanup(
+        &self,
+        prepared: &Prepared,
+        version: u64,
+        rebase: &conflict::Rebase,
+    ) -> Result<()> {
+        let storage = self.table.storage();
+        let retention = prepared.config.properties().log_retention_duration;
+        let retention_ms = crate::checkpoint_write::duration_ms(retention);
+        let previous_ms = rebase.last_commit_timestamp;
+        if !committer::landed_behind_cleanup(storage, version, previous_ms, retention_ms, now_ms())
+            .await?
+        {
+            return Ok(());
+        }
+        let path = storage.log_file(&crate::log::path::commit_file_name(version));
+        let undone = match storage.delete_log_file(&path).await {
+            Ok(()) => "it was deleted again".to_string(),
+            Err(error) => format!(
+                "deleting it again failed ({error}); it lies below the newest checkpoint, \
+                 where readers do not look, and the next metadata cleanup deletes it"
+            ),
+        };
+        Err(Error::VersionNotFound {
+            table: self.table.uri().to_string(),
+            version,
+            reason: format!(
+                "metadata cleanup deleted the log up to this version while the transaction \
+                 ran, so the commits it must be checked against are gone and its commit file \
+                 landed where no reader looks ({undone}); nothing was committed: run the \
+                 operation again on the latest version"
+            ),
         })
     }
 
