@@ -7,7 +7,7 @@ use arrow_array::builder::{BinaryBuilder, Int64Builder, ListBuilder, StructBuild
 use arrow_array::cast::AsArray;
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray,
-    Float32Array, Float64Array, Int32Array, Int8Array, MapArray, RecordBatch, StringArray,
+    Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, Time64MicrosecondArray, MapArray, RecordBatch, StringArray,
     StructArray, TimestampMicrosecondArray, TimestampNanosecondArray, UInt32Array,
 };
 use arrow::buffer::NullBuffer;
@@ -286,7 +286,16 @@ fn every_primitive_type_takes_its_variant_type() {
     let cases: Vec<(ArrayRef, Vec<u8>)> = vec![
         (Arc::new(BooleanArray::from(vec![false])), vec![2 << 2]),
         (Arc::new(Int8Array::from(vec![-2])), int8(-2)),
+        (
+            Arc::new(Int16Array::from(vec![300])),
+            primitive_bytes(4, &300i16.to_le_bytes()),
+        ),
         (Arc::new(Int32Array::from(vec![70_000])), int32(70_000)),
+        (Arc::new(Int64Array::from(vec![5])), int64(5)),
+        (
+            Arc::new(Time64MicrosecondArray::from(vec![11])),
+            primitive_bytes(17, &11i64.to_le_bytes()),
+        ),
         (Arc::new(Float32Array::from(vec![1.5])), primitive_bytes(14, &1.5f32.to_le_bytes())),
         (Arc::new(Float64Array::from(vec![2.25])), primitive_bytes(7, &2.25f64.to_le_bytes())),
         (decimal(1234, 4, 2), primitive_bytes(8, &[2, 0xD2, 0x04, 0, 0])),
