@@ -61,6 +61,11 @@ pub(super) fn unshred(group: &StructArray, path: &str) -> Result<ArrayRef, Strin
     for row in 0..group.len() {
         encoded.clear();
         if group.is_valid(row) {
+            if metadata.is_null(row) {
+                return Err(located(format!(
+                    "`{path}.metadata` is null in a row whose variant is not null"
+                )));
+            }
             let mut context = RowContext {
                 metadata: metadata.value(row),
                 dictionaries: &mut dictionaries,

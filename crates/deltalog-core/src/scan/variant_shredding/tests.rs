@@ -420,3 +420,18 @@ fn unshredded_groups_are_not_shredded() {
     assert!(!is_shredded(&plain));
     assert!(is_shredded(&partially_shredded_objects()));
 }
+
+#[test]
+fn a_present_variant_needs_its_metadata() {
+    let metadata: ArrayRef = Arc::new(BinaryArray::from(vec![None::<&[u8]>]));
+    let fields = Fields::from(vec![
+        Field::new("metadata", ArrowType::Binary, true),
+        Field::new("value", ArrowType::Binary, true),
+        Field::new("typed_value", ArrowType::Int32, true),
+    ]);
+    let typed: ArrayRef = Arc::new(Int32Array::from(vec![1]));
+    let group = StructArray::try_new(fields, vec![metadata, binaries(vec![None]), typed], None)
+        .unwrap();
+    let error = unshred(&group, "v").unwrap_err();
+    assert!(error.contains("`v.metadata` is null"), "{error}");
+}
