@@ -11,6 +11,7 @@ use arrow_schema::{DataType as ArrowType, Field, FieldRef, Fields, Schema, TimeU
 use parquet::basic::Type as PhysicalType;
 use parquet::schema::types::SchemaDescriptor;
 
+use super::variant_shredding;
 use crate::error::Result;
 use crate::schema::{
     ColumnMappingMode, DataType as DeltaType, PrimitiveType, StructField, PARQUET_FIELD_ID_META_KEY,
@@ -163,7 +164,8 @@ fn struct_column(
     build_struct(target_fields, children, source, path)
 }
 
-/// A variant column: the `metadata` and `value` binaries of the file's variant group.
+/// A variant column: the `metadata` and `value` binaries of the file's variant group, a
+/// shredded group reassembled first ([`super::variant_shredding`]).
 fn variant_column(
     array: &ArrayRef,
     target_fields: &Fields,
@@ -172,6 +174,13 @@ fn variant_column(
     let source = array
         .as_struct_opt()
         .ok_or_else(|| mismatch(path, array.data_type(), "a variant group"))?;
+    let unshredded;
+    let source = if variant_shredding::is_shredded(source) {
+        unshredded = variant_shredding::unshred(source, path)?;
+        unshredded.as_struct()
+    } else {
+        source
+    };
     let mut children = Vec::with_capacity(target_fields.len());
     for target in target_fields.iter() {
         let column = source.column_by_name(target.name()).ok_or_else(|| {

@@ -16,6 +16,7 @@ mod mapping;
 mod native;
 mod read;
 mod task;
+mod variant_shredding;
 
 use std::sync::Arc;
 

@@ -880,3 +880,68 @@ async fn native_files_name_deletion_vectors_and_glob_characters() {
         Some("file 'a[1].parquet' has a character Spark reads as a glob pattern")
     );
 }
+
+/// A table of `id` and a variant `v` with the `variantShredding-preview` reader feature.
+fn shredded_variant_table() -> TestTable {
+    let features = json!(["variantType", "variantShredding-preview"]);
+    TestTable::with_protocol(
+        vec![field("id", json!("integer")), field("v", json!("variant"))],
+        &[],
+        json!({"delta.enableVariantShredding": "true"}),
+        json!({"minReaderVersion": 3, "minWriterVersion": 7,
+               "readerFeatures": features, "writerFeatures": features}),
+    )
+}
+
+/// A batch of `id` and a variant group `v` with `metadata` version 1 and an empty
+/// dictionary, `value`, and an int32 `typed_value` when `typed` is given.
+fn variant_batch(ids: &[i32], value: Vec<Option<&[u8]>>, typed: Option<Vec<Option<i32>>>) -> RecordBatch {
+    let empty_metadata: &[u8] = &[0x01, 0x00, 0x00];
+    let mut fields = vec![
+        Field::new("metadata", ArrowType::Binary, false),
+        Field::new("value", ArrowType::Binary, true),
+    ];
+    let mut columns: Vec<ArrayRef> = vec![
+        Arc::new(arrow_array::BinaryArray::from_iter_values(vec![empty_metadata; ids.len()])),
+        Arc::new(arrow_array::BinaryArray::from_iter(value)),
+    ];
+    if let Some(typed) = typed {
+        fields.push(Field::new("typed_value", ArrowType::Int32, true));
+        columns.push(Arc::new(Int32Array::from(typed)));
+    }
+    let group = StructArray::try_new(Fields::from(fields), columns, None).unwrap();
+    let group_field = Field::new("v", group.data_type().clone(), true);
+    batch(vec![(int_field("id"), ints(ids.iter().copied())), (group_field, Arc::new(group))])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shredded_and_unshredded_variant_files_read_alike() {
+    let mut table = shredded_variant_table();
+    let int8_seven: &[u8] = &[0x0C, 7];
+    let int32_seven: &[u8] = &[0x14, 7, 0, 0, 0];
+    let shredded = variant_batch(&[1, 2], vec![None, Some(int8_seven)], Some(vec![Some(7), None]));
+    table.add("shredded.parquet", &shredded, json!({}), json!({}));
+    let plain = variant_batch(&[3], vec![Some(int32_seven)], None);
+    table.add("plain.parquet", &plain, json!({}), json!({}));
+    let out = read(&table.snapshot().await, ScanOptions::default()).await;
+    let variants = out.column_by_name("v").unwrap().as_struct();
+    let values = variants.column_by_name("value").unwrap().as_binary::<i32>();
+    let read: Vec<&[u8]> = values.iter().map(Option::unwrap).collect();
+    assert_eq!(read, [int32_seven, int8_seven, int32_seven]);
+    assert_eq!(variants.column_by_name("metadata").unwrap().as_binary::<i32>().value(0), [1, 0, 0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contradictory_shredding_names_the_file() {
+    let mut table = shredded_variant_table();
+    let both = variant_batch(&[1], vec![Some(&[0x0C, 7])], Some(vec![Some(7)]));
+    table.add("both.parquet", &both, json!({}), json!({}));
+    let scan = Scan::new(&table.snapshot().await, ScanOptions::default()).await.unwrap();
+    match scan.to_batches().await.unwrap_err() {
+        Error::CorruptDataFile { path, reason } => {
+            assert!(path.ends_with("both.parquet"), "{path}");
+            assert!(reason.contains("column `v`: both `value` and `typed_value`"), "{reason}");
+        }
+        other => panic!("expected CorruptDataFile, got {other}"),
+    }
+}

@@ -218,6 +218,7 @@ impl TableFeature {
                 | VacuumProtocolCheck
                 | VariantType
                 | VariantTypePreview
+                | VariantShreddingPreview
                 | TypeWidening
                 | TypeWideningPreview
         )
@@ -438,6 +439,7 @@ mod tests {
                 "vacuumProtocolCheck",
                 "variantType",
                 "variantType-preview",
+                "variantShredding-preview",
                 "typeWidening",
                 "typeWidening-preview",
             ]
@@ -451,7 +453,7 @@ mod tests {
         assert!(!TableFeature::RowTracking.is_reader_writer());
         assert!(!TableFeature::CatalogManaged.is_supported_for_reading());
         assert!(ensure_readable(&protocol(3, 7, &["catalogManaged"]), "t").is_err());
-        assert!(ensure_readable(&protocol(3, 7, &["variantShredding-preview"]), "t").is_err());
+        assert!(ensure_readable(&protocol(3, 7, &["variantShredding-preview"]), "t").is_ok());
         assert!(ensure_readable(&protocol(2, 5, &[]), "t").is_ok());
     }
 }

@@ -39,7 +39,7 @@
 
 pub(crate) mod conform;
 pub(crate) mod duties;
-pub(crate) mod stats;
+crate::internal_modules!(stats);
 
 mod file;
 mod plan;

@@ -48,6 +48,7 @@ const TIE_BREAKER: char = '\u{fffd}';
 
 /// Which columns of a data file get statistics, and where they are in its batches.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) struct StatsPlan {
     roots: Vec<Node>,
     leaves: usize,
@@ -72,6 +73,7 @@ enum Node {
 
 /// The statistics of one file so far.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) struct FileStats {
     records: u64,
     leaves: Vec<LeafStats>,
@@ -87,6 +89,7 @@ struct LeafStats {
 impl StatsPlan {
     /// The statistics of files holding the data columns `data_schema` (logical names, with
     /// their metadata) of a table with `configuration` and column mapping `mode`.
+    #[cfg_attr(feature = "internal-api", visibility::make(pub))]
     pub(crate) fn try_new(
         data_schema: &StructType,
         configuration: &HashMap<String, String>,
@@ -104,6 +107,7 @@ impl StatsPlan {
     }
 
     /// Empty statistics for a new file.
+    #[cfg_attr(feature = "internal-api", visibility::make(pub))]
     pub(crate) fn start(&self) -> FileStats {
         FileStats {
             records: 0,
@@ -114,6 +118,7 @@ impl StatsPlan {
 
 impl FileStats {
     /// Adds the rows of `batch` (the data columns of a file, in data schema order).
+    #[cfg_attr(feature = "internal-api", visibility::make(pub))]
     pub(crate) fn update(&mut self, plan: &StatsPlan, batch: &RecordBatch) -> Result<()> {
         self.records += batch.num_rows() as u64;
         for node in &plan.roots {
@@ -123,6 +128,7 @@ impl FileStats {
     }
 
     /// The statistics JSON of the file.
+    #[cfg_attr(feature = "internal-api", visibility::make(pub))]
     pub(crate) fn to_json(&self, plan: &StatsPlan) -> Result<String> {
         let mut out = format!("{{\"{NUM_RECORDS}\":{}", self.records);
         if plan.roots.iter().any(Node::has_min_max) {
