@@ -368,7 +368,11 @@ fn parser_errors_name_the_position_and_the_expectation() {
             "x LIKE y",
             "expected a quoted pattern after LIKE at position 8",
         ),
-        ("x = - y", "expected a number after '-' at position 7"),
+        ("x = - 'a' *", "expected a column name or a value at position 12"),
+        ("x = lower(", "expected a column name or a value at position 11"),
+        ("x = nope(1)", "expected a known function at position 5, found 'nope'"),
+        ("(x = 1) + 1 > 0", "expected a value, not a condition at position 9"),
+        ("CAST(x AS wat) = 1", "expected a type name at position 11, found 'wat'"),
         ("x = X'abc'", "an even number of hex digits"),
         (
             "`x = 1",
