@@ -100,7 +100,7 @@ impl ValueExpr {
 
     /// `self` with every column reference replaced by `replace(path)`; `None` when `replace`
     /// has no replacement for one, or a `CASE` condition reads a column (conditions are
-    /// filters, which hold no value expressions).
+    /// filters, whose columns are not replaced by values).
     pub(crate) fn with_columns_replaced(
         &self,
         replace: &dyn Fn(&[String]) -> Option<ValueExpr>,
