@@ -41,7 +41,11 @@ pub(crate) fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray>
 }
 
 /// [`evaluate`] with `current_timestamp()` at `now_micros` (one instant for a statement).
-pub(crate) fn evaluate_at(expr: &Expr, batch: &RecordBatch, now_micros: i64) -> Result<BooleanArray> {
+pub(crate) fn evaluate_at(
+    expr: &Expr,
+    batch: &RecordBatch,
+    now_micros: i64,
+) -> Result<BooleanArray> {
     let evaluator = Evaluator { batch, now_micros };
     let mask = evaluator.predicate(expr)?;
     Ok(null_as_false(&mask))

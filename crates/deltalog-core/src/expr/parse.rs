@@ -431,7 +431,12 @@ fn describe_token(kind: &TokenKind) -> String {
     }
 }
 
-pub(super) fn typed_literal(parser: &Parser<'_>, keyword: &str, value: &str, position: usize) -> Result<Scalar> {
+pub(super) fn typed_literal(
+    parser: &Parser<'_>,
+    keyword: &str,
+    value: &str,
+    position: usize,
+) -> Result<Scalar> {
     parse_sql_typed(keyword, value).ok_or_else(|| {
         let expected = if keyword == "DATE" {
             "a date 'YYYY-MM-DD'".to_string()

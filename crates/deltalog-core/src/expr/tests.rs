@@ -17,8 +17,8 @@ use arrow_array::{
     UInt8Array,
 };
 
-use crate::scalar::Scalar;
 use super::*;
+use crate::scalar::Scalar;
 use crate::schema::tests::golden_table;
 use crate::table::{SnapshotAt, Table};
 
@@ -368,11 +368,26 @@ fn parser_errors_name_the_position_and_the_expectation() {
             "x LIKE y",
             "expected a quoted pattern after LIKE at position 8",
         ),
-        ("x = - 'a' *", "expected a column name or a value at position 12"),
-        ("x = lower(", "expected a column name or a value at position 11"),
-        ("x = nope(1)", "expected a known function at position 5, found 'nope'"),
-        ("(x = 1) + 1 > 0", "expected a value, not a condition at position 9"),
-        ("CAST(x AS wat) = 1", "expected a type name at position 11, found 'wat'"),
+        (
+            "x = - 'a' *",
+            "expected a column name or a value at position 12",
+        ),
+        (
+            "x = lower(",
+            "expected a column name or a value at position 11",
+        ),
+        (
+            "x = nope(1)",
+            "expected a known function at position 5, found 'nope'",
+        ),
+        (
+            "(x = 1) + 1 > 0",
+            "expected a value, not a condition at position 9",
+        ),
+        (
+            "CAST(x AS wat) = 1",
+            "expected a type name at position 11, found 'wat'",
+        ),
         ("x = X'abc'", "an even number of hex digits"),
         (
             "`x = 1",
@@ -2020,7 +2035,13 @@ fn computed_rows() -> RecordBatch {
     batch(vec![
         (
             "id",
-            array(Int64Array::from(vec![Some(1), Some(3), Some(6), None, Some(7)])),
+            array(Int64Array::from(vec![
+                Some(1),
+                Some(3),
+                Some(6),
+                None,
+                Some(7),
+            ])),
         ),
         (
             "price",
@@ -2057,12 +2078,17 @@ fn operands_are_value_expressions_and_plain_ones_stay_plain() {
         Expr::Value(Box::new(remainder)).compare(CompareOp::Eq, lit(0i64))
     );
     assert_eq!(parse("x > -5"), col("x").compare(CompareOp::Gt, lit(-5i64)));
-    assert_eq!(parse("(x) = ('a')"), col("x").compare(CompareOp::Eq, lit("a")));
+    assert_eq!(
+        parse("(x) = ('a')"),
+        col("x").compare(CompareOp::Eq, lit("a"))
+    );
     assert_eq!(
         parse("-9223372036854775808 < x"),
         lit(i64::MIN).compare(CompareOp::Lt, col("x"))
     );
-    assert!(matches!(parse("x = -y"), Expr::Compare { right, .. } if matches!(*right, Expr::Value(_))));
+    assert!(
+        matches!(parse("x = -y"), Expr::Compare { right, .. } if matches!(*right, Expr::Value(_)))
+    );
     assert_eq!(
         Expr::value(ValueExpr::Column(vec!["a".into()])),
         col("a"),
@@ -2109,10 +2135,7 @@ fn computed_filters_display_as_sql_that_parses_back() {
         let shown = expr.to_string();
         assert_eq!(parse(&shown), expr, "{text} -> {shown}");
     }
-    assert_eq!(
-        parse("(a+b)*c>=-x").to_string(),
-        "(a + b) * c >= -(x)"
-    );
+    assert_eq!(parse("(a+b)*c>=-x").to_string(), "(a + b) * c >= -(x)");
     assert_eq!(parse("`case` = 1").to_string(), "`case` = 1");
     assert_eq!(
         parse("CAST(x AS bigint) = lcase(s)").to_string(),
@@ -2124,29 +2147,65 @@ fn computed_filters_display_as_sql_that_parses_back() {
 fn computed_filters_evaluate_with_null_semantics() {
     let rows_of = |filter: &str| rows(filter, &computed_rows());
     assert_eq!(rows_of("id % 3 = 0"), [false, true, true, false, false]);
-    assert_eq!(rows_of("NOT (id % 3 = 0)"), [true, false, false, false, true]);
+    assert_eq!(
+        rows_of("NOT (id % 3 = 0)"),
+        [true, false, false, false, true]
+    );
     assert_eq!(rows_of("id * 2 > 5"), [false, true, true, false, true]);
-    assert_eq!(rows_of("price * id > 100"), [false, true, false, false, false]);
-    assert_eq!(rows_of("lower(name) = 'ab'"), [true, false, true, false, false]);
-    assert_eq!(rows_of("id + 1 IN (2, 7)"), [true, false, true, false, false]);
+    assert_eq!(
+        rows_of("price * id > 100"),
+        [false, true, false, false, false]
+    );
+    assert_eq!(
+        rows_of("lower(name) = 'ab'"),
+        [true, false, true, false, false]
+    );
+    assert_eq!(
+        rows_of("id + 1 IN (2, 7)"),
+        [true, false, true, false, false]
+    );
     assert_eq!(rows_of("id - 1 NOT IN (0, NULL)"), [false; 5]);
-    assert_eq!(rows_of("id + price IS NULL"), [false, false, true, true, false]);
-    assert_eq!(rows_of("id BETWEEN price - 2 AND id * 2"), [true, false, false, false, false]);
-    assert_eq!(rows_of("upper(name) LIKE 'A%'"), [true, false, true, false, false]);
-    assert_eq!(rows_of("id = price - 3"), [false, false, false, false, true]);
+    assert_eq!(
+        rows_of("id + price IS NULL"),
+        [false, false, true, true, false]
+    );
+    assert_eq!(
+        rows_of("id BETWEEN price - 2 AND id * 2"),
+        [true, false, false, false, false]
+    );
+    assert_eq!(
+        rows_of("upper(name) LIKE 'A%'"),
+        [true, false, true, false, false]
+    );
+    assert_eq!(
+        rows_of("id = price - 3"),
+        [false, false, false, false, true]
+    );
     assert_eq!(rows_of("10 / 4 = 2.5"), [true; 5]);
-    assert_eq!(rows_of("CAST(id AS STRING) = '6'"), [false, false, true, false, false]);
+    assert_eq!(
+        rows_of("CAST(id AS STRING) = '6'"),
+        [false, false, true, false, false]
+    );
     assert_eq!(
         rows_of("CASE WHEN id > 5 THEN 'big' ELSE name END = 'big'"),
         [false, false, true, false, true]
     );
-    assert_eq!(rows_of("coalesce(id, 0) = 0"), [false, false, false, true, false]);
-    assert_eq!(rows_of("CAST(id % 2 AS BOOLEAN)"), [true, true, false, false, true]);
+    assert_eq!(
+        rows_of("coalesce(id, 0) = 0"),
+        [false, false, false, true, false]
+    );
+    assert_eq!(
+        rows_of("CAST(id % 2 AS BOOLEAN)"),
+        [true, true, false, false, true]
+    );
     assert_eq!(
         rows_of("current_timestamp() > TIMESTAMP '2020-01-01 00:00:00'"),
         [true; 5]
     );
-    assert_eq!(rows_of("NULL + id = 1 OR id = 1"), [true, false, false, false, false]);
+    assert_eq!(
+        rows_of("NULL + id = 1 OR id = 1"),
+        [true, false, false, false, false]
+    );
 }
 
 #[test]
@@ -2167,10 +2226,7 @@ fn computed_filters_fail_like_spark_in_ansi_mode() {
 #[test]
 fn computed_operands_never_skip_a_file_unless_only_partitions_are_read() {
     let files = file_list(
-        vec![(
-            "n",
-            array(Int32Array::from(vec![Some(1), Some(2), None])),
-        )],
+        vec![("n", array(Int32Array::from(vec![Some(1), Some(2), None])))],
         vec![Some(5), Some(5), Some(5)],
         Some(int_stats(
             "x",

@@ -334,7 +334,11 @@ impl fmt::Display for ValueExpr {
     }
 }
 
-fn write_arith_operand(f: &mut fmt::Formatter<'_>, operand: &ValueExpr, parenthesise: bool) -> fmt::Result {
+fn write_arith_operand(
+    f: &mut fmt::Formatter<'_>,
+    operand: &ValueExpr,
+    parenthesise: bool,
+) -> fmt::Result {
     if parenthesise {
         write!(f, "({operand})")
     } else {
@@ -546,10 +550,10 @@ fn call(
                 let text = strings(value)?;
                 result = Some(match result {
                     None => text,
-                    Some(done) => arrow::compute::kernels::concat_elements::concat_elements_utf8(
-                        &done, &text,
-                    )
-                    .map_err(|e| invalid(format!("concat: {e}")))?,
+                    Some(done) => {
+                        arrow::compute::kernels::concat_elements::concat_elements_utf8(&done, &text)
+                            .map_err(|e| invalid(format!("concat: {e}")))?
+                    }
                 });
             }
             Ok(Arc::new(result.unwrap_or_else(|| {
@@ -570,8 +574,9 @@ fn call(
                 p => p,
             };
             let length = length.map(|l| u64::try_from(l.max(0)).unwrap_or(0));
-            let result = arrow::compute::kernels::substring::substring_by_char(&text, start, length)
-                .map_err(|e| invalid(format!("substring: {e}")))?;
+            let result =
+                arrow::compute::kernels::substring::substring_by_char(&text, start, length)
+                    .map_err(|e| invalid(format!("substring: {e}")))?;
             Ok(Arc::new(result))
         }
         Function::Coalesce => {

@@ -211,9 +211,8 @@ impl Parser<'_> {
             name.push_str(&piece);
             self.advance();
         }
-        let to = type_named(&name).ok_or_else(|| {
-            self.error_at(start.position, "a type name", &format!("'{name}'"))
-        })?;
+        let to = type_named(&name)
+            .ok_or_else(|| self.error_at(start.position, "a type name", &format!("'{name}'")))?;
         self.advance();
         Ok(Expr::value(ValueExpr::Cast {
             expr: Box::new(expr),
@@ -390,7 +389,13 @@ mod tests {
 
     #[test]
     fn errors_are_typed() {
-        for text in ["id +", "nope(id)", "CAST(id AS wat)", "CASE id END", "'open"] {
+        for text in [
+            "id +",
+            "nope(id)",
+            "CAST(id AS wat)",
+            "CASE id END",
+            "'open",
+        ] {
             assert!(parse_value_sql(text).is_err(), "{text}");
         }
         let unknown = parse_value_sql("missing + 1").unwrap();
