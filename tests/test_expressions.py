@@ -128,6 +128,8 @@ def test_check_constraints_may_compute(tmp_path: Path) -> None:
         table.alter.add_constraint("cheap", "price * qty < 100")
     with pytest.raises(deltalog.ConstraintViolationError, match="price = NULL"):
         table.alter.add_constraint("priced", "qty * price >= 0")  # NULL breaks it, as in Delta
+    with pytest.raises(InvalidArgumentError, match="not deterministic"):
+        table.alter.add_constraint("fresh", "current_timestamp() > TIMESTAMP '2020-01-01'")
     expression = "coalesce(price, 0) * qty >= 0"
     added = table.alter.add_constraint("positive", expression)
     assert added.snapshot.metadata.configuration["delta.constraints.positive"] == expression

@@ -222,6 +222,25 @@ impl Expr {
         paths
     }
 
+    /// Whether a computed operand depends on the clock (`current_timestamp()`): such a
+    /// filter is not deterministic.
+    pub fn reads_clock(&self) -> bool {
+        match self {
+            Expr::Column(_) | Expr::Literal(_) => false,
+            Expr::Value(value) => value.reads_clock(),
+            Expr::Compare { left, right, .. } | Expr::And(left, right) | Expr::Or(left, right) => {
+                left.reads_clock() || right.reads_clock()
+            }
+            Expr::InList { expr, .. }
+            | Expr::IsNull { expr, .. }
+            | Expr::Like { expr, .. }
+            | Expr::Not(expr) => expr.reads_clock(),
+            Expr::Between {
+                expr, low, high, ..
+            } => expr.reads_clock() || low.reads_clock() || high.reads_clock(),
+        }
+    }
+
     /// The expression that is true exactly where `self` is false (and NULL where `self` is
     /// NULL), with the negation pushed one level down (De Morgan for AND/OR, the complementary
     /// operator for leaves). Exact in three-valued logic.

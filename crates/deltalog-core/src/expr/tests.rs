@@ -2106,6 +2106,9 @@ fn operands_are_value_expressions_and_plain_ones_stay_plain() {
         .try_map_columns(&mut |path: &[String]| Ok::<_, ()>(vec![path.join("_")]))
         .unwrap();
     assert_eq!(renamed.columns(), ["t_v", "s_v", "t_w", "s_w"]);
+    assert!(parse("current_timestamp() > ts").reads_clock());
+    assert!(parse("CASE WHEN now() > ts THEN 1 END = 1").reads_clock());
+    assert!(!parse("x + 1 > 2 AND lower(s) IS NULL").reads_clock());
     assert_eq!(
         parse("a % 2 = 0 AND b * 2 BETWEEN 1 AND c + 1").negate(),
         parse("a % 2 != 0 OR b * 2 NOT BETWEEN 1 AND c + 1")

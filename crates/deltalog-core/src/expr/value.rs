@@ -226,6 +226,28 @@ impl ValueExpr {
         }
     }
 
+    /// Whether the value depends on the clock (`current_timestamp()`, `CASE` conditions
+    /// included): such a value is not deterministic.
+    pub fn reads_clock(&self) -> bool {
+        match self {
+            ValueExpr::Column(_) | ValueExpr::Literal(_) => false,
+            ValueExpr::Negate(inner) | ValueExpr::Cast { expr: inner, .. } => inner.reads_clock(),
+            ValueExpr::Arith { left, right, .. } => left.reads_clock() || right.reads_clock(),
+            ValueExpr::Call { function, args } => {
+                *function == Function::CurrentTimestamp || args.iter().any(ValueExpr::reads_clock)
+            }
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => {
+                branches
+                    .iter()
+                    .any(|(condition, value)| condition.reads_clock() || value.reads_clock())
+                    || otherwise.as_deref().is_some_and(ValueExpr::reads_clock)
+            }
+        }
+    }
+
     /// How tightly the expression binds when written: arithmetic operands of a tighter
     /// operator are parenthesised.
     fn precedence(&self) -> u8 {
