@@ -122,6 +122,26 @@ def test_merge_conditions_compute_on_either_side(tmp_path: Path) -> None:
     assert len(rows) == 20
 
 
+def test_merge_keys_mixed_with_computed_conjuncts(tmp_path: Path) -> None:
+    table = make(tmp_path, dv=False)
+    source = pa.table({"id": pa.array([3, 4, 5, 6], pa.int64()), "v": pa.array([0, 9, 4, 0])})
+    result = (
+        table.merge(
+            source,
+            on="t.id = s.id AND t.p * 2 = s.v AND t.id % 2 = 1 - t.id % 2",
+            source_alias="s",
+            target_alias="t",
+        )
+        .when_matched_delete()
+        .execute()
+    )
+    # id 3: p 0, v 0, 3 % 2 = 1 != 0; id 4: p 1, v 9; id 5: p 2, v 4, 1 != 0; id 6: p 0, v 0
+    assert not result.committed
+    on = "t.id = s.id AND t.p * 2 = s.v"
+    table.merge(source, on, source_alias="s", target_alias="t").when_matched_delete().execute()
+    assert ids(tmp_path) == [i for i in range(20) if i not in (3, 5, 6)]
+
+
 def test_check_constraints_may_compute(tmp_path: Path) -> None:
     table = prices(tmp_path)
     with pytest.raises(deltalog.ConstraintViolationError, match="existing row"):
