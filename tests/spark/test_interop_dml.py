@@ -175,3 +175,37 @@ def test_updates_agree_with_spark(
     assert_same_changes(spark, mine, theirs, start)
     if "delta.enableRowTracking" in properties:
         assert spark_row_tracking(spark, mine) == spark_row_tracking(spark, theirs)
+
+
+#: (Spark's statement, our call) pairs with computed predicates, run in order.
+COMPUTED = [
+    ("DELETE FROM {table} WHERE id % 3 = 0", ("delete", None, "id % 3 = 0")),
+    (
+        "UPDATE {table} SET s = concat(s, '!') WHERE id * 2 > 60 AND p + 1 = 2",
+        ("update", {"s": "concat(s, '!')"}, "id * 2 > 60 AND p + 1 = 2"),
+    ),
+    (
+        "DELETE FROM {table} WHERE lower(s) LIKE 's1%' OR CAST(p AS BIGINT) * 10 = id",
+        ("delete", None, "lower(s) LIKE 's1%' OR CAST(p AS BIGINT) * 10 = id"),
+    ),
+    (
+        "UPDATE {table} SET s = upper(s) WHERE CASE WHEN p > 1 THEN id ELSE -id END < 20",
+        ("update", {"s": "upper(s)"}, "CASE WHEN p > 1 THEN id ELSE -id END < 20"),
+    ),
+]
+
+
+def test_computed_predicates_agree_with_spark(spark: Any, tmp_path: Path) -> None:
+    properties = {"delta.enableDeletionVectors": "true"}
+    theirs, mine, start = spark_table_and_copy(spark, tmp_path, properties, True)
+    table = deltalog.DeltaTable(mine)
+    for statement, (kind, assignments, predicate) in COMPUTED:
+        spark.sql(statement.format(table=f"delta.`{theirs}`"))
+        if kind == "delete":
+            result = table.delete(predicate)
+        else:
+            assert assignments is not None
+            result = table.update(assignments, predicate=predicate)
+        assert result.committed, statement
+        assert_same_rows(ours(mine), spark_rows(spark, theirs), f"after {statement}")
+    assert_same_changes(spark, mine, theirs, start)

@@ -3,7 +3,8 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use super::parse::RESERVED;
+use super::parse::{RESERVED, VALUE_KEYWORDS};
+use super::value::ValueExpr;
 use crate::scalar::Scalar;
 
 /// A comparison operator.
@@ -23,10 +24,17 @@ pub enum CompareOp {
 /// column `a`). When a path is resolved against a schema, a run of parts joined by `.` may also
 /// name one field, so `["a.b"]` and `["a", "b"]` both find a top-level column called `a.b` or
 /// the nested field `a.b`. Names match exactly first, then ASCII-case-insensitively.
+///
+/// Every operand (both sides of a comparison, the tested value of `IN`, `IS NULL` and `LIKE`,
+/// the three of `BETWEEN`) is a column, a literal or a computed [`Expr::Value`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     Column(Vec<String>),
     Literal(Scalar),
+    /// A computed value (`price * qty`, `lower(name)`, `CAST(s AS INT)`): never a plain column
+    /// or literal, which are [`Expr::Column`] and [`Expr::Literal`] (build it with
+    /// [`Expr::value`]). As a whole filter it must be boolean.
+    Value(Box<ValueExpr>),
     Compare {
         op: CompareOp,
         left: Box<Expr>,
@@ -118,6 +126,27 @@ impl Expr {
         Expr::Literal(value.into())
     }
 
+    /// The operand computing `value`: [`Expr::Column`] or [`Expr::Literal`] when `value` is
+    /// a plain column or literal, [`Expr::Value`] otherwise.
+    pub fn value(value: ValueExpr) -> Expr {
+        match value {
+            ValueExpr::Column(path) => Expr::Column(path),
+            ValueExpr::Literal(literal) => Expr::Literal(literal),
+            computed => Expr::Value(Box::new(computed)),
+        }
+    }
+
+    /// The value `self` computes, or `self` back when it is a condition (a comparison, a
+    /// test, `AND`, `OR`, `NOT`), which is not a value.
+    pub fn into_value(self) -> std::result::Result<ValueExpr, Expr> {
+        match self {
+            Expr::Column(path) => Ok(ValueExpr::Column(path)),
+            Expr::Literal(literal) => Ok(ValueExpr::Literal(literal)),
+            Expr::Value(value) => Ok(*value),
+            condition => Err(condition),
+        }
+    }
+
     /// `self op other`.
     pub fn compare(self, op: CompareOp, other: Expr) -> Expr {
         Expr::Compare {
@@ -193,12 +222,33 @@ impl Expr {
         paths
     }
 
+    /// Whether a computed operand depends on the clock (`current_timestamp()`): such a
+    /// filter is not deterministic.
+    pub fn reads_clock(&self) -> bool {
+        match self {
+            Expr::Column(_) | Expr::Literal(_) => false,
+            Expr::Value(value) => value.reads_clock(),
+            Expr::Compare { left, right, .. } | Expr::And(left, right) | Expr::Or(left, right) => {
+                left.reads_clock() || right.reads_clock()
+            }
+            Expr::InList { expr, .. }
+            | Expr::IsNull { expr, .. }
+            | Expr::Like { expr, .. }
+            | Expr::Not(expr) => expr.reads_clock(),
+            Expr::Between {
+                expr, low, high, ..
+            } => expr.reads_clock() || low.reads_clock() || high.reads_clock(),
+        }
+    }
+
     /// The expression that is true exactly where `self` is false (and NULL where `self` is
     /// NULL), with the negation pushed one level down (De Morgan for AND/OR, the complementary
     /// operator for leaves). Exact in three-valued logic.
     pub fn negate(&self) -> Expr {
         match self {
-            Expr::Column(_) => self.clone().compare(CompareOp::Eq, Expr::literal(false)),
+            Expr::Column(_) | Expr::Value(_) => {
+                self.clone().compare(CompareOp::Eq, Expr::literal(false))
+            }
             Expr::Literal(Scalar::Boolean(value)) => Expr::literal(!value),
             Expr::Literal(Scalar::Null) => Expr::Literal(Scalar::Null),
             Expr::Literal(_) => Expr::Not(Box::new(self.clone())),
@@ -256,6 +306,7 @@ impl Expr {
         Ok(match self {
             Expr::Column(path) => Expr::Column(rename(path)?),
             Expr::Literal(_) => self.clone(),
+            Expr::Value(value) => Expr::Value(Box::new(value.try_map_columns(rename)?)),
             Expr::Compare { op, left, right } => Expr::Compare {
                 op: *op,
                 left: map(left)?,
@@ -300,10 +351,11 @@ impl Expr {
         })
     }
 
-    fn visit_columns(&self, visit: &mut dyn FnMut(&[String])) {
+    pub(super) fn visit_columns(&self, visit: &mut dyn FnMut(&[String])) {
         match self {
             Expr::Column(path) => visit(path),
             Expr::Literal(_) => {}
+            Expr::Value(value) => value.visit_columns(visit),
             Expr::Compare { left, right, .. } | Expr::And(left, right) | Expr::Or(left, right) => {
                 left.visit_columns(visit);
                 right.visit_columns(visit);
@@ -323,7 +375,7 @@ impl Expr {
     }
 
     fn is_atom(&self) -> bool {
-        matches!(self, Expr::Column(_) | Expr::Literal(_))
+        matches!(self, Expr::Column(_) | Expr::Literal(_) | Expr::Value(_))
     }
 }
 
@@ -348,6 +400,7 @@ impl fmt::Display for Expr {
         match self {
             Expr::Column(path) => write_column(f, path),
             Expr::Literal(value) => write!(f, "{value}"),
+            Expr::Value(value) => write!(f, "{value}"),
             Expr::Compare { op, left, right } => {
                 write_operand(f, left)?;
                 write!(f, " {op} ")?;
@@ -409,7 +462,7 @@ impl fmt::Display for Expr {
     }
 }
 
-fn write_column(f: &mut fmt::Formatter<'_>, path: &[String]) -> fmt::Result {
+pub(super) fn write_column(f: &mut fmt::Formatter<'_>, path: &[String]) -> fmt::Result {
     for (index, part) in path.iter().enumerate() {
         if index > 0 {
             f.write_str(".")?;
@@ -439,7 +492,7 @@ fn write_conjunct(f: &mut fmt::Formatter<'_>, expr: &Expr) -> fmt::Result {
     }
 }
 
-fn write_quoted(f: &mut fmt::Formatter<'_>, text: &str, quote: char) -> fmt::Result {
+pub(super) fn write_quoted(f: &mut fmt::Formatter<'_>, text: &str, quote: char) -> fmt::Result {
     use fmt::Write;
     f.write_char(quote)?;
     for c in text.chars() {
@@ -458,5 +511,8 @@ fn is_plain_identifier(name: &str) -> bool {
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     starts_well
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-        && !RESERVED.iter().any(|word| word.eq_ignore_ascii_case(name))
+        && !RESERVED
+            .iter()
+            .chain(VALUE_KEYWORDS)
+            .any(|word| word.eq_ignore_ascii_case(name))
 }

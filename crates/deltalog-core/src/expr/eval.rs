@@ -14,6 +14,7 @@ use arrow_schema::{ArrowError, DataType, Fields};
 use super::ast::{CompareOp, Expr};
 use super::convert::{integer_range, normalize_comparison, Normalized};
 use super::invalid;
+use super::value::{evaluate_value, ValueExpr};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
@@ -31,14 +32,28 @@ use crate::scalar::Scalar;
 ///
 /// A column missing from `batch`, or a value that cannot be compared with a column's type, is
 /// an [`Error::InvalidArgument`] that names it.
+///
+/// Computed operands ([`Expr::Value`]) are evaluated as [`evaluate_value`] does (ANSI:
+/// overflow, division by zero and failing casts are errors); `current_timestamp()` is the
+/// clock's time at the call.
 pub(crate) fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray> {
-    let evaluator = Evaluator { batch };
+    evaluate_at(expr, batch, chrono::Utc::now().timestamp_micros())
+}
+
+/// [`evaluate`] with `current_timestamp()` at `now_micros` (one instant for a statement).
+pub(crate) fn evaluate_at(
+    expr: &Expr,
+    batch: &RecordBatch,
+    now_micros: i64,
+) -> Result<BooleanArray> {
+    let evaluator = Evaluator { batch, now_micros };
     let mask = evaluator.predicate(expr)?;
     Ok(null_as_false(&mask))
 }
 
 struct Evaluator<'b> {
     batch: &'b RecordBatch,
+    now_micros: i64,
 }
 
 enum Operand<'e> {
@@ -71,6 +86,18 @@ impl Evaluator<'_> {
             Expr::Literal(other) => Err(invalid(format!(
                 "the literal {other} is used as a condition but is not boolean"
             ))),
+            Expr::Value(value) => {
+                let array = to_domain(&self.value(value)?, &value.to_string())?;
+                match array.data_type() {
+                    DataType::Null => Ok(BooleanArray::new_null(array.len())),
+                    _ => array.as_boolean_opt().cloned().ok_or_else(|| {
+                        invalid(format!(
+                            "`{value}` of type {} is used as a condition but is not boolean",
+                            array.data_type()
+                        ))
+                    }),
+                }
+            }
             Expr::Compare { op, left, right } => self.compare(*op, left, right),
             Expr::InList {
                 expr,
@@ -125,8 +152,13 @@ impl Evaluator<'_> {
         Ok(match expr {
             Expr::Column(path) => Operand::Array(self.column(path)?, path.join(".")),
             Expr::Literal(value) => Operand::Literal(value),
+            Expr::Value(value) => Operand::Array(self.value(value)?, value.to_string()),
             other => Operand::Array(Arc::new(self.predicate(other)?), other.to_string()),
         })
+    }
+
+    fn value(&self, value: &ValueExpr) -> Result<ArrayRef> {
+        evaluate_value(value, self.batch, self.now_micros)
     }
 
     fn column(&self, path: &[String]) -> Result<ArrayRef> {

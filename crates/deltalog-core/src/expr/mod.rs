@@ -26,7 +26,7 @@ mod tests;
 
 pub use ast::{CompareOp, Expr};
 pub use dnf::{from_dnf, DnfLiteral};
-pub(crate) use eval::evaluate;
+pub(crate) use eval::{evaluate, evaluate_at};
 pub use parse::parse_sql;
 pub(crate) use skipping::{files_may_match, partition_only};
 pub(crate) use value::{cast_to, evaluate_value};

@@ -3,36 +3,30 @@
 use super::ast::{CompareOp, Expr};
 use super::invalid;
 use crate::error::{Error, Result};
-use crate::scalar::{parse_sql_number, parse_sql_typed, Scalar};
+use crate::scalar::{parse_sql_typed, Scalar};
 
 /// Parses a SQL-like filter such as `x > 5 AND p IN ('a', 'b') AND y IS NOT NULL`.
 ///
 /// Grammar (keywords case-insensitive, loosest binding first): `OR`; `AND`; `NOT`; a predicate
 /// `operand (= | == | != | <> | < | <= | > | >=) operand`, `operand [NOT] IN (literal, ...)`,
 /// `operand IS [NOT] NULL`, `operand [NOT] BETWEEN operand AND operand`,
-/// `operand [NOT] LIKE 'pattern'` or a bare operand (a boolean column); an operand is a column,
-/// a literal or a parenthesised expression. Columns: identifiers (`[A-Za-z_][A-Za-z0-9_$]*`),
-/// `` `backtick quoted` `` or `"double quoted"` names (the quote doubled inside), joined by `.`
-/// for nested fields. Literals: `'strings'` (`''` inside for a quote), integers, decimals
-/// (`1.50`, exact), floats with an exponent (`1e-3`), `TRUE`, `FALSE`, `NULL`,
-/// `DATE 'YYYY-MM-DD'`, `TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.ffffff][Z|±HH:MM]'` (without an offset
-/// the time is read as UTC), `TIMESTAMP_NTZ '...'` and `X'hex'` bytes; a `-` may precede a
-/// number.
+/// `operand [NOT] LIKE 'pattern'` or a bare operand (a boolean value); an operand is a value
+/// expression of [`super::parse_value_sql`] (a column, a literal, arithmetic, a function call,
+/// `CASE`, `CAST`) or a parenthesised filter. Columns: identifiers
+/// (`[A-Za-z_][A-Za-z0-9_$]*`), `` `backtick quoted` `` or `"double quoted"` names (the quote
+/// doubled inside), joined by `.` for nested fields. Literals: `'strings'` (`''` inside for a
+/// quote), integers, decimals (`1.50`, exact), floats with an exponent (`1e-3`), `TRUE`,
+/// `FALSE`, `NULL`, `DATE 'YYYY-MM-DD'`, `TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.ffffff][Z|±HH:MM]'`
+/// (without an offset the time is read as UTC), `TIMESTAMP_NTZ '...'` and `X'hex'` bytes; a
+/// `-` right before a number makes a negative literal.
 ///
 /// Errors are [`Error::InvalidArgument`] naming the 1-based character position, what was
 /// expected there and what was found.
 pub fn parse_sql(text: &str) -> Result<Expr> {
-    let tokens = tokenize(text)?;
-    let mut parser = Parser {
-        text,
-        tokens,
-        index: 0,
-    };
+    let mut parser = Parser::new(text, "filter")?;
     let expr = parser.parse_or()?;
-    match parser.peek().kind {
-        TokenKind::End => Ok(expr),
-        _ => Err(parser.unexpected("AND, OR or the end of the filter")),
-    }
+    parser.expect_end("AND, OR or the end of the filter")?;
+    Ok(expr)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -42,8 +36,12 @@ pub(super) const RESERVED: &[&str] = &[
     "AND", "OR", "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "BETWEEN", "LIKE",
 ];
 
+/// Words that start or delimit a value expression (`CASE WHEN ... THEN ... ELSE ... END`,
+/// `CAST(... AS ...)`): columns so named are written quoted.
+pub(super) const VALUE_KEYWORDS: &[&str] = &["CASE", "WHEN", "THEN", "ELSE", "END", "CAST", "AS"];
+
 #[derive(Debug, Clone, PartialEq)]
-enum TokenKind {
+pub(super) enum TokenKind {
     Word(String),
     QuotedName(String),
     Str(String),
@@ -55,17 +53,19 @@ enum TokenKind {
     Comma,
     Dot,
     Minus,
+    /// `+`, `*`, `/` or `%` (`-` is [`TokenKind::Minus`]).
+    Arith(char),
     End,
 }
 
 #[derive(Debug, Clone)]
-struct Token {
-    kind: TokenKind,
+pub(super) struct Token {
+    pub(super) kind: TokenKind,
     /// 1-based character position of the token's first character.
-    position: usize,
+    pub(super) position: usize,
 }
 
-fn tokenize(text: &str) -> Result<Vec<Token>> {
+fn tokenize(text: &str, noun: &str) -> Result<Vec<Token>> {
     let chars: Vec<char> = text.chars().collect();
     let mut tokens = Vec::new();
     let mut index = 0;
@@ -82,6 +82,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>> {
             ',' => (TokenKind::Comma, 1),
             '.' => (TokenKind::Dot, 1),
             '-' => (TokenKind::Minus, 1),
+            '+' | '*' | '/' | '%' => (TokenKind::Arith(c), 1),
             '=' if at(1) == Some('=') => (TokenKind::Op(CompareOp::Eq, "=="), 2),
             '=' => (TokenKind::Op(CompareOp::Eq, "="), 1),
             '!' if at(1) == Some('=') => (TokenKind::Op(CompareOp::NotEq, "!="), 2),
@@ -91,18 +92,20 @@ fn tokenize(text: &str) -> Result<Vec<Token>> {
             '>' if at(1) == Some('=') => (TokenKind::Op(CompareOp::GtEq, ">="), 2),
             '>' => (TokenKind::Op(CompareOp::Gt, ">"), 1),
             '\'' => {
-                let (value, length) = read_quoted(text, &chars, index, '\'', "string")?;
+                let (value, length) = read_quoted(text, noun, &chars, index, '\'', "string")?;
                 (TokenKind::Str(value), length)
             }
             '`' | '"' => {
-                let (value, length) = read_quoted(text, &chars, index, c, "quoted name")?;
+                let (value, length) = read_quoted(text, noun, &chars, index, c, "quoted name")?;
                 (TokenKind::QuotedName(value), length)
             }
             'x' | 'X' if at(1) == Some('\'') => {
-                let (value, length) = read_quoted(text, &chars, index + 1, '\'', "hex string")?;
+                let (value, length) =
+                    read_quoted(text, noun, &chars, index + 1, '\'', "hex string")?;
                 let bytes = hex_bytes(&value).ok_or_else(|| {
                     parse_error(
                         text,
+                        noun,
                         position,
                         "an even number of hex digits in X'...'",
                         &format!("X'{value}'"),
@@ -127,6 +130,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>> {
             other => {
                 return Err(parse_error(
                     text,
+                    noun,
                     position,
                     "a column, a value, an operator or a parenthesis",
                     &format!("'{other}'"),
@@ -147,6 +151,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>> {
 /// quote doubled inside; returns the content and the number of characters consumed.
 fn read_quoted(
     text: &str,
+    noun: &str,
     chars: &[char],
     start: usize,
     quote: char,
@@ -159,6 +164,7 @@ fn read_quoted(
             None => {
                 return Err(parse_error(
                     text,
+                    noun,
                     start + 1,
                     &format!("a closing {quote} for the {what} starting here"),
                     "end of input",
@@ -215,20 +221,40 @@ fn hex_bytes(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-fn parse_error(text: &str, position: usize, expected: &str, found: &str) -> Error {
+fn parse_error(text: &str, noun: &str, position: usize, expected: &str, found: &str) -> Error {
     invalid(format!(
-        "cannot parse filter {text:?}: expected {expected} at position {position}, found {found}"
+        "cannot parse {noun} {text:?}: expected {expected} at position {position}, found {found}"
     ))
 }
 
-struct Parser<'t> {
+/// The recursive-descent parser of filters (here) and of value expressions (`value_parse`),
+/// over one token stream.
+pub(super) struct Parser<'t> {
     text: &'t str,
+    /// What is parsed, for errors: `filter` or `expression`.
+    noun: &'static str,
     tokens: Vec<Token>,
     index: usize,
 }
 
-impl Parser<'_> {
-    fn peek(&self) -> Token {
+impl<'t> Parser<'t> {
+    pub(super) fn new(text: &'t str, noun: &'static str) -> Result<Self> {
+        Ok(Parser {
+            text,
+            noun,
+            tokens: tokenize(text, noun)?,
+            index: 0,
+        })
+    }
+
+    pub(super) fn expect_end(&self, expected: &str) -> Result<()> {
+        match self.peek().kind {
+            TokenKind::End => Ok(()),
+            _ => Err(self.unexpected(expected)),
+        }
+    }
+
+    pub(super) fn peek(&self) -> Token {
         self.tokens
             .get(self.index)
             .or_else(|| self.tokens.last())
@@ -239,7 +265,7 @@ impl Parser<'_> {
             })
     }
 
-    fn advance(&mut self) -> Token {
+    pub(super) fn advance(&mut self) -> Token {
         let token = self.peek();
         if self.index < self.tokens.len() {
             self.index += 1;
@@ -247,11 +273,11 @@ impl Parser<'_> {
         token
     }
 
-    fn peek_keyword(&self, keyword: &str) -> bool {
+    pub(super) fn peek_keyword(&self, keyword: &str) -> bool {
         matches!(&self.peek().kind, TokenKind::Word(word) if word.eq_ignore_ascii_case(keyword))
     }
 
-    fn eat_keyword(&mut self, keyword: &str) -> bool {
+    pub(super) fn eat_keyword(&mut self, keyword: &str) -> bool {
         let found = self.peek_keyword(keyword);
         if found {
             self.advance();
@@ -259,7 +285,7 @@ impl Parser<'_> {
         found
     }
 
-    fn expect_keyword(&mut self, keyword: &str) -> Result<()> {
+    pub(super) fn expect_keyword(&mut self, keyword: &str) -> Result<()> {
         if self.eat_keyword(keyword) {
             Ok(())
         } else {
@@ -267,17 +293,16 @@ impl Parser<'_> {
         }
     }
 
-    fn unexpected(&self, expected: &str) -> Error {
+    pub(super) fn unexpected(&self, expected: &str) -> Error {
         let token = self.peek();
-        parse_error(
-            self.text,
-            token.position,
-            expected,
-            &describe_token(&token.kind),
-        )
+        self.error_at(token.position, expected, &describe_token(&token.kind))
     }
 
-    fn parse_or(&mut self) -> Result<Expr> {
+    pub(super) fn error_at(&self, position: usize, expected: &str, found: &str) -> Error {
+        parse_error(self.text, self.noun, position, expected, found)
+    }
+
+    pub(super) fn parse_or(&mut self) -> Result<Expr> {
         let mut expr = self.parse_and()?;
         while self.eat_keyword("OR") {
             expr = expr.or(self.parse_and()?);
@@ -364,8 +389,7 @@ impl Parser<'_> {
             match self.parse_operand()? {
                 Expr::Literal(value) => list.push(value),
                 other => {
-                    return Err(parse_error(
-                        self.text,
+                    return Err(self.error_at(
                         token.position,
                         "a literal value in the IN list",
                         &format!("{other}"),
@@ -383,86 +407,9 @@ impl Parser<'_> {
         }
     }
 
+    /// An operand: a value expression or a parenthesised filter (see `value_parse`).
     fn parse_operand(&mut self) -> Result<Expr> {
-        let token = self.peek();
-        match token.kind {
-            TokenKind::LParen => {
-                self.advance();
-                let expr = self.parse_or()?;
-                if !matches!(self.peek().kind, TokenKind::RParen) {
-                    return Err(self.unexpected("')'"));
-                }
-                self.advance();
-                Ok(expr)
-            }
-            TokenKind::Minus => {
-                self.advance();
-                let TokenKind::Number(text) = self.peek().kind else {
-                    return Err(self.unexpected("a number after '-'"));
-                };
-                self.advance();
-                Ok(Expr::Literal(parse_sql_number(&format!("-{text}"))))
-            }
-            TokenKind::Number(text) => {
-                self.advance();
-                Ok(Expr::Literal(parse_sql_number(&text)))
-            }
-            TokenKind::Str(value) => {
-                self.advance();
-                Ok(Expr::Literal(Scalar::Utf8(value)))
-            }
-            TokenKind::Hex(bytes) => {
-                self.advance();
-                Ok(Expr::Literal(Scalar::Binary(bytes)))
-            }
-            TokenKind::QuotedName(name) => {
-                self.advance();
-                self.parse_column_rest(name)
-            }
-            TokenKind::Word(word) => self.parse_word_operand(word),
-            _ => Err(self.unexpected("a column name or a value")),
-        }
-    }
-
-    fn parse_word_operand(&mut self, word: String) -> Result<Expr> {
-        let upper = word.to_ascii_uppercase();
-        let literal = match upper.as_str() {
-            "TRUE" => Some(Scalar::Boolean(true)),
-            "FALSE" => Some(Scalar::Boolean(false)),
-            "NULL" => Some(Scalar::Null),
-            _ => None,
-        };
-        if let Some(literal) = literal {
-            self.advance();
-            return Ok(Expr::Literal(literal));
-        }
-        if RESERVED.contains(&upper.as_str()) {
-            return Err(self.unexpected("a column name or a value"));
-        }
-        self.advance();
-        if matches!(upper.as_str(), "DATE" | "TIMESTAMP" | "TIMESTAMP_NTZ") {
-            let next = self.peek();
-            if let TokenKind::Str(value) = next.kind {
-                self.advance();
-                return typed_literal(self.text, &upper, &value, next.position).map(Expr::Literal);
-            }
-        }
-        self.parse_column_rest(word)
-    }
-
-    fn parse_column_rest(&mut self, first: String) -> Result<Expr> {
-        let mut path = vec![first];
-        while matches!(self.peek().kind, TokenKind::Dot) {
-            self.advance();
-            match self.peek().kind {
-                TokenKind::Word(part) | TokenKind::QuotedName(part) => {
-                    self.advance();
-                    path.push(part);
-                }
-                _ => return Err(self.unexpected("a field name after '.'")),
-            }
-        }
-        Ok(Expr::Column(path))
+        self.parse_additive()
     }
 }
 
@@ -479,17 +426,23 @@ fn describe_token(kind: &TokenKind) -> String {
         TokenKind::Comma => "','".to_string(),
         TokenKind::Dot => "'.'".to_string(),
         TokenKind::Minus => "'-'".to_string(),
+        TokenKind::Arith(symbol) => format!("'{symbol}'"),
         TokenKind::End => "end of input".to_string(),
     }
 }
 
-fn typed_literal(text: &str, keyword: &str, value: &str, position: usize) -> Result<Scalar> {
+pub(super) fn typed_literal(
+    parser: &Parser<'_>,
+    keyword: &str,
+    value: &str,
+    position: usize,
+) -> Result<Scalar> {
     parse_sql_typed(keyword, value).ok_or_else(|| {
         let expected = if keyword == "DATE" {
             "a date 'YYYY-MM-DD'".to_string()
         } else {
             format!("a {keyword} 'YYYY-MM-DD HH:MM:SS[.ffffff][Z|±HH:MM]'")
         };
-        parse_error(text, position, &expected, &format!("'{value}'"))
+        parser.error_at(position, &expected, &format!("'{value}'"))
     })
 }

@@ -209,6 +209,7 @@ impl<'f> SkippingContext<'f> {
                 _ => Ok(self.all(true)),
             },
             Expr::Literal(_) => evaluate(expr, &self.partitions),
+            Expr::Value(_) => Ok(self.all(true)),
         }
     }
 

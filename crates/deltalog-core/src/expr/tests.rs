@@ -17,8 +17,8 @@ use arrow_array::{
     UInt8Array,
 };
 
-use crate::scalar::Scalar;
 use super::*;
+use crate::scalar::Scalar;
 use crate::schema::tests::golden_table;
 use crate::table::{SnapshotAt, Table};
 
@@ -368,7 +368,26 @@ fn parser_errors_name_the_position_and_the_expectation() {
             "x LIKE y",
             "expected a quoted pattern after LIKE at position 8",
         ),
-        ("x = - y", "expected a number after '-' at position 7"),
+        (
+            "x = - 'a' *",
+            "expected a column name or a value at position 12",
+        ),
+        (
+            "x = lower(",
+            "expected a column name or a value at position 11",
+        ),
+        (
+            "x = nope(1)",
+            "expected a known function at position 5, found 'nope'",
+        ),
+        (
+            "(x = 1) + 1 > 0",
+            "expected a value, not a condition at position 9",
+        ),
+        (
+            "CAST(x AS wat) = 1",
+            "expected a type name at position 11, found 'wat'",
+        ),
         ("x = X'abc'", "an even number of hex digits"),
         (
             "`x = 1",
@@ -1755,8 +1774,98 @@ fn leaf_for(column: &'static str) -> BoxedStrategy<Expr> {
     }
 }
 
+/// A computed operand over `column` (never failing on the generated values).
+fn computed_for(column: &'static str) -> BoxedStrategy<ValueExpr> {
+    let column_value = || ValueExpr::Column(vec![column.to_string()]);
+    let arith = |op, left: ValueExpr, right: ValueExpr| ValueExpr::Arith {
+        op,
+        left: Box::new(left),
+        right: Box::new(right),
+    };
+    match column {
+        "z" => prop_oneof![
+            Just(ValueExpr::Call {
+                function: Function::Upper,
+                args: vec![column_value()],
+            }),
+            "[a-c]{0,1}".prop_map(move |suffix| ValueExpr::Call {
+                function: Function::Concat,
+                args: vec![column_value(), ValueExpr::Literal(Scalar::Utf8(suffix))],
+            }),
+        ]
+        .boxed(),
+        _ => {
+            let ops = prop_oneof![
+                Just(ArithOp::Add),
+                Just(ArithOp::Sub),
+                Just(ArithOp::Mul),
+                Just(ArithOp::Rem),
+            ];
+            (ops, 1i64..4, any::<bool>())
+                .prop_map(move |(op, k, negate)| {
+                    let computed = arith(op, column_value(), ValueExpr::Literal(Scalar::Int64(k)));
+                    match negate {
+                        true => ValueExpr::Negate(Box::new(computed)),
+                        false => computed,
+                    }
+                })
+                .boxed()
+        }
+    }
+}
+
+/// A comparison, IN, BETWEEN or NULL test of a computed operand over `column`.
+fn computed_leaf_for(column: &'static str) -> BoxedStrategy<Expr> {
+    let operand = move || computed_for(column).prop_map(Expr::value);
+    let literal = move || {
+        match column {
+            "z" => literal_for("z"),
+            _ => literal_for("x"),
+        }
+        .prop_map(Expr::Literal)
+    };
+    prop_oneof![
+        3 => (operand(), compare_ops(), literal())
+            .prop_map(|(left, op, right)| left.compare(op, right)),
+        1 => (operand(), col_or_literal(column), compare_ops())
+            .prop_map(|(left, right, op)| right.compare(op, left)),
+        1 => (operand(), prop::collection::vec(literal_for(if column == "z" { "z" } else { "x" }), 0..3), any::<bool>())
+            .prop_map(|(operand, list, negated)| operand.in_list(list, negated)),
+        1 => (operand(), any::<bool>()).prop_map(|(operand, negated)| Expr::IsNull {
+            expr: Box::new(operand),
+            negated,
+        }),
+        1 => (operand(), literal(), operand(), any::<bool>()).prop_map(
+            |(expr, low, high, negated)| Expr::Between {
+                expr: Box::new(expr),
+                low: Box::new(low),
+                high: Box::new(high),
+                negated,
+            }
+        ),
+    ]
+    .boxed()
+}
+
+fn col_or_literal(column: &'static str) -> BoxedStrategy<Expr> {
+    prop_oneof![
+        Just(col(column)),
+        literal_for(if column == "z" { "z" } else { "x" }).prop_map(Expr::Literal),
+    ]
+    .boxed()
+}
+
 fn generated_filter() -> impl Strategy<Value = Expr> {
-    let leaf = prop_oneof![leaf_for("x"), leaf_for("p"), leaf_for("y"), leaf_for("z")];
+    let leaf = prop_oneof![
+        3 => leaf_for("x"),
+        3 => leaf_for("p"),
+        3 => leaf_for("y"),
+        3 => leaf_for("z"),
+        1 => computed_leaf_for("x"),
+        1 => computed_leaf_for("p"),
+        1 => computed_leaf_for("y"),
+        1 => computed_leaf_for("z"),
+    ];
     leaf.prop_recursive(3, 12, 2, |inner| {
         prop_oneof![
             (inner.clone(), inner.clone()).prop_map(|(a, b)| a.and(b)),
@@ -1918,4 +2027,227 @@ proptest! {
         let twice = parse_sql(&once.to_string()).unwrap();
         prop_assert_eq!(once, twice);
     }
+}
+
+// --- computed operands ------------------------------------------------------------------
+
+fn computed_rows() -> RecordBatch {
+    batch(vec![
+        (
+            "id",
+            array(Int64Array::from(vec![
+                Some(1),
+                Some(3),
+                Some(6),
+                None,
+                Some(7),
+            ])),
+        ),
+        (
+            "price",
+            array(Float64Array::from(vec![
+                Some(2.5),
+                Some(50.0),
+                None,
+                Some(1.0),
+                Some(10.0),
+            ])),
+        ),
+        (
+            "name",
+            array(StringArray::from(vec![
+                Some("Ab"),
+                Some("x"),
+                Some("AB"),
+                None,
+                Some("cd"),
+            ])),
+        ),
+    ])
+}
+
+#[test]
+fn operands_are_value_expressions_and_plain_ones_stay_plain() {
+    let remainder = ValueExpr::Arith {
+        op: ArithOp::Rem,
+        left: Box::new(ValueExpr::Column(vec!["id".into()])),
+        right: Box::new(ValueExpr::Literal(Scalar::Int64(3))),
+    };
+    assert_eq!(
+        parse("id % 3 = 0"),
+        Expr::Value(Box::new(remainder)).compare(CompareOp::Eq, lit(0i64))
+    );
+    assert_eq!(parse("x > -5"), col("x").compare(CompareOp::Gt, lit(-5i64)));
+    assert_eq!(
+        parse("(x) = ('a')"),
+        col("x").compare(CompareOp::Eq, lit("a"))
+    );
+    assert_eq!(
+        parse("-9223372036854775808 < x"),
+        lit(i64::MIN).compare(CompareOp::Lt, col("x"))
+    );
+    assert!(
+        matches!(parse("x = -y"), Expr::Compare { right, .. } if matches!(*right, Expr::Value(_)))
+    );
+    assert_eq!(
+        Expr::value(ValueExpr::Column(vec!["a".into()])),
+        col("a"),
+        "Expr::value keeps plain columns plain"
+    );
+    assert_eq!(
+        parse("t.id = s.id + 1 AND lower(s.name) LIKE 'a%'").columns(),
+        ["t.id", "s.id", "s.name"]
+    );
+    assert_eq!(
+        parse("CASE WHEN t.flag THEN s.a ELSE 0 END > t.b").columns(),
+        ["t.flag", "s.a", "t.b"]
+    );
+    let renamed = parse("t.v + 10 < s.v AND coalesce(t.w, s.w) IS NULL")
+        .try_map_columns(&mut |path: &[String]| Ok::<_, ()>(vec![path.join("_")]))
+        .unwrap();
+    assert_eq!(renamed.columns(), ["t_v", "s_v", "t_w", "s_w"]);
+    assert!(parse("current_timestamp() > ts").reads_clock());
+    assert!(parse("CASE WHEN now() > ts THEN 1 END = 1").reads_clock());
+    assert!(!parse("x + 1 > 2 AND lower(s) IS NULL").reads_clock());
+    assert_eq!(
+        parse("a % 2 = 0 AND b * 2 BETWEEN 1 AND c + 1").negate(),
+        parse("a % 2 != 0 OR b * 2 NOT BETWEEN 1 AND c + 1")
+    );
+}
+
+#[test]
+fn computed_filters_display_as_sql_that_parses_back() {
+    let texts = [
+        "id % 3 = 0",
+        "price * qty > 100 AND lower(name) = 'x'",
+        "a - (b - c) = a - b - c AND (a + b) * c < a + b * c",
+        "a / (b * c) != a / b * c",
+        "CASE WHEN x > 1 THEN 'big' WHEN x IS NULL THEN NULL ELSE lower(s) END IN ('big', 'ab')",
+        "CAST(s AS DECIMAL(10,2)) BETWEEN x - 1 AND x + 1",
+        "coalesce(x, 0) IS NOT NULL AND concat(s, '%') LIKE 'a%'",
+        "-x * -2 >= 4 AND - -x = x - -1",
+        "NOT CAST(flag AS BOOLEAN)",
+        "current_timestamp() > TIMESTAMP '2020-01-01 00:00:00' AND year(d) = 2024",
+        "`case` = 1 AND `end` + `as` = 2 AND `cast` IS NULL",
+        "substring(s, -2, 1) = upper(date_format(ts, 'yyyy-MM'))",
+        "t.id = s.id + 1 AND s.v > t.v + 10",
+        "(x = 1) = (y + 1 > 2)",
+    ];
+    for text in texts {
+        let expr = parse(text);
+        let shown = expr.to_string();
+        assert_eq!(parse(&shown), expr, "{text} -> {shown}");
+    }
+    assert_eq!(parse("(a+b)*c>=-x").to_string(), "(a + b) * c >= -(x)");
+    assert_eq!(parse("`case` = 1").to_string(), "`case` = 1");
+    assert_eq!(
+        parse("CAST(x AS bigint) = lcase(s)").to_string(),
+        "CAST(x AS BIGINT) = lower(s)"
+    );
+}
+
+#[test]
+fn computed_filters_evaluate_with_null_semantics() {
+    let rows_of = |filter: &str| rows(filter, &computed_rows());
+    assert_eq!(rows_of("id % 3 = 0"), [false, true, true, false, false]);
+    assert_eq!(
+        rows_of("NOT (id % 3 = 0)"),
+        [true, false, false, false, true]
+    );
+    assert_eq!(rows_of("id * 2 > 5"), [false, true, true, false, true]);
+    assert_eq!(
+        rows_of("price * id > 100"),
+        [false, true, false, false, false]
+    );
+    assert_eq!(
+        rows_of("lower(name) = 'ab'"),
+        [true, false, true, false, false]
+    );
+    assert_eq!(
+        rows_of("id + 1 IN (2, 7)"),
+        [true, false, true, false, false]
+    );
+    assert_eq!(rows_of("id - 1 NOT IN (0, NULL)"), [false; 5]);
+    assert_eq!(
+        rows_of("id + price IS NULL"),
+        [false, false, true, true, false]
+    );
+    assert_eq!(
+        rows_of("id BETWEEN price - 2 AND id * 2"),
+        [true, false, false, false, false]
+    );
+    assert_eq!(
+        rows_of("upper(name) LIKE 'A%'"),
+        [true, false, true, false, false]
+    );
+    assert_eq!(
+        rows_of("id = price - 3"),
+        [false, false, false, false, true]
+    );
+    assert_eq!(rows_of("10 / 4 = 2.5"), [true; 5]);
+    assert_eq!(
+        rows_of("CAST(id AS STRING) = '6'"),
+        [false, false, true, false, false]
+    );
+    assert_eq!(
+        rows_of("CASE WHEN id > 5 THEN 'big' ELSE name END = 'big'"),
+        [false, false, true, false, true]
+    );
+    assert_eq!(
+        rows_of("coalesce(id, 0) = 0"),
+        [false, false, false, true, false]
+    );
+    assert_eq!(
+        rows_of("CAST(id % 2 AS BOOLEAN)"),
+        [true, true, false, false, true]
+    );
+    assert_eq!(
+        rows_of("current_timestamp() > TIMESTAMP '2020-01-01 00:00:00'"),
+        [true; 5]
+    );
+    assert_eq!(
+        rows_of("NULL + id = 1 OR id = 1"),
+        [true, false, false, false, false]
+    );
+}
+
+#[test]
+fn computed_filters_fail_like_spark_in_ansi_mode() {
+    let failure = |filter: &str| match evaluate(&parse(filter), &computed_rows()) {
+        Err(Error::InvalidArgument(message)) => message,
+        other => panic!("{filter}: expected an error, got {other:?}"),
+    };
+    assert!(failure("id / 0 > 1").contains("division by zero"));
+    assert!(failure("id % 0 = 1").contains("division by zero"));
+    assert!(failure("id * 9223372036854775807 > 0").contains("Overflow"));
+    assert!(failure("CAST(name AS BIGINT) = 1").contains("cannot cast"));
+    assert!(failure("lower(name)").contains("is not boolean"));
+    assert!(failure("missing + 1 = 2").contains("unknown column 'missing'"));
+    assert!(failure("name + 1 = 2").contains("arithmetic needs numbers"));
+}
+
+#[test]
+fn computed_operands_never_skip_a_file_unless_only_partitions_are_read() {
+    let files = file_list(
+        vec![("n", array(Int32Array::from(vec![Some(1), Some(2), None])))],
+        vec![Some(5), Some(5), Some(5)],
+        Some(int_stats(
+            "x",
+            vec![Some(0), Some(50), Some(0)],
+            vec![Some(10), Some(60), Some(10)],
+            vec![Some(0), Some(0), Some(0)],
+        )),
+        None,
+    );
+    assert_eq!(kept("x + 0 > 100", &files), [true, true, true]);
+    assert_eq!(kept("x * 2 = 1 OR x > 100", &files), [true, true, true]);
+    assert_eq!(kept("x % 3 = 0 AND x > 20", &files), [false, true, false]);
+    assert_eq!(kept("NOT (x - 1 < 0)", &files), [true, true, true]);
+    assert_eq!(kept("n * 2 = 4", &files), [false, true, false]);
+    assert_eq!(kept("n + x > 1000", &files), [true, true, true]);
+    assert_eq!(kept("coalesce(n, 0) = 0", &files), [false, false, true]);
+    assert_eq!(
+        partition_only(&parse("n % 2 = 0 AND x * 2 > 3"), &["n".to_string()]),
+        Some(parse("n % 2 = 0"))
+    );
 }

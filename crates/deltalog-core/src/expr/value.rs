@@ -1,5 +1,5 @@
-//! Value expressions: what an `UPDATE ... SET column = <expression>` computes for every row.
-//! They grow from the filter language: column references and the literals of
+//! Value expressions: what an `UPDATE ... SET column = <expression>` computes for every row,
+//! and the computed operands of filters ([`Expr::Value`]). They grow from the filter language: column references and the literals of
 //! [`super::parse_sql`], arithmetic (`+ - * / %`, unary `-`), `concat`, `lower`, `upper`,
 //! `substring`, `coalesce`, `CASE WHEN <filter> THEN ... ELSE ... END`,
 //! `CAST(x AS type)`, `current_timestamp()` and the date parts Spark users put in generated
@@ -9,6 +9,7 @@
 //! `coalesce` and `CASE` excepted) and Spark's ANSI mode: integer overflow, division by zero
 //! and a failing cast are errors, not NULLs. `/` divides as doubles, as Spark's does.
 
+use std::fmt;
 use std::sync::Arc;
 
 use arrow::compute::kernels::numeric;
@@ -20,8 +21,8 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, TimeUnit};
 
-use super::ast::Expr;
-use super::eval::{evaluate, lookup};
+use super::ast::{write_column, Expr};
+use super::eval::{evaluate_at, lookup};
 use super::invalid;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -89,7 +90,7 @@ impl ValueExpr {
     /// The referenced column paths (conditions of `CASE` included).
     pub fn column_paths(&self) -> Vec<Vec<String>> {
         let mut paths = Vec::new();
-        self.visit(&mut |path| {
+        self.visit_columns(&mut |path| {
             if !paths.iter().any(|p: &Vec<String>| p == path) {
                 paths.push(path.to_vec());
             }
@@ -99,7 +100,7 @@ impl ValueExpr {
 
     /// `self` with every column reference replaced by `replace(path)`; `None` when `replace`
     /// has no replacement for one, or a `CASE` condition reads a column (conditions are
-    /// filters, which hold no value expressions).
+    /// filters, whose columns are not replaced by values).
     pub(crate) fn with_columns_replaced(
         &self,
         replace: &dyn Fn(&[String]) -> Option<ValueExpr>,
@@ -151,29 +152,239 @@ impl ValueExpr {
         })
     }
 
-    fn visit(&self, visit: &mut dyn FnMut(&[String])) {
+    /// `self` with every column path replaced by `rename` of it, `CASE` conditions included
+    /// (the first error returned stops the rewrite and is returned).
+    pub fn try_map_columns<E, F>(&self, rename: &mut F) -> std::result::Result<ValueExpr, E>
+    where
+        F: FnMut(&[String]) -> std::result::Result<Vec<String>, E>,
+    {
+        Ok(match self {
+            ValueExpr::Column(path) => ValueExpr::Column(rename(path)?),
+            ValueExpr::Literal(_) => self.clone(),
+            ValueExpr::Negate(inner) => ValueExpr::Negate(Box::new(inner.try_map_columns(rename)?)),
+            ValueExpr::Cast { expr, to } => ValueExpr::Cast {
+                expr: Box::new(expr.try_map_columns(rename)?),
+                to: to.clone(),
+            },
+            ValueExpr::Arith { op, left, right } => ValueExpr::Arith {
+                op: *op,
+                left: Box::new(left.try_map_columns(rename)?),
+                right: Box::new(right.try_map_columns(rename)?),
+            },
+            ValueExpr::Call { function, args } => ValueExpr::Call {
+                function: *function,
+                args: args
+                    .iter()
+                    .map(|arg| arg.try_map_columns(rename))
+                    .collect::<std::result::Result<_, E>>()?,
+            },
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => ValueExpr::Case {
+                branches: branches
+                    .iter()
+                    .map(|(condition, value)| {
+                        Ok((
+                            condition.try_map_columns(rename)?,
+                            value.try_map_columns(rename)?,
+                        ))
+                    })
+                    .collect::<std::result::Result<_, E>>()?,
+                otherwise: match otherwise {
+                    Some(otherwise) => Some(Box::new(otherwise.try_map_columns(rename)?)),
+                    None => None,
+                },
+            },
+        })
+    }
+
+    pub(super) fn visit_columns(&self, visit: &mut dyn FnMut(&[String])) {
         match self {
             ValueExpr::Column(path) => visit(path),
             ValueExpr::Literal(_) => {}
-            ValueExpr::Negate(inner) | ValueExpr::Cast { expr: inner, .. } => inner.visit(visit),
-            ValueExpr::Arith { left, right, .. } => {
-                left.visit(visit);
-                right.visit(visit);
+            ValueExpr::Negate(inner) | ValueExpr::Cast { expr: inner, .. } => {
+                inner.visit_columns(visit)
             }
-            ValueExpr::Call { args, .. } => args.iter().for_each(|a| a.visit(visit)),
+            ValueExpr::Arith { left, right, .. } => {
+                left.visit_columns(visit);
+                right.visit_columns(visit);
+            }
+            ValueExpr::Call { args, .. } => args.iter().for_each(|a| a.visit_columns(visit)),
             ValueExpr::Case {
                 branches,
                 otherwise,
             } => {
                 for (condition, value) in branches {
-                    condition.column_paths().iter().for_each(|p| visit(p));
-                    value.visit(visit);
+                    condition.visit_columns(visit);
+                    value.visit_columns(visit);
                 }
                 if let Some(otherwise) = otherwise {
-                    otherwise.visit(visit);
+                    otherwise.visit_columns(visit);
                 }
             }
         }
+    }
+
+    /// Whether the value depends on the clock (`current_timestamp()`, `CASE` conditions
+    /// included): such a value is not deterministic.
+    pub fn reads_clock(&self) -> bool {
+        match self {
+            ValueExpr::Column(_) | ValueExpr::Literal(_) => false,
+            ValueExpr::Negate(inner) | ValueExpr::Cast { expr: inner, .. } => inner.reads_clock(),
+            ValueExpr::Arith { left, right, .. } => left.reads_clock() || right.reads_clock(),
+            ValueExpr::Call { function, args } => {
+                *function == Function::CurrentTimestamp || args.iter().any(ValueExpr::reads_clock)
+            }
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => {
+                branches
+                    .iter()
+                    .any(|(condition, value)| condition.reads_clock() || value.reads_clock())
+                    || otherwise.as_deref().is_some_and(ValueExpr::reads_clock)
+            }
+        }
+    }
+
+    /// How tightly the expression binds when written: arithmetic operands of a tighter
+    /// operator are parenthesised.
+    fn precedence(&self) -> u8 {
+        match self {
+            ValueExpr::Arith {
+                op: ArithOp::Add | ArithOp::Sub,
+                ..
+            } => 1,
+            ValueExpr::Arith { .. } => 2,
+            _ => 3,
+        }
+    }
+}
+
+impl ArithOp {
+    /// The SQL spelling (`+`, `-`, `*`, `/`, `%`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ArithOp::Add => "+",
+            ArithOp::Sub => "-",
+            ArithOp::Mul => "*",
+            ArithOp::Div => "/",
+            ArithOp::Rem => "%",
+        }
+    }
+}
+
+impl Function {
+    /// The function a SQL name (ASCII-case-insensitive, Spark's aliases included) calls.
+    pub fn named(name: &str) -> Option<Function> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "concat" => Function::Concat,
+            "lower" | "lcase" => Function::Lower,
+            "upper" | "ucase" => Function::Upper,
+            "substring" | "substr" => Function::Substring,
+            "coalesce" => Function::Coalesce,
+            "current_timestamp" | "now" => Function::CurrentTimestamp,
+            "year" => Function::Year,
+            "month" => Function::Month,
+            "day" | "dayofmonth" => Function::Day,
+            "hour" => Function::Hour,
+            "to_date" => Function::ToDate,
+            "date_format" => Function::DateFormat,
+            _ => return None,
+        })
+    }
+
+    /// The SQL name (Spark's).
+    pub fn sql_name(self) -> &'static str {
+        match self {
+            Function::Concat => "concat",
+            Function::Lower => "lower",
+            Function::Upper => "upper",
+            Function::Substring => "substring",
+            Function::Coalesce => "coalesce",
+            Function::CurrentTimestamp => "current_timestamp",
+            Function::Year => "year",
+            Function::Month => "month",
+            Function::Day => "day",
+            Function::Hour => "hour",
+            Function::ToDate => "to_date",
+            Function::DateFormat => "date_format",
+        }
+    }
+}
+
+impl fmt::Display for ValueExpr {
+    /// SQL that [`super::parse_value_sql`] (and, as an operand, [`super::parse_sql`]) parses
+    /// back into the same expression.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueExpr::Column(path) => write_column(f, path),
+            ValueExpr::Literal(value) => write!(f, "{value}"),
+            ValueExpr::Negate(inner) => write!(f, "-({inner})"),
+            ValueExpr::Arith { op, left, right } => {
+                let own = self.precedence();
+                write_arith_operand(f, left, left.precedence() < own)?;
+                write!(f, " {} ", op.symbol())?;
+                write_arith_operand(f, right, right.precedence() <= own)
+            }
+            ValueExpr::Call { function, args } => {
+                write!(f, "{}(", function.sql_name())?;
+                for (index, arg) in args.iter().enumerate() {
+                    if index > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{arg}")?;
+                }
+                f.write_str(")")
+            }
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => {
+                f.write_str("CASE")?;
+                for (condition, value) in branches {
+                    write!(f, " WHEN {condition} THEN {value}")?;
+                }
+                if let Some(otherwise) = otherwise {
+                    write!(f, " ELSE {otherwise}")?;
+                }
+                f.write_str(" END")
+            }
+            ValueExpr::Cast { expr, to } => write!(f, "CAST({expr} AS {})", type_sql_name(to)),
+        }
+    }
+}
+
+fn write_arith_operand(
+    f: &mut fmt::Formatter<'_>,
+    operand: &ValueExpr,
+    parenthesise: bool,
+) -> fmt::Result {
+    if parenthesise {
+        write!(f, "({operand})")
+    } else {
+        write!(f, "{operand}")
+    }
+}
+
+/// The Spark SQL name of a type [`type_named`] reads.
+fn type_sql_name(data_type: &DataType) -> String {
+    match data_type {
+        DataType::Boolean => "BOOLEAN".into(),
+        DataType::Int8 => "TINYINT".into(),
+        DataType::Int16 => "SMALLINT".into(),
+        DataType::Int32 => "INT".into(),
+        DataType::Int64 => "BIGINT".into(),
+        DataType::Float32 => "FLOAT".into(),
+        DataType::Float64 => "DOUBLE".into(),
+        DataType::Utf8 => "STRING".into(),
+        DataType::Binary => "BINARY".into(),
+        DataType::Date32 => "DATE".into(),
+        DataType::Timestamp(_, Some(_)) => "TIMESTAMP".into(),
+        DataType::Timestamp(_, None) => "TIMESTAMP_NTZ".into(),
+        DataType::Decimal128(precision, scale) => format!("DECIMAL({precision},{scale})"),
+        other => other.to_string(),
     }
 }
 
@@ -228,7 +439,7 @@ pub(crate) fn evaluate_value(
                 None => new_null_array(&ty, rows),
             };
             for ((condition, _), value) in branches.iter().zip(values).rev() {
-                let mask = evaluate(condition, batch)?;
+                let mask = evaluate_at(condition, batch, now_micros)?;
                 let value = cast_to(&value, &ty)?;
                 result = zip(&mask, &value, &result).map_err(|e| invalid(format!("CASE: {e}")))?;
             }
@@ -361,10 +572,10 @@ fn call(
                 let text = strings(value)?;
                 result = Some(match result {
                     None => text,
-                    Some(done) => arrow::compute::kernels::concat_elements::concat_elements_utf8(
-                        &done, &text,
-                    )
-                    .map_err(|e| invalid(format!("concat: {e}")))?,
+                    Some(done) => {
+                        arrow::compute::kernels::concat_elements::concat_elements_utf8(&done, &text)
+                            .map_err(|e| invalid(format!("concat: {e}")))?
+                    }
                 });
             }
             Ok(Arc::new(result.unwrap_or_else(|| {
@@ -385,8 +596,9 @@ fn call(
                 p => p,
             };
             let length = length.map(|l| u64::try_from(l.max(0)).unwrap_or(0));
-            let result = arrow::compute::kernels::substring::substring_by_char(&text, start, length)
-                .map_err(|e| invalid(format!("substring: {e}")))?;
+            let result =
+                arrow::compute::kernels::substring::substring_by_char(&text, start, length)
+                    .map_err(|e| invalid(format!("substring: {e}")))?;
             Ok(Arc::new(result))
         }
         Function::Coalesce => {

@@ -1,370 +1,258 @@
-//! Parsing value expressions ([`parse_value_sql`]): SQL text into a [`ValueExpr`]. Literals
-//! and the conditions of `CASE WHEN` are read by the filter parser ([`parse_sql`]), so both
-//! languages share one grammar for them.
+//! Parsing value expressions: [`parse_value_sql`] reads SQL text into a [`ValueExpr`], and the
+//! same grammar reads every operand of a filter ([`super::parse_sql`]), on the filter parser's
+//! token stream, so both languages share one grammar. Loosest binding first: `+` and `-`;
+//! `*`, `/` and `%`; unary `-` (right before a number it makes a negative literal); a primary:
+//! a literal, a column, `name(args, ...)`, `CASE WHEN <filter> THEN v ... [ELSE v] END`,
+//! `CAST(v AS type)` or a parenthesised filter (which is a value when it is one).
 
-use super::ast::{CompareOp, Expr};
-use super::invalid;
-use super::parse::parse_sql;
+use super::ast::Expr;
+use super::parse::{typed_literal, Parser, Token, TokenKind, RESERVED};
 use super::value::{type_named, ArithOp, Function, ValueExpr};
 use crate::error::Result;
-use crate::scalar::Scalar;
+use crate::scalar::{parse_sql_number, Scalar};
 
 /// Parses `text` as a value expression (see the `expr::value` module). Errors are
-/// [`crate::Error::InvalidArgument`]s quoting the text and the position.
+/// [`crate::Error::InvalidArgument`]s quoting the text and the 1-based character position.
 pub fn parse_value_sql(text: &str) -> Result<ValueExpr> {
-    let tokens = tokenize(text)?;
-    let mut parser = Parser {
-        text,
-        tokens,
-        at: 0,
-    };
-    let expr = parser.expr()?;
-    match parser.peek() {
-        None => Ok(expr),
-        Some(token) => Err(parser.error(token.start, "the end of the expression")),
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum Kind {
-    Word(String),
-    Quoted(String),
-    Number,
-    Text,
-    Symbol(char),
-}
-
-#[derive(Debug, Clone)]
-struct Token {
-    kind: Kind,
-    start: usize,
-    end: usize,
-}
-
-fn tokenize(text: &str) -> Result<Vec<Token>> {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let end_of = |i: usize| chars.get(i).map_or(text.len(), |(at, _)| *at);
-    let mut tokens = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let (start, c) = chars[i];
-        if c.is_whitespace() {
-            i += 1;
-            continue;
-        }
-        let (kind, next) = if c.is_ascii_alphabetic() || c == '_' {
-            let mut j = i;
-            while j < chars.len() && (chars[j].1.is_ascii_alphanumeric() || "_$".contains(chars[j].1)) {
-                j += 1;
-            }
-            (Kind::Word(text[start..end_of(j)].to_string()), j)
-        } else if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|n| n.1.is_ascii_digit())) {
-            let mut j = i;
-            while j < chars.len() && (chars[j].1.is_ascii_alphanumeric() || chars[j].1 == '.') {
-                let exponent_sign = "eE".contains(chars[j].1)
-                    && chars.get(j + 1).is_some_and(|n| "+-".contains(n.1));
-                j += if exponent_sign { 2 } else { 1 };
-            }
-            (Kind::Number, j)
-        } else if c == '\'' || c == '`' {
-            let mut j = i + 1;
-            let mut value = String::new();
-            loop {
-                match chars.get(j) {
-                    None => return Err(invalid(format!("unterminated {c} in {text:?} at {start}"))),
-                    Some((_, q)) if *q == c && chars.get(j + 1).is_some_and(|n| n.1 == c) => {
-                        value.push(c);
-                        j += 2;
-                    }
-                    Some((_, q)) if *q == c => break,
-                    Some((_, other)) => {
-                        value.push(*other);
-                        j += 1;
-                    }
-                }
-            }
-            let kind = if c == '`' { Kind::Quoted(value) } else { Kind::Text };
-            (kind, j + 1)
-        } else if "+-*/%(),.<>=!".contains(c) {
-            (Kind::Symbol(c), i + 1)
-        } else {
-            return Err(invalid(format!(
-                "cannot parse expression {text:?}: unexpected {c:?} at position {start}"
-            )));
-        };
-        tokens.push(Token {
-            kind,
-            start,
-            end: end_of(next),
-        });
-        i = next;
-    }
-    Ok(tokens)
-}
-
-struct Parser<'t> {
-    text: &'t str,
-    tokens: Vec<Token>,
-    at: usize,
+    let mut parser = Parser::new(text, "expression")?;
+    let start = parser.peek();
+    let expr = parser.parse_additive()?;
+    parser.expect_end("an operator or the end of the expression")?;
+    parser.as_value(expr, &start)
 }
 
 impl Parser<'_> {
-    fn peek(&self) -> Option<Token> {
-        self.tokens.get(self.at).cloned()
-    }
-
-    fn error(&self, position: usize, expected: &str) -> crate::Error {
-        invalid(format!(
-            "cannot parse expression {:?}: expected {expected} at position {position}",
-            self.text
-        ))
-    }
-
-    fn eat_symbol(&mut self, symbol: char) -> bool {
-        if self.peek().is_some_and(|t| t.kind == Kind::Symbol(symbol)) {
-            self.at += 1;
-            return true;
-        }
-        false
-    }
-
-    fn expect_symbol(&mut self, symbol: char) -> Result<()> {
-        if self.eat_symbol(symbol) {
-            return Ok(());
-        }
-        Err(self.error(self.position(), &format!("'{symbol}'")))
-    }
-
-    fn is_keyword(&self, keyword: &str) -> bool {
-        matches!(self.peek(), Some(Token { kind: Kind::Word(w), .. }) if w.eq_ignore_ascii_case(keyword))
-    }
-
-    fn expect_keyword(&mut self, keyword: &str) -> Result<()> {
-        if self.is_keyword(keyword) {
-            self.at += 1;
-            return Ok(());
-        }
-        Err(self.error(self.position(), keyword))
-    }
-
-    fn position(&self) -> usize {
-        self.peek().map_or(self.text.len(), |t| t.start)
-    }
-
-    fn expr(&mut self) -> Result<ValueExpr> {
-        let mut left = self.term()?;
+    /// `product (('+' | '-') product)*`.
+    pub(super) fn parse_additive(&mut self) -> Result<Expr> {
+        let mut left = self.parse_multiplicative()?;
         loop {
-            let op = if self.eat_symbol('+') {
-                ArithOp::Add
-            } else if self.eat_symbol('-') {
-                ArithOp::Sub
-            } else {
-                return Ok(left);
+            let op = match self.peek().kind {
+                TokenKind::Arith('+') => ArithOp::Add,
+                TokenKind::Minus => ArithOp::Sub,
+                _ => return Ok(left),
             };
-            let right = self.term()?;
-            left = arith(op, left, right);
+            let operator = self.advance();
+            let right = self.parse_multiplicative()?;
+            left = self.arith(op, left, right, &operator)?;
         }
     }
 
-    fn term(&mut self) -> Result<ValueExpr> {
-        let mut left = self.unary()?;
+    fn parse_multiplicative(&mut self) -> Result<Expr> {
+        let mut left = self.parse_unary()?;
         loop {
-            let op = if self.eat_symbol('*') {
-                ArithOp::Mul
-            } else if self.eat_symbol('/') {
-                ArithOp::Div
-            } else if self.eat_symbol('%') {
-                ArithOp::Rem
-            } else {
-                return Ok(left);
+            let op = match self.peek().kind {
+                TokenKind::Arith('*') => ArithOp::Mul,
+                TokenKind::Arith('/') => ArithOp::Div,
+                TokenKind::Arith('%') => ArithOp::Rem,
+                _ => return Ok(left),
             };
-            let right = self.unary()?;
-            left = arith(op, left, right);
+            let operator = self.advance();
+            let right = self.parse_unary()?;
+            left = self.arith(op, left, right, &operator)?;
         }
     }
 
-    fn unary(&mut self) -> Result<ValueExpr> {
-        if self.eat_symbol('-') {
-            return Ok(ValueExpr::Negate(Box::new(self.unary()?)));
+    fn parse_unary(&mut self) -> Result<Expr> {
+        if !matches!(self.peek().kind, TokenKind::Minus) {
+            return self.parse_primary();
         }
-        self.primary()
+        let minus = self.advance();
+        if let TokenKind::Number(digits) = self.peek().kind {
+            self.advance();
+            return Ok(Expr::Literal(parse_sql_number(&format!("-{digits}"))));
+        }
+        let inner = self.parse_unary()?;
+        let inner = self.as_value(inner, &minus)?;
+        Ok(Expr::value(ValueExpr::Negate(Box::new(inner))))
     }
 
-    fn primary(&mut self) -> Result<ValueExpr> {
-        let Some(token) = self.peek() else {
-            return Err(self.error(self.text.len(), "a value"));
+    fn parse_primary(&mut self) -> Result<Expr> {
+        let token = self.peek();
+        let literal = match token.kind {
+            TokenKind::LParen => {
+                self.advance();
+                let inner = self.parse_or()?;
+                self.expect_token(&TokenKind::RParen, "')'")?;
+                return Ok(inner);
+            }
+            TokenKind::QuotedName(name) => {
+                self.advance();
+                return self.parse_column_rest(name);
+            }
+            TokenKind::Word(word) => return self.parse_word(word),
+            TokenKind::Number(digits) => parse_sql_number(&digits),
+            TokenKind::Str(value) => Scalar::Utf8(value),
+            TokenKind::Hex(bytes) => Scalar::Binary(bytes),
+            _ => return Err(self.unexpected("a column name or a value")),
         };
-        self.at += 1;
-        match &token.kind {
-            Kind::Symbol('(') => {
-                let inner = self.expr()?;
-                self.expect_symbol(')')?;
-                Ok(inner)
+        self.advance();
+        Ok(Expr::Literal(literal))
+    }
+
+    /// A word starting an operand: `TRUE`/`FALSE`/`NULL`, a typed literal (`DATE '...'`),
+    /// `CASE WHEN`, `CAST(`, a function call `name(` or a column.
+    fn parse_word(&mut self, word: String) -> Result<Expr> {
+        let upper = word.to_ascii_uppercase();
+        let keyword_literal = match upper.as_str() {
+            "TRUE" => Some(Scalar::Boolean(true)),
+            "FALSE" => Some(Scalar::Boolean(false)),
+            "NULL" => Some(Scalar::Null),
+            _ => None,
+        };
+        if let Some(literal) = keyword_literal {
+            self.advance();
+            return Ok(Expr::Literal(literal));
+        }
+        if RESERVED.contains(&upper.as_str()) {
+            return Err(self.unexpected("a column name or a value"));
+        }
+        let token = self.advance();
+        let next = self.peek();
+        match (upper.as_str(), next.kind) {
+            ("DATE" | "TIMESTAMP" | "TIMESTAMP_NTZ", TokenKind::Str(value)) => {
+                self.advance();
+                typed_literal(self, &upper, &value, next.position).map(Expr::Literal)
             }
-            Kind::Number | Kind::Text => self.literal(token.start, token.end),
-            Kind::Quoted(name) => self.column_rest(name.clone()),
-            Kind::Word(word) => self.word(word.clone(), &token),
-            Kind::Symbol(_) => Err(self.error(token.start, "a value")),
+            ("CASE", TokenKind::Word(when)) if when.eq_ignore_ascii_case("WHEN") => {
+                self.parse_case()
+            }
+            ("CAST", TokenKind::LParen) => {
+                self.advance();
+                self.parse_cast()
+            }
+            (_, TokenKind::LParen) => {
+                self.advance();
+                self.parse_call(&word, &token)
+            }
+            _ => self.parse_column_rest(word),
         }
     }
 
-    fn word(&mut self, word: String, token: &Token) -> Result<ValueExpr> {
-        match word.to_ascii_uppercase().as_str() {
-            "NULL" => Ok(ValueExpr::Literal(Scalar::Null)),
-            "TRUE" => Ok(ValueExpr::Literal(Scalar::Boolean(true))),
-            "FALSE" => Ok(ValueExpr::Literal(Scalar::Boolean(false))),
-            "DATE" | "TIMESTAMP" | "TIMESTAMP_NTZ" | "X"
-                if self.peek().is_some_and(|t| t.kind == Kind::Text) =>
-            {
-                let end = self.tokens[self.at].end;
-                self.at += 1;
-                self.literal(token.start, end)
-            }
-            "CASE" => self.case(),
-            "CAST" => self.cast(),
-            "WHEN" | "THEN" | "ELSE" | "END" | "AS" => Err(self.error(token.start, "a value")),
-            _ if self.eat_symbol('(') => self.call(&word, token.start),
-            _ => self.column_rest(word),
-        }
-    }
-
-    fn column_rest(&mut self, first: String) -> Result<ValueExpr> {
+    fn parse_column_rest(&mut self, first: String) -> Result<Expr> {
         let mut path = vec![first];
-        while self.eat_symbol('.') {
-            match self.peek().map(|t| t.kind) {
-                Some(Kind::Word(name)) | Some(Kind::Quoted(name)) => {
-                    self.at += 1;
-                    path.push(name);
+        while matches!(self.peek().kind, TokenKind::Dot) {
+            self.advance();
+            match self.peek().kind {
+                TokenKind::Word(part) | TokenKind::QuotedName(part) => {
+                    self.advance();
+                    path.push(part);
                 }
-                _ => return Err(self.error(self.position(), "a field name")),
+                _ => return Err(self.unexpected("a field name after '.'")),
             }
         }
-        Ok(ValueExpr::Column(path))
+        Ok(Expr::Column(path))
     }
 
-    /// The literal spelled by `text[start..end]`, read by the filter parser.
-    fn literal(&self, start: usize, end: usize) -> Result<ValueExpr> {
-        let spelled = &self.text[start..end];
-        match parse_sql(&format!("`v` = {spelled}")) {
-            Ok(Expr::Compare {
-                op: CompareOp::Eq,
-                right,
-                ..
-            }) => match *right {
-                Expr::Literal(value) => Ok(ValueExpr::Literal(value)),
-                _ => Err(self.error(start, "a literal")),
-            },
-            _ => Err(self.error(start, "a literal")),
-        }
-    }
-
-    fn call(&mut self, name: &str, start: usize) -> Result<ValueExpr> {
-        let function = match name.to_ascii_lowercase().as_str() {
-            "concat" => Function::Concat,
-            "lower" | "lcase" => Function::Lower,
-            "upper" | "ucase" => Function::Upper,
-            "substring" | "substr" => Function::Substring,
-            "coalesce" => Function::Coalesce,
-            "current_timestamp" | "now" => Function::CurrentTimestamp,
-            "year" => Function::Year,
-            "month" => Function::Month,
-            "day" | "dayofmonth" => Function::Day,
-            "hour" => Function::Hour,
-            "to_date" => Function::ToDate,
-            "date_format" => Function::DateFormat,
-            _ => {
-                return Err(invalid(format!(
-                    "cannot parse expression {:?}: unknown function {name} at position {start}",
-                    self.text
-                )))
-            }
-        };
+    /// The arguments of `name(` up to the closing parenthesis.
+    fn parse_call(&mut self, name: &str, token: &Token) -> Result<Expr> {
+        let function = Function::named(name).ok_or_else(|| {
+            self.error_at(token.position, "a known function", &format!("'{name}'"))
+        })?;
         let mut args = Vec::new();
-        if !self.eat_symbol(')') {
+        if matches!(self.peek().kind, TokenKind::RParen) {
+            self.advance();
+        } else {
             loop {
-                args.push(self.expr()?);
-                if self.eat_symbol(')') {
+                args.push(self.parse_value()?);
+                let separator = self.peek().kind;
+                if !matches!(separator, TokenKind::Comma | TokenKind::RParen) {
+                    return Err(self.unexpected("',' or ')' after an argument"));
+                }
+                self.advance();
+                if separator == TokenKind::RParen {
                     break;
                 }
-                self.expect_symbol(',')?;
             }
         }
-        Ok(ValueExpr::Call { function, args })
+        Ok(Expr::value(ValueExpr::Call { function, args }))
     }
 
-    fn case(&mut self) -> Result<ValueExpr> {
+    /// `WHEN <filter> THEN <value> ... [ELSE <value>] END`, after `CASE`.
+    fn parse_case(&mut self) -> Result<Expr> {
         let mut branches = Vec::new();
-        while self.is_keyword("WHEN") {
-            self.at += 1;
-            let from = self.position();
-            let then = self.find_keyword_at_depth("THEN")?;
-            let condition = parse_sql(&self.text[from..self.tokens[then].start])?;
-            self.at = then + 1;
-            branches.push((condition, self.expr()?));
+        while self.eat_keyword("WHEN") {
+            let condition = self.parse_or()?;
+            self.expect_keyword("THEN")?;
+            branches.push((condition, self.parse_value()?));
         }
-        if branches.is_empty() {
-            return Err(self.error(self.position(), "WHEN"));
-        }
-        let otherwise = match self.is_keyword("ELSE") {
-            true => {
-                self.at += 1;
-                Some(Box::new(self.expr()?))
-            }
+        let otherwise = match self.eat_keyword("ELSE") {
+            true => Some(Box::new(self.parse_value()?)),
             false => None,
         };
         self.expect_keyword("END")?;
-        Ok(ValueExpr::Case {
+        Ok(Expr::value(ValueExpr::Case {
             branches,
             otherwise,
-        })
+        }))
     }
 
-    fn cast(&mut self) -> Result<ValueExpr> {
-        self.expect_symbol('(')?;
-        let expr = self.expr()?;
+    /// `<value> AS <type>)`, after `CAST(`.
+    fn parse_cast(&mut self) -> Result<Expr> {
+        let expr = self.parse_value()?;
         self.expect_keyword("AS")?;
-        let from = self.position();
+        let start = self.peek();
+        let mut name = String::new();
         let mut depth = 0usize;
-        while let Some(token) = self.peek() {
-            match token.kind {
-                Kind::Symbol('(') => depth += 1,
-                Kind::Symbol(')') if depth == 0 => break,
-                Kind::Symbol(')') => depth -= 1,
-                _ => {}
-            }
-            self.at += 1;
+        loop {
+            let piece = match self.peek().kind {
+                TokenKind::RParen if depth == 0 => break,
+                TokenKind::RParen => {
+                    depth -= 1;
+                    ")".to_string()
+                }
+                TokenKind::LParen => {
+                    depth += 1;
+                    "(".to_string()
+                }
+                TokenKind::Word(word) | TokenKind::Number(word) => word,
+                TokenKind::Comma => ",".to_string(),
+                _ => return Err(self.unexpected("a type name and ')'")),
+            };
+            name.push_str(&piece);
+            self.advance();
         }
-        let name = &self.text[from..self.position()];
-        let to = type_named(name).ok_or_else(|| self.error(from, "a type name"))?;
-        self.expect_symbol(')')?;
-        Ok(ValueExpr::Cast {
+        let to = type_named(&name)
+            .ok_or_else(|| self.error_at(start.position, "a type name", &format!("'{name}'")))?;
+        self.advance();
+        Ok(Expr::value(ValueExpr::Cast {
             expr: Box::new(expr),
             to,
+        }))
+    }
+
+    /// A value expression where a value must be (an argument, an arithmetic operand).
+    fn parse_value(&mut self) -> Result<ValueExpr> {
+        let start = self.peek();
+        let expr = self.parse_additive()?;
+        self.as_value(expr, &start)
+    }
+
+    fn expect_token(&mut self, kind: &TokenKind, expected: &str) -> Result<()> {
+        if &self.peek().kind != kind {
+            return Err(self.unexpected(expected));
+        }
+        self.advance();
+        Ok(())
+    }
+
+    /// `expr` as a value; a condition (a comparison, `AND`, ...) where a value must be is an
+    /// error at `at`.
+    pub(super) fn as_value(&self, expr: Expr, at: &Token) -> Result<ValueExpr> {
+        expr.into_value().map_err(|condition| {
+            self.error_at(
+                at.position,
+                "a value, not a condition",
+                &format!("`{condition}`"),
+            )
         })
     }
 
-    /// The index of the next token that is `keyword` outside parentheses.
-    fn find_keyword_at_depth(&self, keyword: &str) -> Result<usize> {
-        let mut depth = 0usize;
-        for (index, token) in self.tokens.iter().enumerate().skip(self.at) {
-            match &token.kind {
-                Kind::Symbol('(') => depth += 1,
-                Kind::Symbol(')') => depth = depth.saturating_sub(1),
-                Kind::Word(word) if depth == 0 && word.eq_ignore_ascii_case(keyword) => {
-                    return Ok(index)
-                }
-                _ => {}
-            }
-        }
-        Err(self.error(self.text.len(), keyword))
-    }
-}
-
-fn arith(op: ArithOp, left: ValueExpr, right: ValueExpr) -> ValueExpr {
-    ValueExpr::Arith {
-        op,
-        left: Box::new(left),
-        right: Box::new(right),
+    fn arith(&self, op: ArithOp, left: Expr, right: Expr, operator: &Token) -> Result<Expr> {
+        Ok(Expr::value(ValueExpr::Arith {
+            op,
+            left: Box::new(self.as_value(left, operator)?),
+            right: Box::new(self.as_value(right, operator)?),
+        }))
     }
 }
 
@@ -501,7 +389,13 @@ mod tests {
 
     #[test]
     fn errors_are_typed() {
-        for text in ["id +", "nope(id)", "CAST(id AS wat)", "CASE id END", "'open"] {
+        for text in [
+            "id +",
+            "nope(id)",
+            "CAST(id AS wat)",
+            "CASE id END",
+            "'open",
+        ] {
             assert!(parse_value_sql(text).is_err(), "{text}");
         }
         let unknown = parse_value_sql("missing + 1").unwrap();

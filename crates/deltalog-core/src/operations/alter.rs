@@ -496,6 +496,12 @@ async fn add_constraint(snapshot: &Snapshot, name: &str, expression: &str) -> Re
             "CHECK constraint {name} ({expression}) cannot be evaluated by deltalog: {error}"
         ))
     })?;
+    if expr.reads_clock() {
+        return Err(Error::InvalidArgument(format!(
+            "CHECK constraint {name} ({expression}) is not deterministic: it reads \
+             current_timestamp()"
+        )));
+    }
     let schema = snapshot.schema();
     for path in expr.column_paths() {
         resolve(schema, &path).map_err(|_| {

@@ -36,9 +36,7 @@ use serde_json::Value;
 
 use super::conform::{match_name, not_null_violation};
 use crate::error::{Error, ProtocolKind, Result};
-use crate::expr::{
-    evaluate, evaluate_value, parse_sql, parse_value_sql, Expr, Function, ValueExpr,
-};
+use crate::expr::{evaluate, evaluate_value, parse_sql, parse_value_sql, Expr, ValueExpr};
 use crate::scalar::Scalar;
 use crate::schema::{
     to_arrow_data_type, to_arrow_schema, DataType, PrimitiveType, StructField, StructType,
@@ -604,7 +602,7 @@ fn check_generation(
     field: &StructField,
     table: &SchemaRef,
 ) -> std::result::Result<(), String> {
-    if calls_current_timestamp(expr) {
+    if expr.reads_clock() {
         return Err("current_timestamp() is not deterministic".into());
     }
     let empty = RecordBatch::new_empty(table.clone());
@@ -618,30 +616,6 @@ fn check_generation(
         ));
     }
     Ok(())
-}
-
-fn calls_current_timestamp(expr: &ValueExpr) -> bool {
-    match expr {
-        ValueExpr::Column(_) | ValueExpr::Literal(_) => false,
-        ValueExpr::Negate(inner) | ValueExpr::Cast { expr: inner, .. } => {
-            calls_current_timestamp(inner)
-        }
-        ValueExpr::Arith { left, right, .. } => {
-            calls_current_timestamp(left) || calls_current_timestamp(right)
-        }
-        ValueExpr::Call { function, args } => {
-            *function == Function::CurrentTimestamp || args.iter().any(calls_current_timestamp)
-        }
-        ValueExpr::Case {
-            branches,
-            otherwise,
-        } => {
-            branches
-                .iter()
-                .any(|(_, value)| calls_current_timestamp(value))
-                || otherwise.as_deref().is_some_and(calls_current_timestamp)
-        }
-    }
 }
 
 /// The rows so far as a batch of the table's logical schema (columns not known yet are NULL).

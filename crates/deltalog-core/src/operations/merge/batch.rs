@@ -11,7 +11,7 @@ use arrow_schema::{DataType, Field, Schema};
 use super::clauses::{Action, Clause, Resolved};
 use super::join::SourceIndex;
 use crate::error::{Error, Result};
-use crate::expr::evaluate;
+use crate::expr::evaluate_at;
 use crate::scan::{ROW_COMMIT_VERSION_COLUMN, ROW_ID_COLUMN};
 
 /// What the merge needs on every batch: the resolved clauses, the source and its index.
@@ -124,7 +124,7 @@ impl Plan {
             .resolved
             .sides
             .join(None, Some(&source_rows), unmatched.len())?;
-        let chosen = choose(&self.resolved.not_matched, &joined)?;
+        let chosen = choose(&self.resolved.not_matched, &joined, self.now_micros)?;
         for (number, clause) in self.resolved.not_matched.iter().enumerate() {
             let Action::Insert(values) = &clause.action else {
                 continue;
@@ -159,7 +159,7 @@ impl Plan {
             .resolved
             .sides
             .join(Some(&target_rows), Some(&source_rows), targets.len())?;
-        let holds = evaluate(&self.resolved.on, &joined)?;
+        let holds = evaluate_at(&self.resolved.on, &joined, self.now_micros)?;
         let kept = |list: &[u32]| -> Vec<u32> {
             list.iter()
                 .zip(holds.values().iter())
@@ -181,7 +181,7 @@ impl Plan {
         positions: &[u32],
         changes: &mut BatchChanges,
     ) -> Result<()> {
-        let chosen = choose(clauses, joined)?;
+        let chosen = choose(clauses, joined, self.now_micros)?;
         for (number, clause) in clauses.iter().enumerate() {
             let rows = rows_choosing(&chosen, number);
             if rows.is_empty() {
@@ -275,12 +275,17 @@ impl Plan {
     }
 }
 
-/// For each row of `joined`, the number of the first clause whose condition holds.
-fn choose(clauses: &[Clause], joined: &RecordBatch) -> Result<Vec<Option<usize>>> {
+/// For each row of `joined`, the number of the first clause whose condition holds
+/// (`current_timestamp()` is `now_micros`).
+fn choose(
+    clauses: &[Clause],
+    joined: &RecordBatch,
+    now_micros: i64,
+) -> Result<Vec<Option<usize>>> {
     let mut chosen: Vec<Option<usize>> = vec![None; joined.num_rows()];
     for (number, clause) in clauses.iter().enumerate() {
         let holds = match &clause.condition {
-            Some(condition) => evaluate(condition, joined)?,
+            Some(condition) => evaluate_at(condition, joined, now_micros)?,
             None => BooleanArray::from(vec![true; joined.num_rows()]),
         };
         for (row, slot) in chosen.iter_mut().enumerate() {

@@ -465,35 +465,7 @@ impl Sides {
     }
 
     fn qualify_value(&self, expr: &ValueExpr, scope: Scope) -> Result<ValueExpr> {
-        let q = |inner: &ValueExpr| self.qualify_value(inner, scope);
-        Ok(match expr {
-            ValueExpr::Column(path) => ValueExpr::Column(self.qualify_path(path, scope)?),
-            ValueExpr::Literal(_) => expr.clone(),
-            ValueExpr::Negate(inner) => ValueExpr::Negate(Box::new(q(inner)?)),
-            ValueExpr::Arith { op, left, right } => ValueExpr::Arith {
-                op: *op,
-                left: Box::new(q(left)?),
-                right: Box::new(q(right)?),
-            },
-            ValueExpr::Call { function, args } => ValueExpr::Call {
-                function: *function,
-                args: args.iter().map(q).collect::<Result<_>>()?,
-            },
-            ValueExpr::Case {
-                branches,
-                otherwise,
-            } => ValueExpr::Case {
-                branches: branches
-                    .iter()
-                    .map(|(c, v)| Ok((self.qualify(c, scope)?, q(v)?)))
-                    .collect::<Result<_>>()?,
-                otherwise: otherwise.as_deref().map(q).transpose()?.map(Box::new),
-            },
-            ValueExpr::Cast { expr, to } => ValueExpr::Cast {
-                expr: Box::new(q(expr)?),
-                to: to.clone(),
-            },
-        })
+        expr.try_map_columns(&mut |path| self.qualify_path(path, scope))
     }
 
     /// The path with its side's alias first: an alias given is kept (spelled as declared),
