@@ -451,8 +451,9 @@ class Snapshot(Frozen):
     @property
     def num_files(self) -> int:
         """The number of active data files. Read from the version's ``.crc`` file
-        (``numFiles``) when the snapshot opened from one and the file list is not loaded yet
-        (:attr:`files_loaded` stays false), else counted from the file list."""
+        (``numFiles``, as Delta on Spark reports it) when the snapshot opened from one and the
+        file list is not loaded yet (:attr:`files_loaded` stays false), else counted from the
+        file list; :meth:`validate_checksum` checks the two agree."""
         return self._raw.num_files
 
     @property
