@@ -288,3 +288,36 @@ def test_cli_checkpoint_and_cleanup(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert json.loads(capsys.readouterr().out)["deleted"] == []
     assert cli.main(["cleanup", str(uri)]) == 0
     assert "oldest kept version" in capsys.readouterr().out
+
+
+def test_cleanup_dry_run_lists_without_deleting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = tmp_path / "t"
+    history_table(uri, 6, {"delta.logRetentionDuration": "interval 2 days"})
+    table = deltalog.DeltaTable(str(uri))
+    table.checkpoint(4)
+    for version in range(6):
+        age(uri / "_delta_log" / f"{version:020}.json", 10)
+    before = log_files(uri)
+    planned = table.cleanup_metadata(dry_run=True)
+    assert planned.oldest_kept_version == 4
+    assert {Path(p).name for p in planned.deleted} >= {f"{v:020}.json" for v in range(4)}
+    assert log_files(uri) == before
+    assert cli.main(["cleanup", str(uri), "--dry-run", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["dry_run"] is True
+    assert printed["deleted"] == list(planned.deleted)
+    assert log_files(uri) == before
+    assert table.cleanup_metadata().deleted == planned.deleted
+
+
+def test_cli_checkpoint_writes_the_classic_named_copy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = tmp_path / "t"
+    history_table(uri, 2, {"delta.checkpointPolicy": "v2"})
+    assert cli.main(["checkpoint", str(uri), "--classic-compat", "--json"]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written["kind"] == "v2"
+    assert written["files"][1].endswith(f"{2:020}.checkpoint.parquet")

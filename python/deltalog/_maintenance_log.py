@@ -148,14 +148,12 @@ def checkpoint(
     v2_sidecars: bool,
     classic_compat: bool,
 ) -> CheckpointInfo:
-    raw = _core.write_checkpoint(
-        table, version, part_size, v2_format, v2_sidecars, classic_compat
-    )
+    raw = _core.write_checkpoint(table, version, part_size, v2_format, v2_sidecars, classic_compat)
     return CheckpointInfo._from_tuple(raw)
 
 
-def cleanup_metadata(table: _core.RawDeltaTable) -> CleanupResult:
-    return CleanupResult._from_tuple(_core.cleanup_metadata(table))
+def cleanup_metadata(table: _core.RawDeltaTable, dry_run: bool = False) -> CleanupResult:
+    return CleanupResult._from_tuple(_core.cleanup_metadata(table, dry_run))
 
 
 def compact_logs(table: _core.RawDeltaTable, start_version: int, end_version: int) -> str:

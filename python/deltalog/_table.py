@@ -177,10 +177,11 @@ class DeltaTable(Frozen):
             self._raw, version, part_size, v2_format, v2_sidecars, classic_compat
         )
 
-    def cleanup_metadata(self) -> CleanupResult:
+    def cleanup_metadata(self, *, dry_run: bool = False) -> CleanupResult:
         """Deletes the log files older than ``delta.logRetentionDuration`` allows, keeping a
-        checkpoint at the oldest version kept (the spec's metadata cleanup)."""
-        return _maintenance_log.cleanup_metadata(self._raw)
+        checkpoint at the oldest version kept (the spec's metadata cleanup). With ``dry_run``
+        nothing is written or deleted; the result lists what would be deleted."""
+        return _maintenance_log.cleanup_metadata(self._raw, dry_run)
 
     def compact_logs(self, start_version: int, end_version: int) -> str:
         """Writes the log compaction file of commits ``start_version..end_version``

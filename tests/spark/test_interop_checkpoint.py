@@ -257,7 +257,8 @@ def test_we_read_sparks_classic_named_copy_of_a_v2_checkpoint(
     log = path / "_delta_log"
     uuid_named = [p.name for p in log.iterdir() if p.name.startswith(f"{5:020}.checkpoint.")]
     # Spark's default V2 checkpoint: a UUID-named JSON manifest.
-    assert len(uuid_named) == 1 and uuid_named[0].endswith(".json"), uuid_named
+    assert len(uuid_named) == 1, uuid_named
+    assert uuid_named[0].endswith(".json"), uuid_named
     # The classic-named copy, written by the code Spark's metadata cleanup runs before it
     # deletes anything (the checkpoint provider's createCompatibilityCheckpoint).
     jvm = strict_spark._jvm

@@ -59,10 +59,20 @@ impl Table {
     /// [`CleanupReport::oldest_kept_version`] on stays readable.
     /// The table's files are not read: only its protocol and metadata.
     pub async fn cleanup_metadata(&self) -> Result<CleanupReport> {
+        self.cleanup_metadata_with(false).await
+    }
+
+    /// [`Table::cleanup_metadata`]; with `dry_run`, nothing is written or deleted and the
+    /// report lists what would be deleted (`compat_checkpoint` stays `None`).
+    pub async fn cleanup_metadata_with(&self, dry_run: bool) -> Result<CleanupReport> {
         let segment = crate::log::locate_segment(self.storage(), None).await?;
         let state = load_segment_without_files(self.storage(), self.uri(), &segment).await?;
         let config = TableConfiguration::try_new(state.protocol, state.metadata, self.uri())?;
-        cleanup_expired_logs(self.storage(), &config, state.version, now_ms()).await
+        let (storage, latest) = (self.storage(), state.version);
+        match dry_run {
+            false => cleanup_expired_logs(storage, &config, latest, now_ms()).await,
+            true => plan_cleanup(storage, &config, latest, now_ms(), true).await,
+        }
     }
 }
 
@@ -72,6 +82,17 @@ pub(crate) async fn cleanup_expired_logs(
     config: &TableConfiguration,
     latest: u64,
     now_ms: i64,
+) -> Result<CleanupReport> {
+    plan_cleanup(storage, config, latest, now_ms, false).await
+}
+
+/// The cleanup, run or (with `dry_run`) only reported.
+async fn plan_cleanup(
+    storage: &Storage,
+    config: &TableConfiguration,
+    latest: u64,
+    now_ms: i64,
+    dry_run: bool,
 ) -> Result<CleanupReport> {
     let retention = duration_ms(config.properties().log_retention_duration);
     let cutoff_ms = midnight_utc(now_ms.saturating_sub(retention));
@@ -94,18 +115,22 @@ pub(crate) async fn cleanup_expired_logs(
         .filter(|file| expired(file, checkpoint.version))
         .collect();
     expired_files.sort_by_key(|file| file.version);
-    if !expired_files.is_empty() && config.is_feature_supported(&TableFeature::V2Checkpoint) {
+    let v2 = config.is_feature_supported(&TableFeature::V2Checkpoint);
+    if !dry_run && !expired_files.is_empty() && v2 {
         report.compat_checkpoint = write_compat_checkpoint(storage, config, &listing, latest).await?;
     }
     for file in expired_files {
-        storage.delete_log_file(&file.location).await?;
+        if !dry_run {
+            storage.delete_log_file(&file.location).await?;
+        }
         report.deleted.push(storage.url_of(&file.location));
     }
     let kept: Vec<LogPath> = listing
         .into_iter()
         .filter(|file| !expired(file, checkpoint.version))
         .collect();
-    report.deleted_sidecars = cleanup_sidecars(storage, &kept, midnight_utc(now_ms) - DAY_MS).await?;
+    let keep_after_ms = midnight_utc(now_ms) - DAY_MS;
+    report.deleted_sidecars = cleanup_sidecars(storage, &kept, keep_after_ms, dry_run).await?;
     Ok(report)
 }
 
@@ -162,11 +187,13 @@ fn expired(file: &LogPath, kept_from: u64) -> bool {
     }
 }
 
-/// Deletes the sidecars no kept checkpoint references that are older than `keep_after_ms`.
+/// Deletes (unless `dry_run`) the sidecars no kept checkpoint references that are older than
+/// `keep_after_ms`; returns them.
 async fn cleanup_sidecars(
     storage: &Storage,
     kept: &[LogPath],
     keep_after_ms: i64,
+    dry_run: bool,
 ) -> Result<Vec<String>> {
     let dir = storage.log_dir().clone().join(SIDECARS_DIR);
     let sidecars = storage.list_log_subdir(&dir).await?;
@@ -181,7 +208,9 @@ async fn cleanup_sidecars(
         if recent || referenced.contains(&name) {
             continue;
         }
-        storage.delete_log_file(&sidecar.location).await?;
+        if !dry_run {
+            storage.delete_log_file(&sidecar.location).await?;
+        }
         deleted.push(storage.url_of(&sidecar.location));
     }
     Ok(deleted)
@@ -344,9 +373,14 @@ mod tests {
         }
         let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
         let kept: Vec<LogPath> = list_log_from(table.storage(), 0).await.unwrap();
-        let deleted = cleanup_sidecars(table.storage(), &kept, midnight_utc(now) - DAY_MS)
+        let planned = cleanup_sidecars(table.storage(), &kept, midnight_utc(now) - DAY_MS, true)
             .await
             .unwrap();
+        assert!(stray.exists());
+        let deleted = cleanup_sidecars(table.storage(), &kept, midnight_utc(now) - DAY_MS, false)
+            .await
+            .unwrap();
+        assert_eq!(planned, deleted);
         assert_eq!(deleted.len(), 1);
         assert!(deleted[0].ends_with("stray.parquet"));
         assert_eq!(std::fs::read_dir(&sidecars).unwrap().count(), written.sidecars.len());

@@ -70,11 +70,20 @@ pub fn write_checkpoint(
     written.map(checkpoint_tuple)
 }
 
-/// Deletes expired log files (see `Table::cleanup_metadata`).
+/// Deletes expired log files, or with `dry_run` only lists them (see
+/// `Table::cleanup_metadata_with`).
 #[pyfunction]
-pub fn cleanup_metadata(py: Python<'_>, table: &RawDeltaTable) -> PyResult<CleanupTuple> {
+#[pyo3(signature = (table, dry_run=false))]
+pub fn cleanup_metadata(
+    py: Python<'_>,
+    table: &RawDeltaTable,
+    dry_run: bool,
+) -> PyResult<CleanupTuple> {
     let table = table.table().clone();
-    wait_for_future(py, move || async move { table.cleanup_metadata().await }).map(cleanup_tuple)
+    let report = wait_for_future(py, move || async move {
+        table.cleanup_metadata_with(dry_run).await
+    });
+    report.map(cleanup_tuple)
 }
 
 /// Writes the log compaction file of `start_version..=end_version`; returns its URL.
