@@ -53,9 +53,11 @@ def history_table(
     [
         ("classic", None, {}),
         ("multi-part", None, {"part_size": 3}),
-        ("v2", {"delta.feature.v2Checkpoint": "supported"}, {}),
-        ("v2", {"delta.feature.v2Checkpoint": "supported"}, {"v2_format": "json"}),
-        ("v2", {"delta.feature.v2Checkpoint": "supported"}, {"v2_sidecars": False}),
+        ("v2", {"delta.checkpointPolicy": "v2"}, {}),
+        ("v2", {"delta.checkpointPolicy": "v2"}, {"v2_format": "parquet"}),
+        ("v2", {"delta.checkpointPolicy": "v2"}, {"v2_sidecars": False}),
+        ("v2", {"delta.checkpointPolicy": "v2"}, {"classic_compat": True}),
+        ("classic", {"delta.feature.v2Checkpoint": "supported"}, {"part_size": 3}),
         (
             "classic",
             {
@@ -89,6 +91,58 @@ def test_every_kind_of_checkpoint_reads_back(
     snapshot = deltalog.DeltaTable(str(uri)).snapshot()
     assert snapshot.version == 6
     assert snapshot.num_files == written.num_add_files
+
+
+def test_a_v2_checkpoint_is_a_json_manifest_with_sidecars_by_default(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    history_table(uri, 3, {"delta.checkpointPolicy": "v2"})
+    written = deltalog.DeltaTable(str(uri)).checkpoint(part_size=2)
+    assert written.files[0].endswith(".json")
+    assert ".checkpoint." in written.files[0]
+    assert written.num_add_files == 4
+    assert len(written.sidecars) == 2  # 4 adds, 2 per sidecar
+    assert not (uri / "_delta_log" / f"{3:020}.checkpoint.parquet").exists()
+
+
+def test_the_classic_named_copy_is_read_when_the_uuid_named_one_is_gone(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    expected = history_table(uri, 4, {"delta.checkpointPolicy": "v2"})
+    table = deltalog.DeltaTable(str(uri))
+    written = table.checkpoint(classic_compat=True)
+    manifest, copy = (Path(f.removeprefix("file://")).name for f in written.files)
+    assert copy == f"{4:020}.checkpoint.parquet"
+    names = pq.read_schema(str(uri / "_delta_log" / copy)).names
+    assert {"checkpointMetadata", "sidecar"} <= set(names)
+    sidecars = pq.read_table(str(uri / "_delta_log" / copy), columns=["sidecar"])
+    assert sidecars["sidecar"].drop_null().length() == len(written.sidecars)
+    for version in range(4):
+        (uri / "_delta_log" / f"{version:020}.json").unlink()
+    assert rows(uri) == expected[4]
+    (uri / "_delta_log" / manifest).unlink()
+    assert rows(uri) == expected[4]
+
+
+def test_cleanup_writes_the_classic_copy_of_a_v2_checkpoint_first(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    configuration = {
+        "delta.checkpointPolicy": "v2",
+        "delta.logRetentionDuration": "interval 2 days",
+        "delta.checkpointInterval": "100",
+    }
+    expected = history_table(uri, 5, configuration)
+    table = deltalog.DeltaTable(str(uri))
+    table.checkpoint(3)
+    newest = table.checkpoint()
+    for version in range(5):
+        age(uri / "_delta_log" / f"{version:020}.json", 10)
+    result = table.cleanup_metadata()
+    assert result.oldest_kept_version == 3
+    assert result.compat_checkpoint is not None
+    assert result.compat_checkpoint.endswith(f"{5:020}.checkpoint.parquet")
+    manifest = Path(newest.files[0].removeprefix("file://")).name
+    (uri / "_delta_log" / manifest).unlink()
+    assert rows(uri) == expected[5]
+    assert table.cleanup_metadata().compat_checkpoint is None
 
 
 def test_a_checkpoint_of_an_older_version_time_travels(tmp_path: Path) -> None:
@@ -234,3 +288,36 @@ def test_cli_checkpoint_and_cleanup(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert json.loads(capsys.readouterr().out)["deleted"] == []
     assert cli.main(["cleanup", str(uri)]) == 0
     assert "oldest kept version" in capsys.readouterr().out
+
+
+def test_cleanup_dry_run_lists_without_deleting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = tmp_path / "t"
+    history_table(uri, 6, {"delta.logRetentionDuration": "interval 2 days"})
+    table = deltalog.DeltaTable(str(uri))
+    table.checkpoint(4)
+    for version in range(6):
+        age(uri / "_delta_log" / f"{version:020}.json", 10)
+    before = log_files(uri)
+    planned = table.cleanup_metadata(dry_run=True)
+    assert planned.oldest_kept_version == 4
+    assert {Path(p).name for p in planned.deleted} >= {f"{v:020}.json" for v in range(4)}
+    assert log_files(uri) == before
+    assert cli.main(["cleanup", str(uri), "--dry-run", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["dry_run"] is True
+    assert printed["deleted"] == list(planned.deleted)
+    assert log_files(uri) == before
+    assert table.cleanup_metadata().deleted == planned.deleted
+
+
+def test_cli_checkpoint_writes_the_classic_named_copy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = tmp_path / "t"
+    history_table(uri, 2, {"delta.checkpointPolicy": "v2"})
+    assert cli.main(["checkpoint", str(uri), "--classic-compat", "--json"]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written["kind"] == "v2"
+    assert written["files"][1].endswith(f"{2:020}.checkpoint.parquet")

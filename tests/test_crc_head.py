@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 import deltalog
+from deltalog import cli
 from deltalog.exceptions import ChecksumMismatchError, CorruptLogError
 
 
@@ -39,8 +40,11 @@ def test_protocol_and_metadata_come_from_the_crc_without_replaying(tmp_path: Pat
     assert snapshot.head_checksum is not None
     assert snapshot.head_checksum.endswith("00000000000000000002.crc")
     assert not snapshot.files_loaded
+    # the file count and size come from the .crc too
+    assert (snapshot.num_files, snapshot.total_size) == (3, expected.total_size)
+    assert not snapshot.files_loaded
     with pytest.raises(CorruptLogError):
-        _ = snapshot.num_files
+        snapshot.files()
     # a blind append reads no commit before the newest either
     deltalog.write_table(tmp_path, pa.table({"id": [3]}), mode="append")
     assert deltalog.DeltaTable(tmp_path).snapshot().head_checksum is not None
@@ -53,6 +57,8 @@ def test_the_file_list_is_replayed_when_first_needed(tmp_path: Path) -> None:
     snapshot = deltalog.DeltaTable(tmp_path).snapshot()
     assert not snapshot.files_loaded
     assert snapshot.num_files == 3
+    assert not snapshot.files_loaded
+    assert snapshot.files().to_pyarrow().num_rows == 3
     assert snapshot.files_loaded
     assert sorted(snapshot.scan().to_pyarrow()["id"].to_pylist()) == [0, 1, 2]
     assert snapshot.validate_checksum()
@@ -98,3 +104,46 @@ def test_a_checkpoint_twice_at_one_version_is_rewritten(tmp_path: Path) -> None:
     assert first.files == again.files
     assert first.num_actions == again.num_actions
     assert table.snapshot().num_files == 3
+
+
+def test_the_file_count_and_size_are_counted_without_a_crc(tmp_path: Path) -> None:
+    three_versions(tmp_path)
+    with_crc = deltalog.DeltaTable(tmp_path).snapshot()
+    sizes = (with_crc.num_files, with_crc.total_size)
+    assert not with_crc.files_loaded
+    log_file(tmp_path, "00000000000000000002.crc").unlink()
+    snapshot = deltalog.DeltaTable(tmp_path).snapshot()
+    assert snapshot.head_checksum is None
+    assert (snapshot.num_files, snapshot.total_size) == sizes
+    assert snapshot.files_loaded
+    assert sizes[1] == sum(snapshot.files().to_pyarrow()["size"].to_pylist())
+
+
+def test_a_wrong_crc_file_count_is_served_until_the_file_list_is_loaded(tmp_path: Path) -> None:
+    three_versions(tmp_path)
+    crc = log_file(tmp_path, "00000000000000000002.crc")
+    checksum = json.loads(crc.read_text())
+    checksum["numFiles"] = 7
+    crc.write_text(json.dumps(checksum) + "\n")
+    snapshot = deltalog.DeltaTable(tmp_path).snapshot()
+    assert snapshot.num_files == 7
+    assert snapshot.files().to_pyarrow().num_rows == 3
+    assert snapshot.num_files == 3
+    with pytest.raises(ChecksumMismatchError, match="numFiles"):
+        snapshot.validate_checksum()
+
+
+def test_cli_info_shows_the_file_count_and_size_from_the_crc(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    three_versions(tmp_path)
+    expected = deltalog.DeltaTable(tmp_path).snapshot()
+    sizes = (expected.num_files, expected.total_size)
+    # a replay would fail: info must not load the file list
+    for version in (0, 1):
+        log_file(tmp_path, f"{version:020}.json").write_text("not a commit\n")
+    assert cli.main(["info", str(tmp_path), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["num_files"], info["total_size"]) == sizes
+    assert cli.main(["info", str(tmp_path)]) == 0
+    assert f"{sizes[0]} (" in capsys.readouterr().out

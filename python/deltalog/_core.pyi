@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 _CheckpointTuple: TypeAlias = tuple[int, str, list[str], list[str], int, int, int]
-_CleanupTuple: TypeAlias = tuple[int | None, list[str], list[str]]
+_CleanupTuple: TypeAlias = tuple[int | None, list[str], list[str], str | None]
 _PostCommitTuple: TypeAlias = tuple[
     str | None, _CheckpointTuple | None, _CleanupTuple | None, list[tuple[str, str]]
 ]
@@ -125,10 +125,11 @@ def write_checkpoint(
     table: RawDeltaTable,
     version: int | None = None,
     part_size: int | None = None,
-    v2_format: str = "parquet",
+    v2_format: str | None = None,
     v2_sidecars: bool = True,
+    classic_compat: bool = False,
 ) -> _CheckpointTuple: ...
-def cleanup_metadata(table: RawDeltaTable) -> _CleanupTuple: ...
+def cleanup_metadata(table: RawDeltaTable, dry_run: bool = False) -> _CleanupTuple: ...
 def compact_logs(table: RawDeltaTable, start_version: int, end_version: int) -> str: ...
 def version_checksum(snapshot: RawSnapshot) -> _ChecksumTuple: ...
 def validate_checksum(snapshot: RawSnapshot) -> bool: ...

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 _CheckpointTuple: TypeAlias = tuple[int, str, list[str], list[str], int, int, int]
-_CleanupTuple: TypeAlias = tuple[int | None, list[str], list[str]]
+_CleanupTuple: TypeAlias = tuple[int | None, list[str], list[str], str | None]
 _PostCommitTuple: TypeAlias = tuple[
     str | None, _CheckpointTuple | None, _CleanupTuple | None, list[tuple[str, str]]
 ]
@@ -37,7 +37,8 @@ class CheckpointInfo:
     kind: str
     """``"classic"``, ``"multi-part"`` or ``"v2"``."""
     files: tuple[str, ...]
-    """The checkpoint files (URLs): one, every part, or the V2 manifest."""
+    """The checkpoint files (URLs): one, every part, or the V2 manifest (followed by its
+    classic-named copy when ``classic_compat`` asked for one)."""
     sidecars: tuple[str, ...]
     """The sidecar files of a V2 checkpoint (URLs)."""
     num_actions: int
@@ -63,11 +64,14 @@ class CleanupResult:
     """The log files deleted (URLs)."""
     deleted_sidecars: tuple[str, ...]
     """The sidecar files deleted (URLs)."""
+    compat_checkpoint: str | None = None
+    """The classic-named copy of the newest V2 checkpoint, written before anything was
+    deleted so that readers knowing only classic names still find a checkpoint (URL)."""
 
     @classmethod
     def _from_tuple(cls, raw: _CleanupTuple) -> CleanupResult:
-        oldest, deleted, sidecars = raw
-        return cls(oldest, tuple(deleted), tuple(sidecars))
+        oldest, deleted, sidecars, compat = raw
+        return cls(oldest, tuple(deleted), tuple(sidecars), compat)
 
 
 @dataclass(frozen=True)
@@ -140,15 +144,16 @@ def checkpoint(
     table: _core.RawDeltaTable,
     version: int | None,
     part_size: int | None,
-    v2_format: Literal["parquet", "json"],
+    v2_format: Literal["parquet", "json"] | None,
     v2_sidecars: bool,
+    classic_compat: bool,
 ) -> CheckpointInfo:
-    raw = _core.write_checkpoint(table, version, part_size, v2_format, v2_sidecars)
+    raw = _core.write_checkpoint(table, version, part_size, v2_format, v2_sidecars, classic_compat)
     return CheckpointInfo._from_tuple(raw)
 
 
-def cleanup_metadata(table: _core.RawDeltaTable) -> CleanupResult:
-    return CleanupResult._from_tuple(_core.cleanup_metadata(table))
+def cleanup_metadata(table: _core.RawDeltaTable, dry_run: bool = False) -> CleanupResult:
+    return CleanupResult._from_tuple(_core.cleanup_metadata(table, dry_run))
 
 
 def compact_logs(table: _core.RawDeltaTable, start_version: int, end_version: int) -> str:

@@ -156,23 +156,32 @@ class DeltaTable(Frozen):
         version: int | None = None,
         *,
         part_size: int | None = None,
-        v2_format: Literal["parquet", "json"] = "parquet",
+        v2_format: Literal["parquet", "json"] | None = None,
         v2_sidecars: bool = True,
+        classic_compat: bool = False,
     ) -> CheckpointInfo:
         """Writes a checkpoint of ``version`` (the latest by default) and ``_last_checkpoint``.
 
-        The kind follows the table: a UUID-named V2 checkpoint (``v2_format`` manifest, file
-        actions in sidecars unless ``v2_sidecars`` is false) when the table supports
-        ``v2Checkpoint``, else a classic one, in parts of at most ``part_size`` actions when
-        given (Spark's ``checkpoint.partSize``).
+        The kind follows the table, as Delta on Spark decides it: a UUID-named V2 checkpoint
+        when ``delta.checkpointPolicy`` is ``v2`` (its manifest JSON by default, as Spark's
+        ``checkpointV2.topLevelFileFormat``, or ``v2_format``; file actions in sidecars of at
+        most ``part_size`` actions (default 50,000) unless ``v2_sidecars`` is false, which
+        makes the manifest Parquet by default), else a classic one, in parts of at most
+        ``part_size`` actions when given (Spark's ``checkpoint.partSize``; never with
+        ``v2Checkpoint`` supported). ``classic_compat`` also writes a V2 checkpoint's
+        classic-named copy ``<version>.checkpoint.parquet`` for readers that know only classic
+        names (:meth:`cleanup_metadata` writes it before deleting, as Spark does).
         """
         version = None if version is None else _version(version, "version")
-        return _maintenance_log.checkpoint(self._raw, version, part_size, v2_format, v2_sidecars)
+        return _maintenance_log.checkpoint(
+            self._raw, version, part_size, v2_format, v2_sidecars, classic_compat
+        )
 
-    def cleanup_metadata(self) -> CleanupResult:
+    def cleanup_metadata(self, *, dry_run: bool = False) -> CleanupResult:
         """Deletes the log files older than ``delta.logRetentionDuration`` allows, keeping a
-        checkpoint at the oldest version kept (the spec's metadata cleanup)."""
-        return _maintenance_log.cleanup_metadata(self._raw)
+        checkpoint at the oldest version kept (the spec's metadata cleanup). With ``dry_run``
+        nothing is written or deleted; the result lists what would be deleted."""
+        return _maintenance_log.cleanup_metadata(self._raw, dry_run)
 
     def compact_logs(self, start_version: int, end_version: int) -> str:
         """Writes the log compaction file of commits ``start_version..end_version``
@@ -442,12 +451,16 @@ class Snapshot(Frozen):
 
     @property
     def num_files(self) -> int:
-        """The number of active data files."""
+        """The number of active data files. Read from the version's ``.crc`` file
+        (``numFiles``, as Delta on Spark reports it) when the snapshot opened from one and the
+        file list is not loaded yet (:attr:`files_loaded` stays false), else counted from the
+        file list; :meth:`validate_checksum` checks the two agree."""
         return self._raw.num_files
 
     @property
     def total_size(self) -> int:
-        """The total size of the active data files, in bytes."""
+        """The total size of the active data files, in bytes: the ``.crc`` file's
+        ``tableSizeBytes`` under the same conditions as :attr:`num_files`."""
         return self._raw.total_size
 
     def files(self, with_stats: bool = False) -> ArrowStream:

@@ -278,7 +278,9 @@ def _checkpoint(args: argparse.Namespace) -> int:
     if args.timestamp is not None:
         version = table.snapshot(timestamp=args.timestamp).version
     with _progress("writing the checkpoint"):
-        written = table.checkpoint(version, part_size=args.part_size)
+        written = table.checkpoint(
+            version, part_size=args.part_size, classic_compat=args.classic_compat
+        )
     if args.json:
         _print_json(
             {
@@ -306,22 +308,26 @@ def _checkpoint(args: argparse.Namespace) -> int:
 
 def _cleanup(args: argparse.Namespace) -> int:
     table = _open(args)
-    with _progress("cleaning up the log"):
-        result = table.cleanup_metadata()
+    with _progress("finding expired log files" if args.dry_run else "cleaning up the log"):
+        result = table.cleanup_metadata(dry_run=args.dry_run)
     if args.json:
         _print_json(
             {
+                "dry_run": args.dry_run,
                 "oldest_kept_version": result.oldest_kept_version,
                 "deleted": list(result.deleted),
                 "deleted_sidecars": list(result.deleted_sidecars),
+                "compat_checkpoint": result.compat_checkpoint,
             }
         )
         return EXIT_OK
     oldest = result.oldest_kept_version
+    verb = "would be deleted" if args.dry_run else "deleted"
     pairs = [
         ("oldest kept version", "-" if oldest is None else str(oldest)),
-        ("log files deleted", str(len(result.deleted))),
-        ("sidecars deleted", str(len(result.deleted_sidecars))),
+        (f"log files {verb}", str(len(result.deleted))),
+        (f"sidecars {verb}", str(len(result.deleted_sidecars))),
+        ("classic-named copy", result.compat_checkpoint or "-"),
     ]
     _print(_render_pairs(pairs))
     return EXIT_OK
@@ -378,6 +384,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="write a multi-part checkpoint of at most N actions per part",
     )
+    checkpoint.add_argument(
+        "--classic-compat",
+        action="store_true",
+        help="with a V2 checkpoint, also write its classic-named copy for older readers",
+    )
     checkpoint.set_defaults(handler=_checkpoint)
 
     cleanup = commands.add_parser(
@@ -387,6 +398,7 @@ def _parser() -> argparse.ArgumentParser:
         "keeping a checkpoint at the oldest version kept.",
     )
     _add_table_arguments(cleanup, snapshot=False)
+    cleanup.add_argument("--dry-run", action="store_true", help="only list what would go")
     cleanup.set_defaults(handler=_cleanup)
     _add_write_commands(
         commands, lambda command: _add_table_arguments(command, snapshot=False), _print_json

@@ -200,3 +200,86 @@ def test_spark_reads_every_version_kept_after_our_cleanup(
             spark_rows(strict_spark, path, version), ours(path, version), f"v{version}"
         )
     assert spark_validates_checksum(strict_spark, path) == latest
+
+
+def log_name(url: str) -> str:
+    return url.rsplit("/", 1)[-1]
+
+
+@pytest.mark.parametrize("written_by", ["checkpoint", "cleanup"])
+def test_spark_reads_our_classic_named_copy_of_a_v2_checkpoint(
+    strict_spark: Any, tmp_path: Path, written_by: str
+) -> None:
+    path = tmp_path / "t"
+    retention = {
+        "delta.checkpointPolicy": "v2",
+        "delta.logRetentionDuration": "interval 2 days",
+        "delta.deletedFileRetentionDuration": "interval 30 days",
+    }
+    latest = history(path, retention)
+    table = deltalog.DeltaTable(str(path))
+    expected = {version: ours(path, version) for version in range(5, latest + 1)}
+    table.checkpoint(5)
+    newest = table.checkpoint(classic_compat=written_by == "checkpoint")
+    classic = f"{latest:020}.checkpoint.parquet"
+    if written_by == "cleanup":
+        old = time.time() - 10 * 24 * 60 * 60
+        for version in range(7):
+            os.utime(path / "_delta_log" / f"{version:020}.json", (old, old))
+        result = table.cleanup_metadata()
+        assert result.oldest_kept_version == 5
+        assert result.compat_checkpoint is not None
+        assert log_name(result.compat_checkpoint) == classic
+    else:
+        assert log_name(newest.files[1]) == classic
+    # Both checkpoints of the newest version present, then only the classic-named copy: Spark
+    # reads the same rows either way, and through the copy it must use the shared sidecars.
+    assert_same_rows(spark_rows(strict_spark, path), expected[latest], "both")
+    (path / "_delta_log" / log_name(newest.files[0])).unlink()
+    for version in range(latest):
+        (path / "_delta_log" / f"{version:020}.json").unlink(missing_ok=True)
+    strict_spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+    assert_same_rows(spark_rows(strict_spark, path), expected[latest], "through the copy")
+    assert_same_rows(ours(path), expected[latest], "ours through the copy")
+
+
+def test_we_read_sparks_classic_named_copy_of_a_v2_checkpoint(
+    strict_spark: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "t"
+    properties = "'delta.checkpointPolicy' = 'v2', 'delta.checkpointInterval' = '5'"
+    strict_spark.sql(
+        f"CREATE TABLE delta.`{path}` (id BIGINT, part INT) USING delta "
+        f"PARTITIONED BY (part) TBLPROPERTIES ({properties})"
+    )
+    for version in range(1, 7):
+        strict_spark.sql(f"INSERT INTO delta.`{path}` VALUES ({version}, {version % 3})")
+    log = path / "_delta_log"
+    uuid_named = [p.name for p in log.iterdir() if p.name.startswith(f"{5:020}.checkpoint.")]
+    # Spark's default V2 checkpoint: a UUID-named JSON manifest.
+    assert len(uuid_named) == 1, uuid_named
+    assert uuid_named[0].endswith(".json"), uuid_named
+    # The classic-named copy, written by the code Spark's metadata cleanup runs before it
+    # deletes anything (the checkpoint provider's createCompatibilityCheckpoint).
+    jvm = strict_spark._jvm
+    jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+    delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+        strict_spark._jsparkSession, str(path)
+    )
+    snapshot = delta_log.unsafeVolatileSnapshot()
+    provider = snapshot.checkpointProvider()
+    assert provider.version() == 5
+    provider.createCompatibilityCheckpoint(
+        strict_spark._jsparkSession, delta_log, snapshot.logPath(), delta_log.newDeltaHadoopConf()
+    )
+    classic = log / f"{5:020}.checkpoint.parquet"
+    assert classic.exists()
+    expected = spark_rows(strict_spark, path)
+    assert_same_rows(ours(path), expected, "both")
+    (log / uuid_named[0]).unlink()
+    for version in range(5):
+        (log / f"{version:020}.json").unlink()
+    assert_same_rows(ours(path), expected, "through Spark's copy")
+    table = deltalog.DeltaTable(str(path))
+    assert table.snapshot(5).num_files == 5
+    assert_same_rows(ours(path, 5), spark_rows(strict_spark, path, 5), "v5 through the copy")

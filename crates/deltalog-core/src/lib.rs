@@ -98,7 +98,7 @@ pub use scan::{
 };
 pub use schema::{parse_schema, ColumnMappingMode, StructField, StructType};
 pub use snapshot::{Snapshot, SnapshotAt};
-pub use snapshot_head::{HeadSource, SnapshotHead};
+pub use snapshot_head::{HeadSource, SnapshotHead, TableSize};
 pub use storage::MAX_WHOLE_READ_BYTES;
 pub use storage::{IoConfig, Storage};
 pub use streaming::{stream_files, StreamFiles, StreamOffset, StreamOptions, StreamStart};

@@ -11,6 +11,11 @@
 //! 4. Sidecars that a kept checkpoint references, or that are less than a day old (as of
 //!    midnight UTC), are kept; every other file in `_delta_log/_sidecars` is deleted.
 //!
+//! Before anything is deleted, a table that supports `v2Checkpoint` whose newest checkpoint
+//! is UUID-named and has no classic-named one of its version gets its classic-named copy
+//! (`checkpoint_write::compat`), as Delta on Spark writes it: readers that know only classic
+//! names then find a checkpoint, read its protocol and fail gracefully.
+//!
 //! With `checkpointProtection` supported and `delta.requireCheckpointProtectionBeforeVersion`
 //! at `P`, the history before `P` is removed whole or not at all: nothing is deleted while
 //! the cutoff checkpoint is older than `P`.
@@ -20,6 +25,7 @@ use std::collections::HashSet;
 use object_store::path::Path;
 
 use crate::checkpoint::{read_parquet_actions_skipping, CheckpointProjection};
+use crate::checkpoint_write::compat::{needs_classic_copy, write_classic_copy};
 use crate::checkpoint_write::{duration_ms, now_ms};
 use crate::commit::{decode_actions, DecodeOptions};
 use crate::error::Result;
@@ -43,6 +49,8 @@ pub struct CleanupReport {
     pub deleted: Vec<String>,
     /// The sidecar files deleted (URLs).
     pub deleted_sidecars: Vec<String>,
+    /// The classic-named copy of the newest V2 checkpoint written before deleting (URL).
+    pub compat_checkpoint: Option<String>,
 }
 
 impl Table {
@@ -51,10 +59,20 @@ impl Table {
     /// [`CleanupReport::oldest_kept_version`] on stays readable.
     /// The table's files are not read: only its protocol and metadata.
     pub async fn cleanup_metadata(&self) -> Result<CleanupReport> {
+        self.cleanup_metadata_with(false).await
+    }
+
+    /// [`Table::cleanup_metadata`]; with `dry_run`, nothing is written or deleted and the
+    /// report lists what would be deleted (`compat_checkpoint` stays `None`).
+    pub async fn cleanup_metadata_with(&self, dry_run: bool) -> Result<CleanupReport> {
         let segment = crate::log::locate_segment(self.storage(), None).await?;
         let state = load_segment_without_files(self.storage(), self.uri(), &segment).await?;
         let config = TableConfiguration::try_new(state.protocol, state.metadata, self.uri())?;
-        cleanup_expired_logs(self.storage(), &config, state.version, now_ms()).await
+        let (storage, latest) = (self.storage(), state.version);
+        match dry_run {
+            false => cleanup_expired_logs(storage, &config, latest, now_ms()).await,
+            true => plan_cleanup(storage, &config, latest, now_ms(), true).await,
+        }
     }
 }
 
@@ -64,6 +82,17 @@ pub(crate) async fn cleanup_expired_logs(
     config: &TableConfiguration,
     latest: u64,
     now_ms: i64,
+) -> Result<CleanupReport> {
+    plan_cleanup(storage, config, latest, now_ms, false).await
+}
+
+/// The cleanup, run or (with `dry_run`) only reported.
+async fn plan_cleanup(
+    storage: &Storage,
+    config: &TableConfiguration,
+    latest: u64,
+    now_ms: i64,
+    dry_run: bool,
 ) -> Result<CleanupReport> {
     let retention = duration_ms(config.properties().log_retention_duration);
     let cutoff_ms = midnight_utc(now_ms.saturating_sub(retention));
@@ -86,16 +115,50 @@ pub(crate) async fn cleanup_expired_logs(
         .filter(|file| expired(file, checkpoint.version))
         .collect();
     expired_files.sort_by_key(|file| file.version);
+    let v2 = config.is_feature_supported(&TableFeature::V2Checkpoint);
+    if !dry_run && !expired_files.is_empty() && v2 {
+        report.compat_checkpoint = write_compat_checkpoint(storage, config, &listing, latest).await?;
+    }
     for file in expired_files {
-        storage.delete_log_file(&file.location).await?;
+        if !dry_run {
+            storage.delete_log_file(&file.location).await?;
+        }
         report.deleted.push(storage.url_of(&file.location));
     }
     let kept: Vec<LogPath> = listing
         .into_iter()
         .filter(|file| !expired(file, checkpoint.version))
         .collect();
-    report.deleted_sidecars = cleanup_sidecars(storage, &kept, midnight_utc(now_ms) - DAY_MS).await?;
+    let keep_after_ms = midnight_utc(now_ms) - DAY_MS;
+    report.deleted_sidecars = cleanup_sidecars(storage, &kept, keep_after_ms, dry_run).await?;
     Ok(report)
+}
+
+/// Writes the classic-named copy of the newest checkpoint at or below `latest` when it is
+/// UUID-named and its version has no classic-named checkpoint; returns the copy's URL.
+async fn write_compat_checkpoint(
+    storage: &Storage,
+    config: &TableConfiguration,
+    listing: &[LogPath],
+    latest: u64,
+) -> Result<Option<String>> {
+    let checkpoints = complete_checkpoints(listing);
+    let Some(newest) = checkpoints.iter().rfind(|c| c.version <= latest).map(|c| c.version) else {
+        return Ok(None);
+    };
+    let of_newest: Vec<CheckpointFiles> =
+        checkpoints.into_iter().filter(|c| c.version == newest).collect();
+    let Some(manifest) = needs_classic_copy(&of_newest).and_then(|c| c.parts.first()) else {
+        return Ok(None);
+    };
+    let LogFileKind::Checkpoint(CheckpointKind::Uuid { format, .. }) = &manifest.kind else {
+        return Ok(None);
+    };
+    let rows_per_group = crate::checkpoint_write::CheckpointOptions::default().row_group_rows;
+    let copy =
+        write_classic_copy(storage, config, &manifest.location, *format, newest, rows_per_group)
+            .await?;
+    Ok(Some(copy.url))
 }
 
 /// Midnight UTC at or before `ms`.
@@ -124,11 +187,13 @@ fn expired(file: &LogPath, kept_from: u64) -> bool {
     }
 }
 
-/// Deletes the sidecars no kept checkpoint references that are older than `keep_after_ms`.
+/// Deletes (unless `dry_run`) the sidecars no kept checkpoint references that are older than
+/// `keep_after_ms`; returns them.
 async fn cleanup_sidecars(
     storage: &Storage,
     kept: &[LogPath],
     keep_after_ms: i64,
+    dry_run: bool,
 ) -> Result<Vec<String>> {
     let dir = storage.log_dir().clone().join(SIDECARS_DIR);
     let sidecars = storage.list_log_subdir(&dir).await?;
@@ -143,7 +208,9 @@ async fn cleanup_sidecars(
         if recent || referenced.contains(&name) {
             continue;
         }
-        storage.delete_log_file(&sidecar.location).await?;
+        if !dry_run {
+            storage.delete_log_file(&sidecar.location).await?;
+        }
         deleted.push(storage.url_of(&sidecar.location));
     }
     Ok(deleted)
@@ -294,7 +361,7 @@ mod tests {
     async fn unreferenced_old_sidecars_go_and_referenced_ones_stay() {
         let dir = tempfile::tempdir().unwrap();
         let table =
-            table_with_history(&dir, &[("delta.feature.v2Checkpoint", "supported")], 2).await;
+            table_with_history(&dir, crate::checkpoint_write::tests::V2, 2).await;
         let written = table.checkpoint(None).await.unwrap();
         let sidecars = dir.path().join("_delta_log/_sidecars");
         let stray = sidecars.join("stray.parquet");
@@ -306,12 +373,46 @@ mod tests {
         }
         let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
         let kept: Vec<LogPath> = list_log_from(table.storage(), 0).await.unwrap();
-        let deleted = cleanup_sidecars(table.storage(), &kept, midnight_utc(now) - DAY_MS)
+        let planned = cleanup_sidecars(table.storage(), &kept, midnight_utc(now) - DAY_MS, true)
             .await
             .unwrap();
+        assert!(stray.exists());
+        let deleted = cleanup_sidecars(table.storage(), &kept, midnight_utc(now) - DAY_MS, false)
+            .await
+            .unwrap();
+        assert_eq!(planned, deleted);
         assert_eq!(deleted.len(), 1);
         assert!(deleted[0].ends_with("stray.parquet"));
         assert_eq!(std::fs::read_dir(&sidecars).unwrap().count(), written.sidecars.len());
         assert_eq!(snapshot.num_files(), 3);
+    }
+
+    #[tokio::test]
+    async fn cleanup_writes_the_classic_copy_of_the_newest_v2_checkpoint_before_deleting() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut properties = crate::checkpoint_write::tests::V2.to_vec();
+        properties.push(("delta.logRetentionDuration", "interval 2 days"));
+        let table = table_with_history(&dir, &properties, 4).await;
+        table.checkpoint(Some(2)).await.unwrap();
+        let newest = table.checkpoint(Some(4)).await.unwrap();
+        let now = now_ms();
+        for version in 0..=3u64 {
+            let path = dir.path().join(format!("_delta_log/{version:020}.json"));
+            set_mtime(&path, now - 10 * DAY_MS + version as i64);
+        }
+        let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+        let report = cleanup(&snapshot, now).await;
+        let classic = format!("{:020}.checkpoint.parquet", 4);
+        assert!(report.compat_checkpoint.as_deref().is_some_and(|url| url.ends_with(&classic)));
+        assert_eq!(report.oldest_kept_version, Some(2));
+        // The copy shares the manifest's sidecars: none is deleted, and it reads alone.
+        assert!(report.deleted_sidecars.is_empty());
+        let manifest = newest.files[0].rsplit('/').next().unwrap().to_string();
+        std::fs::remove_file(dir.path().join("_delta_log").join(manifest)).unwrap();
+        let through_copy = table.snapshot(SnapshotAt::Latest).await.unwrap();
+        assert_eq!(through_copy.num_files(), snapshot.num_files());
+        // With a classic-named checkpoint of the newest version, no copy is written again.
+        let again = cleanup(&through_copy, now).await;
+        assert_eq!(again.compat_checkpoint, None);
     }
 }

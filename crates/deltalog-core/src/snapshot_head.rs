@@ -8,6 +8,12 @@
 //! left out (the checkpoint's non-file columns and the commits after it). The file list is
 //! replayed only when [`SnapshotHead::snapshot`] is asked for.
 //!
+//! A head from a checksum also knows the version's file count and size (`numFiles`,
+//! `tableSizeBytes`, [`SnapshotHead::table_size_from_checksum`]), as Delta on Spark takes them
+//! from the checksum; [`SnapshotHead::table_size`] counts the replayed files otherwise. A
+//! replay does not check them (a read never fails on them, as in Delta on Spark);
+//! `Snapshot::validate_checksum` does.
+//!
 //! A checksum is used only when it parses, carries the transactions and domains, and agrees
 //! with the protocol and metadata of the newest commit when that commit changes them;
 //! otherwise the head is read from the log, as Delta on Spark ignores an unreadable checksum.
@@ -41,6 +47,16 @@ pub enum HeadSource {
     Log,
 }
 
+/// How many live data files a version has and their total size in bytes (`add.size` summed,
+/// deletion vectors not subtracted): the `.crc` file's `numFiles` and `tableSizeBytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableSize {
+    /// The number of live data files.
+    pub num_files: u64,
+    /// Their total size in bytes.
+    pub size_in_bytes: u64,
+}
+
 /// A version's protocol, metadata, `txn` versions and domains, loaded without its file list.
 /// Cheap to clone.
 #[derive(Debug, Clone)]
@@ -56,6 +72,7 @@ struct HeadInner {
     config: TableConfiguration,
     timestamp_ms: i64,
     source: HeadSource,
+    checksum_size: Option<TableSize>,
 }
 
 impl Table {
@@ -73,11 +90,11 @@ impl SnapshotHead {
         let target = target_version(storage, at).await?;
         let segment = crate::log::locate_segment(storage, target).await?;
         let table = storage.root_url().as_str();
-        let (state, source) = match head_from_checksum(storage, &segment).await? {
-            Some((state, crc)) => (state, HeadSource::Checksum(crc)),
+        let (state, source, checksum_size) = match head_from_checksum(storage, &segment).await? {
+            Some((state, size, crc)) => (state, HeadSource::Checksum(crc), Some(size)),
             None => {
                 let state = load_segment_without_files(storage, table, &segment).await?;
-                (state, HeadSource::Log)
+                (state, HeadSource::Log, None)
             }
         };
         let config =
@@ -90,6 +107,7 @@ impl SnapshotHead {
             config,
             timestamp_ms,
             source,
+            checksum_size,
         };
         Ok(SnapshotHead {
             inner: Arc::new(inner),
@@ -110,6 +128,21 @@ impl SnapshotHead {
     /// Where the state was read from.
     pub fn source(&self) -> &HeadSource {
         &self.inner.source
+    }
+
+    /// The file count and size from the version's `.crc` file, without replaying the file
+    /// list: `Some` when the head came from the checksum ([`HeadSource::Checksum`]).
+    pub fn table_size_from_checksum(&self) -> Option<TableSize> {
+        self.inner.checksum_size
+    }
+
+    /// The file count and size: from the `.crc` file when the head came from it, else
+    /// counted from the file list, replayed now (see [`SnapshotHead::snapshot`] for errors).
+    pub async fn table_size(&self) -> Result<TableSize> {
+        match self.inner.checksum_size {
+            Some(size) => Ok(size),
+            None => Ok(table_size_of(&self.snapshot().await?)),
+        }
     }
 
     /// The table's protocol at this version.
@@ -218,6 +251,14 @@ impl SnapshotHead {
     }
 }
 
+/// The file count and size of a replayed snapshot.
+fn table_size_of(snapshot: &Snapshot) -> TableSize {
+    TableSize {
+        num_files: snapshot.num_files() as u64,
+        size_in_bytes: u64::try_from(snapshot.total_size()).unwrap_or_default(),
+    }
+}
+
 fn live_domains(domains: &HashMap<String, DomainMetadata>) -> HashMap<String, String> {
     let live = domains.values().filter(|d| !d.removed);
     live.map(|d| (d.domain.clone(), d.configuration.clone()))
@@ -229,9 +270,20 @@ fn live_domains(domains: &HashMap<String, DomainMetadata>) -> HashMap<String, St
 async fn head_from_checksum(
     storage: &Storage,
     segment: &LogSegment,
-) -> Result<Option<(TableState, String)>> {
-    let Some(mut state) = non_file_state_from_checksum(storage, segment).await? else {
+) -> Result<Option<(TableState, TableSize, String)>> {
+    let Some(checksum) = non_file_state_from_checksum(storage, segment).await? else {
         return Ok(None);
+    };
+    let mut state = checksum.state;
+    let (Ok(num_files), Ok(size_in_bytes)) = (
+        u64::try_from(checksum.num_files),
+        u64::try_from(checksum.table_size_bytes),
+    ) else {
+        return Ok(None);
+    };
+    let size = TableSize {
+        num_files,
+        size_in_bytes,
     };
     if let Some(commit) = read_latest_commit(storage, segment).await? {
         if !agrees(&state, &commit) {
@@ -240,7 +292,7 @@ async fn head_from_checksum(
         state.commit_info = commit.commit_info.or(state.commit_info);
     }
     let crc = storage.log_file(&checksum_file_name(segment.end_version));
-    Ok(Some((state, storage.url_of(&crc))))
+    Ok(Some((state, size, storage.url_of(&crc))))
 }
 
 /// True when the protocol and metadata the commit sets (if any) are the checksum's.
@@ -404,5 +456,54 @@ mod tests {
         let at_one = table.snapshot_head(SnapshotAt::Version(1)).await.unwrap();
         assert!(matches!(at_one.source(), HeadSource::Checksum(_)));
         assert_eq!(at_one.transaction_version("app"), Some(1));
+    }
+
+    #[tokio::test]
+    async fn the_file_count_and_size_come_from_the_checksum_without_a_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = three_versions(&dir).await;
+        let replayed = table.snapshot(SnapshotAt::Latest).await.unwrap();
+        let expected = TableSize {
+            num_files: 2,
+            size_in_bytes: 200,
+        };
+        assert_eq!(table_size_of(&replayed), expected);
+        // The earlier commits unreadable: a replay would fail, the checksum answers.
+        for version in 0..2 {
+            let name = format!("{version:020}.json");
+            std::fs::write(log_file(&dir, &name), "not a commit\n").unwrap();
+        }
+        let head = table.snapshot_head(SnapshotAt::Latest).await.unwrap();
+        assert_eq!(head.table_size_from_checksum(), Some(expected));
+        assert_eq!(head.table_size().await.unwrap(), expected);
+    }
+
+    #[tokio::test]
+    async fn without_a_checksum_the_file_count_and_size_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = three_versions(&dir).await;
+        std::fs::remove_file(log_file(&dir, "00000000000000000002.crc")).unwrap();
+        let head = table.snapshot_head(SnapshotAt::Latest).await.unwrap();
+        assert_eq!(head.table_size_from_checksum(), None);
+        let size = head.table_size().await.unwrap();
+        assert_eq!((size.num_files, size.size_in_bytes), (2, 200));
+    }
+
+    #[tokio::test]
+    async fn a_wrong_checksum_file_count_is_reported_until_the_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = three_versions(&dir).await;
+        let crc = log_file(&dir, "00000000000000000002.crc");
+        let text = std::fs::read_to_string(&crc).unwrap();
+        std::fs::write(&crc, text.replace("\"numFiles\":2", "\"numFiles\":7")).unwrap();
+        let head = table.snapshot_head(SnapshotAt::Latest).await.unwrap();
+        assert_eq!(head.table_size_from_checksum().map(|s| s.num_files), Some(7));
+        let snapshot = head.snapshot().await.unwrap();
+        assert_eq!(snapshot.num_files(), 2);
+        let error = snapshot.validate_checksum().await.unwrap_err();
+        assert!(
+            matches!(&error, Error::ChecksumMismatch { reason, .. } if reason.contains("numFiles")),
+            "{error}"
+        );
     }
 }

@@ -332,7 +332,7 @@ pub(crate) async fn write_checksum(
 pub(crate) async fn non_file_state_from_checksum(
     storage: &Storage,
     segment: &LogSegment,
-) -> Result<Option<TableState>> {
+) -> Result<Option<ChecksumState>> {
     if segment.checksum.is_none() {
         return Ok(None);
     }
@@ -354,7 +354,8 @@ pub(crate) async fn non_file_state_from_checksum(
         }
         (false, None) => None,
     };
-    Ok(Some(TableState {
+    let (num_files, table_size_bytes) = (checksum.num_files, checksum.table_size_bytes);
+    let state = TableState {
         version: segment.end_version,
         protocol: checksum.protocol,
         metadata: checksum.metadata,
@@ -363,7 +364,19 @@ pub(crate) async fn non_file_state_from_checksum(
         domains: domains.into_iter().map(|d| (d.domain.clone(), d)).collect(),
         commit_info,
         has_stats: false,
+    };
+    Ok(Some(ChecksumState {
+        state,
+        num_files,
+        table_size_bytes,
     }))
+}
+
+/// The non-file state a `.crc` file gives, with its `numFiles` and `tableSizeBytes`.
+pub(crate) struct ChecksumState {
+    pub state: TableState,
+    pub num_files: i64,
+    pub table_size_bytes: i64,
 }
 
 impl Snapshot {

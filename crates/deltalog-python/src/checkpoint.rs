@@ -28,21 +28,27 @@ pub type ChecksumTuple = (
 );
 
 /// Writes a checkpoint of `version` (the latest when `None`); see `Table::checkpoint_with`.
-/// `v2_format` is `parquet` or `json`.
+/// `v2_format` is `parquet` or `json`; by default JSON (Delta on Spark's), or Parquet when
+/// `v2_sidecars` is false (a JSON manifest always has sidecars).
 #[pyfunction]
-#[pyo3(signature = (table, version=None, part_size=None, v2_format="parquet", v2_sidecars=true))]
+#[pyo3(signature = (
+    table, version=None, part_size=None, v2_format=None, v2_sidecars=true, classic_compat=false
+))]
 pub fn write_checkpoint(
     py: Python<'_>,
     table: &RawDeltaTable,
     version: Option<u64>,
     part_size: Option<u64>,
-    v2_format: &str,
+    v2_format: Option<&str>,
     v2_sidecars: bool,
+    classic_compat: bool,
 ) -> PyResult<CheckpointTuple> {
     let v2_format = match v2_format {
-        "parquet" => CheckpointFormat::Parquet,
-        "json" => CheckpointFormat::Json,
-        other => {
+        None if !v2_sidecars => CheckpointFormat::Parquet,
+        None => CheckpointOptions::default().v2_format,
+        Some("parquet") => CheckpointFormat::Parquet,
+        Some("json") => CheckpointFormat::Json,
+        Some(other) => {
             let message = format!("v2_format must be 'parquet' or 'json', got {other:?}");
             return Err(to_py_err(
                 py,
@@ -54,6 +60,7 @@ pub fn write_checkpoint(
         part_size,
         v2_format,
         v2_sidecars,
+        classic_compat,
         ..CheckpointOptions::default()
     };
     let table = table.table().clone();
@@ -63,11 +70,20 @@ pub fn write_checkpoint(
     written.map(checkpoint_tuple)
 }
 
-/// Deletes expired log files (see `Table::cleanup_metadata`).
+/// Deletes expired log files, or with `dry_run` only lists them (see
+/// `Table::cleanup_metadata_with`).
 #[pyfunction]
-pub fn cleanup_metadata(py: Python<'_>, table: &RawDeltaTable) -> PyResult<CleanupTuple> {
+#[pyo3(signature = (table, dry_run=false))]
+pub fn cleanup_metadata(
+    py: Python<'_>,
+    table: &RawDeltaTable,
+    dry_run: bool,
+) -> PyResult<CleanupTuple> {
     let table = table.table().clone();
-    wait_for_future(py, move || async move { table.cleanup_metadata().await }).map(cleanup_tuple)
+    let report = wait_for_future(py, move || async move {
+        table.cleanup_metadata_with(dry_run).await
+    });
+    report.map(cleanup_tuple)
 }
 
 /// Writes the log compaction file of `start_version..=end_version`; returns its URL.

@@ -5,8 +5,9 @@ use deltalog_core::{CheckpointWritten, CleanupReport, PostCommitReport};
 
 /// A checkpoint written: version, kind, files, sidecars, actions, add files, bytes.
 pub type CheckpointTuple = (u64, String, Vec<String>, Vec<String>, u64, u64, u64);
-/// A cleanup: oldest kept version, log files deleted, sidecars deleted.
-pub type CleanupTuple = (Option<u64>, Vec<String>, Vec<String>);
+/// A cleanup: oldest kept version, log files deleted, sidecars deleted, the classic-named
+/// copy of a V2 checkpoint written.
+pub type CleanupTuple = (Option<u64>, Vec<String>, Vec<String>, Option<String>);
 /// The post-commit report: checksum file, checkpoint, cleanup, failed steps (step, message).
 pub type PostCommitTuple = (
     Option<String>,
@@ -46,5 +47,6 @@ pub fn cleanup_tuple(report: CleanupReport) -> CleanupTuple {
         report.oldest_kept_version,
         report.deleted,
         report.deleted_sidecars,
+        report.compat_checkpoint,
     )
 }

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use deltalog_core::{deletion_vectors, NativeColumns, Scan, ScanOptions};
-use deltalog_core::{HeadSource, Snapshot, SnapshotHead, TableConfiguration};
+use deltalog_core::{HeadSource, Snapshot, SnapshotHead, TableConfiguration, TableSize};
 use deltalog_core::{Metadata, Protocol};
 use pyo3::prelude::*;
 
@@ -83,6 +83,14 @@ impl RawSnapshot {
         }
     }
 
+    /// The file count and size from the `.crc` file, while the file list is not replayed.
+    fn size_from_checksum(&self) -> Option<TableSize> {
+        match &self.loaded {
+            Loaded::Head(head, full) if full.get().is_none() => head.table_size_from_checksum(),
+            _ => None,
+        }
+    }
+
     fn config(&self) -> &TableConfiguration {
         match &self.loaded {
             Loaded::Full(snapshot) => snapshot.table_configuration(),
@@ -132,15 +140,23 @@ impl RawSnapshot {
         }
     }
 
-    /// The number of active data files.
+    /// The number of active data files: the `.crc` file's `numFiles` while the file list is
+    /// not replayed and the snapshot opened from one, else counted from the file list.
     #[getter]
     fn num_files(&self, py: Python<'_>) -> PyResult<usize> {
+        if let Some(size) = self.size_from_checksum() {
+            return Ok(usize::try_from(size.num_files).unwrap_or(usize::MAX));
+        }
         Ok(self.snapshot(py)?.num_files())
     }
 
-    /// The total size in bytes of the active data files.
+    /// The total size in bytes of the active data files: the `.crc` file's `tableSizeBytes`
+    /// while the file list is not replayed and the snapshot opened from one.
     #[getter]
     fn total_size(&self, py: Python<'_>) -> PyResult<i64> {
+        if let Some(size) = self.size_from_checksum() {
+            return Ok(i64::try_from(size.size_in_bytes).unwrap_or(i64::MAX));
+        }
         Ok(self.snapshot(py)?.total_size())
     }
 

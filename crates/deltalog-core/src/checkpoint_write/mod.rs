@@ -7,14 +7,17 @@
 //! rows come from the snapshot's Arrow state ([`rows`]), are laid out as Delta on Spark lays
 //! out its checkpoints ([`schema`]) and are streamed to Parquet ([`out`]) a chunk at a time.
 //!
-//! The kind follows the table: a table that supports `v2Checkpoint` gets a UUID-named V2
-//! checkpoint (a Parquet or JSON manifest with `checkpointMetadata`, its file actions in
-//! sidecars under `_delta_log/_sidecars/`, or in the manifest itself); any other table a
-//! classic single file, or a multi-part checkpoint when [`CheckpointOptions::part_size`] asks
-//! for one and the actions exceed it (rows placed by Spark's hash partitioning, [`hash`]).
+//! The kind follows the table, as Delta on Spark decides it: a table whose
+//! `delta.checkpointPolicy` is `v2` (which supports `v2Checkpoint`) gets a UUID-named V2
+//! checkpoint (a JSON or Parquet manifest with `checkpointMetadata`, its file actions in
+//! sidecars under `_delta_log/_sidecars/`, or in the manifest itself), and on request its
+//! classic-named copy ([`compat`]); any other table a classic single file, or a multi-part
+//! checkpoint when [`CheckpointOptions::part_size`] asks for one and the actions exceed it
+//! (rows placed by Spark's hash partitioning, [`hash`]).
 //! Every file is written under its final name in one atomic step; `_last_checkpoint` follows,
 //! with its checksum, and never moves back to an older version.
 
+pub(crate) mod compat;
 mod hash;
 mod out;
 pub(crate) mod rows;
@@ -38,6 +41,7 @@ use crate::log::path::{
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
 use crate::table::Table;
+use crate::table_config::properties::CheckpointPolicy;
 use crate::table_config::{TableConfiguration, TableFeature};
 use out::ParquetFileOut;
 use rows::{checkpoint_adds, checkpoint_removes, json_rows, non_file_action_lines, single_column_batch};
@@ -48,16 +52,24 @@ use schema::{column, CheckpointLayout};
 pub struct CheckpointOptions {
     /// Actions per part of a classic checkpoint (Spark's `checkpoint.partSize`): when the
     /// checkpoint has more actions, it is written as `ceil(actions / part_size)` parts. `None`
-    /// (the default) writes one file. Ignored for V2 checkpoints (multi-part ones are
-    /// forbidden there).
+    /// (the default) writes one file. For a V2 checkpoint (where multi-part ones are
+    /// forbidden) it is, as in Delta on Spark, the file actions per sidecar, in place of
+    /// [`CheckpointOptions::sidecar_actions`].
     pub part_size: Option<u64>,
-    /// The format of a V2 checkpoint's manifest. Default Parquet.
+    /// The format of a V2 checkpoint's manifest. Default JSON, as Delta on Spark writes it
+    /// (its `checkpointV2.topLevelFileFormat` setting).
     pub v2_format: CheckpointFormat,
     /// Put a V2 checkpoint's file actions in sidecar files (default true); a JSON manifest
     /// always uses sidecars.
     pub v2_sidecars: bool,
-    /// File actions per sidecar file. Default 1,000,000.
+    /// File actions per sidecar file. Default 50,000 (Delta on Spark's part size for V2
+    /// checkpoints).
     pub sidecar_actions: u64,
+    /// With a V2 checkpoint, also write its classic-named copy `n.checkpoint.parquet` (spec
+    /// "Handling Backward compatibility while moving to UUID-named v2 Checkpoints"), which
+    /// readers that know only classic names can find. Default false: metadata cleanup writes
+    /// it when it is about to delete log files, as Delta on Spark does.
+    pub classic_compat: bool,
     /// Rows per Parquet row group, which bounds the memory a checkpoint takes to write.
     /// Default 65,536.
     pub row_group_rows: usize,
@@ -67,9 +79,10 @@ impl Default for CheckpointOptions {
     fn default() -> Self {
         CheckpointOptions {
             part_size: None,
-            v2_format: CheckpointFormat::Parquet,
+            v2_format: CheckpointFormat::Json,
             v2_sidecars: true,
-            sidecar_actions: 1_000_000,
+            sidecar_actions: 50_000,
+            classic_compat: false,
             row_group_rows: 64 * 1024,
         }
     }
@@ -82,7 +95,8 @@ pub struct CheckpointWritten {
     pub version: u64,
     /// `classic`, `multi-part` or `v2`.
     pub kind: &'static str,
-    /// The checkpoint files (URLs): one, every part, or the V2 manifest.
+    /// The checkpoint files (URLs): one, every part, or the V2 manifest followed by its
+    /// classic-named copy when one was asked for.
     pub files: Vec<String>,
     /// The sidecar files of a V2 checkpoint (URLs).
     pub sidecars: Vec<String>,
@@ -90,7 +104,7 @@ pub struct CheckpointWritten {
     pub num_actions: u64,
     /// `add` actions in the checkpoint.
     pub num_add_files: u64,
-    /// Bytes of every file written.
+    /// Bytes of every file written (the classic-named copy included).
     pub size_in_bytes: u64,
 }
 
@@ -131,7 +145,10 @@ pub(crate) async fn write_checkpoint(
         ));
     }
     let config = Arc::new(snapshot.table_configuration().clone());
-    let v2 = config.is_feature_supported(&TableFeature::V2Checkpoint);
+    // Multi-part checkpoints are forbidden once `v2Checkpoint` is supported (spec
+    // "Multi-part checkpoint"), whatever the policy.
+    let v2_supported = config.is_feature_supported(&TableFeature::V2Checkpoint);
+    let v2 = v2_supported && config.properties().checkpoint_policy == CheckpointPolicy::V2;
     let layout = Arc::new(CheckpointLayout::new(&config, v2)?);
     let state = match layout.stats_json || layout.stats_parsed.is_some() {
         true => snapshot.state_with_stats().await?,
@@ -142,9 +159,14 @@ pub(crate) async fn write_checkpoint(
     ));
     let content = Content::new(state, &config, layout, cutoff)?;
     let storage = snapshot.storage();
-    let written = match (v2, options.part_size) {
-        (true, _) => write_v2(storage, &content, options).await?,
-        (false, Some(part_size)) if content.num_actions() > part_size => {
+    let mut manifest = None;
+    let mut written = match (v2, options.part_size) {
+        (true, _) => {
+            let (written, path) = write_v2(storage, &content, options).await?;
+            manifest = Some(path);
+            written
+        }
+        (false, Some(part_size)) if !v2_supported && content.num_actions() > part_size => {
             write_multi_part(storage, &content, options, part_size).await?
         }
         (false, _) => write_classic(storage, &content, options).await?,
@@ -159,6 +181,19 @@ pub(crate) async fn write_checkpoint(
         ..LastCheckpointHint::default()
     };
     write_hint(storage, &hint).await?;
+    if let Some(manifest) = manifest.filter(|_| options.classic_compat) {
+        let copy = compat::write_classic_copy(
+            storage,
+            &config,
+            &manifest,
+            options.v2_format,
+            written.version,
+            options.row_group_rows,
+        )
+        .await?;
+        written.files.push(copy.url);
+        written.size_in_bytes += copy.size;
+    }
     Ok(written)
 }
 
@@ -437,11 +472,12 @@ fn dv_id_at(dvs: &StructArray, row: usize) -> Option<String> {
     Some(unique_dv_id(&string("storageType")?, &string("pathOrInlineDv")?, offset))
 }
 
+/// Writes a UUID-named V2 checkpoint; returns it with the manifest's path.
 async fn write_v2(
     storage: &Storage,
     content: &Content,
     options: &CheckpointOptions,
-) -> Result<CheckpointWritten> {
+) -> Result<(CheckpointWritten, object_store::path::Path)> {
     let use_sidecars = options.v2_sidecars || options.v2_format == CheckpointFormat::Json;
     let mut written = CheckpointWritten {
         version: content.version,
@@ -506,7 +542,7 @@ async fn write_v2(
             written.size_in_bytes += file.finish().await?;
         }
     }
-    Ok(written)
+    Ok((written, path))
 }
 
 /// One sidecar written, with the `sidecar` action that names it.
@@ -525,9 +561,10 @@ async fn write_sidecars(
     content: &Content,
     options: &CheckpointOptions,
 ) -> Result<Vec<SidecarWritten>> {
+    let sidecar_actions = options.part_size.unwrap_or(options.sidecar_actions);
     let chunk_rows = options
         .row_group_rows
-        .min(usize::try_from(options.sidecar_actions).unwrap_or(usize::MAX));
+        .min(usize::try_from(sidecar_actions).unwrap_or(usize::MAX));
     let chunks = content.file_chunks(chunk_rows);
     let schema = content.layout.sidecar_schema.clone();
     let mut sidecars = Vec::new();
@@ -535,7 +572,7 @@ async fn write_sidecars(
     while start < chunks.len() {
         let mut end = start;
         let mut rows = 0u64;
-        while end < chunks.len() && rows < options.sidecar_actions {
+        while end < chunks.len() && rows < sidecar_actions {
             rows += chunks[end].1.len() as u64;
             end += 1;
         }

@@ -6,6 +6,12 @@ use crate::log::path::{CheckpointKind, LogFileKind};
 use crate::schema::{PrimitiveType, StructField, StructType};
 use crate::transaction::{AddFile, CommitOptions, TableSpec};
 
+/// The table properties of a table that writes V2 checkpoints.
+pub(crate) const V2: &[(&str, &str)] = &[
+    ("delta.feature.v2Checkpoint", "supported"),
+    ("delta.checkpointPolicy", "v2"),
+];
+
 pub(crate) fn table(dir: &tempfile::TempDir) -> Table {
     Table::from_storage(Storage::open(dir.path().to_str().unwrap(), &HashMap::new()).unwrap())
 }
@@ -186,7 +192,7 @@ async fn a_multi_part_checkpoint_splits_by_part_size() {
 async fn v2_checkpoints_with_sidecars_in_parquet_and_json() {
     for format in [CheckpointFormat::Parquet, CheckpointFormat::Json] {
         let dir = tempfile::tempdir().unwrap();
-        let table = table_with_history(&dir, &[("delta.feature.v2Checkpoint", "supported")], 3)
+        let table = table_with_history(&dir, V2, 3)
             .await;
         let options = CheckpointOptions {
             v2_format: format,
@@ -209,8 +215,9 @@ async fn v2_checkpoints_with_sidecars_in_parquet_and_json() {
 async fn a_v2_checkpoint_may_hold_its_file_actions() {
     let dir = tempfile::tempdir().unwrap();
     let table =
-        table_with_history(&dir, &[("delta.feature.v2Checkpoint", "supported")], 2).await;
+        table_with_history(&dir, V2, 2).await;
     let options = CheckpointOptions {
+        v2_format: CheckpointFormat::Parquet,
         v2_sidecars: false,
         ..CheckpointOptions::default()
     };
@@ -265,4 +272,96 @@ async fn a_checkpoint_of_a_version_that_has_one_is_rewritten() {
     assert_eq!(multi.files, multi_again.files);
     let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
     assert_eq!(state_of(&snapshot).await, expected);
+}
+
+#[tokio::test]
+async fn the_v2_checkpoint_feature_without_the_v2_policy_writes_classic_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let table =
+        table_with_history(&dir, &[("delta.feature.v2Checkpoint", "supported")], 2).await;
+    let options = CheckpointOptions {
+        part_size: Some(2),
+        ..CheckpointOptions::default()
+    };
+    let written = table.checkpoint_with(None, &options).await.unwrap();
+    assert_eq!(written.kind, "classic", "multi-part is forbidden with v2Checkpoint");
+    assert_eq!(checkpoint_kinds(&table).await, vec![CheckpointKind::Classic]);
+    assert_round_trip(&table, &dir).await;
+}
+
+#[tokio::test]
+async fn the_default_v2_checkpoint_is_a_json_manifest_split_by_part_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_with_history(&dir, V2, 3).await;
+    let options = CheckpointOptions {
+        part_size: Some(4),
+        ..CheckpointOptions::default()
+    };
+    let written = table.checkpoint_with(None, &options).await.unwrap();
+    assert_eq!(written.sidecars.len(), 2, "6 file actions, 4 per sidecar");
+    assert!(matches!(
+        checkpoint_kinds(&table).await.as_slice(),
+        [CheckpointKind::Uuid { format: CheckpointFormat::Json, .. }]
+    ));
+}
+
+/// The checkpoint file the latest snapshot's segment reads.
+async fn checkpoint_read(table: &Table) -> String {
+    let segment = table.log_segment(None).await.unwrap();
+    let checkpoint = segment.checkpoint.expect("a checkpoint");
+    checkpoint.parts[0].file_name().to_string()
+}
+
+#[tokio::test]
+async fn a_classic_named_copy_of_a_v2_checkpoint_serves_readers_of_classic_names() {
+    let cases = [
+        (CheckpointFormat::Json, true),
+        (CheckpointFormat::Parquet, true),
+        (CheckpointFormat::Parquet, false),
+    ];
+    for (format, sidecars) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let table = table_with_history(&dir, V2, 3).await;
+        let expected = state_of(&table.snapshot(SnapshotAt::Latest).await.unwrap()).await;
+        let options = CheckpointOptions {
+            v2_format: format,
+            v2_sidecars: sidecars,
+            sidecar_actions: 4,
+            classic_compat: true,
+            row_group_rows: 3,
+            ..CheckpointOptions::default()
+        };
+        let written = table.checkpoint_with(None, &options).await.unwrap();
+        assert_eq!(written.kind, "v2");
+        let classic = classic_checkpoint_file_name(3);
+        assert_eq!(written.files.len(), 2);
+        assert!(written.files[1].ends_with(&classic));
+        // Both exist: the UUID-named one is preferred, as Delta on Spark prefers it.
+        let uuid_named = checkpoint_read(&table).await;
+        assert!(written.files[0].ends_with(&uuid_named), "{uuid_named}");
+        // The copy holds checkpointMetadata and the same sidecars (or the file actions).
+        let bytes = table.storage().read(&table.storage().log_file(&classic)).await.unwrap();
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+                .unwrap()
+                .build()
+                .unwrap();
+        let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+        let count = |name: &str| -> usize {
+            batches
+                .iter()
+                .map(|b| b.num_rows() - b.column_by_name(name).unwrap().null_count())
+                .sum()
+        };
+        assert_eq!(count("checkpointMetadata"), 1);
+        assert_eq!(count("sidecar"), written.sidecars.len());
+        assert_eq!(count("add"), if sidecars { 0 } else { 5 });
+        // Without the UUID-named manifest, the copy is read, with the same state.
+        let manifest = written.files[0].rsplit('/').next().unwrap().to_string();
+        std::fs::remove_file(dir.path().join("_delta_log").join(&manifest)).unwrap();
+        assert_eq!(checkpoint_read(&table).await, classic);
+        assert_round_trip(&table, &dir).await;
+        let through = table.snapshot(SnapshotAt::Latest).await.unwrap();
+        assert_eq!(state_of(&through).await, expected);
+    }
 }
