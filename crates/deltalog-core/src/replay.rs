@@ -271,7 +271,8 @@ fn select_in_commit(
         if is_add {
             keys.check_inside_root(add_keys.path.value(row), file)?;
         }
-        live.push(is_add && newest(&add_keys)?);
+        let newest_add = is_add && newest(&add_keys)?;
+        live.push(newest_add && batch.may_match(row));
         dead.push(is_remove && newest(&remove_keys)?);
     }
     Ok((BooleanArray::from(live), BooleanArray::from(dead)))
@@ -284,14 +285,14 @@ fn select_in_checkpoint(
     seen: &HashSet<String>,
 ) -> Result<(BooleanArray, BooleanArray)> {
     let file = &*batch.file;
-    let select = |actions: &StructArray| -> Result<BooleanArray> {
+    let select = |actions: &StructArray, judged: bool| -> Result<BooleanArray> {
         if actions.null_count() == actions.len() {
             return Ok(BooleanArray::from(vec![false; actions.len()]));
         }
         let columns = KeyColumns::new(actions, file)?;
         (0..actions.len())
             .map(|row| {
-                if !actions.is_valid(row) {
+                if !actions.is_valid(row) || (judged && !batch.may_match(row)) {
                     return Ok(false);
                 }
                 if !columns.path.is_null(row) {
@@ -302,7 +303,7 @@ fn select_in_checkpoint(
             .collect::<Result<Vec<bool>>>()
             .map(BooleanArray::from)
     };
-    Ok((select(&batch.adds)?, select(&batch.removes)?))
+    Ok((select(&batch.adds, true)?, select(&batch.removes, false)?))
 }
 
 fn push_selected(
