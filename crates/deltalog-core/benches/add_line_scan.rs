@@ -95,7 +95,10 @@ fn small_commits(c: &mut Criterion) {
     assert_eq!(rows, live);
     assert!(batches <= 2, "{batches} batches");
     let (matching, _) = runtime.block_on(list(table.uri(), Some(&one_percent)));
-    assert!(matching > 0 && matching <= live / 50, "{matching} files kept");
+    assert!(
+        matching > 0 && matching <= live / 50,
+        "{matching} files kept"
+    );
 
     let mut group = c.benchmark_group("small_commits");
     group.sample_size(10);

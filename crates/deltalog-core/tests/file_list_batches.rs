@@ -28,9 +28,11 @@ fn write_table(root: &Path) {
         let mut actions: Vec<Value> = Vec::new();
         if version == 0 {
             actions.push(json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}));
-            actions.push(json!({"metaData": {"id": "t", "format": {"provider": "parquet",
+            actions.push(
+                json!({"metaData": {"id": "t", "format": {"provider": "parquet",
                 "options": {}}, "schemaString": SCHEMA, "partitionColumns": ["part"],
-                "createdTime": 1, "configuration": {}}}));
+                "createdTime": 1, "configuration": {}}}),
+            );
         } else {
             let gone = format!("part=p{}/f-{}-3.parquet", (version - 1) % 4, version - 1);
             actions.push(json!({"remove": {"path": gone, "deletionTimestamp": 5,
@@ -68,7 +70,11 @@ fn paths(batches: &[RecordBatch]) -> Vec<String> {
         .flat_map(|batch| {
             let column = batch.column_by_name("path").unwrap();
             let column = column.as_any().downcast_ref::<StringArray>().unwrap();
-            column.iter().flatten().map(str::to_string).collect::<Vec<_>>()
+            column
+                .iter()
+                .flatten()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -112,7 +118,9 @@ fn filtered_listing_keeps_the_matching_files_of_the_full_listing() {
     let dir = tempfile::tempdir().unwrap();
     write_table(dir.path());
     let table = open(dir.path());
-    let full = runtime().block_on(table.snapshot(SnapshotAt::Latest)).unwrap();
+    let full = runtime()
+        .block_on(table.snapshot(SnapshotAt::Latest))
+        .unwrap();
     let all = paths(&files(&full, false));
     for (filter, expected) in [
         ("id < 100", all.iter().filter(|p| id_of(p) < 100).count()),
@@ -138,9 +146,53 @@ fn filtered_listing_keeps_the_matching_files_of_the_full_listing() {
 
 /// The id of the file `part=pX/f-<version>-<file>.parquet`.
 fn id_of(path: &str) -> u64 {
-    let name = path.rsplit('/').next().unwrap().trim_end_matches(".parquet");
+    let name = path
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .trim_end_matches(".parquet");
     let mut parts = name.split('-').skip(1);
     let version: u64 = parts.next().unwrap().parse().unwrap();
     let file: u64 = parts.next().unwrap().parse().unwrap();
     version * 10 + file
+}
+
+/// A file added again (same path, no remove in between) is judged by its newest add only:
+/// an older add that matches never shows through a newer one that cannot.
+#[test]
+fn filtered_listing_judges_the_newest_add_of_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("_delta_log");
+    std::fs::create_dir_all(&log).unwrap();
+    let add = |path: &str, id: i64| {
+        let stats = format!(
+            r#"{{"numRecords":1,"minValues":{{"id":{id}}},"maxValues":{{"id":{id}}},"nullCount":{{"id":0}}}}"#
+        );
+        json!({"add": {"path": path, "partitionValues": {"part": "p0"}, "size": 1,
+            "modificationTime": 1, "dataChange": true, "stats": stats}})
+    };
+    let first = vec![
+        json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}),
+        json!({"metaData": {"id": "t", "format": {"provider": "parquet", "options": {}},
+            "schemaString": SCHEMA, "partitionColumns": ["part"], "createdTime": 1,
+            "configuration": {}}}),
+        add("x.parquet", 1),
+        add("y.parquet", 500),
+    ];
+    let second = vec![add("x.parquet", 700), add("y.parquet", 2)];
+    std::fs::write(log.join(format!("{:020}.json", 0)), json_lines(&first)).unwrap();
+    std::fs::write(log.join(format!("{:020}.json", 1)), json_lines(&second)).unwrap();
+    let table = open(dir.path());
+    let filter = parse_sql("id < 10").unwrap();
+    let matching = runtime()
+        .block_on(table.snapshot_matching(SnapshotAt::Latest, &filter))
+        .unwrap();
+    assert_eq!(
+        paths(&files(&matching, true)),
+        vec!["y.parquet".to_string()]
+    );
+    let full = runtime()
+        .block_on(table.snapshot(SnapshotAt::Latest))
+        .unwrap();
+    assert_eq!(paths(&files(&full, false)), vec!["x.parquet", "y.parquet"]);
 }
