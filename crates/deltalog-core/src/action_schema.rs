@@ -9,7 +9,9 @@ use std::sync::{Arc, LazyLock};
 
 #[cfg(any(test, feature = "internal-api"))]
 use arrow_array::ArrayRef;
-use arrow_array::{new_null_array, Array, Int64Array, RecordBatch, StringArray, StructArray};
+use arrow_array::{
+    new_null_array, Array, BooleanArray, Int64Array, RecordBatch, StringArray, StructArray,
+};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
@@ -147,6 +149,10 @@ pub(crate) struct FileActionBatch {
     pub file: Arc<str>,
     pub adds: StructArray,
     pub removes: StructArray,
+    /// Set by a filtered load (`crate::load::load_segment_matching`): per row, false when
+    /// its `add` cannot match the filter by its statistics. Such a row still counts in
+    /// reconciliation (its key hides older actions) but never becomes a live file.
+    pub may_match: Option<BooleanArray>,
 }
 
 impl FileActionBatch {
@@ -167,12 +173,20 @@ impl FileActionBatch {
             file: Arc::from(file),
             adds,
             removes,
+            may_match: None,
         })
     }
 
     #[cfg_attr(feature = "internal-api", visibility::make(pub))]
     pub(crate) fn num_rows(&self) -> usize {
         self.adds.len()
+    }
+
+    /// False when row `row`'s add was judged unable to match a filtered load's filter.
+    pub(crate) fn may_match(&self, row: usize) -> bool {
+        self.may_match
+            .as_ref()
+            .is_none_or(|mask| mask.is_valid(row) && mask.value(row))
     }
 }
 

@@ -572,6 +572,7 @@ fn file_action_batch(
         file: Arc::from(file),
         adds,
         removes: normalize_struct(removes, &remove_fields(), rows, file)?,
+        may_match: None,
     }))
 }
 

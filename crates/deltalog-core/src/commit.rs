@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use arrow_array::RecordBatch;
 use arrow_json::ReaderBuilder;
 use serde::de::DeserializeOwned;
 
@@ -15,6 +16,7 @@ use crate::actions::{
     CheckpointMetadata, CommitInfo, DomainMetadata, Metadata, Protocol, Sidecar, Txn,
 };
 use crate::error::{Error, Result};
+use crate::file_action_scan::scan_file_actions;
 
 /// The actions of one commit (or of a JSON V2 checkpoint or a compaction file).
 #[derive(Debug, Clone, Default)]
@@ -147,13 +149,29 @@ pub(crate) fn action_lines<'a>(
         })
 }
 
-/// Decodes `add`/`remove` lines into one batch of [`file_action_schema`].
+/// Decodes `add`/`remove` lines into one batch of [`file_action_schema`]: through the fast
+/// scanner of the common line shape ([`scan_file_actions`]), or the generic decoder when a
+/// line is of another shape.
 fn decode_file_actions(
     lines: &[&[u8]],
     version: u64,
     file: &str,
     options: DecodeOptions,
 ) -> Result<FileActionBatch> {
+    let batch = match scan_file_actions(lines) {
+        Some(batch) => batch,
+        None => decode_file_lines(lines, file)?,
+    };
+    let mut actions =
+        FileActionBatch::from_record_batch(&batch, version, options.from_checkpoint, file)?;
+    actions.adds = finish_adds(actions.adds, None, options.keep_stats)?;
+    Ok(actions)
+}
+
+/// The generic decoder: `add`/`remove` lines of any shape through arrow-json, as one batch of
+/// [`file_action_schema`]. Errors name `file`.
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn decode_file_lines(lines: &[&[u8]], file: &str) -> Result<RecordBatch> {
     let context = |error| Error::corrupt(file, error);
     let mut decoder = ReaderBuilder::new(file_action_schema())
         .with_batch_size(lines.len().max(1))
@@ -172,14 +190,10 @@ fn decode_file_actions(
         }
         rest = &rest[consumed..];
     }
-    let batch = decoder
+    decoder
         .flush()
         .map_err(context)?
-        .ok_or_else(|| Error::corrupt(file, "its add and remove lines decoded to nothing"))?;
-    let mut actions =
-        FileActionBatch::from_record_batch(&batch, version, options.from_checkpoint, file)?;
-    actions.adds = finish_adds(actions.adds, None, options.keep_stats)?;
-    Ok(actions)
+        .ok_or_else(|| Error::corrupt(file, "its add and remove lines decoded to nothing"))
 }
 
 /// The first key of a JSON object line, read without parsing the rest.

@@ -11,13 +11,14 @@ use std::sync::Arc;
 
 use arrow::compute::cast;
 use arrow_array::{
-    Array, ArrayRef, Int64Array, MapArray, RecordBatch, RecordBatchOptions, StringArray,
+    Array, ArrayRef, BooleanArray, Int64Array, MapArray, RecordBatch, RecordBatchOptions, StringArray,
     StructArray,
 };
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
 use crate::action_schema::{add, PARTITION_VALUES_PARSED};
 use crate::error::{Error, Result};
+use crate::expr::{files_may_match, Expr};
 use crate::partition::{partition_values_to_arrow, SessionTimeZone};
 use crate::schema::{to_arrow_data_type, ColumnMappingMode, DataType as DeltaType, StructType};
 use crate::stats::{self, parse_stats, stats_schema};
@@ -47,33 +48,94 @@ pub(crate) fn active_files(
     Ok((builder.schema.clone(), batches))
 }
 
-/// The per-file statistics that file skipping reads ([`crate::expr::files_may_match`]) of
-/// `adds` (with their `stats` strings), one batch per struct array: `partitionValues_parsed`
-/// (typed in `timezone`, logical names), `numRecords`, and the decoded `minValues`,
-/// `maxValues`, `nullCount` and `tightBounds` with logical names. Nothing else of the file
-/// list is built.
+/// Judges `add` rows against a filter by their partition values and JSON statistics, one
+/// batch at a time, as a filtered listing keeps them ([`crate::expr::files_may_match`] over
+/// `partitionValues_parsed`, `numRecords` and the decoded `minValues`, `maxValues`,
+/// `nullCount` and `tightBounds`, logical names). Only the statistics of the columns the
+/// filter names are decoded.
 ///
-/// Without `timestamp_partitions`, a table with a `timestamp` partition column gets no
-/// partition values at all (such values depend on the session time zone, which only a scan
-/// knows).
-pub(crate) fn skipping_stats(
-    config: &TableConfiguration,
-    adds: &[StructArray],
-    timezone: &SessionTimeZone,
-    timestamp_partitions: bool,
-) -> Result<Vec<RecordBatch>> {
-    let options = FileListOptions {
-        with_stats: false,
-        timezone: timezone.clone(),
+/// Partition values of `timestamp` columns depend on the session time zone, which only a scan
+/// knows: on a table with such a partition column no partition values are given to the filter
+/// (every partition may match).
+pub(crate) struct MatchJudge<'a> {
+    builder: FileListBuilder<'a>,
+    filter: &'a Expr,
+    with_partitions: bool,
+}
+
+impl<'a> MatchJudge<'a> {
+    /// A judge of the files of a table with `config` (`options` gives the time zone).
+    pub(crate) fn new(
+        config: &'a TableConfiguration,
+        options: &'a FileListOptions,
+        filter: &'a Expr,
+    ) -> Result<Self> {
+        let mut builder = FileListBuilder::new(config, options)?;
+        if let Some(keep) = stats_keys_of(config, filter) {
+            builder.stats_type = project_stats_type(&builder.stats_type, &keep);
+        }
+        let zoned = |field: &arrow_schema::FieldRef| {
+            matches!(field.data_type(), DataType::Timestamp(_, Some(_)))
+        };
+        let with_partitions = !builder.partition_fields.iter().any(zoned);
+        Ok(MatchJudge {
+            builder,
+            filter,
+            with_partitions,
+        })
+    }
+
+    /// Per row of `adds` (with their `stats` strings): false when the file cannot hold a row
+    /// matching the filter. Rows without statistics may match.
+    pub(crate) fn may_match(&self, adds: &StructArray) -> Result<BooleanArray> {
+        let stats = self.builder.stats_batch(adds, self.with_partitions)?;
+        files_may_match(self.filter, &stats)
+    }
+}
+
+/// The statistics keys (physical names of top-level data columns) `filter` reads, or `None`
+/// when one of its columns is not found by its exact name (then every key is decoded).
+fn stats_keys_of(config: &TableConfiguration, filter: &Expr) -> Option<Vec<String>> {
+    let partitions = &config.metadata().partition_columns;
+    let data_schema = config.schema().data_schema(partitions);
+    let mut keys = Vec::new();
+    for path in filter.column_paths() {
+        let name = path.first()?;
+        if partitions.contains(name) {
+            continue;
+        }
+        let field = data_schema.fields.iter().find(|field| &field.name == name)?;
+        keys.push(field.physical_name(config.column_mapping()).ok()?.to_string());
+    }
+    Some(keys)
+}
+
+/// `stats_type` with only the children named in `keep` inside `minValues`, `maxValues` and
+/// `nullCount` (a struct left empty is dropped); `numRecords` and `tightBounds` stay.
+fn project_stats_type(stats_type: &DataType, keep: &[String]) -> DataType {
+    let DataType::Struct(fields) = stats_type else {
+        return stats_type.clone();
     };
-    let builder = FileListBuilder::new(config, &options)?;
-    let zoned = |field: &arrow_schema::FieldRef| {
-        matches!(field.data_type(), DataType::Timestamp(_, Some(_)))
-    };
-    let with_partitions = timestamp_partitions || !builder.partition_fields.iter().any(zoned);
-    adds.iter()
-        .map(|adds| builder.stats_batch(adds, with_partitions))
-        .collect()
+    let projected: Vec<Field> = fields
+        .iter()
+        .filter_map(|field| match field.data_type() {
+            DataType::Struct(children) => {
+                let kept: Vec<_> = children
+                    .iter()
+                    .filter(|child| keep.iter().any(|key| key == child.name()))
+                    .cloned()
+                    .collect();
+                (!kept.is_empty()).then(|| {
+                    field
+                        .as_ref()
+                        .clone()
+                        .with_data_type(DataType::Struct(Fields::from(kept)))
+                })
+            }
+            _ => Some(field.as_ref().clone()),
+        })
+        .collect();
+    DataType::Struct(Fields::from(projected))
 }
 
 /// The per-file statistics of file list rows (the columns [`active_files`] gives with
@@ -235,7 +297,7 @@ impl<'a> FileListBuilder<'a> {
             .map_err(|error| Error::arrow("building the file list", error))
     }
 
-    /// The rows of [`skipping_stats`] for `adds`.
+    /// The statistics [`MatchJudge`] reads for `adds`.
     fn stats_batch(&self, adds: &StructArray, with_partitions: bool) -> Result<RecordBatch> {
         let mut columns: Vec<(&str, ArrayRef)> = Vec::with_capacity(6);
         if with_partitions {

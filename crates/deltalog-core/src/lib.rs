@@ -33,6 +33,7 @@ internal_modules!(
     deletion_vector,
     error,
     expr,
+    file_action_scan,
     file_list,
     load,
     log,

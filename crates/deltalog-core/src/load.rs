@@ -22,11 +22,13 @@ use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
+use crate::file_list::{FileListOptions, MatchJudge};
 use crate::log::commit_range::CommitFile;
 use crate::log::path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
 use crate::log::segment::{CheckpointFiles, LogSegment};
 use crate::replay::{replay_files, FileKeys, ReplayedFiles};
 use crate::storage::Storage;
+use crate::table_config::TableConfiguration;
 
 /// The state of one version before it becomes a [`crate::Snapshot`].
 #[derive(Debug, Clone)]
@@ -260,6 +262,7 @@ fn base_batches(base: &TableState, version: u64) -> Vec<FileActionBatch> {
             adds.len(),
         ),
         adds: adds.clone(),
+        may_match: None,
     });
     let removes = base.files.removes.iter().map(|removes| FileActionBatch {
         version,
@@ -267,6 +270,7 @@ fn base_batches(base: &TableState, version: u64) -> Vec<FileActionBatch> {
         file: "the previous snapshot".into(),
         adds: arrow_array::StructArray::new_null(crate::action_schema::add_fields(), removes.len()),
         removes: removes.clone(),
+        may_match: None,
     });
     adds.chain(removes).collect()
 }
@@ -363,15 +367,18 @@ fn naming_checkpoint(error: Error, segment: &LogSegment) -> Error {
 
 /// Loads the state of `segment.end_version` holding the live files that may hold rows
 /// matching `filter`: checkpoint row groups that cannot match (by their `stats_parsed`
-/// bounds) are not read, so the state is for a filtered listing only. Statistics are kept.
+/// bounds) are not read, and every decoded batch (commits and checkpoint alike) has its adds
+/// judged by their statistics and partition values ([`MatchJudge`]) in parallel, before
+/// replay; adds that cannot match count in reconciliation but never become live. The state
+/// is for a filtered listing only. Statistics are kept.
 pub(crate) async fn load_segment_matching(
     storage: &Storage,
     table: &str,
     segment: &LogSegment,
     filter: &Expr,
 ) -> Result<TableState> {
-    let deltas = read_deltas(storage, &segment.deltas_ascending(), true).await?;
-    let checkpoint = match &segment.checkpoint {
+    let mut deltas = read_deltas(storage, &segment.deltas_ascending(), true).await?;
+    let mut checkpoint = match &segment.checkpoint {
         Some(checkpoint) => {
             let metadata = match deltas.iter().find_map(|(_, delta)| delta.metadata.clone()) {
                 Some(metadata) => metadata,
@@ -382,6 +389,33 @@ pub(crate) async fn load_segment_matching(
         }
         None => None,
     };
+    let newest = |pick: fn(&DecodedActions) -> bool| {
+        deltas
+            .iter()
+            .map(|(_, delta)| delta)
+            .chain(checkpoint.as_ref())
+            .find(|delta| pick(delta))
+    };
+    let protocol = newest(|d| d.protocol.is_some()).and_then(|d| d.protocol.clone());
+    let metadata = newest(|d| d.metadata.is_some()).and_then(|d| d.metadata.clone());
+    if let (Some(protocol), Some(metadata)) = (protocol, metadata) {
+        let config = TableConfiguration::try_new(protocol, metadata, table)?;
+        let filter = filter.clone();
+        let judge = move || {
+            let options = FileListOptions::default();
+            let judge = MatchJudge::new(&config, &options, &filter)?;
+            let batches = deltas
+                .iter_mut()
+                .flat_map(|(_, delta)| delta.file_actions.iter_mut())
+                .chain(checkpoint.iter_mut().flat_map(|c| c.file_actions.iter_mut()));
+            batches.collect::<Vec<_>>().into_par_iter().try_for_each(|batch| {
+                batch.may_match = Some(judge.may_match(&batch.adds)?);
+                Ok::<_, Error>(())
+            })?;
+            Ok((deltas, checkpoint))
+        };
+        (deltas, checkpoint) = cpu::run(judge, |reason| Error::invalid_table(table, reason)).await?;
+    }
     let keys = FileKeys::new(storage.root_url());
     let version = segment.end_version;
     let mut state = fold_state_async(table, version, deltas, checkpoint, None, keys)

@@ -51,7 +51,59 @@ pub(crate) fn replay_files(
     for (batch, (live, dead)) in checkpoint.iter().zip(selections) {
         push_selected(&mut replayed, batch, live, dead)?;
     }
-    Ok(replayed)
+    Ok(ReplayedFiles {
+        adds: coalesce(replayed.adds)?,
+        removes: coalesce(replayed.removes)?,
+    })
+}
+
+/// The row count runs of small replayed batches are joined up to, so that a file list leaves
+/// in batches of this order whatever the shape of the log (one small batch per commit).
+pub(crate) const COALESCED_ROWS: usize = 65_536;
+
+/// Batches at least this large are kept as they are (checkpoint row groups, big commits).
+const SMALL_BATCH_ROWS: usize = 8_192;
+
+/// `arrays` with every run of consecutive small arrays of one type joined into arrays of at
+/// most [`COALESCED_ROWS`] rows (a single small array is longer than that never). Row order
+/// is kept.
+pub(crate) fn coalesce(arrays: Vec<StructArray>) -> Result<Vec<StructArray>> {
+    let mut joined = Vec::with_capacity(arrays.len().min(16));
+    let mut run: Vec<StructArray> = Vec::new();
+    let mut run_rows = 0;
+    for array in arrays {
+        let fits = run.first().is_none_or(|first| {
+            first.data_type() == array.data_type() && run_rows + array.len() <= COALESCED_ROWS
+        });
+        if array.len() >= SMALL_BATCH_ROWS || !fits {
+            joined.extend(concat_run(std::mem::take(&mut run))?);
+            run_rows = 0;
+        }
+        if array.len() >= SMALL_BATCH_ROWS {
+            joined.push(array);
+        } else {
+            run_rows += array.len();
+            run.push(array);
+        }
+    }
+    joined.extend(concat_run(run)?);
+    Ok(joined)
+}
+
+/// The arrays of `run` as one array (none for an empty run).
+fn concat_run(run: Vec<StructArray>) -> Result<Option<StructArray>> {
+    if run.len() <= 1 {
+        return Ok(run.into_iter().next());
+    }
+    let parts: Vec<&dyn Array> = run.iter().map(|array| array as &dyn Array).collect();
+    let joined = arrow::compute::concat(&parts)
+        .map_err(|error| Error::arrow("joining replayed file actions", error))?;
+    joined
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .cloned()
+        .map(Some)
+        .ok_or_else(|| Error::invalid_table("replayed file actions", "joined actions are not a struct"))
 }
 
 /// Brings log paths to one spelling for keying (catalogue C-21).
@@ -219,7 +271,8 @@ fn select_in_commit(
         if is_add {
             keys.check_inside_root(add_keys.path.value(row), file)?;
         }
-        live.push(is_add && newest(&add_keys)?);
+        let newest_add = is_add && newest(&add_keys)?;
+        live.push(newest_add && batch.may_match(row));
         dead.push(is_remove && newest(&remove_keys)?);
     }
     Ok((BooleanArray::from(live), BooleanArray::from(dead)))
@@ -232,14 +285,14 @@ fn select_in_checkpoint(
     seen: &HashSet<String>,
 ) -> Result<(BooleanArray, BooleanArray)> {
     let file = &*batch.file;
-    let select = |actions: &StructArray| -> Result<BooleanArray> {
+    let select = |actions: &StructArray, judged: bool| -> Result<BooleanArray> {
         if actions.null_count() == actions.len() {
             return Ok(BooleanArray::from(vec![false; actions.len()]));
         }
         let columns = KeyColumns::new(actions, file)?;
         (0..actions.len())
             .map(|row| {
-                if !actions.is_valid(row) {
+                if !actions.is_valid(row) || (judged && !batch.may_match(row)) {
                     return Ok(false);
                 }
                 if !columns.path.is_null(row) {
@@ -250,7 +303,7 @@ fn select_in_checkpoint(
             .collect::<Result<Vec<bool>>>()
             .map(BooleanArray::from)
     };
-    Ok((select(&batch.adds)?, select(&batch.removes)?))
+    Ok((select(&batch.adds, true)?, select(&batch.removes, false)?))
 }
 
 fn push_selected(
@@ -279,6 +332,50 @@ fn push_selected(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow_array::ArrayRef;
+    use arrow_schema::{DataType, Field, Fields};
+    use std::sync::Arc;
+
+    fn paths(names: &[String]) -> StructArray {
+        let column: ArrayRef = Arc::new(StringArray::from_iter_values(names));
+        let fields = Fields::from(vec![Field::new("path", DataType::Utf8, true)]);
+        StructArray::new(fields, vec![column], None)
+    }
+
+    fn all_paths(arrays: &[StructArray]) -> Vec<String> {
+        arrays
+            .iter()
+            .flat_map(|array| {
+                let column = array.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+                column.iter().flatten().map(str::to_string).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn small_batches_are_joined_in_order() {
+        let names: Vec<String> = (0..100_000).map(|i| format!("f{i}")).collect();
+        let batches: Vec<StructArray> = names.chunks(10).map(paths).collect();
+        let joined = coalesce(batches).unwrap();
+        assert_eq!(joined.len(), 2);
+        assert!(joined.iter().all(|array| array.len() <= COALESCED_ROWS));
+        assert_eq!(all_paths(&joined), names);
+    }
+
+    #[test]
+    fn large_batches_stay_as_they_are() {
+        let names: Vec<String> = (0..25_000).map(|i| format!("f{i}")).collect();
+        let batches = vec![
+            paths(&names[..5]),
+            paths(&names[5..20_005]),
+            paths(&names[20_005..20_010]),
+            paths(&names[20_010..]),
+        ];
+        let joined = coalesce(batches).unwrap();
+        let lengths: Vec<usize> = joined.iter().map(Array::len).collect();
+        assert_eq!(lengths, vec![5, 20_000, 4_995]);
+        assert_eq!(all_paths(&joined), names);
+    }
 
     #[test]
     fn path_spellings_share_one_key() {

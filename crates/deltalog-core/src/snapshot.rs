@@ -6,21 +6,19 @@ use std::sync::Arc;
 use arrow_schema::SchemaRef;
 
 use crate::actions::{CommitInfo, Metadata, Protocol};
-use crate::error::{Error, Result};
-use crate::expr::{files_may_match, Expr};
-use crate::file_list::{active_files, skipping_stats, FileListOptions};
+use crate::error::Result;
+use crate::expr::Expr;
+use crate::file_list::{active_files, FileListOptions};
 use crate::load::{
     decode_commits, fold_state_async, load_segment, load_segment_matching, TableState,
 };
 use crate::log::commit_range::CommitRange;
 use crate::log::segment::{latest_version, LogSegment};
 use crate::log::timestamps::{commit_timestamp, MONOTONIC_LOOKBACK};
-use crate::partition::SessionTimeZone;
 use crate::replay::FileKeys;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
-use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
 
 /// Which version of a table to load.
@@ -81,7 +79,7 @@ impl Snapshot {
         Snapshot::new_matching(storage.clone(), state, &segment, filter.clone())
     }
 
-    /// A snapshot of the files of `state` that may match `filter` (see
+    /// A snapshot of the files of `state`, judged against `filter` while loading (see
     /// [`crate::table::Table::snapshot_matching`]); `state` holds statistics.
     fn new_matching(
         storage: Storage,
@@ -89,27 +87,7 @@ impl Snapshot {
         segment: &LogSegment,
         filter: Expr,
     ) -> Result<Self> {
-        let file_time = segment.file_time_ms;
-        let unpruned = Snapshot::from_state(storage.clone(), state, file_time, None)?;
-        let stats = skipping_stats(
-            unpruned.table_configuration(),
-            unpruned.add_actions(),
-            &SessionTimeZone::utc(),
-            false,
-        )?;
-        let mut state = unpruned.inner.state.clone();
-        state.files.adds = unpruned
-            .add_actions()
-            .iter()
-            .zip(&stats)
-            .map(|(adds, stats)| {
-                let may_match = files_may_match(&filter, stats)?;
-                let kept = arrow::compute::filter(adds, &may_match)
-                    .map_err(|error| Error::arrow("skipping files", error))?;
-                Ok(kept.as_struct().clone())
-            })
-            .collect::<Result<_>>()?;
-        Snapshot::from_state(storage, state, file_time, Some(filter))
+        Snapshot::from_state(storage, state, segment.file_time_ms, Some(filter))
     }
 
     fn from_state(

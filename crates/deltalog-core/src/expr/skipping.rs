@@ -34,7 +34,7 @@ use crate::stats::{MAX_VALUES, MIN_VALUES, NULL_COUNT, NUM_RECORDS};
 ///   structs mirroring the data schema, logical names;
 ///
 /// other columns (such as `tightBounds`) are ignored.
-/// `crate::file_list::skipping_stats` builds it from a snapshot's `add` actions and
+/// `crate::file_list::MatchJudge` builds it from `add` actions and
 /// `crate::file_list::file_list_stats` from the rows of a file list.
 ///
 /// The rules:

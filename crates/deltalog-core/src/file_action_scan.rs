@@ -1,0 +1,680 @@
+//! A fast scanner for the common shape of `add` and `remove` lines of a JSON commit (spec
+//! "Add File and Remove File"), building the columns of
+//! [`crate::action_schema::file_action_schema`] directly.
+//!
+//! It knows exactly one shape: `{"add":{...}}` or `{"remove":{...}}` whose keys are fields of
+//! the action (each at most once), with strings (standard JSON escapes, surrogate pairs),
+//! integers, booleans, `null`, and string-to-string maps (`partitionValues`, `tags`) as
+//! values. Anything else (an unknown key, a deletion vector, a float, a lone surrogate, a raw
+//! control character, any other action) makes [`scan_file_actions`] answer `None`, and the
+//! caller decodes the lines with the generic decoder instead: the output of both is the same
+//! for every line the scanner accepts (a property test compares them).
+
+use std::sync::Arc;
+
+use arrow_array::builder::{BooleanBuilder, Int64Builder, StringBuilder};
+use arrow_array::{new_null_array, ArrayRef, MapArray, RecordBatch, StructArray};
+use arrow::buffer::{NullBuffer, OffsetBuffer};
+use arrow_schema::{DataType, FieldRef, Fields};
+
+use crate::action_schema::{add_fields, file_action_schema, remove_fields};
+
+/// The `add`/`remove` lines (each a whole JSON line) as one batch of
+/// [`file_action_schema`], or `None` when a line is not of the shape this scanner knows.
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn scan_file_actions(lines: &[&[u8]]) -> Option<RecordBatch> {
+    let mut adds = ActionColumns::new(add_fields(), lines.len());
+    let mut removes = ActionColumns::new(remove_fields(), lines.len());
+    let mut scratch = String::new();
+    for line in lines {
+        let text = std::str::from_utf8(line).ok()?;
+        let mut cursor = Cursor::new(text);
+        cursor.expect(b'{')?;
+        let name = cursor.string(&mut scratch)?;
+        let (target, other) = match name {
+            "add" => (&mut adds, &mut removes),
+            "remove" => (&mut removes, &mut adds),
+            _ => return None,
+        };
+        cursor.expect(b':')?;
+        target.push_object(&mut cursor, &mut scratch)?;
+        other.push_absent();
+        cursor.expect(b'}')?;
+        cursor.end()?;
+    }
+    let columns: Vec<ArrayRef> = vec![Arc::new(adds.finish()?), Arc::new(removes.finish()?)];
+    RecordBatch::try_new(file_action_schema(), columns).ok()
+}
+
+/// The columns of one action struct being built, one accumulator per field.
+struct ActionColumns {
+    fields: Fields,
+    columns: Vec<Column>,
+    present: Vec<bool>,
+}
+
+impl ActionColumns {
+    fn new(fields: Fields, capacity: usize) -> Self {
+        let columns = fields
+            .iter()
+            .map(|field| Column::new(field.data_type(), capacity))
+            .collect();
+        ActionColumns {
+            fields,
+            columns,
+            present: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Reads one action object and appends it as a row.
+    fn push_object(&mut self, cursor: &mut Cursor<'_>, scratch: &mut String) -> Option<()> {
+        cursor.expect(b'{')?;
+        let mut seen: u64 = 0;
+        if !cursor.next_is(b'}') {
+            loop {
+                let key = cursor.string(scratch)?;
+                let index = self.fields.iter().position(|field| field.name() == key)?;
+                let bit = 1u64 << index;
+                if seen & bit != 0 {
+                    return None;
+                }
+                seen |= bit;
+                cursor.expect(b':')?;
+                self.columns[index].push_value(cursor, scratch)?;
+                if !cursor.next_is(b',') {
+                    cursor.expect(b'}')?;
+                    break;
+                }
+            }
+        }
+        for (index, column) in self.columns.iter_mut().enumerate() {
+            if seen & (1u64 << index) == 0 {
+                column.push_null();
+            }
+        }
+        self.present.push(true);
+        Some(())
+    }
+
+    /// Appends a row where this action is absent (the line holds the other one).
+    fn push_absent(&mut self) {
+        for column in &mut self.columns {
+            column.push_null();
+        }
+        self.present.push(false);
+    }
+
+    fn finish(self) -> Option<StructArray> {
+        let rows = self.present.len();
+        let columns = self
+            .columns
+            .into_iter()
+            .zip(self.fields.iter())
+            .map(|(column, field)| column.finish(field, rows))
+            .collect::<Option<Vec<_>>>()?;
+        let nulls = NullBuffer::from(self.present);
+        StructArray::try_new(self.fields, columns, Some(nulls)).ok()
+    }
+}
+
+/// One field's values.
+enum Column {
+    Text(StringBuilder),
+    Integer(Int64Builder),
+    Flag(BooleanBuilder),
+    Map(MapColumn),
+    /// A field this scanner does not read (deletion vectors): always null here, and a line
+    /// that sets it goes to the generic decoder.
+    Unread,
+}
+
+impl Column {
+    fn new(data_type: &DataType, capacity: usize) -> Self {
+        match data_type {
+            DataType::Utf8 => Column::Text(StringBuilder::with_capacity(capacity, capacity * 16)),
+            DataType::Int64 => Column::Integer(Int64Builder::with_capacity(capacity)),
+            DataType::Boolean => Column::Flag(BooleanBuilder::with_capacity(capacity)),
+            DataType::Map(..) => Column::Map(MapColumn::new(capacity)),
+            _ => Column::Unread,
+        }
+    }
+
+    fn push_value(&mut self, cursor: &mut Cursor<'_>, scratch: &mut String) -> Option<()> {
+        if cursor.null() {
+            self.push_null();
+            return Some(());
+        }
+        match self {
+            Column::Text(builder) => builder.append_value(cursor.string(scratch)?),
+            Column::Integer(builder) => builder.append_value(cursor.integer()?),
+            Column::Flag(builder) => builder.append_value(cursor.boolean()?),
+            Column::Map(map) => map.push_object(cursor, scratch)?,
+            Column::Unread => return None,
+        }
+        Some(())
+    }
+
+    fn push_null(&mut self) {
+        match self {
+            Column::Text(builder) => builder.append_null(),
+            Column::Integer(builder) => builder.append_null(),
+            Column::Flag(builder) => builder.append_null(),
+            Column::Map(map) => map.push_null(),
+            Column::Unread => {}
+        }
+    }
+
+    fn finish(self, field: &FieldRef, rows: usize) -> Option<ArrayRef> {
+        Some(match self {
+            Column::Text(mut builder) => Arc::new(builder.finish()),
+            Column::Integer(mut builder) => Arc::new(builder.finish()),
+            Column::Flag(mut builder) => Arc::new(builder.finish()),
+            Column::Map(map) => Arc::new(map.finish(field.data_type())?),
+            Column::Unread => new_null_array(field.data_type(), rows),
+        })
+    }
+}
+
+/// A `map<string, string>` column being built.
+struct MapColumn {
+    offsets: Vec<i32>,
+    keys: StringBuilder,
+    values: StringBuilder,
+    valid: Vec<bool>,
+}
+
+impl MapColumn {
+    fn new(capacity: usize) -> Self {
+        let mut offsets = Vec::with_capacity(capacity + 1);
+        offsets.push(0);
+        MapColumn {
+            offsets,
+            keys: StringBuilder::new(),
+            values: StringBuilder::new(),
+            valid: Vec::with_capacity(capacity),
+        }
+    }
+
+    fn push_object(&mut self, cursor: &mut Cursor<'_>, scratch: &mut String) -> Option<()> {
+        cursor.expect(b'{')?;
+        let mut entries: i32 = 0;
+        if !cursor.next_is(b'}') {
+            loop {
+                self.keys.append_value(cursor.string(scratch)?);
+                cursor.expect(b':')?;
+                if cursor.null() {
+                    self.values.append_null();
+                } else {
+                    self.values.append_value(cursor.string(scratch)?);
+                }
+                entries += 1;
+                if !cursor.next_is(b',') {
+                    cursor.expect(b'}')?;
+                    break;
+                }
+            }
+        }
+        let last = *self.offsets.last()?;
+        self.offsets.push(last.checked_add(entries)?);
+        self.valid.push(true);
+        Some(())
+    }
+
+    fn push_null(&mut self) {
+        let last = self.offsets.last().copied().unwrap_or_default();
+        self.offsets.push(last);
+        self.valid.push(false);
+    }
+
+    fn finish(mut self, data_type: &DataType) -> Option<MapArray> {
+        let DataType::Map(entries_field, sorted) = data_type else {
+            return None;
+        };
+        let DataType::Struct(entry_fields) = entries_field.data_type() else {
+            return None;
+        };
+        let keys: ArrayRef = Arc::new(self.keys.finish());
+        let values: ArrayRef = Arc::new(self.values.finish());
+        let entries = StructArray::try_new(entry_fields.clone(), vec![keys, values], None).ok()?;
+        let offsets = OffsetBuffer::new(self.offsets.into());
+        let nulls = NullBuffer::from(self.valid);
+        MapArray::try_new(entries_field.clone(), offsets, entries, Some(nulls), *sorted).ok()
+    }
+}
+
+/// High surrogates from this one on pair into characters above U+1FFFF, which arrow-json
+/// 60's decoder combines wrongly (it ORs the `0x10000` offset into the code point instead of
+/// adding it). Lines escaping such characters go to the generic decoder, so that both paths
+/// give the same rows.
+const WIDE_HIGH_SURROGATES: u32 = 0xD840;
+
+/// A position in one JSON line; every method skips the whitespace before its token.
+struct Cursor<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(text: &'a str) -> Self {
+        Cursor { text, at: 0 }
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    fn skip_whitespace(&mut self) {
+        let bytes = self.bytes();
+        while self.at < bytes.len() && matches!(bytes[self.at], b' ' | b'\t' | b'\n' | b'\r') {
+            self.at += 1;
+        }
+    }
+
+    /// Consumes `byte`, or fails.
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        self.next_is(byte).then_some(())
+    }
+
+    /// Consumes `byte` when it comes next.
+    fn next_is(&mut self, byte: u8) -> bool {
+        self.skip_whitespace();
+        if self.bytes().get(self.at) == Some(&byte) {
+            self.at += 1;
+            return true;
+        }
+        false
+    }
+
+    /// True, consuming it, when the next token is `null`.
+    fn null(&mut self) -> bool {
+        self.keyword("null")
+    }
+
+    fn keyword(&mut self, word: &str) -> bool {
+        self.skip_whitespace();
+        if self.bytes()[self.at..].starts_with(word.as_bytes()) {
+            self.at += word.len();
+            return true;
+        }
+        false
+    }
+
+    /// Only whitespace is left.
+    fn end(&mut self) -> Option<()> {
+        self.skip_whitespace();
+        (self.at == self.bytes().len()).then_some(())
+    }
+
+    fn boolean(&mut self) -> Option<bool> {
+        if self.keyword("true") {
+            return Some(true);
+        }
+        self.keyword("false").then_some(false)
+    }
+
+    /// An integer in JSON's spelling (no fraction, no exponent) that fits an `i64`.
+    fn integer(&mut self) -> Option<i64> {
+        self.skip_whitespace();
+        let bytes = self.bytes();
+        let negative = bytes.get(self.at) == Some(&b'-');
+        let start = self.at + usize::from(negative);
+        let digits = bytes[start..]
+            .iter()
+            .take_while(|byte| byte.is_ascii_digit())
+            .count();
+        let end = start + digits;
+        let leading_zero = digits > 1 && bytes[start] == b'0';
+        if digits == 0 || leading_zero || matches!(bytes.get(end), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        let mut value: i64 = 0;
+        for byte in &bytes[start..end] {
+            let digit = i64::from(byte - b'0');
+            value = value.checked_mul(10)?;
+            value = match negative {
+                true => value.checked_sub(digit)?,
+                false => value.checked_add(digit)?,
+            };
+        }
+        self.at = end;
+        Some(value)
+    }
+
+    /// The next string token: borrowed from the line when it has no escapes, else decoded
+    /// into `scratch`.
+    fn string<'s>(&mut self, scratch: &'s mut String) -> Option<&'s str>
+    where
+        'a: 's,
+    {
+        self.expect(b'"')?;
+        let bytes = self.bytes();
+        let start = self.at;
+        let plain = bytes[start..]
+            .iter()
+            .position(|byte| matches!(byte, b'"' | b'\\') || *byte < 0x20)?;
+        let end = start + plain;
+        if bytes[end] == b'"' {
+            self.at = end + 1;
+            return Some(&self.text[start..end]);
+        }
+        scratch.clear();
+        scratch.push_str(&self.text[start..end]);
+        self.at = end;
+        self.escaped_rest(scratch)?;
+        Some(scratch.as_str())
+    }
+
+    /// Decodes the rest of a string holding escapes into `out`, up to its closing quote.
+    fn escaped_rest(&mut self, out: &mut String) -> Option<()> {
+        let bytes = self.bytes();
+        loop {
+            let run = bytes[self.at..]
+                .iter()
+                .position(|byte| matches!(byte, b'"' | b'\\') || *byte < 0x20)?;
+            out.push_str(&self.text[self.at..self.at + run]);
+            self.at += run;
+            match bytes[self.at] {
+                b'"' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                b'\\' => {
+                    self.at += 1;
+                    out.push(self.escape()?);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The character of the escape after a backslash.
+    fn escape(&mut self) -> Option<char> {
+        let byte = *self.bytes().get(self.at)?;
+        self.at += 1;
+        Some(match byte {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => return self.unicode_escape(),
+            _ => return None,
+        })
+    }
+
+    /// The character of `\uXXXX` (after the `u`), pairing surrogates; a lone surrogate, or
+    /// a pair for a character above U+1FFFF (see [`WIDE_HIGH_SURROGATES`]), is not of the
+    /// known shape.
+    fn unicode_escape(&mut self) -> Option<char> {
+        let first = self.hex4()?;
+        if !(0xD800..0xDC00).contains(&first) {
+            return char::from_u32(first);
+        }
+        if !self.bytes()[self.at..].starts_with(b"\\u") {
+            return None;
+        }
+        self.at += 2;
+        let second = self.hex4()?;
+        if !(0xDC00..0xE000).contains(&second) || first >= WIDE_HIGH_SURROGATES {
+            return None;
+        }
+        char::from_u32(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00))
+    }
+
+    fn hex4(&mut self) -> Option<u32> {
+        let digits = self.text.get(self.at..self.at + 4)?;
+        if !digits.bytes().all(|byte| byte.is_ascii_hexdigit()) {
+            return None;
+        }
+        self.at += 4;
+        u32::from_str_radix(digits, 16).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commit::decode_file_lines;
+    use arrow_array::Array;
+    use proptest::prelude::*;
+
+    /// The scanner's batch for `lines`, checked equal to the generic decoder's, column by
+    /// column and child by child (also under absent actions).
+    fn scan_matches_generic(lines: &[String]) -> Option<RecordBatch> {
+        let bytes: Vec<&[u8]> = lines.iter().map(|line| line.as_bytes()).collect();
+        let scanned = scan_file_actions(&bytes)?;
+        let generic = decode_file_lines(&bytes, "test.json").unwrap();
+        assert_eq!(scanned.schema(), generic.schema());
+        for (ours, theirs) in scanned.columns().iter().zip(generic.columns()) {
+            let (ours, theirs) = (ours.as_any(), theirs.as_any());
+            let ours = ours.downcast_ref::<StructArray>().unwrap();
+            let theirs = theirs.downcast_ref::<StructArray>().unwrap();
+            assert_eq!(null_mask(ours), null_mask(theirs));
+            for (index, field) in ours.fields().iter().enumerate() {
+                let (a, b) = (ours.column(index), theirs.column(index));
+                assert_eq!(null_mask(a), null_mask(b), "{}", field.name());
+                assert!(a.to_data() == b.to_data(), "{}: {a:?} != {b:?}", field.name());
+            }
+            assert!(ours.to_data() == theirs.to_data());
+        }
+        Some(scanned)
+    }
+
+    /// True when `line` holds a `\uD840`..`\uDBFF` escape (a character above U+1FFFF).
+    fn escapes_a_wide_character(line: &str) -> bool {
+        line.match_indices("\\u").any(|(at, _)| {
+            let hex = line.get(at + 2..at + 6).unwrap_or("");
+            u32::from_str_radix(hex, 16).is_ok_and(|unit| (0xD840..0xDC00).contains(&unit))
+        })
+    }
+
+    fn null_mask(array: &dyn Array) -> Vec<bool> {
+        (0..array.len()).map(|row| array.is_null(row)).collect()
+    }
+
+    /// `text` as a JSON string literal, each character spelled as `style` picks: as itself
+    /// where allowed, a short escape, or `\u` escapes (surrogate pairs beyond the BMP).
+    fn encode(text: &str, style: &[u8]) -> String {
+        let mut out = String::from("\"");
+        for (index, c) in text.chars().enumerate() {
+            let pick = style.get(index % style.len().max(1)).copied().unwrap_or(0) % 4;
+            let short = match c {
+                '"' => Some("\\\""),
+                '\\' => Some("\\\\"),
+                '/' if pick == 1 => Some("\\/"),
+                '\n' => Some("\\n"),
+                '\r' => Some("\\r"),
+                '\t' => Some("\\t"),
+                '\u{8}' => Some("\\b"),
+                '\u{c}' => Some("\\f"),
+                _ => None,
+            };
+            let must_escape = c < ' ' || c == '"' || c == '\\';
+            match (pick, short) {
+                (0 | 1, Some(short)) => out.push_str(short),
+                (0 | 1, None) if !must_escape => out.push(c),
+                _ => {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        match pick {
+                            3 => out.push_str(&format!("\\u{unit:04X}")),
+                            _ => out.push_str(&format!("\\u{unit:04x}")),
+                        }
+                    }
+                }
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    fn awkward_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z0-9=/%._-]{0,12}",
+            any::<String>(),
+            "[\"\\\\/\\n\\t\\u{0}-\\u{1f}é€😀\u{10FFFF}\u{FFFF} ]{0,8}",
+        ]
+    }
+
+    /// One field of an action: its key and its JSON value text.
+    fn field(key: &'static str, value: BoxedStrategy<String>) -> BoxedStrategy<(String, String)> {
+        value.prop_map(move |value| (key.to_string(), value)).boxed()
+    }
+
+    fn string_value() -> BoxedStrategy<String> {
+        (awkward_text(), prop::collection::vec(any::<u8>(), 1..6))
+            .prop_map(|(text, style)| encode(&text, &style))
+            .boxed()
+    }
+
+    fn nullable(value: BoxedStrategy<String>) -> BoxedStrategy<String> {
+        prop_oneof![4 => value, 1 => Just("null".to_string())].boxed()
+    }
+
+    fn integer_value() -> BoxedStrategy<String> {
+        prop_oneof![any::<i64>(), 0..10_000i64]
+            .prop_map(|n| n.to_string())
+            .boxed()
+    }
+
+    fn map_value() -> BoxedStrategy<String> {
+        let entry = (string_value(), nullable(string_value()));
+        prop::collection::vec(entry, 0..4)
+            .prop_map(|entries| {
+                let body: Vec<String> = entries
+                    .iter()
+                    .map(|(key, value)| format!("{key}:{value}"))
+                    .collect();
+                format!("{{{}}}", body.join(","))
+            })
+            .boxed()
+    }
+
+    /// Statistics as writers put them: a JSON object encoded as a JSON string.
+    fn stats_value() -> BoxedStrategy<String> {
+        let stats = (any::<u32>(), awkward_text(), awkward_text(), any::<u64>());
+        (stats, prop::collection::vec(any::<u8>(), 1..6))
+            .prop_map(|((records, min, max, nulls), style)| {
+                let object = serde_json::json!({"numRecords": records,
+                    "minValues": {"s": min, "n": -3}, "maxValues": {"s": max, "n": 9},
+                    "nullCount": {"s": nulls % 5, "n": 0}, "tightBounds": true});
+                encode(&object.to_string(), &style)
+            })
+            .boxed()
+    }
+
+    fn boolean_value() -> BoxedStrategy<String> {
+        any::<bool>().prop_map(|b| b.to_string()).boxed()
+    }
+
+    fn add_line() -> impl Strategy<Value = String> {
+        let required = vec![
+            field("path", string_value()),
+            field("partitionValues", map_value()),
+            field("size", integer_value()),
+            field("modificationTime", integer_value()),
+            field("dataChange", boolean_value()),
+        ];
+        let optional = vec![
+            field("stats", nullable(stats_value())),
+            field("tags", nullable(map_value())),
+            field("baseRowId", nullable(integer_value())),
+            field("defaultRowCommitVersion", nullable(integer_value())),
+            field("clusteringProvider", nullable(string_value())),
+            field("deletionVector", Just("null".to_string()).boxed()),
+        ];
+        action_line("add", required, optional)
+    }
+
+    fn remove_line() -> impl Strategy<Value = String> {
+        let required = vec![field("path", string_value())];
+        let optional = vec![
+            field("deletionTimestamp", nullable(integer_value())),
+            field("dataChange", boolean_value()),
+            field("extendedFileMetadata", nullable(boolean_value())),
+            field("partitionValues", nullable(map_value())),
+            field("size", nullable(integer_value())),
+            field("stats", nullable(stats_value())),
+            field("tags", nullable(map_value())),
+            field("baseRowId", nullable(integer_value())),
+            field("defaultRowCommitVersion", nullable(integer_value())),
+        ];
+        action_line("remove", required, optional)
+    }
+
+    /// `{"<name>":{...}}` with the required fields, some optional ones, in any order, with
+    /// or without spaces.
+    fn action_line(
+        name: &'static str,
+        required: Vec<BoxedStrategy<(String, String)>>,
+        optional: Vec<BoxedStrategy<(String, String)>>,
+    ) -> impl Strategy<Value = String> {
+        let optional: Vec<_> = optional
+            .into_iter()
+            .map(|field| prop::option::of(field).boxed())
+            .collect();
+        (required, optional, any::<bool>(), any::<u64>())
+            .prop_flat_map(|(required, optional, spaced, _)| {
+                let mut fields = required;
+                fields.extend(optional.into_iter().flatten());
+                (Just(fields).prop_shuffle(), Just(spaced))
+            })
+            .prop_map(move |(fields, spaced)| {
+                let gap = if spaced { " " } else { "" };
+                let body: Vec<String> = fields
+                    .iter()
+                    .map(|(key, value)| format!("\"{key}\"{gap}:{gap}{value}"))
+                    .collect();
+                format!("{{\"{name}\":{gap}{{{}}}{gap}}}", body.join(&format!(",{gap}")))
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn scanner_matches_the_generic_decoder(
+            lines in prop::collection::vec(prop_oneof![3 => add_line(), 1 => remove_line()], 1..12)
+        ) {
+            let scanned = scan_matches_generic(&lines);
+            let wide = lines.iter().any(|line| escapes_a_wide_character(line));
+            prop_assert!(scanned.is_some() || wide, "the common shape was not scanned: {lines:#?}");
+        }
+    }
+
+    #[test]
+    fn other_shapes_go_to_the_generic_decoder() {
+        let lines = [
+            r#"{"add":{"path":"a","size":1,"unknown":1}}"#,
+            r#"{"add":{"path":"a","size":1.5}}"#,
+            r#"{"add":{"path":"a","size":"1"}}"#,
+            r#"{"add":{"path":"a","path":"b"}}"#,
+            r#"{"add":{"path":"\ud800"}}"#,
+            r#"{"add":{"path":"\ud840\udc00"}}"#,
+            "{\"add\":{\"path\":\"a\u{1}b\"}}",
+            r#"{"add":{"path":"a","deletionVector":{"storageType":"u"}}}"#,
+            r#"{"add":{"path":"a","partitionValues":{"p":1}}}"#,
+            r#"{"add":{"path":"a"},"remove":{"path":"b"}}"#,
+            r#"{"cdc":{"path":"a"}}"#,
+            r#"{"add":{"path":"a"}} x"#,
+            r#"{"add":{"path":"a","size":01}}"#,
+        ];
+        for line in lines {
+            assert!(scan_file_actions(&[line.as_bytes()]).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn absent_fields_and_nulls_match_the_generic_decoder() {
+        let lines = [
+            r#"{"add":{"path":"a","partitionValues":{"p":null,"q":"x"},"size":1,"modificationTime":2,"dataChange":true,"stats":null,"deletionVector":null}}"#.to_string(),
+            r#"{"remove":{"path":"a\/b","deletionTimestamp":3,"dataChange":false}}"#.to_string(),
+            r#"{ "add" : { } }"#.to_string(),
+            r#"{"remove":{"path":"\u00e9\ud83d\ude00\"","partitionValues":null}}"#.to_string(),
+        ];
+        assert!(scan_matches_generic(&lines).is_some());
+    }
+}
