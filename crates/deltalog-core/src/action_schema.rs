@@ -165,7 +165,12 @@ impl FileActionBatch {
     ) -> Result<Self> {
         let adds = struct_column(batch, "add", file)?;
         let removes = struct_column(batch, "remove", file)?;
-        require_children(&adds, "add", &[add::PATH, add::PARTITION_VALUES, add::SIZE], file)?;
+        require_children(
+            &adds,
+            "add",
+            &[add::PATH, add::PARTITION_VALUES, add::SIZE],
+            file,
+        )?;
         require_children(&removes, "remove", &[add::PATH], file)?;
         Ok(FileActionBatch {
             version,
@@ -258,10 +263,18 @@ pub(crate) fn struct_column(batch: &RecordBatch, name: &str, file: &str) -> Resu
 
 /// Refuses (naming `file`) an `action` row that is present but lacks one of the `required`
 /// fields (spec "Add File and Remove File": `path` and, for `add`, `partitionValues` and `size` are required).
-fn require_children(actions: &StructArray, action: &str, required: &[&str], file: &str) -> Result<()> {
+fn require_children(
+    actions: &StructArray,
+    action: &str,
+    required: &[&str],
+    file: &str,
+) -> Result<()> {
     for name in required {
         let Some(column) = actions.column_by_name(name) else {
-            return Err(Error::corrupt(file, format!("`{action}` has no field `{name}`")));
+            return Err(Error::corrupt(
+                file,
+                format!("`{action}` has no field `{name}`"),
+            ));
         };
         let missing = (0..actions.len()).find(|&row| actions.is_valid(row) && column.is_null(row));
         if let Some(row) = missing {

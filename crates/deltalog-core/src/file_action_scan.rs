@@ -12,9 +12,9 @@
 
 use std::sync::Arc;
 
+use arrow::buffer::{NullBuffer, OffsetBuffer};
 use arrow_array::builder::{BooleanBuilder, Int64Builder, StringBuilder};
 use arrow_array::{new_null_array, ArrayRef, MapArray, RecordBatch, StructArray};
-use arrow::buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, FieldRef, Fields};
 
 use crate::action_schema::{add_fields, file_action_schema, remove_fields};
@@ -238,7 +238,14 @@ impl MapColumn {
         let entries = StructArray::try_new(entry_fields.clone(), vec![keys, values], None).ok()?;
         let offsets = OffsetBuffer::new(self.offsets.into());
         let nulls = NullBuffer::from(self.valid);
-        MapArray::try_new(entries_field.clone(), offsets, entries, Some(nulls), *sorted).ok()
+        MapArray::try_new(
+            entries_field.clone(),
+            offsets,
+            entries,
+            Some(nulls),
+            *sorted,
+        )
+        .ok()
     }
 }
 
@@ -456,7 +463,11 @@ mod tests {
             for (index, field) in ours.fields().iter().enumerate() {
                 let (a, b) = (ours.column(index), theirs.column(index));
                 assert_eq!(null_mask(a), null_mask(b), "{}", field.name());
-                assert!(a.to_data() == b.to_data(), "{}: {a:?} != {b:?}", field.name());
+                assert!(
+                    a.to_data() == b.to_data(),
+                    "{}: {a:?} != {b:?}",
+                    field.name()
+                );
             }
             assert!(ours.to_data() == theirs.to_data());
         }
@@ -521,7 +532,9 @@ mod tests {
 
     /// One field of an action: its key and its JSON value text.
     fn field(key: &'static str, value: BoxedStrategy<String>) -> BoxedStrategy<(String, String)> {
-        value.prop_map(move |value| (key.to_string(), value)).boxed()
+        value
+            .prop_map(move |value| (key.to_string(), value))
+            .boxed()
     }
 
     fn string_value() -> BoxedStrategy<String> {
@@ -628,7 +641,10 @@ mod tests {
                     .iter()
                     .map(|(key, value)| format!("\"{key}\"{gap}:{gap}{value}"))
                     .collect();
-                format!("{{\"{name}\":{gap}{{{}}}{gap}}}", body.join(&format!(",{gap}")))
+                format!(
+                    "{{\"{name}\":{gap}{{{}}}{gap}}}",
+                    body.join(&format!(",{gap}"))
+                )
             })
     }
 

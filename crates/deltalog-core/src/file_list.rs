@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use arrow::compute::cast;
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Int64Array, MapArray, RecordBatch, RecordBatchOptions, StringArray,
-    StructArray,
+    Array, ArrayRef, BooleanArray, Int64Array, MapArray, RecordBatch, RecordBatchOptions,
+    StringArray, StructArray,
 };
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
@@ -104,8 +104,16 @@ fn stats_keys_of(config: &TableConfiguration, filter: &Expr) -> Option<Vec<Strin
         if partitions.contains(name) {
             continue;
         }
-        let field = data_schema.fields.iter().find(|field| &field.name == name)?;
-        keys.push(field.physical_name(config.column_mapping()).ok()?.to_string());
+        let field = data_schema
+            .fields
+            .iter()
+            .find(|field| &field.name == name)?;
+        keys.push(
+            field
+                .physical_name(config.column_mapping())
+                .ok()?
+                .to_string(),
+        );
     }
     Some(keys)
 }
@@ -446,7 +454,11 @@ fn parsed_partition_values(
 }
 
 /// The value of `key` in each row's map (None when the map or the key is absent or null).
-pub(crate) fn map_values<'m>(maps: Option<&'m MapArray>, key: &str, rows: usize) -> Vec<Option<&'m str>> {
+pub(crate) fn map_values<'m>(
+    maps: Option<&'m MapArray>,
+    key: &str,
+    rows: usize,
+) -> Vec<Option<&'m str>> {
     let Some(maps) = maps else {
         return vec![None; rows];
     };

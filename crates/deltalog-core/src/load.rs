@@ -407,14 +407,22 @@ pub(crate) async fn load_segment_matching(
             let batches = deltas
                 .iter_mut()
                 .flat_map(|(_, delta)| delta.file_actions.iter_mut())
-                .chain(checkpoint.iter_mut().flat_map(|c| c.file_actions.iter_mut()));
-            batches.collect::<Vec<_>>().into_par_iter().try_for_each(|batch| {
-                batch.may_match = Some(judge.may_match(&batch.adds)?);
-                Ok::<_, Error>(())
-            })?;
+                .chain(
+                    checkpoint
+                        .iter_mut()
+                        .flat_map(|c| c.file_actions.iter_mut()),
+                );
+            batches
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .try_for_each(|batch| {
+                    batch.may_match = Some(judge.may_match(&batch.adds)?);
+                    Ok::<_, Error>(())
+                })?;
             Ok((deltas, checkpoint))
         };
-        (deltas, checkpoint) = cpu::run(judge, |reason| Error::invalid_table(table, reason)).await?;
+        (deltas, checkpoint) =
+            cpu::run(judge, |reason| Error::invalid_table(table, reason)).await?;
     }
     let keys = FileKeys::new(storage.root_url());
     let version = segment.end_version;

@@ -29,10 +29,10 @@ use crate::checkpoint_write::compat::{needs_classic_copy, write_classic_copy};
 use crate::checkpoint_write::{duration_ms, now_ms};
 use crate::commit::{decode_actions, DecodeOptions};
 use crate::error::Result;
+use crate::load::load_segment_without_files;
 use crate::log::list_log_from;
 use crate::log::path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
 use crate::log::segment::{complete_checkpoints, CheckpointFiles};
-use crate::load::load_segment_without_files;
 use crate::storage::Storage;
 use crate::table::Table;
 use crate::table_config::{TableConfiguration, TableFeature};
@@ -100,7 +100,9 @@ async fn plan_cleanup(
     let Some(checkpoint) = cutoff_checkpoint(&listing, cutoff_ms, latest) else {
         return Ok(CleanupReport::default());
     };
-    let protected = config.properties().require_checkpoint_protection_before_version;
+    let protected = config
+        .properties()
+        .require_checkpoint_protection_before_version;
     let protects = config.is_feature_supported(&TableFeature::CheckpointProtection);
     if protects && protected > 0 && i128::from(checkpoint.version) < i128::from(protected) {
         return Ok(CleanupReport::default());
@@ -117,7 +119,8 @@ async fn plan_cleanup(
     expired_files.sort_by_key(|file| file.version);
     let v2 = config.is_feature_supported(&TableFeature::V2Checkpoint);
     if !dry_run && !expired_files.is_empty() && v2 {
-        report.compat_checkpoint = write_compat_checkpoint(storage, config, &listing, latest).await?;
+        report.compat_checkpoint =
+            write_compat_checkpoint(storage, config, &listing, latest).await?;
     }
     for file in expired_files {
         if !dry_run {
@@ -143,11 +146,17 @@ async fn write_compat_checkpoint(
     latest: u64,
 ) -> Result<Option<String>> {
     let checkpoints = complete_checkpoints(listing);
-    let Some(newest) = checkpoints.iter().rfind(|c| c.version <= latest).map(|c| c.version) else {
+    let Some(newest) = checkpoints
+        .iter()
+        .rfind(|c| c.version <= latest)
+        .map(|c| c.version)
+    else {
         return Ok(None);
     };
-    let of_newest: Vec<CheckpointFiles> =
-        checkpoints.into_iter().filter(|c| c.version == newest).collect();
+    let of_newest: Vec<CheckpointFiles> = checkpoints
+        .into_iter()
+        .filter(|c| c.version == newest)
+        .collect();
     let Some(manifest) = needs_classic_copy(&of_newest).and_then(|c| c.parts.first()) else {
         return Ok(None);
     };
@@ -155,9 +164,15 @@ async fn write_compat_checkpoint(
         return Ok(None);
     };
     let rows_per_group = crate::checkpoint_write::CheckpointOptions::default().row_group_rows;
-    let copy =
-        write_classic_copy(storage, config, &manifest.location, *format, newest, rows_per_group)
-            .await?;
+    let copy = write_classic_copy(
+        storage,
+        config,
+        &manifest.location,
+        *format,
+        newest,
+        rows_per_group,
+    )
+    .await?;
     Ok(Some(copy.url))
 }
 
@@ -234,7 +249,11 @@ async fn referenced_sidecars(storage: &Storage, kept: &[LogPath]) -> Result<Hash
     Ok(names)
 }
 
-async fn sidecars_of(storage: &Storage, file: &LogPath, kind: &CheckpointKind) -> Result<Vec<String>> {
+async fn sidecars_of(
+    storage: &Storage,
+    file: &LogPath,
+    kind: &CheckpointKind,
+) -> Result<Vec<String>> {
     let name = storage.url_of(&file.location);
     let decoded = match kind {
         CheckpointKind::Uuid {
@@ -254,11 +273,22 @@ async fn sidecars_of(storage: &Storage, file: &LogPath, kind: &CheckpointKind) -
                 ..CheckpointProjection::default()
             };
             let location: &Path = &file.location;
-            read_parquet_actions_skipping(storage, location, file.size, file.version, projection, None)
-                .await?
+            read_parquet_actions_skipping(
+                storage,
+                location,
+                file.size,
+                file.version,
+                projection,
+                None,
+            )
+            .await?
         }
     };
-    Ok(decoded.sidecars.into_iter().map(|sidecar| sidecar.path).collect())
+    Ok(decoded
+        .sidecars
+        .into_iter()
+        .map(|sidecar| sidecar.path)
+        .collect())
 }
 
 #[cfg(test)]
@@ -299,7 +329,12 @@ mod tests {
     #[tokio::test]
     async fn cleanup_keeps_a_checkpoint_at_the_oldest_kept_version() {
         let dir = tempfile::tempdir().unwrap();
-        let table = table_with_history(&dir, &[("delta.logRetentionDuration", "interval 2 days")], 4).await;
+        let table = table_with_history(
+            &dir,
+            &[("delta.logRetentionDuration", "interval 2 days")],
+            4,
+        )
+        .await;
         table.checkpoint(Some(2)).await.unwrap();
         let now = now_ms();
         let old = now - 10 * DAY_MS;
@@ -360,8 +395,7 @@ mod tests {
     #[tokio::test]
     async fn unreferenced_old_sidecars_go_and_referenced_ones_stay() {
         let dir = tempfile::tempdir().unwrap();
-        let table =
-            table_with_history(&dir, crate::checkpoint_write::tests::V2, 2).await;
+        let table = table_with_history(&dir, crate::checkpoint_write::tests::V2, 2).await;
         let written = table.checkpoint(None).await.unwrap();
         let sidecars = dir.path().join("_delta_log/_sidecars");
         let stray = sidecars.join("stray.parquet");
@@ -383,7 +417,10 @@ mod tests {
         assert_eq!(planned, deleted);
         assert_eq!(deleted.len(), 1);
         assert!(deleted[0].ends_with("stray.parquet"));
-        assert_eq!(std::fs::read_dir(&sidecars).unwrap().count(), written.sidecars.len());
+        assert_eq!(
+            std::fs::read_dir(&sidecars).unwrap().count(),
+            written.sidecars.len()
+        );
         assert_eq!(snapshot.num_files(), 3);
     }
 
@@ -403,7 +440,10 @@ mod tests {
         let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
         let report = cleanup(&snapshot, now).await;
         let classic = format!("{:020}.checkpoint.parquet", 4);
-        assert!(report.compat_checkpoint.as_deref().is_some_and(|url| url.ends_with(&classic)));
+        assert!(report
+            .compat_checkpoint
+            .as_deref()
+            .is_some_and(|url| url.ends_with(&classic)));
         assert_eq!(report.oldest_kept_version, Some(2));
         // The copy shares the manifest's sidecars: none is deleted, and it reads alone.
         assert!(report.deleted_sidecars.is_empty());

@@ -94,7 +94,9 @@ fn compacted_lines(commits: crate::load::Deltas, keys: &FileKeys) -> Result<Vec<
     txns.iter().for_each(|txn| push(txn_line(txn)));
     let mut domains: Vec<DomainMetadata> = domains.into_values().collect();
     domains.sort_by(|a, b| a.domain.cmp(&b.domain));
-    domains.iter().for_each(|domain| push(domain_metadata_line(domain)));
+    domains
+        .iter()
+        .for_each(|domain| push(domain_metadata_line(domain)));
     for adds in &files.adds {
         write_add_lines(adds, &mut out)?;
     }
@@ -119,7 +121,11 @@ mod tests {
         assert!(written.ends_with("00000000000000000001.00000000000000000003.compacted.json"));
         let listing = crate::log::list_log_from(table.storage(), 0).await.unwrap();
         let segment = build_log_segment(table.uri(), listing, None).unwrap();
-        assert_eq!(segment.compactions.len(), 1, "the reader uses the compaction");
+        assert_eq!(
+            segment.compactions.len(),
+            1,
+            "the reader uses the compaction"
+        );
         let after = table.snapshot(SnapshotAt::Latest).await.unwrap();
         assert_eq!(state_of(&before).await, state_of(&after).await);
         assert_eq!(before.metadata(), after.metadata());

@@ -109,7 +109,10 @@ pub(crate) struct Committed<'a> {
 }
 
 /// Runs the post-commit steps `options` asks for after `committed`.
-pub(crate) async fn run(committed: &Committed<'_>, options: &PostCommitOptions) -> PostCommitReport {
+pub(crate) async fn run(
+    committed: &Committed<'_>,
+    options: &PostCommitOptions,
+) -> PostCommitReport {
     let mut report = PostCommitReport::default();
     if options.checksum {
         match write_version_checksum(committed).await {
@@ -118,7 +121,8 @@ pub(crate) async fn run(committed: &Committed<'_>, options: &PostCommitOptions) 
         }
     }
     let interval = committed.checkpoint_interval.max(1);
-    if !options.checkpoint || committed.version == 0 || !committed.version.is_multiple_of(interval) {
+    if !options.checkpoint || committed.version == 0 || !committed.version.is_multiple_of(interval)
+    {
         return report;
     }
     let snapshot = match full_snapshot(committed).await {
@@ -162,7 +166,9 @@ async fn write_version_checksum(committed: &Committed<'_>) -> Result<Option<Stri
     let mut checksum = None;
     if let Some(previous) = committed.version.checked_sub(1) {
         if let Some(previous) = read_checksum(committed.storage, previous).await? {
-            let path = committed.storage.log_file(&commit_file_name(committed.version));
+            let path = committed
+                .storage
+                .log_file(&commit_file_name(committed.version));
             let bytes = match &committed.actions {
                 Some(bytes) => bytes.clone(),
                 None => committed.storage.read(&path).await?,
@@ -236,16 +242,24 @@ mod tests {
             };
             tx.add(&[file]).unwrap();
             tx.set_app_version("app", version as i64).unwrap();
-            tx.set_domain_metadata("user.d", Some(version.to_string())).unwrap();
+            tx.set_domain_metadata("user.d", Some(version.to_string()))
+                .unwrap();
             if version == 5 {
                 tx.remove_paths(&["f1.parquet"], true).unwrap();
             }
             let result = tx.commit().await.unwrap();
-            assert!(result.post_commit.errors.is_empty(), "{:?}", result.post_commit.errors);
+            assert!(
+                result.post_commit.errors.is_empty(),
+                "{:?}",
+                result.post_commit.errors
+            );
             assert!(result.post_commit.checksum.is_some(), "version {version}");
             assert_eq!(result.post_commit.checkpoint.is_some(), version == 10);
             let snapshot = table.snapshot(SnapshotAt::Version(version)).await.unwrap();
-            assert!(snapshot.validate_checksum().await.unwrap(), "version {version}");
+            assert!(
+                snapshot.validate_checksum().await.unwrap(),
+                "version {version}"
+            );
             let stored = snapshot.version_checksum().await.unwrap();
             assert_eq!(stored.num_files, snapshot.num_files() as i64);
             assert_eq!(stored.table_size_bytes, snapshot.total_size());
@@ -296,10 +310,13 @@ mod tests {
         };
         table.create(spec).await.unwrap();
         let mut tx = table.transaction("WRITE").await.unwrap();
-        tx.set_domain_metadata("user.d", Some("from-log".into())).unwrap();
+        tx.set_domain_metadata("user.d", Some("from-log".into()))
+            .unwrap();
         tx.commit().await.unwrap();
         let path = dir.path().join("_delta_log/00000000000000000001.crc");
-        let text = std::fs::read_to_string(&path).unwrap().replace("from-log", "from-crc");
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("from-log", "from-crc");
         std::fs::write(&path, text).unwrap();
         let tx = table.append_transaction("WRITE").await.unwrap();
         assert_eq!(tx.domain_metadata("user.d"), Some("from-crc"));

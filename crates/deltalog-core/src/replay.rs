@@ -103,7 +103,9 @@ fn concat_run(run: Vec<StructArray>) -> Result<Option<StructArray>> {
         .downcast_ref::<StructArray>()
         .cloned()
         .map(Some)
-        .ok_or_else(|| Error::invalid_table("replayed file actions", "joined actions are not a struct"))
+        .ok_or_else(|| {
+            Error::invalid_table("replayed file actions", "joined actions are not a struct")
+        })
 }
 
 /// Brings log paths to one spelling for keying (catalogue C-21).
@@ -346,8 +348,16 @@ mod tests {
         arrays
             .iter()
             .flat_map(|array| {
-                let column = array.column(0).as_any().downcast_ref::<StringArray>().unwrap();
-                column.iter().flatten().map(str::to_string).collect::<Vec<_>>()
+                let column = array
+                    .column(0)
+                    .as_any()
+                    .downcast_ref::<StringArray>()
+                    .unwrap();
+                column
+                    .iter()
+                    .flatten()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
             })
             .collect()
     }

@@ -297,8 +297,14 @@ async fn head_from_checksum(
 
 /// True when the protocol and metadata the commit sets (if any) are the checksum's.
 fn agrees(state: &TableState, commit: &DecodedActions) -> bool {
-    let protocol_agrees = commit.protocol.as_ref().is_none_or(|p| *p == state.protocol);
-    let metadata_agrees = commit.metadata.as_ref().is_none_or(|m| *m == state.metadata);
+    let protocol_agrees = commit
+        .protocol
+        .as_ref()
+        .is_none_or(|p| *p == state.protocol);
+    let metadata_agrees = commit
+        .metadata
+        .as_ref()
+        .is_none_or(|m| *m == state.metadata);
     protocol_agrees && metadata_agrees
 }
 
@@ -359,7 +365,8 @@ mod tests {
             tx.add(&[file]).unwrap();
             tx.set_app_version("app", version).unwrap();
             if version == 1 {
-                tx.set_domain_metadata("user.d", Some("from-log".into())).unwrap();
+                tx.set_domain_metadata("user.d", Some("from-log".into()))
+                    .unwrap();
             }
             tx.commit().await.unwrap();
         }
@@ -497,7 +504,10 @@ mod tests {
         let text = std::fs::read_to_string(&crc).unwrap();
         std::fs::write(&crc, text.replace("\"numFiles\":2", "\"numFiles\":7")).unwrap();
         let head = table.snapshot_head(SnapshotAt::Latest).await.unwrap();
-        assert_eq!(head.table_size_from_checksum().map(|s| s.num_files), Some(7));
+        assert_eq!(
+            head.table_size_from_checksum().map(|s| s.num_files),
+            Some(7)
+        );
         let snapshot = head.snapshot().await.unwrap();
         assert_eq!(snapshot.num_files(), 2);
         let error = snapshot.validate_checksum().await.unwrap_err();

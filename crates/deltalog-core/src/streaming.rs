@@ -365,7 +365,6 @@ async fn first_version_at_or_after(table: &Table, ms: i64) -> Result<u64> {
     Ok(candidate)
 }
 
-
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
@@ -380,9 +379,11 @@ mod tests {
 
     async fn append(table: &Table, ids: &[i64], mode: WriteMode) {
         let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
-        let batch =
-            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(ids.to_vec()))])
-                .unwrap();
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from(ids.to_vec()))],
+        )
+        .unwrap();
         let options = WriteTableOptions {
             mode,
             ..WriteTableOptions::default()
@@ -416,20 +417,28 @@ mod tests {
         };
         let first = stream_files(&table, start, None, &one_file).await.unwrap();
         assert_eq!((first.end, first.num_files), (offset(1, 0, true), 1));
-        let second = stream_files(&table, first.end, None, &one_file).await.unwrap();
+        let second = stream_files(&table, first.end, None, &one_file)
+            .await
+            .unwrap();
         assert_eq!(second.end, offset(1, 1, true));
-        let idle = stream_files(&table, second.end, None, &one_file).await.unwrap();
+        let idle = stream_files(&table, second.end, None, &one_file)
+            .await
+            .unwrap();
         assert_eq!((idle.end, idle.num_files), (second.end, 0));
 
         append(&table, &[3], WriteMode::Append).await;
         let all = StreamOptions::default();
         let third = stream_files(&table, second.end, None, &all).await.unwrap();
         assert_eq!((third.end, third.num_files), (offset(2, 0, false), 1));
-        let replay = stream_files(&table, start, Some(third.end), &one_file).await.unwrap();
+        let replay = stream_files(&table, start, Some(third.end), &one_file)
+            .await
+            .unwrap();
         assert_eq!(replay.num_files, 3);
 
         append(&table, &[4], WriteMode::Overwrite).await;
-        let refused = stream_files(&table, third.end, None, &all).await.unwrap_err();
+        let refused = stream_files(&table, third.end, None, &all)
+            .await
+            .unwrap_err();
         assert!(matches!(refused, Error::NotAllowed(message) if message.contains("version 3")));
         let skip = StreamOptions {
             skip_change_commits: true,
@@ -437,8 +446,12 @@ mod tests {
         };
         let skipped = stream_files(&table, third.end, None, &skip).await.unwrap();
         assert_eq!(skipped.num_files, 0);
-        let from_v2 = StreamOffset::initial(&table, StreamStart::Version(2)).await.unwrap();
+        let from_v2 = StreamOffset::initial(&table, StreamStart::Version(2))
+            .await
+            .unwrap();
         assert_eq!(from_v2, offset(2, -1, false));
-        assert!(StreamOffset::initial(&table, StreamStart::Version(9)).await.is_err());
+        assert!(StreamOffset::initial(&table, StreamStart::Version(9))
+            .await
+            .is_err());
     }
 }

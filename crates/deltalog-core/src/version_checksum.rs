@@ -114,13 +114,16 @@ impl FileSizeHistogram {
     }
 
     fn update(&mut self, size: i64, sign: i64) {
-        let bin = self.sorted_bin_boundaries.partition_point(|start| *start <= size);
+        let bin = self
+            .sorted_bin_boundaries
+            .partition_point(|start| *start <= size);
         let Some(index) = bin.checked_sub(1) else {
             return;
         };
-        if let (Some(count), Some(bytes)) =
-            (self.file_counts.get_mut(index), self.total_bytes.get_mut(index))
-        {
+        if let (Some(count), Some(bytes)) = (
+            self.file_counts.get_mut(index),
+            self.total_bytes.get_mut(index),
+        ) {
             *count += sign;
             *bytes += sign * size;
         }
@@ -150,15 +153,20 @@ impl VersionChecksum {
     /// commit's, when known.
     pub fn from_snapshot(snapshot: &Snapshot, txn_id: Option<String>) -> Result<VersionChecksum> {
         let config = snapshot.table_configuration();
-        let mut summary = FileSummary::new(config.is_feature_supported(&TableFeature::DeletionVectors));
+        let mut summary =
+            FileSummary::new(config.is_feature_supported(&TableFeature::DeletionVectors));
         for adds in snapshot.add_actions() {
             summary.add_all(adds, 1)?;
         }
         let state = snapshot.state();
         let mut txns: Vec<Txn> = state.txns.values().cloned().collect();
         txns.sort_by(|a, b| a.app_id.cmp(&b.app_id));
-        let mut domains: Vec<DomainMetadata> =
-            state.domains.values().filter(|d| !d.removed).cloned().collect();
+        let mut domains: Vec<DomainMetadata> = state
+            .domains
+            .values()
+            .filter(|d| !d.removed)
+            .cloned()
+            .collect();
         domains.sort_by(|a, b| a.domain.cmp(&b.domain));
         let in_commit_timestamp = match config.is_in_commit_timestamps_enabled() {
             true => Some(snapshot.timestamp_ms()),
@@ -189,11 +197,12 @@ impl VersionChecksum {
         ) else {
             return Ok(None);
         };
-        let protocol = commit.protocol.clone().unwrap_or_else(|| previous.protocol.clone());
-        let uses_dvs = crate::table_config::features::supports(
-            &protocol,
-            &TableFeature::DeletionVectors,
-        );
+        let protocol = commit
+            .protocol
+            .clone()
+            .unwrap_or_else(|| previous.protocol.clone());
+        let uses_dvs =
+            crate::table_config::features::supports(&protocol, &TableFeature::DeletionVectors);
         let mut summary = FileSummary {
             size: previous.table_size_bytes,
             files: previous.num_files,
@@ -211,34 +220,48 @@ impl VersionChecksum {
                 return Ok(None);
             }
         }
-        let mut txns: BTreeMap<String, Txn> =
-            old_txns.iter().map(|t| (t.app_id.clone(), t.clone())).collect();
+        let mut txns: BTreeMap<String, Txn> = old_txns
+            .iter()
+            .map(|t| (t.app_id.clone(), t.clone()))
+            .collect();
         txns.extend(commit.txns.iter().map(|t| (t.app_id.clone(), t.clone())));
-        let mut domains: BTreeMap<String, DomainMetadata> =
-            old_domains.iter().map(|d| (d.domain.clone(), d.clone())).collect();
+        let mut domains: BTreeMap<String, DomainMetadata> = old_domains
+            .iter()
+            .map(|d| (d.domain.clone(), d.clone()))
+            .collect();
         for domain in &commit.domains {
             match domain.removed {
                 true => domains.remove(&domain.domain),
                 false => domains.insert(domain.domain.clone(), domain.clone()),
             };
         }
-        let in_commit_timestamp =
-            commit.commit_info.as_ref().and_then(|info| info.in_commit_timestamp());
-        Ok(Some(summary.into_checksum(
-            txn_id,
-            commit.metadata.clone().unwrap_or_else(|| previous.metadata.clone()),
-            protocol,
-            in_commit_timestamp,
-            txns.into_values().collect(),
-            domains.into_values().collect(),
-        )))
+        let in_commit_timestamp = commit
+            .commit_info
+            .as_ref()
+            .and_then(|info| info.in_commit_timestamp());
+        Ok(Some(
+            summary.into_checksum(
+                txn_id,
+                commit
+                    .metadata
+                    .clone()
+                    .unwrap_or_else(|| previous.metadata.clone()),
+                protocol,
+                in_commit_timestamp,
+                txns.into_values().collect(),
+                domains.into_values().collect(),
+            ),
+        ))
     }
 
     /// Parses the content of a `.crc` file (`file` names it in errors).
     pub fn parse(bytes: &[u8], file: &str) -> Result<VersionChecksum> {
         let text = std::str::from_utf8(bytes)
             .map_err(|error| Error::corrupt(file, format!("not UTF-8: {error}")))?;
-        let line = text.lines().find(|line| !line.trim().is_empty()).unwrap_or_default();
+        let line = text
+            .lines()
+            .find(|line| !line.trim().is_empty())
+            .unwrap_or_default();
         serde_json::from_str(line)
             .map_err(|error| Error::corrupt(file, format!("not a version checksum: {error}")))
     }
@@ -257,18 +280,36 @@ impl VersionChecksum {
         let mut found = Vec::new();
         let mut compare = |name: &str, stored: String, actual: String| {
             if stored != actual {
-                found.push(format!("{name}: the file says {stored}, the log gives {actual}"));
+                found.push(format!(
+                    "{name}: the file says {stored}, the log gives {actual}"
+                ));
             }
         };
-        compare("tableSizeBytes", self.table_size_bytes.to_string(), computed.table_size_bytes.to_string());
-        compare("numFiles", self.num_files.to_string(), computed.num_files.to_string());
+        compare(
+            "tableSizeBytes",
+            self.table_size_bytes.to_string(),
+            computed.table_size_bytes.to_string(),
+        );
+        compare(
+            "numFiles",
+            self.num_files.to_string(),
+            computed.num_files.to_string(),
+        );
         compare("numMetadata", self.num_metadata.to_string(), "1".into());
         compare("numProtocol", self.num_protocol.to_string(), "1".into());
         if self.metadata != computed.metadata {
-            compare("metadata", format!("{:?}", self.metadata), format!("{:?}", computed.metadata));
+            compare(
+                "metadata",
+                format!("{:?}", self.metadata),
+                format!("{:?}", computed.metadata),
+            );
         }
         if self.protocol != computed.protocol {
-            compare("protocol", format!("{:?}", self.protocol), format!("{:?}", computed.protocol));
+            compare(
+                "protocol",
+                format!("{:?}", self.protocol),
+                format!("{:?}", computed.protocol),
+            );
         }
         if let (Some(stored), Some(actual)) = (&self.set_transactions, &computed.set_transactions) {
             let sorted = |txns: &Vec<Txn>| {
@@ -286,14 +327,24 @@ impl VersionChecksum {
             };
             compare("domainMetadata", sorted(stored), sorted(actual));
         }
-        if let (Some(stored), Some(actual)) = (&self.file_size_histogram, &computed.file_size_histogram) {
+        if let (Some(stored), Some(actual)) =
+            (&self.file_size_histogram, &computed.file_size_histogram)
+        {
             if stored != actual {
                 compare("histogramOpt", format!("{stored:?}"), format!("{actual:?}"));
             }
         }
         for (name, stored, actual) in [
-            ("numDeletedRecordsOpt", self.num_deleted_records_opt, computed.num_deleted_records_opt),
-            ("numDeletionVectorsOpt", self.num_deletion_vectors_opt, computed.num_deletion_vectors_opt),
+            (
+                "numDeletedRecordsOpt",
+                self.num_deleted_records_opt,
+                computed.num_deleted_records_opt,
+            ),
+            (
+                "numDeletionVectorsOpt",
+                self.num_deletion_vectors_opt,
+                computed.num_deletion_vectors_opt,
+            ),
         ] {
             if let (Some(stored), Some(actual)) = (stored, actual) {
                 compare(name, stored.to_string(), actual.to_string());
@@ -304,7 +355,10 @@ impl VersionChecksum {
 }
 
 /// Reads `<version>.crc`, or `None` when there is none.
-pub(crate) async fn read_checksum(storage: &Storage, version: u64) -> Result<Option<VersionChecksum>> {
+pub(crate) async fn read_checksum(
+    storage: &Storage,
+    version: u64,
+) -> Result<Option<VersionChecksum>> {
     let path = storage.log_file(&checksum_file_name(version));
     match storage.read_if_exists(&path).await? {
         Some(bytes) => VersionChecksum::parse(&bytes, &storage.url_of(&path)).map(Some),
@@ -345,7 +399,10 @@ pub(crate) async fn non_file_state_from_checksum(
         return Ok(None);
     };
     let properties = TableProperties::from_configuration(&checksum.metadata.configuration);
-    let commit_info = match (properties.enable_in_commit_timestamps, checksum.in_commit_timestamp_opt) {
+    let commit_info = match (
+        properties.enable_in_commit_timestamps,
+        checksum.in_commit_timestamp_opt,
+    ) {
         (true, None) => return Ok(None),
         (_, Some(timestamp)) => {
             let mut raw = serde_json::Map::new();
@@ -360,7 +417,10 @@ pub(crate) async fn non_file_state_from_checksum(
         protocol: checksum.protocol,
         metadata: checksum.metadata,
         files: ReplayedFiles::default(),
-        txns: txns.into_iter().map(|txn| (txn.app_id.clone(), txn)).collect(),
+        txns: txns
+            .into_iter()
+            .map(|txn| (txn.app_id.clone(), txn))
+            .collect(),
         domains: domains.into_iter().map(|d| (d.domain.clone(), d)).collect(),
         commit_info,
         has_stats: false,
@@ -414,7 +474,9 @@ impl Snapshot {
     }
 
     fn commit_txn_id(&self) -> Option<String> {
-        self.commit_info().and_then(|info| info.txn_id()).map(str::to_string)
+        self.commit_info()
+            .and_then(|info| info.txn_id())
+            .map(str::to_string)
     }
 }
 
@@ -443,7 +505,9 @@ impl FileSummary {
         let sizes = sizes(adds);
         let cardinalities = dv_cardinalities(adds);
         for row in (0..adds.len()).filter(|row| adds.is_valid(*row)) {
-            let size = sizes.filter(|s| s.is_valid(row)).map_or(0, |s| s.value(row));
+            let size = sizes
+                .filter(|s| s.is_valid(row))
+                .map_or(0, |s| s.value(row));
             self.count(size, cardinalities.as_ref().and_then(|c| c[row]), sign);
         }
         Ok(())
@@ -510,8 +574,12 @@ fn sizes(actions: &StructArray) -> Option<&arrow_array::Int64Array> {
 
 /// The deletion vector cardinality of each row (`None` without a deletion vector).
 fn dv_cardinalities(actions: &StructArray) -> Option<Vec<Option<i64>>> {
-    let dvs = actions.column_by_name(add::DELETION_VECTOR)?.as_struct_opt()?;
-    let cardinality = dvs.column_by_name("cardinality")?.as_primitive_opt::<Int64Type>()?;
+    let dvs = actions
+        .column_by_name(add::DELETION_VECTOR)?
+        .as_struct_opt()?;
+    let cardinality = dvs
+        .column_by_name("cardinality")?
+        .as_primitive_opt::<Int64Type>()?;
     Some(
         (0..dvs.len())
             .map(|row| {
@@ -552,10 +620,16 @@ mod tests {
     fn spark_field_names_round_trip() {
         let text = r#"{"txnId":"t","tableSizeBytes":10,"numFiles":1,"numMetadata":1,"numProtocol":1,"setTransactions":[],"domainMetadata":[],"metadata":{"id":"x","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[]}","partitionColumns":[],"configuration":{},"createdTime":1},"protocol":{"minReaderVersion":1,"minWriterVersion":2},"fileSizeHistogram":{"sortedBinBoundaries":[0],"fileCounts":[1],"totalBytes":[10]},"allFiles":[]}"#;
         let checksum = VersionChecksum::parse(text.as_bytes(), "x.crc").unwrap();
-        assert_eq!(checksum.file_size_histogram.as_ref().unwrap().total_bytes, vec![10]);
+        assert_eq!(
+            checksum.file_size_histogram.as_ref().unwrap().total_bytes,
+            vec![10]
+        );
         let written = checksum.to_json().unwrap();
         assert!(written.contains("\"histogramOpt\""));
         assert!(!written.contains("allFiles"));
-        assert_eq!(VersionChecksum::parse(written.as_bytes(), "y").unwrap(), checksum);
+        assert_eq!(
+            VersionChecksum::parse(written.as_bytes(), "y").unwrap(),
+            checksum
+        );
     }
 }

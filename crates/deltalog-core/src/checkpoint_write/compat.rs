@@ -21,7 +21,9 @@ use super::out::ParquetFileOut;
 use super::rows::json_rows;
 use super::schema::CheckpointLayout;
 use crate::error::{Error, Result};
-use crate::log::path::{classic_checkpoint_file_name, CheckpointFormat, CheckpointKind, LogFileKind};
+use crate::log::path::{
+    classic_checkpoint_file_name, CheckpointFormat, CheckpointKind, LogFileKind,
+};
 use crate::log::segment::CheckpointFiles;
 use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
@@ -43,7 +45,10 @@ pub(crate) fn needs_classic_copy(checkpoints: &[CheckpointFiles]) -> Option<&Che
     let preferred = checkpoints.first()?;
     let uuid_named = |checkpoint: &CheckpointFiles| {
         checkpoint.parts.iter().all(|part| {
-            matches!(part.kind, LogFileKind::Checkpoint(CheckpointKind::Uuid { .. }))
+            matches!(
+                part.kind,
+                LogFileKind::Checkpoint(CheckpointKind::Uuid { .. })
+            )
         })
     };
     let version = preferred.version;
@@ -74,7 +79,9 @@ pub(crate) async fn write_classic_copy(
         }
         CheckpointFormat::Parquet => {
             let reader = storage.parquet_reader(manifest, None);
-            let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(corrupt)?;
+            let builder = ParquetRecordBatchStreamBuilder::new(reader)
+                .await
+                .map_err(corrupt)?;
             let schema = builder.schema().clone();
             (schema, Some(builder.build().map_err(corrupt)?))
         }
@@ -128,7 +135,8 @@ async fn copy_json_lines(
         .collect();
     for chunk in lines.chunks(JSON_LINES_PER_BATCH) {
         let (chunk, schema) = (chunk.to_vec(), schema.clone());
-        file.write_with(move || json_rows(&chunk, &schema).map(Some)).await?;
+        file.write_with(move || json_rows(&chunk, &schema).map(Some))
+            .await?;
     }
     Ok(())
 }

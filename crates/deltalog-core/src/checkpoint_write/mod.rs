@@ -33,7 +33,9 @@ use crate::action_schema::add;
 use crate::actions::unique_dv_id;
 use crate::error::{Error, Result};
 use crate::load::TableState;
-use crate::log::last_checkpoint::{parse_last_checkpoint, write_last_checkpoint, LastCheckpointHint};
+use crate::log::last_checkpoint::{
+    parse_last_checkpoint, write_last_checkpoint, LastCheckpointHint,
+};
 use crate::log::path::{
     classic_checkpoint_file_name, multi_part_checkpoint_file_name, uuid_checkpoint_file_name,
     CheckpointFormat, LAST_CHECKPOINT_FILE, SIDECARS_DIR,
@@ -44,7 +46,9 @@ use crate::table::Table;
 use crate::table_config::properties::CheckpointPolicy;
 use crate::table_config::{TableConfiguration, TableFeature};
 use out::ParquetFileOut;
-use rows::{checkpoint_adds, checkpoint_removes, json_rows, non_file_action_lines, single_column_batch};
+use rows::{
+    checkpoint_adds, checkpoint_removes, json_rows, non_file_action_lines, single_column_batch,
+};
 use schema::{column, CheckpointLayout};
 
 /// How to write a checkpoint. The defaults write what Delta on Spark writes.
@@ -230,7 +234,13 @@ impl Content {
             config: config.clone(),
             layout,
             non_file_lines,
-            adds: state.files.adds.iter().filter(|a| !a.is_empty()).cloned().collect(),
+            adds: state
+                .files
+                .adds
+                .iter()
+                .filter(|a| !a.is_empty())
+                .cloned()
+                .collect(),
             removes,
             uses_deletion_vectors: config.is_feature_supported(&TableFeature::DeletionVectors),
         })
@@ -345,7 +355,9 @@ async fn write_classic(
     let result = async {
         write_non_file_rows(&mut file, content, &[]).await?;
         let chunks = content.file_chunks(options.row_group_rows);
-        content.write_file_chunks(&mut file, &chunks, &schema, None).await
+        content
+            .write_file_chunks(&mut file, &chunks, &schema, None)
+            .await
     }
     .await;
     if let Err(error) = result {
@@ -392,7 +404,12 @@ async fn write_multi_part(
     let assigned = {
         let chunks = chunks.clone();
         crate::cpu::run(
-            move || chunks.iter().map(|(_, chunk)| part_indexes(chunk, uses_dvs, num_parts)).collect::<Result<Vec<_>>>(),
+            move || {
+                chunks
+                    .iter()
+                    .map(|(_, chunk)| part_indexes(chunk, uses_dvs, num_parts))
+                    .collect::<Result<Vec<_>>>()
+            },
             |reason| Error::InvalidArgument(format!("placing checkpoint rows: {reason}")),
         )
         .await?
@@ -421,7 +438,9 @@ async fn write_multi_part(
             if part == non_file_part {
                 write_non_file_rows(&mut file, content, &[]).await?;
             }
-            content.write_file_chunks(&mut file, &chunks, &schema, Some(&masks)).await
+            content
+                .write_file_chunks(&mut file, &chunks, &schema, Some(&masks))
+                .await
         }
         .await;
         if let Err(error) = result {
@@ -469,7 +488,11 @@ fn dv_id_at(dvs: &StructArray, row: usize) -> Option<String> {
         .and_then(|c| c.as_primitive_opt::<arrow_array::types::Int32Type>())
         .filter(|c| c.is_valid(row))
         .map(|c| c.value(row));
-    Some(unique_dv_id(&string("storageType")?, &string("pathOrInlineDv")?, offset))
+    Some(unique_dv_id(
+        &string("storageType")?,
+        &string("pathOrInlineDv")?,
+        offset,
+    ))
 }
 
 /// Writes a UUID-named V2 checkpoint; returns it with the manifest's path.
@@ -528,7 +551,9 @@ async fn write_v2(
                 write_non_file_rows(&mut file, content, &extra).await?;
                 if !use_sidecars {
                     let chunks = content.file_chunks(options.row_group_rows);
-                    content.write_file_chunks(&mut file, &chunks, &schema, None).await?;
+                    content
+                        .write_file_chunks(&mut file, &chunks, &schema, None)
+                        .await?;
                 }
                 Ok::<(), Error>(())
             }
@@ -577,7 +602,11 @@ async fn write_sidecars(
             end += 1;
         }
         let file_name = format!("{}.parquet", uuid::Uuid::new_v4());
-        let path = storage.log_dir().clone().join(SIDECARS_DIR).join(file_name.as_str());
+        let path = storage
+            .log_dir()
+            .clone()
+            .join(SIDECARS_DIR)
+            .join(file_name.as_str());
         let mut file =
             ParquetFileOut::create(storage, &path, schema.clone(), options.row_group_rows)?;
         if let Err(error) = content
@@ -628,7 +657,9 @@ fn to_i64(value: u64) -> i64 {
 pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+        })
 }
 
 /// A duration in whole milliseconds, saturating.

@@ -75,9 +75,9 @@ impl ParquetFileOut {
             move || {
                 let rows = match build()? {
                     Some(batch) => {
-                        writer
-                            .write(&batch)
-                            .map_err(|error| Error::arrow(format!("encoding {name}"), error.into()))?;
+                        writer.write(&batch).map_err(|error| {
+                            Error::arrow(format!("encoding {name}"), error.into())
+                        })?;
                         batch.num_rows() as u64
                     }
                     None => 0,

@@ -11,8 +11,7 @@ use arrow::compute::{cast, filter};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{
-    new_null_array, Array, ArrayRef, BooleanArray, MapArray, RecordBatch, StringArray,
-    StructArray,
+    new_null_array, Array, ArrayRef, BooleanArray, MapArray, RecordBatch, StringArray, StructArray,
 };
 use arrow_json::ReaderBuilder;
 use arrow_schema::{DataType, Fields, SchemaRef};
@@ -83,7 +82,9 @@ pub(crate) fn single_column_batch(
         .fields()
         .iter()
         .map(|field| match field.name() == name {
-            true => actions.take().unwrap_or_else(|| new_null_array(field.data_type(), rows)),
+            true => actions
+                .take()
+                .unwrap_or_else(|| new_null_array(field.data_type(), rows)),
             false => new_null_array(field.data_type(), rows),
         })
         .collect();
@@ -131,7 +132,9 @@ pub(crate) fn checkpoint_removes(
         .and_then(|column| column.as_primitive_opt::<Int64Type>());
     let keep: BooleanArray = (0..removes.len())
         .map(|row| {
-            let time = deleted_at.filter(|times| times.is_valid(row)).map(|t| t.value(row));
+            let time = deleted_at
+                .filter(|times| times.is_valid(row))
+                .map(|t| t.value(row));
             Some(removes.is_valid(row) && time.is_some_and(|time| time > cutoff_ms))
         })
         .collect();
@@ -182,7 +185,10 @@ fn partition_values_parsed(
     config: &TableConfiguration,
     adds: &StructArray,
 ) -> Result<ArrayRef> {
-    let fields = layout.partition_values_parsed.clone().unwrap_or_else(Fields::empty);
+    let fields = layout
+        .partition_values_parsed
+        .clone()
+        .unwrap_or_else(Fields::empty);
     let maps = adds
         .column_by_name(add::PARTITION_VALUES)
         .and_then(|column| column.as_any().downcast_ref::<MapArray>());
@@ -195,11 +201,19 @@ fn partition_values_parsed(
     let mut columns = Vec::with_capacity(fields.len());
     for (field, target) in partition_schema.fields.iter().zip(fields.iter()) {
         let DeltaType::Primitive(primitive) = &field.data_type else {
-            let reason = format!("partition column '{}' is not of a primitive type", field.name);
+            let reason = format!(
+                "partition column '{}' is not of a primitive type",
+                field.name
+            );
             return Err(Error::invalid_table(config.table_uri(), reason));
         };
         let values = map_values(maps, target.name(), rows);
-        columns.push(partition_values_to_arrow(&values, primitive, &field.name, &utc)?);
+        columns.push(partition_values_to_arrow(
+            &values,
+            primitive,
+            &field.name,
+            &utc,
+        )?);
     }
     let array = StructArray::try_new(fields, columns, None)
         .map_err(|error| Error::arrow("partitionValues_parsed", error))?;
@@ -209,15 +223,18 @@ fn partition_values_parsed(
 /// The struct column `name` of a batch, for tests.
 #[cfg(test)]
 pub(crate) fn struct_of<'a>(batch: &'a RecordBatch, name: &str) -> &'a StructArray {
-    batch.column_by_name(name).map(|c| c.as_struct()).expect("column")
+    batch
+        .column_by_name(name)
+        .map(|c| c.as_struct())
+        .expect("column")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::action_schema::{add_fields, string_map};
-    use crate::checkpoint_write::schema::column;
     use crate::actions::Format;
+    use crate::checkpoint_write::schema::column;
     use std::collections::HashMap;
 
     fn metadata(configuration: &[(&str, &str)]) -> Metadata {
@@ -287,8 +304,17 @@ mod tests {
         )]));
         let batch = json_rows(&lines, &internal).unwrap();
         let adds = checkpoint_adds(&layout, &config, struct_of(&batch, "add")).unwrap();
-        let parsed = adds.column_by_name(PARTITION_VALUES_PARSED).unwrap().as_struct();
-        assert_eq!(parsed.column(0).as_primitive::<arrow_array::types::Int32Type>().value(0), 1);
+        let parsed = adds
+            .column_by_name(PARTITION_VALUES_PARSED)
+            .unwrap()
+            .as_struct();
+        assert_eq!(
+            parsed
+                .column(0)
+                .as_primitive::<arrow_array::types::Int32Type>()
+                .value(0),
+            1
+        );
         let stats = adds.column_by_name(STATS_PARSED).unwrap().as_struct();
         let min = stats.column_by_name("minValues").unwrap().as_struct();
         assert_eq!(min.column(0).as_primitive::<Int64Type>().value(0), 1);

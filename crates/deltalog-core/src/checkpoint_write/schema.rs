@@ -16,7 +16,9 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use serde_json::{json, Value};
 
-use crate::action_schema::{add, deletion_vector_type, remove, string_map, PARTITION_VALUES_PARSED};
+use crate::action_schema::{
+    add, deletion_vector_type, remove, string_map, PARTITION_VALUES_PARSED,
+};
 use crate::error::{Error, Result};
 use crate::schema::{to_arrow_data_type, DataType as DeltaType};
 use crate::stats::stats_schema_with_mode;
@@ -76,9 +78,8 @@ impl CheckpointLayout {
             partition_values_parsed.as_ref(),
         );
         let remove_fields = checkpoint_remove_fields();
-        let nullable_struct = |name: &str, fields: Fields| {
-            Field::new(name, DataType::Struct(fields), true)
-        };
+        let nullable_struct =
+            |name: &str, fields: Fields| Field::new(name, DataType::Struct(fields), true);
         let mut columns = vec![
             nullable_struct(column::TXN, txn_fields()),
             nullable_struct(column::ADD, add_fields.clone()),
@@ -121,7 +122,11 @@ impl CheckpointLayout {
 fn stats_type(config: &TableConfiguration) -> Result<DataType> {
     let metadata = config.metadata();
     let data_schema = config.schema().data_schema(&metadata.partition_columns);
-    stats_schema_with_mode(&data_schema, &metadata.configuration, config.column_mapping())
+    stats_schema_with_mode(
+        &data_schema,
+        &metadata.configuration,
+        config.column_mapping(),
+    )
 }
 
 /// The typed partition columns under their physical names; `None` for an unpartitioned table.
@@ -140,7 +145,11 @@ fn partition_fields(config: &TableConfiguration) -> Result<Option<Fields>> {
         .iter()
         .map(|field| {
             let physical = field.physical_name(mode)?;
-            Ok(Field::new(physical, partition_arrow_type(&field.data_type)?, true))
+            Ok(Field::new(
+                physical,
+                partition_arrow_type(&field.data_type)?,
+                true,
+            ))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Some(Fields::from(fields)))
@@ -305,7 +314,9 @@ fn type_json(data_type: &DataType) -> Result<Value> {
         DataType::Date32 => primitive("date"),
         DataType::Timestamp(_, Some(_)) => primitive("timestamp"),
         DataType::Timestamp(_, None) => primitive("timestamp_ntz"),
-        DataType::Decimal128(precision, scale) => primitive(&format!("decimal({precision},{scale})")),
+        DataType::Decimal128(precision, scale) => {
+            primitive(&format!("decimal({precision},{scale})"))
+        }
         DataType::Null => primitive("void"),
         DataType::Struct(fields) => {
             let fields: Vec<&Field> = fields.iter().map(|f| f.as_ref()).collect();
@@ -318,10 +329,14 @@ fn type_json(data_type: &DataType) -> Result<Value> {
         })),
         DataType::Map(entries, _) => {
             let DataType::Struct(kv) = entries.data_type() else {
-                return Err(Error::InvalidArgument(format!("a map without entries: {data_type}")));
+                return Err(Error::InvalidArgument(format!(
+                    "a map without entries: {data_type}"
+                )));
             };
             let (Some(key), Some(value)) = (kv.first(), kv.get(1)) else {
-                return Err(Error::InvalidArgument(format!("a map without entries: {data_type}")));
+                return Err(Error::InvalidArgument(format!(
+                    "a map without entries: {data_type}"
+                )));
             };
             Ok(json!({
                 "type": "map",

@@ -40,7 +40,11 @@ pub(crate) async fn table_with_history(
     };
     let quiet = CommitOptions::without_post_commit_work();
     let create = table.create_transaction(spec).await.unwrap();
-    create.with_commit_options(quiet.clone()).commit().await.unwrap();
+    create
+        .with_commit_options(quiet.clone())
+        .commit()
+        .await
+        .unwrap();
     for commit in 0..commits {
         let mut tx = table.transaction("WRITE").await.unwrap();
         let files: Vec<AddFile> = (0..2)
@@ -58,17 +62,23 @@ pub(crate) async fn table_with_history(
             .collect();
         tx.add(&files).unwrap();
         tx.set_app_version("app", commit as i64).unwrap();
-        tx.set_domain_metadata("user.d", Some(format!("c{commit}"))).unwrap();
+        tx.set_domain_metadata("user.d", Some(format!("c{commit}")))
+            .unwrap();
         if commit == 1 {
             tx.remove_paths(&["p=0/f0.parquet"], true).unwrap();
         }
-        tx.with_commit_options(quiet.clone()).commit().await.unwrap();
+        tx.with_commit_options(quiet.clone())
+            .commit()
+            .await
+            .unwrap();
     }
     table
 }
 
 /// What a snapshot holds, in a comparable form.
-pub(crate) async fn state_of(snapshot: &Snapshot) -> (Vec<String>, BTreeMap<String, i64>, BTreeMap<String, String>) {
+pub(crate) async fn state_of(
+    snapshot: &Snapshot,
+) -> (Vec<String>, BTreeMap<String, i64>, BTreeMap<String, String>) {
     let (_, batches) = snapshot.files(true).await.unwrap();
     let mut paths: Vec<String> = batches
         .iter()
@@ -110,7 +120,10 @@ async fn assert_round_trip(table: &Table, dir: &tempfile::TempDir) {
             std::fs::copy(entry.path(), log.join(name)).unwrap();
         }
     }
-    let replayed = self::table(&copy).snapshot(SnapshotAt::Latest).await.unwrap();
+    let replayed = self::table(&copy)
+        .snapshot(SnapshotAt::Latest)
+        .await
+        .unwrap();
     assert_eq!(state_of(&through).await, state_of(&replayed).await);
     assert_eq!(through.protocol(), replayed.protocol());
     assert_eq!(through.metadata(), replayed.metadata());
@@ -126,9 +139,19 @@ async fn a_classic_checkpoint_reads_back_as_the_replayed_state() {
     assert_eq!(written.num_add_files, 5);
     // protocol, metaData, txn, domain, 5 adds, 1 tombstone
     assert_eq!(written.num_actions, 10);
-    assert_eq!(checkpoint_kinds(&table).await, vec![CheckpointKind::Classic]);
+    assert_eq!(
+        checkpoint_kinds(&table).await,
+        vec![CheckpointKind::Classic]
+    );
     let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
-    assert_eq!(snapshot.remove_actions().iter().map(|r| r.len()).sum::<usize>(), 1);
+    assert_eq!(
+        snapshot
+            .remove_actions()
+            .iter()
+            .map(|r| r.len())
+            .sum::<usize>(),
+        1
+    );
     assert_round_trip(&table, &dir).await;
     let hint_path = table.storage().log_file("_last_checkpoint");
     let hint = table.storage().read(&hint_path);
@@ -152,12 +175,16 @@ async fn stats_columns_follow_the_table_properties() {
     )
     .await;
     let written = table.checkpoint(None).await.unwrap();
-    let path = table.storage().log_file(&classic_checkpoint_file_name(written.version));
+    let path = table
+        .storage()
+        .log_file(&classic_checkpoint_file_name(written.version));
     let bytes = table.storage().read(&path).await.unwrap();
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
-        .unwrap();
+    let reader =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap();
     let add = reader.schema().field_with_name("add").unwrap().clone();
-    let arrow_schema::DataType::Struct(fields) = add.data_type() else { panic!() };
+    let arrow_schema::DataType::Struct(fields) = add.data_type() else {
+        panic!()
+    };
     let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
     assert!(!names.contains(&"stats"));
     assert!(names.contains(&"stats_parsed") && names.contains(&"partitionValues_parsed"));
@@ -185,15 +212,19 @@ async fn a_multi_part_checkpoint_splits_by_part_size() {
     assert_round_trip(&table, &dir).await;
     let hint_path = table.storage().log_file("_last_checkpoint");
     let hint = table.storage().read(&hint_path);
-    assert_eq!(parse_last_checkpoint(&hint.await.unwrap(), "h").unwrap().parts, Some(3));
+    assert_eq!(
+        parse_last_checkpoint(&hint.await.unwrap(), "h")
+            .unwrap()
+            .parts,
+        Some(3)
+    );
 }
 
 #[tokio::test]
 async fn v2_checkpoints_with_sidecars_in_parquet_and_json() {
     for format in [CheckpointFormat::Parquet, CheckpointFormat::Json] {
         let dir = tempfile::tempdir().unwrap();
-        let table = table_with_history(&dir, V2, 3)
-            .await;
+        let table = table_with_history(&dir, V2, 3).await;
         let options = CheckpointOptions {
             v2_format: format,
             sidecar_actions: 4,
@@ -214,8 +245,7 @@ async fn v2_checkpoints_with_sidecars_in_parquet_and_json() {
 #[tokio::test]
 async fn a_v2_checkpoint_may_hold_its_file_actions() {
     let dir = tempfile::tempdir().unwrap();
-    let table =
-        table_with_history(&dir, V2, 2).await;
+    let table = table_with_history(&dir, V2, 2).await;
     let options = CheckpointOptions {
         v2_format: CheckpointFormat::Parquet,
         v2_sidecars: false,
@@ -249,7 +279,12 @@ async fn the_hint_never_moves_back() {
     table.checkpoint(Some(1)).await.unwrap();
     let hint_path = table.storage().log_file("_last_checkpoint");
     let hint = table.storage().read(&hint_path);
-    assert_eq!(parse_last_checkpoint(&hint.await.unwrap(), "h").unwrap().version, 3);
+    assert_eq!(
+        parse_last_checkpoint(&hint.await.unwrap(), "h")
+            .unwrap()
+            .version,
+        3
+    );
     let old = table.snapshot(SnapshotAt::Version(1)).await.unwrap();
     assert_eq!(old.num_files(), 2);
 }
@@ -277,15 +312,20 @@ async fn a_checkpoint_of_a_version_that_has_one_is_rewritten() {
 #[tokio::test]
 async fn the_v2_checkpoint_feature_without_the_v2_policy_writes_classic_checkpoints() {
     let dir = tempfile::tempdir().unwrap();
-    let table =
-        table_with_history(&dir, &[("delta.feature.v2Checkpoint", "supported")], 2).await;
+    let table = table_with_history(&dir, &[("delta.feature.v2Checkpoint", "supported")], 2).await;
     let options = CheckpointOptions {
         part_size: Some(2),
         ..CheckpointOptions::default()
     };
     let written = table.checkpoint_with(None, &options).await.unwrap();
-    assert_eq!(written.kind, "classic", "multi-part is forbidden with v2Checkpoint");
-    assert_eq!(checkpoint_kinds(&table).await, vec![CheckpointKind::Classic]);
+    assert_eq!(
+        written.kind, "classic",
+        "multi-part is forbidden with v2Checkpoint"
+    );
+    assert_eq!(
+        checkpoint_kinds(&table).await,
+        vec![CheckpointKind::Classic]
+    );
     assert_round_trip(&table, &dir).await;
 }
 
@@ -301,7 +341,10 @@ async fn the_default_v2_checkpoint_is_a_json_manifest_split_by_part_size() {
     assert_eq!(written.sidecars.len(), 2, "6 file actions, 4 per sidecar");
     assert!(matches!(
         checkpoint_kinds(&table).await.as_slice(),
-        [CheckpointKind::Uuid { format: CheckpointFormat::Json, .. }]
+        [CheckpointKind::Uuid {
+            format: CheckpointFormat::Json,
+            ..
+        }]
     ));
 }
 
@@ -340,12 +383,15 @@ async fn a_classic_named_copy_of_a_v2_checkpoint_serves_readers_of_classic_names
         let uuid_named = checkpoint_read(&table).await;
         assert!(written.files[0].ends_with(&uuid_named), "{uuid_named}");
         // The copy holds checkpointMetadata and the same sidecars (or the file actions).
-        let bytes = table.storage().read(&table.storage().log_file(&classic)).await.unwrap();
-        let reader =
-            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
-                .unwrap()
-                .build()
-                .unwrap();
+        let bytes = table
+            .storage()
+            .read(&table.storage().log_file(&classic))
+            .await
+            .unwrap();
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .unwrap()
+            .build()
+            .unwrap();
         let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
         let count = |name: &str| -> usize {
             batches

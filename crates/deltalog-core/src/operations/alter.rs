@@ -149,7 +149,10 @@ fn set_properties(
     }
     check_values(&pairs)?;
     let mut update = MetadataUpdate {
-        configuration: pairs.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect(),
+        configuration: pairs
+            .iter()
+            .map(|(k, v)| (k.clone(), Some(v.clone())))
+            .collect(),
         description: description.clone(),
         ..MetadataUpdate::default()
     };
@@ -386,7 +389,9 @@ fn rename_column(snapshot: &Snapshot, from: &str, to: &str) -> Result<Transactio
     let indices = resolve(&schema, &parse_path(from)?)?;
     let old_path = path_names(&schema, &indices);
     if to.is_empty() {
-        return Err(Error::InvalidArgument("the new column name is empty".into()));
+        return Err(Error::InvalidArgument(
+            "the new column name is empty".into(),
+        ));
     }
     let new_name = to.to_string();
     let (parent_indices, _) = indices.split_at(indices.len() - 1);
@@ -464,7 +469,11 @@ fn drop_columns(snapshot: &Snapshot, columns: &[String], if_exists: bool) -> Res
             return Err(Error::NotAllowed(format!(
                 "{} is the last column of its {}; it cannot be dropped",
                 quote_path(&path),
-                if parent_indices.is_empty() { "table" } else { "struct" }
+                if parent_indices.is_empty() {
+                    "table"
+                } else {
+                    "struct"
+                }
             )));
         }
         parent.fields.remove(last[0]);
@@ -778,7 +787,11 @@ fn struct_mut<'a>(schema: &'a mut StructType, indices: &[usize]) -> Result<&'a m
             .ok_or_else(|| Error::InvalidArgument("a column path outside the schema".into()))?;
         current = match &mut field.data_type {
             DataType::Struct(inner) => inner.as_mut(),
-            _ => return Err(Error::InvalidArgument("a column path through a non-struct".into())),
+            _ => {
+                return Err(Error::InvalidArgument(
+                    "a column path through a non-struct".into(),
+                ))
+            }
         };
     }
     Ok(current)

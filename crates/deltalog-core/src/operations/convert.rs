@@ -66,8 +66,11 @@ pub async fn convert_to_delta(
         });
     }
     let partition_schema = partition_schema.unwrap_or_default();
-    let partition_columns: Vec<String> =
-        partition_schema.fields.iter().map(|f| f.name.clone()).collect();
+    let partition_columns: Vec<String> = partition_schema
+        .fields
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
     let files = parquet_files(table.storage(), &partition_columns).await?;
     if files.is_empty() {
         return Err(Error::InvalidArgument(format!(
@@ -77,7 +80,11 @@ pub async fn convert_to_delta(
     }
     let data_schema = merged_schema(table.storage(), &files).await?;
     for column in &partition_columns {
-        if data_schema.fields.iter().any(|f| f.name.eq_ignore_ascii_case(column)) {
+        if data_schema
+            .fields
+            .iter()
+            .any(|f| f.name.eq_ignore_ascii_case(column))
+        {
             return Err(Error::SchemaMismatch {
                 table: table.uri().to_string(),
                 column: column.clone(),
@@ -85,7 +92,12 @@ pub async fn convert_to_delta(
             });
         }
     }
-    let plan = StatsPlan::try_new(&data_schema, &HashMap::new(), ColumnMappingMode::None, false)?;
+    let plan = StatsPlan::try_new(
+        &data_schema,
+        &HashMap::new(),
+        ColumnMappingMode::None,
+        false,
+    )?;
     let arrow_schema: SchemaRef = Arc::new(to_arrow_schema(&data_schema)?);
     let mut adds = Vec::with_capacity(files.len());
     for file in &files {
@@ -130,7 +142,10 @@ pub async fn convert_to_delta(
 }
 
 /// The Parquet files under the root, sorted by path.
-async fn parquet_files(storage: &Storage, partition_columns: &[String]) -> Result<Vec<TableObject>> {
+async fn parquet_files(
+    storage: &Storage,
+    partition_columns: &[String],
+) -> Result<Vec<TableObject>> {
     let mut files: Vec<TableObject> = storage
         .list_table()
         .try_filter(|object| {
@@ -206,7 +221,8 @@ async fn file_stats(
         .await
         .map_err(|error| corrupt(storage, file, &error.to_string()))?
     {
-        let arranged = arrange(&batch, schema).map_err(|e| corrupt(storage, file, &e.to_string()))?;
+        let arranged =
+            arrange(&batch, schema).map_err(|e| corrupt(storage, file, &e.to_string()))?;
         stats.update(plan, &arranged)?;
     }
     stats.to_json(plan)
@@ -221,8 +237,9 @@ fn arrange(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
             match batch.column_by_name(field.name()) {
                 None => Ok(new_null_array(field.data_type(), batch.num_rows())),
                 Some(column) if column.data_type() == field.data_type() => Ok(column.clone()),
-                Some(column) => cast(column, field.data_type())
-                    .map_err(|error| Error::arrow(format!("reading column {}", field.name()), error)),
+                Some(column) => cast(column, field.data_type()).map_err(|error| {
+                    Error::arrow(format!("reading column {}", field.name()), error)
+                }),
             }
         })
         .collect::<Result<Vec<_>>>()?;
@@ -242,7 +259,11 @@ fn partition_values(path: &str, columns: &[String]) -> Result<Vec<(String, Optio
     if directories.len() != columns.len() {
         return Err(Error::InvalidArgument(format!(
             "{path} is not in partition directories {}",
-            columns.iter().map(|c| format!("{c}=...")).collect::<Vec<_>>().join("/")
+            columns
+                .iter()
+                .map(|c| format!("{c}=..."))
+                .collect::<Vec<_>>()
+                .join("/")
         )));
     }
     directories
@@ -289,10 +310,11 @@ fn reader(storage: &Storage, file: &TableObject) -> Result<crate::storage::Parqu
         "" => file.path.clone(),
         root => format!("{root}/{}", file.path),
     };
-    let location = object_store::path::Path::parse(&location).map_err(|error| Error::InvalidPath {
-        path: file.path.clone(),
-        reason: error.to_string(),
-    })?;
+    let location =
+        object_store::path::Path::parse(&location).map_err(|error| Error::InvalidPath {
+            path: file.path.clone(),
+            reason: error.to_string(),
+        })?;
     Ok(storage.parquet_reader(&location, Some(file.size)))
 }
 

@@ -135,9 +135,10 @@ pub(crate) async fn stage_delete(
     } else {
         rewrite(change, touched, writer).await?;
     }
-    change
-        .metrics
-        .set("rewriteTimeMs", rewrite_started.elapsed().as_millis() as u64);
+    change.metrics.set(
+        "rewriteTimeMs",
+        rewrite_started.elapsed().as_millis() as u64,
+    );
     Ok(())
 }
 
@@ -147,7 +148,9 @@ fn remove_whole_files(change: &mut RowChange, files: &[Candidate]) -> Result<()>
     for file in files {
         change.transaction.remove_files(&file.add, true)?;
         change.metrics.add("numRemovedFiles", 1);
-        change.metrics.add("numRemovedBytes", file.size.max(0) as u64);
+        change
+            .metrics
+            .add("numRemovedBytes", file.size.max(0) as u64);
         change.metrics.add(
             "numDeletionVectorsRemoved",
             u64::from(file.deletion_vector.is_some()),
@@ -205,7 +208,9 @@ async fn copy_file(
         copied += writer.copy_kept_rows(&batch, matches, position).await?;
         if writer.writes_changes() {
             let matched = rows_in(&matches.matched, batch.num_rows(), position)?;
-            writer.write_changes(&filter(&batch, &matched)?, "delete").await?;
+            writer
+                .write_changes(&filter(&batch, &matched)?, "delete")
+                .await?;
         }
         position += batch.num_rows() as u64;
     }
@@ -223,7 +228,12 @@ mod tests {
 
     async fn table_with_rows(dir: &std::path::Path, deletion_vectors: bool) -> Table {
         let dv = deletion_vectors.to_string();
-        table_of(dir, ids_batch(0..10), &[("delta.enableDeletionVectors", &dv)]).await
+        table_of(
+            dir,
+            ids_batch(0..10),
+            &[("delta.enableDeletionVectors", &dv)],
+        )
+        .await
     }
 
     #[tokio::test]

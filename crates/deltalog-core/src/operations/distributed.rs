@@ -72,7 +72,11 @@ impl DistributedWriteOptions {
             partition_by: self.partition_by.clone(),
             predicate: self.predicate.as_deref().map(parse_sql).transpose()?,
             skip_predicate_check: self.skip_predicate_check,
-            schema_mode: self.schema_mode.as_deref().map(SchemaMode::parse).transpose()?,
+            schema_mode: self
+                .schema_mode
+                .as_deref()
+                .map(SchemaMode::parse)
+                .transpose()?,
             configuration: self.configuration.clone(),
             writer: WriterOptions {
                 target_file_size: self.target_file_size,
@@ -196,19 +200,28 @@ impl DistributedWrite {
     /// among the adds, under `_change_data/` with `data_change` false, and the commit
     /// stages them as `cdc` actions. On failure the [`WriteFailure`] names the files
     /// completed, which nothing references.
-    pub async fn write_files<S>(&self, table: &Table, batches: S) -> Result<Vec<AddFile>, WriteFailure>
+    pub async fn write_files<S>(
+        &self,
+        table: &Table,
+        batches: S,
+    ) -> Result<Vec<AddFile>, WriteFailure>
     where
         S: Stream<Item = Result<RecordBatch>> + Send,
     {
         let Some(config) = self.configuration(table).map_err(WriteFailure::unwritten)? else {
             return Ok(Vec::new());
         };
-        let options = self.options.table_options().map_err(WriteFailure::unwritten)?;
+        let options = self
+            .options
+            .table_options()
+            .map_err(WriteFailure::unwritten)?;
         let replaced = options.predicate.clone().filter(|_| self.replaces_rows);
-        let check = replaced.filter(|_| !options.skip_predicate_check).map(|predicate| {
-            let uri = table.uri().to_string();
-            move |batch: &RecordBatch| rows_match(&predicate, batch, &uri)
-        });
+        let check = replaced
+            .filter(|_| !options.skip_predicate_check)
+            .map(|predicate| {
+                let uri = table.uri().to_string();
+                move |batch: &RecordBatch| rows_match(&predicate, batch, &uri)
+            });
         let batches = batches.map(move |batch| {
             let batch = batch?;
             if let Some(check) = &check {
@@ -484,7 +497,9 @@ mod tests {
         assert_eq!(snapshot.num_files(), 3);
         assert_eq!(snapshot.partition_columns(), ["p"]);
 
-        let again = DistributedWrite::plan(&table, schema, options).await.unwrap();
+        let again = DistributedWrite::plan(&table, schema, options)
+            .await
+            .unwrap();
         assert!(again.is_noop());
         let replay = plan.commit(&table, Vec::new()).await.unwrap();
         assert!(!replay.committed);
@@ -523,7 +538,8 @@ mod tests {
             .find_map(|action| action.get("commitInfo").cloned())
             .unwrap();
         assert_eq!(info["operation"], "STREAMING UPDATE");
-        let parameters = serde_json::json!({"outputMode": "Append", "queryId": "query", "epochId": "4"});
+        let parameters =
+            serde_json::json!({"outputMode": "Append", "queryId": "query", "epochId": "4"});
         assert_eq!(info["operationParameters"], parameters);
         assert!(text.contains(r#"{"txn":{"appId":"app","version":4"#));
     }

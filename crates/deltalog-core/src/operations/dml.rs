@@ -31,10 +31,10 @@ use crate::deletion_vector::{self, dv_file_name, encode_dv_file, row_mask, uuid_
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, files_may_match, partition_only, Expr};
 use crate::file_list::{file_list_stats, FileListOptions};
+use crate::post_commit::PostCommitReport;
 use crate::scan::{Scan, ScanOptions, ROW_COMMIT_VERSION_COLUMN, ROW_ID_COLUMN};
 use crate::schema::{
-    PrimitiveType, StructField, StructType, COLUMN_MAPPING_ID_KEY,
-    COLUMN_MAPPING_PHYSICAL_NAME_KEY,
+    PrimitiveType, StructField, StructType, COLUMN_MAPPING_ID_KEY, COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
@@ -44,7 +44,6 @@ use crate::table_config::properties::{
 };
 use crate::table_config::TableConfiguration;
 use crate::transaction::{MetadataUpdate, Transaction};
-use crate::post_commit::PostCommitReport;
 use crate::write::{DataFileWriter, WriteFailure, WriteResult, WriterOptions, WrittenFile};
 
 use super::schema::max_column_id;
@@ -258,9 +257,15 @@ impl RowChange {
                 return Err(failure.error);
             }
         };
-        self.written.extend(data.files.iter().map(|f| f.path.clone()));
+        self.written
+            .extend(data.files.iter().map(|f| f.path.clone()));
         self.written.extend(changes.iter().map(|f| f.path.clone()));
-        stage_written(&mut self.transaction, &data.files, &changes, &mut self.metrics)
+        stage_written(
+            &mut self.transaction,
+            &data.files,
+            &changes,
+            &mut self.metrics,
+        )
     }
 
     /// Deletes the touched rows of `touched`: with `deletion_vectors`, marked in the files'
@@ -384,7 +389,9 @@ pub(crate) async fn candidates(
             .column_by_name(add::SIZE)
             .and_then(|c| c.as_primitive_opt::<Int64Type>());
         for row in 0..files.num_rows() {
-            let size = sizes.filter(|s| s.is_valid(row)).map_or(0, |s| s.value(row));
+            let size = sizes
+                .filter(|s| s.is_valid(row))
+                .map_or(0, |s| s.value(row));
             candidates.files_before_skipping += 1;
             candidates.bytes_before_skipping += u64::try_from(size).unwrap_or(0);
             if mask.is_valid(row) && mask.value(row) {
@@ -602,7 +609,11 @@ impl RowWriter {
     ) -> Result<RowWriter> {
         config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
         let data_config = match &row_tracking {
-            Some((id, version)) => with_extra_columns(config, &[id.as_str(), version.as_str()], PrimitiveType::Long)?,
+            Some((id, version)) => with_extra_columns(
+                config,
+                &[id.as_str(), version.as_str()],
+                PrimitiveType::Long,
+            )?,
             None => config.clone(),
         };
         let data = DataFileWriter::try_new(&data_config, storage.clone(), options.clone())?;
@@ -689,7 +700,11 @@ impl RowWriter {
 
     /// Writes `rows` (the table's columns first) to the change data files as changes of
     /// `change_type` (`delete`, `update_preimage`, `update_postimage`).
-    pub(crate) async fn write_changes(&mut self, rows: &RecordBatch, change_type: &str) -> Result<()> {
+    pub(crate) async fn write_changes(
+        &mut self,
+        rows: &RecordBatch,
+        change_type: &str,
+    ) -> Result<()> {
         let Some(changes) = &mut self.changes else {
             return Ok(());
         };
@@ -703,7 +718,10 @@ impl RowWriter {
             columns.push(rows.column(index).clone());
         }
         fields.push(Field::new(CHANGE_TYPE, ArrowType::Utf8, true));
-        columns.push(Arc::new(StringArray::from(vec![change_type; rows.num_rows()])));
+        columns.push(Arc::new(StringArray::from(vec![
+            change_type;
+            rows.num_rows()
+        ])));
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
             .map_err(|error| Error::arrow("assembling change rows", error))?;
         changes.write(batch).await
@@ -796,8 +814,12 @@ pub(crate) fn with_extra_columns(
     ty: PrimitiveType,
 ) -> Result<TableConfiguration> {
     let mut schema: StructType = config.schema().clone();
-    let mut next_id = max_column_id(&schema)
-        .max(config.properties().column_mapping_max_column_id.unwrap_or(0));
+    let mut next_id = max_column_id(&schema).max(
+        config
+            .properties()
+            .column_mapping_max_column_id
+            .unwrap_or(0),
+    );
     for name in names {
         next_id += 1;
         let field = StructField::new(*name, ty, true).with_metadata([
@@ -844,7 +866,9 @@ pub(crate) fn cdc_rows(files: &[WrittenFile]) -> Result<StructArray> {
         Arc::new(paths),
         partitions,
         Arc::new(Int64Array::from_iter_values(
-            files.iter().map(|f| i64::try_from(f.size).unwrap_or(i64::MAX)),
+            files
+                .iter()
+                .map(|f| i64::try_from(f.size).unwrap_or(i64::MAX)),
         )),
         Arc::new(BooleanArray::from(vec![false; files.len()])),
         arrow_array::new_null_array(fields[4].data_type(), files.len()),
@@ -915,7 +939,9 @@ fn with_deletion_vector(
     };
     let dv_columns: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from(vec![descriptor.storage_type.clone()])),
-        Arc::new(StringArray::from(vec![descriptor.path_or_inline_dv.clone()])),
+        Arc::new(StringArray::from(vec![descriptor
+            .path_or_inline_dv
+            .clone()])),
         Arc::new(Int32Array::from(vec![descriptor.offset])),
         Arc::new(Int32Array::from(vec![descriptor.size_in_bytes])),
         Arc::new(Int64Array::from(vec![descriptor.cardinality])),
@@ -972,12 +998,16 @@ fn without_deletion_vector(listed: &RecordBatch) -> Result<RecordBatch> {
 fn predicate_columns(schema: &StructType, predicate: &Expr) -> Option<Vec<String>> {
     let mut names: Vec<String> = Vec::new();
     for path in predicate.column_paths() {
-        let field = schema.fields.iter().find(|f| f.name == path[0]).or_else(|| {
-            schema
-                .fields
-                .iter()
-                .find(|f| f.name.eq_ignore_ascii_case(&path[0]))
-        })?;
+        let field = schema
+            .fields
+            .iter()
+            .find(|f| f.name == path[0])
+            .or_else(|| {
+                schema
+                    .fields
+                    .iter()
+                    .find(|f| f.name.eq_ignore_ascii_case(&path[0]))
+            })?;
         if !names.contains(&field.name) {
             names.push(field.name.clone());
         }

@@ -103,7 +103,10 @@ fn data_files(dir: &std::path::Path) -> Vec<String> {
 
 async fn operations(table: &Table) -> Vec<String> {
     let history = table.history(None).await.unwrap();
-    let column = history.column_by_name("operation").unwrap().as_string::<i32>();
+    let column = history
+        .column_by_name("operation")
+        .unwrap()
+        .as_string::<i32>();
     column.iter().map(|o| o.unwrap_or("").to_string()).collect()
 }
 
@@ -119,7 +122,10 @@ async fn vacuum_deletes_only_unreferenced_files_older_than_the_retention() {
     std::fs::create_dir_all(dir.path().join("_staging")).unwrap();
     std::fs::write(dir.path().join("_staging/hidden.parquet"), b"x").unwrap();
     std::fs::write(dir.path().join("part=a/.hidden.crc"), b"x").unwrap();
-    for file in before_overwrite.iter().chain(&["stray.parquet".to_string()]) {
+    for file in before_overwrite
+        .iter()
+        .chain(&["stray.parquet".to_string()])
+    {
         age(&dir.path().join(file), 30);
     }
     age(&dir.path().join("_staging/hidden.parquet"), 30);
@@ -127,7 +133,10 @@ async fn vacuum_deletes_only_unreferenced_files_older_than_the_retention() {
     // The table's retention (7 days) keeps the tombstones of the overwrite (made now).
     let kept = vacuum(&table, VacuumOptions::default()).await.unwrap();
     assert_eq!(kept.files, vec!["stray.parquet"]);
-    assert!(dir.path().join("stray.parquet").exists(), "a dry run deletes nothing");
+    assert!(
+        dir.path().join("stray.parquet").exists(),
+        "a dry run deletes nothing"
+    );
     let done = vacuum(
         &table,
         VacuumOptions {
@@ -150,7 +159,10 @@ async fn vacuum_deletes_only_unreferenced_files_older_than_the_retention() {
         dry_run: false,
         enforce_retention_duration: true,
     };
-    assert!(matches!(vacuum(&table, short).await, Err(Error::NotAllowed(_))));
+    assert!(matches!(
+        vacuum(&table, short).await,
+        Err(Error::NotAllowed(_))
+    ));
     let unchecked = VacuumOptions {
         enforce_retention_duration: false,
         ..short
@@ -158,7 +170,10 @@ async fn vacuum_deletes_only_unreferenced_files_older_than_the_retention() {
     let purged = vacuum(&table, unchecked).await.unwrap();
     assert_eq!(purged.files, before_overwrite);
     assert_eq!(ids_at(&table, v2).await, (20..30).collect::<Vec<_>>());
-    assert_eq!(ids(&latest(&table).await).await, (20..30).collect::<Vec<_>>());
+    assert_eq!(
+        ids(&latest(&table).await).await,
+        (20..30).collect::<Vec<_>>()
+    );
     assert!(dir.path().join("_staging/hidden.parquet").exists());
     assert!(dir.path().join("part=a/.hidden.crc").exists());
 }
@@ -182,8 +197,13 @@ async fn vacuum_keeps_deletion_vector_files_and_never_leaves_the_root() {
     )
     .await
     .unwrap();
-    let live_dvs = crate::scan::deletion_vectors(&latest(&table).await).await.unwrap();
-    assert!(live_dvs.num_rows() > 0, "the live deletion vectors are still there");
+    let live_dvs = crate::scan::deletion_vectors(&latest(&table).await)
+        .await
+        .unwrap();
+    assert!(
+        live_dvs.num_rows() > 0,
+        "the live deletion vectors are still there"
+    );
     assert!(!outcome.files.is_empty());
     assert_eq!(ids_by_value(&latest(&table).await).await, expected);
 }
@@ -229,8 +249,20 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
     let dir = tempfile::tempdir().unwrap();
     let table = open(dir.path());
     for i in 0..4 {
-        write(&table, rows(i * 10..i * 10 + 10, "a"), WriteMode::Append, true).await;
-        write(&table, rows(100 + i * 10..110 + i * 10, "b"), WriteMode::Append, true).await;
+        write(
+            &table,
+            rows(i * 10..i * 10 + 10, "a"),
+            WriteMode::Append,
+            true,
+        )
+        .await;
+        write(
+            &table,
+            rows(100 + i * 10..110 + i * 10, "b"),
+            WriteMode::Append,
+            true,
+        )
+        .await;
     }
     let before = latest(&table).await;
     assert_eq!(before.num_files(), 8);
@@ -258,7 +290,10 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
         filter: Some(crate::expr::parse_sql("id = 1").unwrap()),
         ..OptimizeOptions::default()
     };
-    assert!(matches!(optimize(&table, bad).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        optimize(&table, bad).await,
+        Err(Error::InvalidArgument(_))
+    ));
 }
 
 #[tokio::test]
@@ -288,7 +323,13 @@ async fn an_append_racing_optimize_is_kept() {
     let dir = tempfile::tempdir().unwrap();
     let table = open(dir.path());
     for i in 0..3 {
-        write(&table, rows(i * 10..i * 10 + 10, "a"), WriteMode::Append, false).await;
+        write(
+            &table,
+            rows(i * 10..i * 10 + 10, "a"),
+            WriteMode::Append,
+            false,
+        )
+        .await;
     }
     let snapshot = latest(&table).await;
     let options = OptimizeOptions::default();
@@ -318,9 +359,15 @@ async fn restore_brings_back_an_old_version_and_refuses_vacuumed_files() {
         .collect();
     assert_eq!(overwrite_files.len(), 1);
     let metrics = restore(&table, SnapshotAt::Version(1)).await.unwrap();
-    assert_eq!((metrics.num_restored_files, metrics.num_removed_files), (2, 1));
+    assert_eq!(
+        (metrics.num_restored_files, metrics.num_removed_files),
+        (2, 1)
+    );
     assert_eq!(metrics.num_of_files_after_restore, 2);
-    assert_eq!(ids(&latest(&table).await).await, (0..20).collect::<Vec<_>>());
+    assert_eq!(
+        ids(&latest(&table).await).await,
+        (0..20).collect::<Vec<_>>()
+    );
     assert_eq!(operations(&table).await[0], "RESTORE");
     assert!(matches!(
         restore(&table, SnapshotAt::Version(metrics.version)).await,
@@ -366,7 +413,9 @@ async fn convert_turns_parquet_directories_into_a_table() {
         r#"{"type":"struct","fields":[{"name":"part","type":"string","nullable":true,"metadata":{}}]}"#,
     )
     .unwrap();
-    let converted = convert_to_delta(&table, Some(partition.clone())).await.unwrap();
+    let converted = convert_to_delta(&table, Some(partition.clone()))
+        .await
+        .unwrap();
     assert_eq!((converted.version, converted.num_files), (0, 2));
     let snapshot = latest(&table).await;
     assert_eq!(snapshot.partition_columns(), &["part".to_string()]);
@@ -385,6 +434,9 @@ async fn convert_turns_parquet_directories_into_a_table() {
     )
     .unwrap();
     let refused = convert_to_delta(&open(other.path()), Some(typed)).await;
-    assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(Error::InvalidArgument(_))),
+        "{refused:?}"
+    );
     assert!(!other.path().join("_delta_log").exists());
 }

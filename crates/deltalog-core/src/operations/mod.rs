@@ -8,11 +8,11 @@
 //! Table maintenance lives here too, with the semantics of Delta on Spark's commands:
 //! [`vacuum`], [`optimize`], [`restore`] and [`convert_to_delta`].
 
-pub(crate) mod convert;
 pub(crate) mod alter;
+pub(crate) mod convert;
 pub(crate) mod create;
-pub(crate) mod distributed;
 pub(crate) mod delete;
+pub(crate) mod distributed;
 pub(crate) mod dml;
 pub(crate) mod files;
 pub(crate) mod merge;
@@ -20,16 +20,16 @@ pub(crate) mod optimize;
 pub(crate) mod replace_where;
 pub(crate) mod restore;
 pub(crate) mod schema;
-pub(crate) mod vacuum;
 pub(crate) mod update;
+pub(crate) mod vacuum;
 pub(crate) mod write;
 
-pub use convert::{convert_to_delta, ConvertResult};
 pub use alter::{alter_snapshot, alter_table, Alteration, NewColumn};
+pub use convert::{convert_to_delta, ConvertResult};
 pub use create::{create_table, CreateMode, CreateTable};
-pub use distributed::{file_list_batch, DistributedWrite, DistributedWriteOptions};
-pub use distributed::MicroBatch;
 pub use delete::{delete, DeleteOptions};
+pub use distributed::MicroBatch;
+pub use distributed::{file_list_batch, DistributedWrite, DistributedWriteOptions};
 pub use files::{adds_from_file_list, parse_isolation_level};
 pub use merge::{
     merge, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction, NotMatchedBySourceAction,
@@ -39,8 +39,8 @@ pub use optimize::{
 };
 pub use restore::{restore, RestoreMetrics};
 pub use schema::struct_type_from_arrow;
-pub use vacuum::{vacuum, VacuumOptions, VacuumResult};
 pub use update::{update, UpdateOptions};
+pub use vacuum::{vacuum, VacuumOptions, VacuumResult};
 pub use write::{
     write_table, SchemaMode, TableCommit, TableTransaction, WriteMode, WriteTableOptions,
 };

@@ -239,8 +239,7 @@ async fn candidate_files(
 /// at most `target` bytes; a bin is kept when it has more than one file, a file with a
 /// deletion vector, or when Z-ordering.
 fn pack_bins(files: &[Candidate], target: u64, z_order: bool) -> Vec<Vec<Candidate>> {
-    let mut partitions: BTreeMap<Vec<(String, Option<String>)>, Vec<&Candidate>> =
-        BTreeMap::new();
+    let mut partitions: BTreeMap<Vec<(String, Option<String>)>, Vec<&Candidate>> = BTreeMap::new();
     for file in files {
         partitions
             .entry(file.partition.clone())
@@ -387,8 +386,13 @@ fn stage_optimize(
     let removed: Vec<u64> = bins.iter().flatten().map(|f| f.size).collect();
     let mut added: Vec<u64> = written.iter().map(|f| f.size).collect();
     added.sort_unstable();
-    let dvs: Vec<u64> = bins.iter().flatten().filter_map(|f| f.deleted_rows).collect();
-    let percentile = |p: usize| added.get((added.len() * p / 100).min(added.len().saturating_sub(1)));
+    let dvs: Vec<u64> = bins
+        .iter()
+        .flatten()
+        .filter_map(|f| f.deleted_rows)
+        .collect();
+    let percentile =
+        |p: usize| added.get((added.len() * p / 100).min(added.len().saturating_sub(1)));
     let metric = |value: Option<&u64>| value.copied().unwrap_or(0).to_string();
     let transaction = transaction
         .with_operation_metric("numAddedFiles", added.len().to_string())
@@ -425,7 +429,11 @@ fn fill_metrics(
     metrics.files_removed = size_metrics(&removed);
     metrics.partitions_optimized = partitions.len() as u64;
     metrics.total_files_skipped = metrics.total_considered_files - removed.len() as u64;
-    let dvs: Vec<u64> = bins.iter().flatten().filter_map(|f| f.deleted_rows).collect();
+    let dvs: Vec<u64> = bins
+        .iter()
+        .flatten()
+        .filter_map(|f| f.deleted_rows)
+        .collect();
     metrics.num_deletion_vectors_removed = dvs.len() as u64;
     metrics.num_deletion_vector_rows_removed = dvs.iter().sum();
 }
@@ -587,23 +595,30 @@ pub(crate) mod tests_support {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
     use arrow_array::{ArrayRef, Int64Array};
     use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
 
     fn xy(x: Vec<i64>, y: Vec<i64>) -> RecordBatch {
         let schema = Arc::new(Schema::new(vec![
             Field::new("x", DataType::Int64, true),
             Field::new("y", DataType::Int64, true),
         ]));
-        let columns: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(x)), Arc::new(Int64Array::from(y))];
+        let columns: Vec<ArrayRef> =
+            vec![Arc::new(Int64Array::from(x)), Arc::new(Int64Array::from(y))];
         RecordBatch::try_new(schema, columns).unwrap()
     }
 
     #[test]
     fn interleaving_alternates_bits_of_each_value() {
-        assert_eq!(interleave([u32::MAX, 0].into_iter()), vec![0xAAAA_AAAA_AAAA_AAAA]);
-        assert_eq!(interleave([0, u32::MAX].into_iter()), vec![0x5555_5555_5555_5555]);
+        assert_eq!(
+            interleave([u32::MAX, 0].into_iter()),
+            vec![0xAAAA_AAAA_AAAA_AAAA]
+        );
+        assert_eq!(
+            interleave([0, u32::MAX].into_iter()),
+            vec![0x5555_5555_5555_5555]
+        );
         assert_eq!(interleave([1u32].into_iter()), vec![1 << 32]);
     }
 

@@ -34,8 +34,7 @@ use crate::write::{DataFileWriter, WriteFailure, WriteResult, WriterOptions, Wri
 
 use super::delete::stage_delete;
 use super::dml::{
-    check_predicate, is_partition_only, with_extra_columns, RowChange, CHANGE_DATA_DIR,
-    CHANGE_TYPE,
+    check_predicate, is_partition_only, with_extra_columns, RowChange, CHANGE_DATA_DIR, CHANGE_TYPE,
 };
 use super::write::TableTransaction;
 
@@ -148,8 +147,8 @@ where
         directory: Some(CHANGE_DATA_DIR.to_string()),
         ..options.clone()
     };
-    let mut data =
-        DataFileWriter::try_new(config, storage.clone(), options).map_err(WriteFailure::unwritten)?;
+    let mut data = DataFileWriter::try_new(config, storage.clone(), options)
+        .map_err(WriteFailure::unwritten)?;
     let mut changes = match DataFileWriter::try_new(&change_config, storage, change_options) {
         Ok(writer) => writer,
         Err(error) => {
@@ -286,7 +285,9 @@ mod tests {
             ("delta.enableChangeDataFeed", "true"),
         ];
         let table = table_with_rows(dir.path(), &properties).await;
-        replace(&table, vec![3, 30], "id = 3 OR id = 30").await.unwrap();
+        replace(&table, vec![3, 30], "id = 3 OR id = 30")
+            .await
+            .unwrap();
         let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
         let changes = ChangeScan::new(&table, 1, Some(1), Default::default())
             .await
@@ -296,8 +297,14 @@ mod tests {
             .unwrap();
         let mut seen: Vec<(String, i64)> = Vec::new();
         for batch in changes {
-            let ids = batch.column_by_name("id").unwrap().as_primitive::<Int64Type>();
-            let kinds = batch.column_by_name(CHANGE_TYPE).unwrap().as_string::<i32>();
+            let ids = batch
+                .column_by_name("id")
+                .unwrap()
+                .as_primitive::<Int64Type>();
+            let kinds = batch
+                .column_by_name(CHANGE_TYPE)
+                .unwrap()
+                .as_string::<i32>();
             for row in 0..batch.num_rows() {
                 seen.push((kinds.value(row).to_string(), ids.value(row)));
             }
@@ -311,6 +318,9 @@ mod tests {
         let log = dir.path().join("_delta_log/00000000000000000001.json");
         let commit = std::fs::read_to_string(log).unwrap();
         let cdc_actions = commit.lines().filter(|l| l.starts_with("{\"cdc\"")).count();
-        assert_eq!(cdc_actions, 2, "a delete and an insert change file: {commit}");
+        assert_eq!(
+            cdc_actions, 2,
+            "a delete and an insert change file: {commit}"
+        );
     }
 }

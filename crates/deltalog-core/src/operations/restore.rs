@@ -79,9 +79,7 @@ pub async fn restore(table: &Table, at: SnapshotAt) -> Result<RestoreMetrics> {
             table.uri()
         )));
     }
-    latest
-        .table_configuration()
-        .ensure_writable(false, &[])?;
+    latest.table_configuration().ensure_writable(false, &[])?;
     let old = table.snapshot(SnapshotAt::Version(version)).await?;
     let segment = table.log_segment(Some(version)).await?;
     let old_state = load_segment(table.storage(), table.uri(), &segment, true, None).await?;
@@ -154,7 +152,11 @@ fn restore_transaction(
 }
 
 /// Stages the metadata of `old` and the union of both protocols.
-fn stage_old_metadata(transaction: &mut Transaction, latest: &Snapshot, old: &Snapshot) -> Result<()> {
+fn stage_old_metadata(
+    transaction: &mut Transaction,
+    latest: &Snapshot,
+    old: &Snapshot,
+) -> Result<()> {
     let (now, then) = (latest.metadata(), old.metadata());
     let mut configuration: Vec<(String, Option<String>)> = then
         .configuration
@@ -179,8 +181,12 @@ fn stage_old_metadata(transaction: &mut Transaction, latest: &Snapshot, old: &Sn
     let mut features = writer_features(old_protocol);
     features.extend(reader_features(old_protocol));
     let mut merged = upgrade_protocol(staged.protocol(), &features);
-    merged.min_reader_version = merged.min_reader_version.max(old_protocol.min_reader_version);
-    merged.min_writer_version = merged.min_writer_version.max(old_protocol.min_writer_version);
+    merged.min_reader_version = merged
+        .min_reader_version
+        .max(old_protocol.min_reader_version);
+    merged.min_writer_version = merged
+        .min_writer_version
+        .max(old_protocol.min_writer_version);
     if &merged != staged.protocol() {
         transaction.update_protocol(merged)?;
     }
@@ -188,7 +194,11 @@ fn stage_old_metadata(transaction: &mut Transaction, latest: &Snapshot, old: &Sn
 }
 
 /// Sets the user metadata domains back to those of `old`.
-fn stage_old_domains(transaction: &mut Transaction, latest: &Snapshot, old: &Snapshot) -> Result<()> {
+fn stage_old_domains(
+    transaction: &mut Transaction,
+    latest: &Snapshot,
+    old: &Snapshot,
+) -> Result<()> {
     let (now, then) = (latest.domains(), old.domains());
     let user = |domain: &String| !domain.starts_with("delta.");
     for (domain, configuration) in then.iter().filter(|(d, _)| user(d)) {
@@ -227,7 +237,10 @@ fn as_data_change_adds(adds: &StructArray) -> Result<StructArray> {
                 return Ok(Arc::new(BooleanArray::from(vec![true; adds.len()])));
             }
             adds.column_by_name(field.name()).cloned().ok_or_else(|| {
-                Error::InvalidArgument(format!("the files to restore have no {} column", field.name()))
+                Error::InvalidArgument(format!(
+                    "the files to restore have no {} column",
+                    field.name()
+                ))
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -339,13 +352,26 @@ async fn check_files_exist(table: &Table, version: u64, to_add: &[StructArray]) 
 }
 
 fn rows(batches: &[StructArray]) -> u64 {
-    batches.iter().map(|b| (b.len() - b.null_count()) as u64).sum()
+    batches
+        .iter()
+        .map(|b| (b.len() - b.null_count()) as u64)
+        .sum()
 }
 
 fn total_size(batches: &[StructArray]) -> u64 {
     batches
         .iter()
-        .filter_map(|b| b.column_by_name(add::SIZE)?.as_primitive_opt::<Int64Type>().cloned())
-        .map(|sizes| sizes.iter().flatten().map(|s| u64::try_from(s).unwrap_or(0)).sum::<u64>())
+        .filter_map(|b| {
+            b.column_by_name(add::SIZE)?
+                .as_primitive_opt::<Int64Type>()
+                .cloned()
+        })
+        .map(|sizes| {
+            sizes
+                .iter()
+                .flatten()
+                .map(|s| u64::try_from(s).unwrap_or(0))
+                .sum::<u64>()
+        })
         .sum()
 }

@@ -25,8 +25,8 @@ use crate::write::duties::generated_columns_reading;
 use crate::write::{WriteFailure, WriterOptions};
 
 use super::dml::{
-    candidates, filter, read_every_row, rows_in, touched_files, Candidate, FileMatches,
-    RowChange, RowWriter, Touched,
+    candidates, filter, read_every_row, rows_in, touched_files, Candidate, FileMatches, RowChange,
+    RowWriter, Touched,
 };
 use super::write::TableCommit;
 
@@ -106,11 +106,13 @@ impl Assignments {
             let index = fields
                 .iter()
                 .position(|f| f.name() == &name)
-                .or_else(|| fields.iter().position(|f| f.name().eq_ignore_ascii_case(&name)))
+                .or_else(|| {
+                    fields
+                        .iter()
+                        .position(|f| f.name().eq_ignore_ascii_case(&name))
+                })
                 .ok_or_else(|| {
-                    Error::InvalidArgument(format!(
-                        "{name} is not a top-level column of the table"
-                    ))
+                    Error::InvalidArgument(format!("{name} is not a top-level column of the table"))
                 })?;
             if resolved.iter().any(|(i, _, _)| *i == index) {
                 return Err(Error::InvalidArgument(format!("{name} is set twice")));
@@ -179,9 +181,10 @@ async fn prepare(
         .table_configuration()
         .is_deletion_vectors_enabled();
     change.remove_touched(touched, deletion_vectors).await?;
-    change
-        .metrics
-        .set("rewriteTimeMs", rewrite_started.elapsed().as_millis() as u64);
+    change.metrics.set(
+        "rewriteTimeMs",
+        rewrite_started.elapsed().as_millis() as u64,
+    );
     Ok(())
 }
 

@@ -91,9 +91,7 @@ pub struct VacuumResult {
 /// listing or of a delete (after which `VACUUM END` records `FAILED`).
 pub async fn vacuum(table: &Table, options: VacuumOptions) -> Result<VacuumResult> {
     let snapshot = table.snapshot(SnapshotAt::Latest).await?;
-    snapshot
-        .table_configuration()
-        .ensure_writable(false, &[])?;
+    snapshot.table_configuration().ensure_writable(false, &[])?;
     let configured_ms = duration_ms(
         snapshot
             .table_configuration()

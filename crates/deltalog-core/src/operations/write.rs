@@ -390,7 +390,10 @@ where
         .map_err(WriteFailure::unwritten)?;
     let Some(mut transaction) = prepared else {
         return Ok(TableCommit {
-            version: table.latest_version().await.map_err(WriteFailure::unwritten)?,
+            version: table
+                .latest_version()
+                .await
+                .map_err(WriteFailure::unwritten)?,
             committed: false,
             retries: 0,
             snapshot: None,
@@ -401,8 +404,7 @@ where
     let replaced = replaced_predicate(&transaction, &options);
     let mut insert_changes = false;
     if let Some(predicate) = &replaced {
-        let (staged, rows) =
-            stage_replaced_rows(transaction, predicate, &options.writer).await?;
+        let (staged, rows) = stage_replaced_rows(transaction, predicate, &options.writer).await?;
         transaction = staged;
         transaction.add_metrics(&rows.metrics);
         insert_changes = rows.wrote_changes;
@@ -657,4 +659,3 @@ fn set_high_water_mark(schema: &mut StructType, path: &str, mark: i64) {
 fn json_text(values: &[String]) -> String {
     serde_json::to_string(values).unwrap_or_default()
 }
-

@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use super::decimal::{format_decimal, parse_decimal_literal};
 use super::time::{
-    format_date, format_timestamp, format_timestamp_millis, format_timestamp_utc, parse_date, parse_timestamp,
-    SessionTimeZone,
+    format_date, format_timestamp, format_timestamp_millis, format_timestamp_utc, parse_date,
+    parse_timestamp, SessionTimeZone,
 };
 #[cfg(test)]
 use super::ScalarType;

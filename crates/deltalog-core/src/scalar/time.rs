@@ -214,7 +214,11 @@ pub(crate) fn format_timestamp(micros: i64) -> Option<String> {
 /// `None` outside chrono's range.
 pub(crate) fn format_timestamp_utc(micros: i64) -> Option<String> {
     let time = DateTime::from_timestamp_micros(micros)?;
-    Some(time.naive_utc().format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string())
+    Some(
+        time.naive_utc()
+            .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+            .to_string(),
+    )
 }
 
 /// `yyyy-MM-ddTHH:mm:ss.SSS` of microseconds since the epoch, truncated (towards the past) to

@@ -895,14 +895,20 @@ fn shredded_variant_table() -> TestTable {
 
 /// A batch of `id` and a variant group `v` with `metadata` version 1 and an empty
 /// dictionary, `value`, and an int32 `typed_value` when `typed` is given.
-fn variant_batch(ids: &[i32], value: Vec<Option<&[u8]>>, typed: Option<Vec<Option<i32>>>) -> RecordBatch {
+fn variant_batch(
+    ids: &[i32],
+    value: Vec<Option<&[u8]>>,
+    typed: Option<Vec<Option<i32>>>,
+) -> RecordBatch {
     let empty_metadata: &[u8] = &[0x01, 0x00, 0x00];
     let mut fields = vec![
         Field::new("metadata", ArrowType::Binary, false),
         Field::new("value", ArrowType::Binary, true),
     ];
     let mut columns: Vec<ArrayRef> = vec![
-        Arc::new(arrow_array::BinaryArray::from_iter_values(vec![empty_metadata; ids.len()])),
+        Arc::new(arrow_array::BinaryArray::from_iter_values(
+            vec![empty_metadata; ids.len()],
+        )),
         Arc::new(arrow_array::BinaryArray::from_iter(value)),
     ];
     if let Some(typed) = typed {
@@ -911,7 +917,10 @@ fn variant_batch(ids: &[i32], value: Vec<Option<&[u8]>>, typed: Option<Vec<Optio
     }
     let group = StructArray::try_new(Fields::from(fields), columns, None).unwrap();
     let group_field = Field::new("v", group.data_type().clone(), true);
-    batch(vec![(int_field("id"), ints(ids.iter().copied())), (group_field, Arc::new(group))])
+    batch(vec![
+        (int_field("id"), ints(ids.iter().copied())),
+        (group_field, Arc::new(group)),
+    ])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -919,7 +928,11 @@ async fn shredded_and_unshredded_variant_files_read_alike() {
     let mut table = shredded_variant_table();
     let int8_seven: &[u8] = &[0x0C, 7];
     let int32_seven: &[u8] = &[0x14, 7, 0, 0, 0];
-    let shredded = variant_batch(&[1, 2], vec![None, Some(int8_seven)], Some(vec![Some(7), None]));
+    let shredded = variant_batch(
+        &[1, 2],
+        vec![None, Some(int8_seven)],
+        Some(vec![Some(7), None]),
+    );
     table.add("shredded.parquet", &shredded, json!({}), json!({}));
     let plain = variant_batch(&[3], vec![Some(int32_seven)], None);
     table.add("plain.parquet", &plain, json!({}), json!({}));
@@ -928,7 +941,14 @@ async fn shredded_and_unshredded_variant_files_read_alike() {
     let values = variants.column_by_name("value").unwrap().as_binary::<i32>();
     let read: Vec<&[u8]> = values.iter().map(Option::unwrap).collect();
     assert_eq!(read, [int32_seven, int8_seven, int32_seven]);
-    assert_eq!(variants.column_by_name("metadata").unwrap().as_binary::<i32>().value(0), [1, 0, 0]);
+    assert_eq!(
+        variants
+            .column_by_name("metadata")
+            .unwrap()
+            .as_binary::<i32>()
+            .value(0),
+        [1, 0, 0]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -936,11 +956,16 @@ async fn contradictory_shredding_names_the_file() {
     let mut table = shredded_variant_table();
     let both = variant_batch(&[1], vec![Some(&[0x0C, 7])], Some(vec![Some(7)]));
     table.add("both.parquet", &both, json!({}), json!({}));
-    let scan = Scan::new(&table.snapshot().await, ScanOptions::default()).await.unwrap();
+    let scan = Scan::new(&table.snapshot().await, ScanOptions::default())
+        .await
+        .unwrap();
     match scan.to_batches().await.unwrap_err() {
         Error::CorruptDataFile { path, reason } => {
             assert!(path.ends_with("both.parquet"), "{path}");
-            assert!(reason.contains("column `v`: both `value` and `typed_value`"), "{reason}");
+            assert!(
+                reason.contains("column `v`: both `value` and `typed_value`"),
+                "{reason}"
+            );
         }
         other => panic!("expected CorruptDataFile, got {other}"),
     }

@@ -287,7 +287,12 @@ impl Storage {
     /// their version, where the spec lets the last of racing writers win.
     pub fn upload_replacing(&self, path: &Path) -> ObjectUpload {
         let part_size = upload::DEFAULT_PART_SIZE;
-        ObjectUpload::new(self.store.clone(), path.clone(), part_size, PutMode::Overwrite)
+        ObjectUpload::new(
+            self.store.clone(),
+            path.clone(),
+            part_size,
+            PutMode::Overwrite,
+        )
     }
 
     /// [`Storage::upload`] with parts of `part_size` bytes.
@@ -526,8 +531,14 @@ mod tests {
         let root = Url::parse("memory:///t/").unwrap();
         let storage = Storage::with_store(store, root, Path::from("t")).without_conditional_put();
         let path = storage.log_file("00000000000000000000.json");
-        assert!(storage.put_if_absent(&path, Bytes::from("a")).await.unwrap());
-        assert!(!storage.put_if_absent(&path, Bytes::from("b")).await.unwrap());
+        assert!(storage
+            .put_if_absent(&path, Bytes::from("a"))
+            .await
+            .unwrap());
+        assert!(!storage
+            .put_if_absent(&path, Bytes::from("b"))
+            .await
+            .unwrap());
         assert_eq!(storage.read(&path).await.unwrap(), Bytes::from("a"));
         let mut upload = storage.upload(&storage.log_file("x"));
         upload.put(Bytes::from("data")).await.unwrap();

@@ -113,10 +113,7 @@ impl MetadataSuffixFetch for &mut ParquetReader {
 /// The store's "this object does not exist" inside a Parquet read error of `path`, as the
 /// [`crate::error::Error::Storage`] it is (so a missing file is reported as missing, not as a
 /// corrupt one); `None` for every other error.
-pub(crate) fn not_found_in(
-    error: &ParquetError,
-    path: &str,
-) -> Option<crate::error::Error> {
+pub(crate) fn not_found_in(error: &ParquetError, path: &str) -> Option<crate::error::Error> {
     let ParquetError::External(source) = error else {
         return None;
     };

@@ -81,7 +81,11 @@ impl Storage {
 
     /// The store path of the root-relative `path` as [`Storage::list_table`] names it.
     fn child(&self, path: &str) -> Result<Path> {
-        if path.is_empty() || path.split('/').any(|s| s.is_empty() || s == "." || s == "..") {
+        if path.is_empty()
+            || path
+                .split('/')
+                .any(|s| s.is_empty() || s == "." || s == "..")
+        {
             return Err(Error::InvalidPath {
                 path: path.to_string(),
                 reason: "not a path inside the table root".into(),

@@ -57,9 +57,7 @@ async fn append(table: &Table, files: &[AddFile]) -> CommitResult {
 }
 
 async fn decoded(table: &Table, version: u64) -> DecodedActions {
-    let path = table
-        .storage()
-        .log_file(&commit_file_name(version));
+    let path = table.storage().log_file(&commit_file_name(version));
     let bytes = table.storage().read(&path).await.unwrap();
     let options = DecodeOptions {
         from_checkpoint: false,
@@ -669,7 +667,10 @@ async fn concurrent_creators_one_wins() {
     assert_eq!(first.commit().await.unwrap().version, 0);
     let error = second.commit().await.unwrap_err();
     assert_eq!(kind(&error), ConflictKind::ProtocolChanged, "{error}");
-    assert!(error.to_string().contains("created the table concurrently"), "{error}");
+    assert!(
+        error.to_string().contains("created the table concurrently"),
+        "{error}"
+    );
     assert!(matches!(
         table(&dir).create(spec).await,
         Err(Error::NotAllowed(_))

@@ -58,8 +58,8 @@ use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
 
 pub use duties::{unsupported_writer_duties, UnsupportedDuty};
-pub(crate) use plan::scalar_at;
 use file::OpenFile;
+pub(crate) use plan::scalar_at;
 use plan::{PartitionKey, WritePlan};
 
 /// The target size of a data file when neither the options nor `delta.targetFileSize` say:

@@ -228,8 +228,7 @@ impl WritePlan {
             let mut directories = Vec::with_capacity(arrays.len());
             for ((_, physical, ty), array) in self.partition_columns.iter().zip(&arrays) {
                 let scalar = scalar_at(array.as_ref(), first, *ty)?;
-                let text = to_partition_value(&scalar)?
-                    .filter(|text| !text.is_empty());
+                let text = to_partition_value(&scalar)?.filter(|text| !text.is_empty());
                 let shown = match &text {
                     Some(text) => escape_partition_path_value(text),
                     None => HIVE_DEFAULT_PARTITION.to_string(),

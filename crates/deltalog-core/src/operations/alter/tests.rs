@@ -102,9 +102,15 @@ async fn set_properties_validates_canonicalises_and_upgrades_the_protocol() {
     let configuration = &snapshot.metadata().configuration;
     assert_eq!(configuration["delta.appendOnly"], "true");
     assert_eq!(configuration["owner.team"], "data");
-    assert_eq!(snapshot.metadata().description.as_deref(), Some("the events"));
+    assert_eq!(
+        snapshot.metadata().description.as_deref(),
+        Some("the events")
+    );
     let protocol = snapshot.protocol();
-    assert_eq!((protocol.min_reader_version, protocol.min_writer_version), (3, 7));
+    assert_eq!(
+        (protocol.min_reader_version, protocol.min_writer_version),
+        (3, 7)
+    );
     assert!(protocol
         .writer_features
         .as_ref()
@@ -124,8 +130,16 @@ async fn set_properties_validates_canonicalises_and_upgrades_the_protocol() {
         ("delta.feature.noSuchFeature", "supported", "noSuchFeature"),
         ("delta.columnMapping.mode", "id", "none to name"),
         ("delta.minWriterVersion", "1", "downgrade"),
-        ("delta.isolationLevel", "WriteSerializable", "must be Serializable"),
-        ("delta.dataSkippingNumIndexedCols", "-2", "-1 (every column) or more"),
+        (
+            "delta.isolationLevel",
+            "WriteSerializable",
+            "must be Serializable",
+        ),
+        (
+            "delta.dataSkippingNumIndexedCols",
+            "-2",
+            "-1 (every column) or more",
+        ),
         ("delta.columnMapping.maxColumnId", "9", "cannot be set"),
     ] {
         let error = alter_table(&table, props(&[(key, value)]))
@@ -144,7 +158,9 @@ async fn unset_properties_and_if_exists() {
         keys: keys.iter().map(|k| k.to_string()).collect(),
         if_exists,
     };
-    let error = alter_table(&table, unset(&["nope"], false)).await.unwrap_err();
+    let error = alter_table(&table, unset(&["nope"], false))
+        .await
+        .unwrap_err();
     assert!(error.to_string().contains("no property nope"), "{error}");
     alter_table(&table, unset(&["delta.APPENDONLY", "k", "nope"], true))
         .await
@@ -166,7 +182,10 @@ async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
         to: "b".into(),
     };
     let error = alter_table(&table, rename.clone()).await.unwrap_err();
-    assert!(error.to_string().contains("delta.columnMapping.mode"), "{error}");
+    assert!(
+        error.to_string().contains("delta.columnMapping.mode"),
+        "{error}"
+    );
 
     alter_table(&table, props(&[("delta.columnMapping.mode", "name")]))
         .await
@@ -179,7 +198,10 @@ async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
         "2"
     );
     let protocol = snapshot.protocol();
-    assert_eq!((protocol.min_reader_version, protocol.min_writer_version), (2, 5));
+    assert_eq!(
+        (protocol.min_reader_version, protocol.min_writer_version),
+        (2, 5)
+    );
 
     let nested = StructType::new(vec![StructField::new("x", PrimitiveType::Integer, true)]);
     let add = Alteration::AddColumns(vec![
@@ -244,12 +266,20 @@ async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
         columns: columns.iter().map(|c| c.to_string()).collect(),
         if_exists,
     };
-    let error = alter_table(&table, drop(&["part"], false)).await.unwrap_err();
+    let error = alter_table(&table, drop(&["part"], false))
+        .await
+        .unwrap_err();
     assert!(error.to_string().contains("partition column"), "{error}");
-    let error = alter_table(&table, drop(&["zzz"], false)).await.unwrap_err();
+    let error = alter_table(&table, drop(&["zzz"], false))
+        .await
+        .unwrap_err();
     assert!(error.to_string().contains("no column zzz"), "{error}");
-    alter_table(&table, drop(&["s.x", "zzz"], true)).await.unwrap();
-    let error = alter_table(&table, drop(&["s.y"], false)).await.unwrap_err();
+    alter_table(&table, drop(&["s.x", "zzz"], true))
+        .await
+        .unwrap();
+    let error = alter_table(&table, drop(&["s.y"], false))
+        .await
+        .unwrap_err();
     assert!(error.to_string().contains("last column"), "{error}");
 
     let snapshot = latest(&table).await;
@@ -268,7 +298,11 @@ async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
         .map(|f| f.name().clone())
         .collect();
     assert_eq!(names, ["b", "part", "s"]);
-    let b = batches[0].column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+    let b = batches[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap();
     assert_eq!(b.values(), &[1, 2]);
 
     let error = alter_table(&table, props(&[("delta.columnMapping.mode", "none")]))
@@ -321,7 +355,12 @@ async fn a_new_constraint_is_checked_against_existing_rows() {
     )
     .await
     .unwrap_err();
-    assert!(error.to_string().contains("CHECK constraint positive (a > 0) uses it"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("CHECK constraint positive (a > 0) uses it"),
+        "{error}"
+    );
 
     let drop = |if_exists| Alteration::DropConstraint {
         name: "POSITIVE".into(),
@@ -330,7 +369,12 @@ async fn a_new_constraint_is_checked_against_existing_rows() {
     alter_table(&table, drop(false)).await.unwrap();
     let info = last_commit_info(&table).await;
     assert_eq!(info["operationParameters"]["existed"], "true");
-    assert!(latest(&table).await.metadata().configuration.keys().all(|k| !k.starts_with("delta.constraints")));
+    assert!(latest(&table)
+        .await
+        .metadata()
+        .configuration
+        .keys()
+        .all(|k| !k.starts_with("delta.constraints")));
     let error = alter_table(&table, drop(false)).await.unwrap_err();
     assert!(error.to_string().contains("no constraint"), "{error}");
     alter_table(&table, drop(true)).await.unwrap();
@@ -354,9 +398,14 @@ async fn a_null_value_breaks_a_new_constraint() {
         ],
     )
     .unwrap();
-    write_table(&table, schema, stream::iter(vec![Ok(batch)]), WriteTableOptions::default())
-        .await
-        .unwrap();
+    write_table(
+        &table,
+        schema,
+        stream::iter(vec![Ok(batch)]),
+        WriteTableOptions::default(),
+    )
+    .await
+    .unwrap();
     let error = alter_table(
         &table,
         Alteration::AddConstraint {
@@ -397,7 +446,10 @@ async fn features_are_added_by_name() {
     alter_table(&table, Alteration::SetDescription("about".into()))
         .await
         .unwrap();
-    assert_eq!(latest(&table).await.metadata().description.as_deref(), Some("about"));
+    assert_eq!(
+        latest(&table).await.metadata().description.as_deref(),
+        Some("about")
+    );
 }
 
 #[tokio::test]
@@ -431,8 +483,14 @@ fn paths_resolve_without_case_and_quote_as_spark_logs_them() {
             true,
         ),
     ]);
-    assert_eq!(resolve(&schema, &parse_path("`a.b`").unwrap()).unwrap(), [0]);
-    assert_eq!(resolve(&schema, &parse_path("S.x").unwrap()).unwrap(), [1, 0]);
+    assert_eq!(
+        resolve(&schema, &parse_path("`a.b`").unwrap()).unwrap(),
+        [0]
+    );
+    assert_eq!(
+        resolve(&schema, &parse_path("S.x").unwrap()).unwrap(),
+        [1, 0]
+    );
     assert!(resolve(&schema, &parse_path("s.y").unwrap()).is_err());
     assert_eq!(quote_path(&["a.b".into(), "c".into()]), "`a.b`.c");
 }

@@ -94,7 +94,14 @@ impl Plan {
             let target_rows = take(batch, &targets)?;
             let source_rows = take(&self.source, &sources)?;
             let joined = sides.join(Some(&target_rows), Some(&source_rows), targets.len())?;
-            self.apply(&self.resolved.matched, Kind::Matched, &target_rows, &joined, &targets, &mut changes)?;
+            self.apply(
+                &self.resolved.matched,
+                Kind::Matched,
+                &target_rows,
+                &joined,
+                &targets,
+                &mut changes,
+            )?;
         }
         if !self.resolved.not_matched_by_source.is_empty() {
             let unmatched: Vec<u32> = (0..batch.num_rows())
@@ -105,7 +112,14 @@ impl Plan {
                 let target_rows = take(batch, &unmatched)?;
                 let joined = sides.join(Some(&target_rows), None, unmatched.len())?;
                 let clauses = &self.resolved.not_matched_by_source;
-                self.apply(clauses, Kind::NotMatchedBySource, &target_rows, &joined, &unmatched, &mut changes)?;
+                self.apply(
+                    clauses,
+                    Kind::NotMatchedBySource,
+                    &target_rows,
+                    &joined,
+                    &unmatched,
+                    &mut changes,
+                )?;
             }
         }
         changes.touched.sort_unstable();
@@ -136,7 +150,12 @@ impl Plan {
             let joined = take(&joined, &rows)?;
             let mut columns = Vec::with_capacity(values.len());
             for (index, value) in values.iter().enumerate() {
-                columns.push(self.resolved.sides.value_of(index, value, &joined, self.now_micros)?);
+                columns.push(self.resolved.sides.value_of(
+                    index,
+                    value,
+                    &joined,
+                    self.now_micros,
+                )?);
             }
             let inserted = self.table_rows(columns, None)?;
             changes.counts.inserted += inserted.num_rows() as u64;
@@ -148,17 +167,21 @@ impl Plan {
 
     /// The candidate pairs the whole merge condition holds for, as (target rows, source
     /// rows).
-    fn matching_pairs(&self, batch: &RecordBatch, pairs: Vec<(u32, u32)>) -> Result<(Vec<u32>, Vec<u32>)> {
+    fn matching_pairs(
+        &self,
+        batch: &RecordBatch,
+        pairs: Vec<(u32, u32)>,
+    ) -> Result<(Vec<u32>, Vec<u32>)> {
         if pairs.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
         let (targets, sources): (Vec<u32>, Vec<u32>) = pairs.into_iter().unzip();
         let target_rows = take(batch, &targets)?;
         let source_rows = take(&self.source, &sources)?;
-        let joined = self
-            .resolved
-            .sides
-            .join(Some(&target_rows), Some(&source_rows), targets.len())?;
+        let joined =
+            self.resolved
+                .sides
+                .join(Some(&target_rows), Some(&source_rows), targets.len())?;
         let holds = evaluate_at(&self.resolved.on, &joined, self.now_micros)?;
         let kept = |list: &[u32]| -> Vec<u32> {
             list.iter()
@@ -197,22 +220,26 @@ impl Plan {
                     changes.changes.push((before, "delete"));
                     match kind {
                         Kind::Matched => changes.counts.matched_deleted += count,
-                        Kind::NotMatchedBySource => changes.counts.not_matched_by_source_deleted += count,
+                        Kind::NotMatchedBySource => {
+                            changes.counts.not_matched_by_source_deleted += count
+                        }
                     }
                 }
                 Action::Update(values) => {
                     let joined = take(joined, &rows)?;
-                    let columns = self
-                        .resolved
-                        .sides
-                        .apply(values, &before, &joined, self.now_micros)?;
+                    let columns =
+                        self.resolved
+                            .sides
+                            .apply(values, &before, &joined, self.now_micros)?;
                     let after = self.table_rows(columns, Some(&before))?;
                     changes.changes.push((before, "update_preimage"));
                     changes.changes.push((after.clone(), "update_postimage"));
                     changes.written.push(after);
                     match kind {
                         Kind::Matched => changes.counts.matched_updated += count,
-                        Kind::NotMatchedBySource => changes.counts.not_matched_by_source_updated += count,
+                        Kind::NotMatchedBySource => {
+                            changes.counts.not_matched_by_source_updated += count
+                        }
                     }
                 }
                 Action::Insert(_) => {}
@@ -223,14 +250,23 @@ impl Plan {
 
     /// A batch of the table's `columns`, then (with row tracking) the row ids of `before`
     /// (NULL for new rows: fresh ids) and NULL row commit versions (this commit's).
-    fn table_rows(&self, columns: Vec<ArrayRef>, before: Option<&RecordBatch>) -> Result<RecordBatch> {
+    fn table_rows(
+        &self,
+        columns: Vec<ArrayRef>,
+        before: Option<&RecordBatch>,
+    ) -> Result<RecordBatch> {
         let target = &self.resolved.sides.target;
         let rows = columns.first().map_or(0, |c| c.len());
         let mut fields: Vec<Field> = target
             .fields()
             .iter()
             .zip(&columns)
-            .map(|(f, c)| f.as_ref().clone().with_data_type(c.data_type().clone()).with_nullable(true))
+            .map(|(f, c)| {
+                f.as_ref()
+                    .clone()
+                    .with_data_type(c.data_type().clone())
+                    .with_nullable(true)
+            })
             .collect();
         let mut columns = columns;
         if self.row_tracking {
@@ -277,11 +313,7 @@ impl Plan {
 
 /// For each row of `joined`, the number of the first clause whose condition holds
 /// (`current_timestamp()` is `now_micros`).
-fn choose(
-    clauses: &[Clause],
-    joined: &RecordBatch,
-    now_micros: i64,
-) -> Result<Vec<Option<usize>>> {
+fn choose(clauses: &[Clause], joined: &RecordBatch, now_micros: i64) -> Result<Vec<Option<usize>>> {
     let mut chosen: Vec<Option<usize>> = vec![None; joined.num_rows()];
     for (number, clause) in clauses.iter().enumerate() {
         let holds = match &clause.condition {

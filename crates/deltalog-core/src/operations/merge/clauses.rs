@@ -455,7 +455,9 @@ impl Sides {
             _ => name,
         };
         position(self.target.fields(), bare).ok_or_else(|| {
-            Error::InvalidArgument(format!("{name} is not a top-level column of the target table"))
+            Error::InvalidArgument(format!(
+                "{name} is not a top-level column of the target table"
+            ))
         })
     }
 
@@ -544,10 +546,11 @@ fn conjuncts<'e>(expr: &'e Expr, found: &mut Vec<&'e Expr>) {
 
 /// The index of the field named `name`: exactly, else ASCII-case-insensitively.
 pub(super) fn position(fields: &Fields, name: &str) -> Option<usize> {
-    fields
-        .iter()
-        .position(|f| f.name() == name)
-        .or_else(|| fields.iter().position(|f| f.name().eq_ignore_ascii_case(name)))
+    fields.iter().position(|f| f.name() == name).or_else(|| {
+        fields
+            .iter()
+            .position(|f| f.name().eq_ignore_ascii_case(name))
+    })
 }
 
 /// One side's rows as a struct column (`None`: a NULL struct of `schema`'s fields).

@@ -54,7 +54,10 @@ impl SourceIndex {
             hash_types.push(hash_type(&target_type, values.data_type()));
             source_keys.push(values);
         }
-        let fields = hash_types.iter().map(|t| SortField::new(t.clone())).collect();
+        let fields = hash_types
+            .iter()
+            .map(|t| SortField::new(t.clone()))
+            .collect();
         let converter = RowConverter::new(fields)
             .map_err(|error| Error::arrow("hashing the merge keys", error))?;
         let mut index = SourceIndex {
@@ -225,7 +228,8 @@ fn key_range(key: &Key, joined: &RecordBatch, schema: &StructType) -> Result<Opt
     let order = sort_to_indices(&values, Some(options), None)
         .map_err(|error| Error::arrow("ordering the merge keys", error))?;
     let low = crate::write::scalar_at(values.as_ref(), order.value(0) as usize, *primitive)?;
-    let high = crate::write::scalar_at(values.as_ref(), order.value(valid - 1) as usize, *primitive)?;
+    let high =
+        crate::write::scalar_at(values.as_ref(), order.value(valid - 1) as usize, *primitive)?;
     if matches!(low, Scalar::Null) || matches!(high, Scalar::Null) {
         return Ok(None);
     }
@@ -253,9 +257,11 @@ fn strip_alias(expr: &Expr) -> Expr {
 fn target_key_type(resolved: &Resolved, key: &Key) -> Result<DataType> {
     let target = RecordBatch::new_empty(resolved.sides.target.clone());
     let joined = resolved.sides.join(Some(&target), None, 0)?;
-    Ok(evaluate_value(&ValueExpr::Column(key.target.clone()), &joined, 0)?
-        .data_type()
-        .clone())
+    Ok(
+        evaluate_value(&ValueExpr::Column(key.target.clone()), &joined, 0)?
+            .data_type()
+            .clone(),
+    )
 }
 
 /// The type a key is hashed in: the common type of its two sides (equal values of the two

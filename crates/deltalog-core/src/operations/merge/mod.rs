@@ -164,7 +164,13 @@ impl MergeRun {
         let mut touched: Vec<Touched> = Vec::new();
         for file in found.files {
             let outcome = self
-                .merge_file(&plan, file, &mut writer, &mut source_matched, !deletion_vectors)
+                .merge_file(
+                    &plan,
+                    file,
+                    &mut writer,
+                    &mut source_matched,
+                    !deletion_vectors,
+                )
                 .await;
             match outcome {
                 Ok(Some(file)) => touched.push(file),
@@ -180,10 +186,13 @@ impl MergeRun {
             return Err(self.change.abandon(writer, error).await);
         }
         self.change.stage_writer(writer).await?;
-        self.change.remove_touched(touched, deletion_vectors).await?;
         self.change
-            .metrics
-            .set("rewriteTimeMs", rewrite_started.elapsed().as_millis() as u64);
+            .remove_touched(touched, deletion_vectors)
+            .await?;
+        self.change.metrics.set(
+            "rewriteTimeMs",
+            rewrite_started.elapsed().as_millis() as u64,
+        );
         Ok(())
     }
 
@@ -217,7 +226,10 @@ impl MergeRun {
         self.stage_parameters(&resolved);
         let index = SourceIndex::build(&resolved, &source)?;
         let metrics = &mut self.change.metrics;
-        metrics.set("materializeSourceTimeMs", started.elapsed().as_millis() as u64);
+        metrics.set(
+            "materializeSourceTimeMs",
+            started.elapsed().as_millis() as u64,
+        );
         metrics.set("numSourceRows", source.num_rows() as u64);
         Ok(Plan {
             resolved,
@@ -235,12 +247,14 @@ impl MergeRun {
         let predicate = serde_json::Value::from(vec![resolved.on.to_string()]);
         let transaction = &mut self.change.transaction;
         transaction.set_operation_parameter("predicate", predicate.to_string());
-        let describe = |clauses: &[clauses::Clause], kind: &dyn Fn(&clauses::Clause) -> &'static str| {
+        let describe = |clauses: &[clauses::Clause],
+                        kind: &dyn Fn(&clauses::Clause) -> &'static str| {
             let list: Vec<serde_json::Value> =
                 clauses.iter().map(|c| c.describe(kind(c))).collect();
             serde_json::Value::from(list).to_string()
         };
-        let update_or_delete = |c: &clauses::Clause| if c.is_delete() { "delete" } else { "update" };
+        let update_or_delete =
+            |c: &clauses::Clause| if c.is_delete() { "delete" } else { "update" };
         transaction.set_operation_parameter(
             "matchedPredicates",
             describe(&resolved.matched, &update_or_delete),
@@ -400,8 +414,14 @@ impl MergeRun {
             ("numTargetBytesAdded", "numAddedBytes"),
             ("numTargetBytesRemoved", "numRemovedBytes"),
             ("numTargetDeletionVectorsAdded", "numDeletionVectorsAdded"),
-            ("numTargetDeletionVectorsRemoved", "numDeletionVectorsRemoved"),
-            ("numTargetDeletionVectorsUpdated", "numDeletionVectorsUpdated"),
+            (
+                "numTargetDeletionVectorsRemoved",
+                "numDeletionVectorsRemoved",
+            ),
+            (
+                "numTargetDeletionVectorsUpdated",
+                "numDeletionVectorsUpdated",
+            ),
         ] {
             let value = m.get(ours);
             m.0.remove(ours);

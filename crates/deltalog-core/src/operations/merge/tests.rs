@@ -79,7 +79,11 @@ async fn an_upsert_updates_matches_and_inserts_the_rest_in_both_modes() {
             u64::from(dv == "true")
         );
         let after = rows(&table).await;
-        assert_eq!(after.len(), 12, "a NULL key never matches: its row is inserted");
+        assert_eq!(
+            after.len(),
+            12,
+            "a NULL key never matches: its row is inserted"
+        );
         assert!(after.contains(&(3, "new".into())));
         assert!(after.contains(&(42, "ins".into())));
         assert!(after.contains(&(0, "old".into())));
@@ -103,10 +107,16 @@ async fn clauses_apply_in_order_and_by_source_clauses_see_unmatched_rows() {
             ),
         ],
         not_matched_by_source: vec![
-            (Some(parse_sql("t.id >= 8").unwrap()), NotMatchedBySourceAction::Delete),
+            (
+                Some(parse_sql("t.id >= 8").unwrap()),
+                NotMatchedBySourceAction::Delete,
+            ),
             (
                 Some(parse_sql("t.id = 0").unwrap()),
-                NotMatchedBySourceAction::Update(vec![("v".into(), parse_value_sql("'zero'").unwrap())]),
+                NotMatchedBySourceAction::Update(vec![(
+                    "v".into(),
+                    parse_value_sql("'zero'").unwrap(),
+                )]),
             ),
         ],
         ..MergeClauses::default()
@@ -138,10 +148,21 @@ async fn a_target_row_matched_twice_is_an_error_unless_only_deleted() {
     let table = target(dir.path(), &[]).await;
     let (batches, schema) = source(vec![Some(1), Some(1)], vec!["a", "b"]);
     let on = parse_sql("t.id = s.id").unwrap();
-    let failure = merge(&table, batches.clone(), schema.clone(), on.clone(), upsert(), options())
-        .await
-        .unwrap_err();
-    assert!(matches!(failure.error, Error::MergeMultipleMatch { .. }), "{}", failure.error);
+    let failure = merge(
+        &table,
+        batches.clone(),
+        schema.clone(),
+        on.clone(),
+        upsert(),
+        options(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(failure.error, Error::MergeMultipleMatch { .. }),
+        "{}",
+        failure.error
+    );
     assert_eq!(table.latest_version().await.unwrap(), 0);
     let delete_only = MergeClauses {
         matched: vec![(None, MatchedAction::Delete)],
@@ -163,9 +184,16 @@ async fn star_actions_refuse_source_columns_the_target_lacks() {
     let extra: ArrayRef = Arc::new(StringArray::from(vec!["e"]));
     let batch = RecordBatch::try_from_iter([("id", ids), ("v", values), ("extra", extra)]).unwrap();
     let on = parse_sql("t.id = s.id").unwrap();
-    let failure = merge(&table, vec![batch.clone()], batch.schema(), on, upsert(), options())
-        .await
-        .unwrap_err();
+    let failure = merge(
+        &table,
+        vec![batch.clone()],
+        batch.schema(),
+        on,
+        upsert(),
+        options(),
+    )
+    .await
+    .unwrap_err();
     match failure.error {
         Error::SchemaMismatch { column, .. } => assert_eq!(column, "extra"),
         other => panic!("{other}"),
@@ -200,12 +228,16 @@ async fn commit_info_names_the_operation_and_clauses_as_spark() {
     merge(&table, batches, schema, on, clauses, options())
         .await
         .unwrap();
-    let log = std::fs::read_to_string(dir.path().join("_delta_log/00000000000000000001.json")).unwrap();
+    let log =
+        std::fs::read_to_string(dir.path().join("_delta_log/00000000000000000001.json")).unwrap();
     let first: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
     let info = &first["commitInfo"];
     assert_eq!(info["operation"], "MERGE");
     let parameters = &info["operationParameters"];
-    assert_eq!(parameters["notMatchedPredicates"], "[{\"actionType\":\"insert\"}]");
+    assert_eq!(
+        parameters["notMatchedPredicates"],
+        "[{\"actionType\":\"insert\"}]"
+    );
     assert_eq!(parameters["notMatchedBySourcePredicates"], "[]");
     assert!(parameters["matchedPredicates"]
         .as_str()

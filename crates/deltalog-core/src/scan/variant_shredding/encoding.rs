@@ -76,7 +76,11 @@ impl Dictionary {
         let mut ids = HashMap::with_capacity(size.min(metadata.len()));
         let mut start = read_unsigned(metadata, offsets_start, offset_size)?;
         for id in 0..size {
-            let end = read_unsigned(metadata, offsets_start + (id + 1) * offset_size, offset_size)?;
+            let end = read_unsigned(
+                metadata,
+                offsets_start + (id + 1) * offset_size,
+                offset_size,
+            )?;
             let name = slice(metadata, bytes_start + start..bytes_start + end)?;
             let name: Box<[u8]> = name.into();
             let id = u32::try_from(id).map_err(|_| "the variant metadata has too many names")?;
@@ -114,7 +118,11 @@ pub(super) fn object_fields(value: &[u8]) -> EncodingResult<Vec<(u32, &[u8])>> {
     let layout = ObjectLayout::parse(value)?;
     let mut fields = Vec::with_capacity(layout.count);
     for index in 0..layout.count {
-        let id = read_unsigned(value, layout.ids_start + index * layout.id_size, layout.id_size)?;
+        let id = read_unsigned(
+            value,
+            layout.ids_start + index * layout.id_size,
+            layout.id_size,
+        )?;
         let id = u32::try_from(id).map_err(|_| "an object field id overflows")?;
         let offset = layout.offset(value, index)?;
         let start = layout.data_start + offset;
@@ -186,13 +194,18 @@ pub(super) fn write_object(out: &mut Vec<u8>, fields: &[(u32, Range<usize>)], da
     let id_size = bytes_needed(max_id);
     let total: usize = fields.iter().map(|(_, range)| range.len()).sum();
     let offset_size = bytes_needed(total);
-    let type_header = (offset_size - 1) as u8 | (((id_size - 1) as u8) << 2) | (u8::from(large) << 4);
+    let type_header =
+        (offset_size - 1) as u8 | (((id_size - 1) as u8) << 2) | (u8::from(large) << 4);
     out.push((type_header << 2) | OBJECT);
     write_unsigned(out, fields.len(), if large { 4 } else { 1 });
     for (id, _) in fields {
         write_unsigned(out, *id as usize, id_size);
     }
-    write_offsets(out, fields.iter().map(|(_, range)| range.len()), offset_size);
+    write_offsets(
+        out,
+        fields.iter().map(|(_, range)| range.len()),
+        offset_size,
+    );
     for (_, range) in fields {
         out.extend_from_slice(data.get(range.clone()).unwrap_or_default());
     }

@@ -23,8 +23,8 @@ use arrow::compute::cast;
 use arrow_array::builder::BinaryBuilder;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
-    Int8Type, Time64MicrosecondType, TimestampMicrosecondType, TimestampNanosecondType,
+    Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
+    Time64MicrosecondType, TimestampMicrosecondType, TimestampNanosecondType,
 };
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Decimal128Array, FixedSizeBinaryArray, ListArray,
@@ -51,7 +51,9 @@ pub(super) fn is_shredded(group: &StructArray) -> bool {
 pub(super) fn unshred(group: &StructArray, path: &str) -> Result<ArrayRef, String> {
     let located = |problem: String| format!("column {problem}");
     let metadata = group.column_by_name("metadata").ok_or_else(|| {
-        located(format!("`{path}`: the shredded variant group has no `metadata` field"))
+        located(format!(
+            "`{path}`: the shredded variant group has no `metadata` field"
+        ))
     })?;
     let metadata = as_binary(metadata, &format!("{path}.metadata")).map_err(located)?;
     let shredded = Shredded::plan(group, path).map_err(located)?;
@@ -148,7 +150,11 @@ struct Dictionaries {
 impl RowContext<'_> {
     fn dictionary(&mut self) -> EncodingResult<Arc<Dictionary>> {
         let cache = &mut *self.dictionaries;
-        if let Some(parsed) = cache.parsed.as_ref().filter(|_| cache.metadata == self.metadata) {
+        if let Some(parsed) = cache
+            .parsed
+            .as_ref()
+            .filter(|_| cache.metadata == self.metadata)
+        {
             return Ok(parsed.clone());
         }
         let parsed = Arc::new(Dictionary::parse(self.metadata)?);
@@ -181,7 +187,12 @@ impl Shredded {
     }
 
     /// Appends the encoded value of `row` to `out`; false (nothing appended) when missing.
-    fn append(&self, row: usize, context: &mut RowContext<'_>, out: &mut Vec<u8>) -> EncodingResult<bool> {
+    fn append(
+        &self,
+        row: usize,
+        context: &mut RowContext<'_>,
+        out: &mut Vec<u8>,
+    ) -> EncodingResult<bool> {
         let value = self
             .value
             .as_ref()
@@ -224,21 +235,30 @@ impl Shredded {
         context: &mut RowContext<'_>,
         out: &mut Vec<u8>,
     ) -> EncodingResult<()> {
-        let dictionary = context.dictionary().map_err(|problem| self.located(problem))?;
+        let dictionary = context
+            .dictionary()
+            .map_err(|problem| self.located(problem))?;
         let mut data = Vec::new();
         let mut entries: Vec<(u32, Range<usize>)> = Vec::with_capacity(fields.len());
         for (name, field) in fields {
             let start = data.len();
             if field.append(row, context, &mut data)? {
-                let id = dictionary.id(name).map_err(|problem| self.located(problem))?;
+                let id = dictionary
+                    .id(name)
+                    .map_err(|problem| self.located(problem))?;
                 entries.push((id, start..data.len()));
             }
         }
         if let Some(residual) = residual {
             let unshredded = object_fields(residual).map_err(|problem| self.located(problem))?;
             for (id, value) in unshredded {
-                let name = dictionary.name(id).map_err(|problem| self.located(problem))?;
-                if fields.iter().any(|(shredded, _)| shredded.as_bytes() == name) {
+                let name = dictionary
+                    .name(id)
+                    .map_err(|problem| self.located(problem))?;
+                if fields
+                    .iter()
+                    .any(|(shredded, _)| shredded.as_bytes() == name)
+                {
                     return Err(self.located(format!(
                         "the residual `value` repeats the shredded field `{}`",
                         String::from_utf8_lossy(name)
@@ -251,12 +271,16 @@ impl Shredded {
         }
         let mut named = Vec::with_capacity(entries.len());
         for (id, range) in entries {
-            let name = dictionary.name(id).map_err(|problem| self.located(problem))?;
+            let name = dictionary
+                .name(id)
+                .map_err(|problem| self.located(problem))?;
             named.push((name, id, range));
         }
         named.sort_by(|a, b| a.0.cmp(b.0));
-        let sorted: Vec<(u32, Range<usize>)> =
-            named.into_iter().map(|(_, id, range)| (id, range)).collect();
+        let sorted: Vec<(u32, Range<usize>)> = named
+            .into_iter()
+            .map(|(_, id, range)| (id, range))
+            .collect();
         write_object(out, &sorted, &data);
         Ok(())
     }
@@ -304,22 +328,30 @@ impl Typed {
                 for (field, column) in group.fields().iter().zip(group.columns()) {
                     let field_path = format!("{path}.{}", field.name());
                     let field_group = column.as_struct_opt().ok_or_else(|| {
-                        format!("`{field_path}` is a {}, not a group of a shredded object field", column.data_type())
+                        format!(
+                            "`{field_path}` is a {}, not a group of a shredded object field",
+                            column.data_type()
+                        )
                     })?;
-                    fields.push((field.name().clone(), Shredded::plan(field_group, &field_path)?));
+                    fields.push((
+                        field.name().clone(),
+                        Shredded::plan(field_group, &field_path)?,
+                    ));
                 }
                 Ok(Typed::Object(group.clone(), fields))
             }
             ArrowType::List(_) | ArrowType::LargeList(_) => {
                 let list = match array.data_type() {
-                    ArrowType::LargeList(element) => {
-                        cast(array, &ArrowType::List(element.clone())).map_err(|e| format!("`{path}`: {e}"))?
-                    }
+                    ArrowType::LargeList(element) => cast(array, &ArrowType::List(element.clone()))
+                        .map_err(|e| format!("`{path}`: {e}"))?,
                     _ => array.clone(),
                 };
                 let list = list.as_list::<i32>().clone();
                 let element = list.values().as_struct_opt().ok_or_else(|| {
-                    format!("`{path}` is a list of {}, not of element groups", list.value_type())
+                    format!(
+                        "`{path}` is a list of {}, not of element groups",
+                        list.value_type()
+                    )
                 })?;
                 let element = Shredded::plan(element, &format!("{path}.element"))?;
                 Ok(Typed::Array(list, Box::new(element)))
@@ -340,9 +372,8 @@ impl Typed {
 impl Primitive {
     fn plan(array: &ArrayRef, path: &str) -> EncodingResult<Primitive> {
         use PrimitiveId::{Timestamp, TimestampNanos, TimestampNtz, TimestampNtzNanos};
-        let converted = |target: &ArrowType| {
-            cast(array, target).map_err(|error| format!("`{path}`: {error}"))
-        };
+        let converted =
+            |target: &ArrowType| cast(array, target).map_err(|error| format!("`{path}`: {error}"));
         Ok(match array.data_type() {
             ArrowType::Boolean => Primitive::Boolean(array.as_boolean().clone()),
             ArrowType::Int8 => Primitive::Int8(array.as_primitive().clone()),
@@ -365,13 +396,23 @@ impl Primitive {
                 Primitive::Decimal(wide.as_primitive().clone(), id, *scale as u8)
             }
             ArrowType::Date32 => Primitive::Date(array.as_primitive().clone()),
-            ArrowType::Time64(TimeUnit::Microsecond) => Primitive::Time(array.as_primitive().clone()),
+            ArrowType::Time64(TimeUnit::Microsecond) => {
+                Primitive::Time(array.as_primitive().clone())
+            }
             ArrowType::Timestamp(TimeUnit::Microsecond, zone) => {
-                let id = if zone.is_some() { Timestamp } else { TimestampNtz };
+                let id = if zone.is_some() {
+                    Timestamp
+                } else {
+                    TimestampNtz
+                };
                 Primitive::Micros(array.as_primitive().clone(), id)
             }
             ArrowType::Timestamp(TimeUnit::Nanosecond, zone) => {
-                let id = if zone.is_some() { TimestampNanos } else { TimestampNtzNanos };
+                let id = if zone.is_some() {
+                    TimestampNanos
+                } else {
+                    TimestampNtzNanos
+                };
                 Primitive::Nanos(array.as_primitive().clone(), id)
             }
             ArrowType::Binary | ArrowType::LargeBinary | ArrowType::BinaryView => {
@@ -380,9 +421,7 @@ impl Primitive {
             ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View => {
                 Primitive::String(converted(&ArrowType::Utf8)?.as_string().clone())
             }
-            ArrowType::FixedSizeBinary(16) => {
-                Primitive::Uuid(array.as_fixed_size_binary().clone())
-            }
+            ArrowType::FixedSizeBinary(16) => Primitive::Uuid(array.as_fixed_size_binary().clone()),
             other => {
                 return Err(format!(
                     "`{path}` is a {other}, which is not a type a shredded variant can hold"
@@ -415,15 +454,31 @@ impl Primitive {
     fn append(&self, row: usize, out: &mut Vec<u8>) {
         match self {
             Primitive::Boolean(a) => {
-                let id = if a.value(row) { PrimitiveId::True } else { PrimitiveId::False };
+                let id = if a.value(row) {
+                    PrimitiveId::True
+                } else {
+                    PrimitiveId::False
+                };
                 write_primitive(out, id, &[]);
             }
-            Primitive::Int8(a) => write_primitive(out, PrimitiveId::Int8, &a.value(row).to_le_bytes()),
-            Primitive::Int16(a) => write_primitive(out, PrimitiveId::Int16, &a.value(row).to_le_bytes()),
-            Primitive::Int32(a) => write_primitive(out, PrimitiveId::Int32, &a.value(row).to_le_bytes()),
-            Primitive::Int64(a) => write_primitive(out, PrimitiveId::Int64, &a.value(row).to_le_bytes()),
-            Primitive::Float(a) => write_primitive(out, PrimitiveId::Float, &a.value(row).to_le_bytes()),
-            Primitive::Double(a) => write_primitive(out, PrimitiveId::Double, &a.value(row).to_le_bytes()),
+            Primitive::Int8(a) => {
+                write_primitive(out, PrimitiveId::Int8, &a.value(row).to_le_bytes())
+            }
+            Primitive::Int16(a) => {
+                write_primitive(out, PrimitiveId::Int16, &a.value(row).to_le_bytes())
+            }
+            Primitive::Int32(a) => {
+                write_primitive(out, PrimitiveId::Int32, &a.value(row).to_le_bytes())
+            }
+            Primitive::Int64(a) => {
+                write_primitive(out, PrimitiveId::Int64, &a.value(row).to_le_bytes())
+            }
+            Primitive::Float(a) => {
+                write_primitive(out, PrimitiveId::Float, &a.value(row).to_le_bytes())
+            }
+            Primitive::Double(a) => {
+                write_primitive(out, PrimitiveId::Double, &a.value(row).to_le_bytes())
+            }
             Primitive::Decimal(a, id, scale) => {
                 let unscaled = a.value(row).to_le_bytes();
                 let width = match id {
@@ -436,8 +491,12 @@ impl Primitive {
                 payload.extend_from_slice(unscaled.get(..width).unwrap_or(&unscaled));
                 write_primitive(out, *id, &payload);
             }
-            Primitive::Date(a) => write_primitive(out, PrimitiveId::Date, &a.value(row).to_le_bytes()),
-            Primitive::Time(a) => write_primitive(out, PrimitiveId::Time, &a.value(row).to_le_bytes()),
+            Primitive::Date(a) => {
+                write_primitive(out, PrimitiveId::Date, &a.value(row).to_le_bytes())
+            }
+            Primitive::Time(a) => {
+                write_primitive(out, PrimitiveId::Time, &a.value(row).to_le_bytes())
+            }
             Primitive::Nanos(a, id) => write_primitive(out, *id, &a.value(row).to_le_bytes()),
             Primitive::Micros(a, id) => write_primitive(out, *id, &a.value(row).to_le_bytes()),
             Primitive::Binary(a) => write_long_bytes(out, PrimitiveId::Binary, a.value(row)),

@@ -3,14 +3,15 @@
 
 use std::sync::Arc;
 
+use arrow::buffer::NullBuffer;
 use arrow_array::builder::{BinaryBuilder, Int64Builder, ListBuilder, StructBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray,
-    Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, Time64MicrosecondArray, MapArray, RecordBatch, StringArray,
-    StructArray, TimestampMicrosecondArray, TimestampNanosecondArray, UInt32Array,
+    Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, MapArray,
+    RecordBatch, StringArray, StructArray, Time64MicrosecondArray, TimestampMicrosecondArray,
+    TimestampNanosecondArray, UInt32Array,
 };
-use arrow::buffer::NullBuffer;
 use arrow_schema::{DataType as ArrowType, Field, Fields, Schema};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -101,7 +102,12 @@ fn pair(value: ArrayRef, typed: ArrayRef, nulls: Option<NullBuffer>) -> StructAr
 }
 
 /// A shredded variant group: `metadata`, `value`, `typed_value`.
-fn variant_group(metadata: Vec<Vec<u8>>, value: ArrayRef, typed: ArrayRef, nulls: Option<NullBuffer>) -> StructArray {
+fn variant_group(
+    metadata: Vec<Vec<u8>>,
+    value: ArrayRef,
+    typed: ArrayRef,
+    nulls: Option<NullBuffer>,
+) -> StructArray {
     let metadata: ArrayRef = Arc::new(BinaryArray::from_iter_values(metadata));
     let fields = Fields::from(vec![
         Field::new("metadata", ArrowType::Binary, false),
@@ -114,12 +120,16 @@ fn variant_group(metadata: Vec<Vec<u8>>, value: ArrayRef, typed: ArrayRef, nulls
 /// `group` written as column `v` of a Parquet file and read back by the parquet crate.
 fn through_parquet(group: StructArray) -> StructArray {
     let field = Field::new("v", group.data_type().clone(), true);
-    let batch = RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![Arc::new(group)]).unwrap();
+    let batch =
+        RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![Arc::new(group)]).unwrap();
     let mut file = Vec::new();
     let mut writer = ArrowWriter::try_new(&mut file, batch.schema(), None).unwrap();
     writer.write(&batch).unwrap();
     writer.close().unwrap();
-    let reader = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(file)).unwrap().build().unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(file))
+        .unwrap()
+        .build()
+        .unwrap();
     let read: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
     assert_eq!(read.len(), 1);
     read[0].column(0).as_struct().clone()
@@ -132,12 +142,18 @@ fn reassembled(group: StructArray) -> Vec<Option<(Vec<u8>, Vec<u8>)>> {
     let metadata = out.column_by_name("metadata").unwrap().as_binary::<i32>();
     let value = out.column_by_name("value").unwrap().as_binary::<i32>();
     (0..out.len())
-        .map(|row| out.is_valid(row).then(|| (metadata.value(row).to_vec(), value.value(row).to_vec())))
+        .map(|row| {
+            out.is_valid(row)
+                .then(|| (metadata.value(row).to_vec(), value.value(row).to_vec()))
+        })
         .collect()
 }
 
 fn values(group: StructArray) -> Vec<Option<Vec<u8>>> {
-    reassembled(group).into_iter().map(|row| row.map(|(_, value)| value)).collect()
+    reassembled(group)
+        .into_iter()
+        .map(|row| row.map(|(_, value)| value))
+        .collect()
 }
 
 fn unshred_error(group: StructArray) -> String {
@@ -149,12 +165,26 @@ fn partially_shredded_objects() -> StructArray {
     let names = ["a", "b", "z"];
     let a = pair(
         binaries(vec![None, Some(short_string("s")), None, None, None, None]),
-        Arc::new(Int32Array::from(vec![Some(1), None, None, None, None, None])),
+        Arc::new(Int32Array::from(vec![
+            Some(1),
+            None,
+            None,
+            None,
+            None,
+            None,
+        ])),
         None,
     );
     let b = pair(
         binaries(vec![None, None, None, None, None, Some(NULL.to_vec())]),
-        Arc::new(StringArray::from(vec![Some("x"), None, None, None, None, None])),
+        Arc::new(StringArray::from(vec![
+            Some("x"),
+            None,
+            None,
+            None,
+            None,
+            None,
+        ])),
         None,
     );
     let typed = StructArray::try_new(
@@ -163,7 +193,9 @@ fn partially_shredded_objects() -> StructArray {
             Field::new("b", b.data_type().clone(), false),
         ]),
         vec![Arc::new(a), Arc::new(b)],
-        Some(NullBuffer::from(vec![true, true, false, false, false, true])),
+        Some(NullBuffer::from(vec![
+            true, true, false, false, false, true,
+        ])),
     )
     .unwrap();
     variant_group(
@@ -203,7 +235,11 @@ fn partially_shredded_objects_merge_typed_and_residual_fields() {
 #[test]
 fn fields_are_sorted_by_name_not_by_id() {
     // Dictionary order z, a: the object lists `a` (id 1) before `z` (id 0).
-    let a = pair(binaries(vec![None]), Arc::new(Int32Array::from(vec![5])), None);
+    let a = pair(
+        binaries(vec![None]),
+        Arc::new(Int32Array::from(vec![5])),
+        None,
+    );
     let typed = StructArray::try_new(
         Fields::from(vec![Field::new("a", a.data_type().clone(), false)]),
         vec![Arc::new(a)],
@@ -216,7 +252,10 @@ fn fields_are_sorted_by_name_not_by_id() {
         Arc::new(typed),
         None,
     );
-    assert_eq!(values(group), [Some(object(&[(1, int32(5)), (0, TRUE.to_vec())]))]);
+    assert_eq!(
+        values(group),
+        [Some(object(&[(1, int32(5)), (0, TRUE.to_vec())]))]
+    );
 }
 
 #[test]
@@ -227,14 +266,23 @@ fn shredded_arrays_hold_typed_and_untyped_elements() {
     ]);
     let element = StructBuilder::new(
         element_fields.clone(),
-        vec![Box::new(BinaryBuilder::new()), Box::new(Int64Builder::new())],
+        vec![
+            Box::new(BinaryBuilder::new()),
+            Box::new(Int64Builder::new()),
+        ],
     );
     let element_field = Field::new("element", ArrowType::Struct(element_fields), false);
     let mut lists = ListBuilder::new(element).with_field(Arc::new(element_field));
     let mut push = |value: Option<Vec<u8>>, typed: Option<i64>| {
         let element = lists.values();
-        element.field_builder::<BinaryBuilder>(0).unwrap().append_option(value);
-        element.field_builder::<Int64Builder>(1).unwrap().append_option(typed);
+        element
+            .field_builder::<BinaryBuilder>(0)
+            .unwrap()
+            .append_option(value);
+        element
+            .field_builder::<Int64Builder>(1)
+            .unwrap()
+            .append_option(typed);
         element.append(true);
     };
     push(None, Some(1));
@@ -281,7 +329,11 @@ fn every_primitive_type_takes_its_variant_type() {
     long_string.extend_from_slice(&64u32.to_le_bytes());
     long_string.extend_from_slice(long_text.as_bytes());
     let decimal = |value: i128, precision: u8, scale: i8| -> ArrayRef {
-        Arc::new(Decimal128Array::from(vec![value]).with_precision_and_scale(precision, scale).unwrap())
+        Arc::new(
+            Decimal128Array::from(vec![value])
+                .with_precision_and_scale(precision, scale)
+                .unwrap(),
+        )
     };
     let cases: Vec<(ArrayRef, Vec<u8>)> = vec![
         (Arc::new(BooleanArray::from(vec![false])), vec![2 << 2]),
@@ -296,28 +348,58 @@ fn every_primitive_type_takes_its_variant_type() {
             Arc::new(Time64MicrosecondArray::from(vec![11])),
             primitive_bytes(17, &11i64.to_le_bytes()),
         ),
-        (Arc::new(Float32Array::from(vec![1.5])), primitive_bytes(14, &1.5f32.to_le_bytes())),
-        (Arc::new(Float64Array::from(vec![2.25])), primitive_bytes(7, &2.25f64.to_le_bytes())),
-        (decimal(1234, 4, 2), primitive_bytes(8, &[2, 0xD2, 0x04, 0, 0])),
-        (decimal(-5, 18, 4), primitive_bytes(9, &[4, 0xFB, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])),
-        (decimal(1, 38, 0), primitive_bytes(10, &[0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])),
-        (Arc::new(Date32Array::from(vec![19_737])), primitive_bytes(11, &19_737i32.to_le_bytes())),
+        (
+            Arc::new(Float32Array::from(vec![1.5])),
+            primitive_bytes(14, &1.5f32.to_le_bytes()),
+        ),
+        (
+            Arc::new(Float64Array::from(vec![2.25])),
+            primitive_bytes(7, &2.25f64.to_le_bytes()),
+        ),
+        (
+            decimal(1234, 4, 2),
+            primitive_bytes(8, &[2, 0xD2, 0x04, 0, 0]),
+        ),
+        (
+            decimal(-5, 18, 4),
+            primitive_bytes(9, &[4, 0xFB, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]),
+        ),
+        (
+            decimal(1, 38, 0),
+            primitive_bytes(10, &[0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+        ),
+        (
+            Arc::new(Date32Array::from(vec![19_737])),
+            primitive_bytes(11, &19_737i32.to_le_bytes()),
+        ),
         (
             Arc::new(TimestampMicrosecondArray::from(vec![7]).with_timezone("UTC")),
             primitive_bytes(12, &7i64.to_le_bytes()),
         ),
-        (Arc::new(TimestampMicrosecondArray::from(vec![8])), primitive_bytes(13, &8i64.to_le_bytes())),
+        (
+            Arc::new(TimestampMicrosecondArray::from(vec![8])),
+            primitive_bytes(13, &8i64.to_le_bytes()),
+        ),
         (
             Arc::new(TimestampNanosecondArray::from(vec![9]).with_timezone("UTC")),
             primitive_bytes(18, &9i64.to_le_bytes()),
         ),
-        (Arc::new(TimestampNanosecondArray::from(vec![10])), primitive_bytes(19, &10i64.to_le_bytes())),
+        (
+            Arc::new(TimestampNanosecondArray::from(vec![10])),
+            primitive_bytes(19, &10i64.to_le_bytes()),
+        ),
         (
             Arc::new(BinaryArray::from_iter_values([[0xCA, 0xFE]])),
             primitive_bytes(15, &[2, 0, 0, 0, 0xCA, 0xFE]),
         ),
-        (Arc::new(StringArray::from(vec!["str"])), short_string("str")),
-        (Arc::new(StringArray::from(vec![long_text.as_str()])), long_string),
+        (
+            Arc::new(StringArray::from(vec!["str"])),
+            short_string("str"),
+        ),
+        (
+            Arc::new(StringArray::from(vec![long_text.as_str()])),
+            long_string,
+        ),
         (
             Arc::new(FixedSizeBinaryArray::try_from_iter([[7u8; 16]].into_iter()).unwrap()),
             primitive_bytes(20, &[7; 16]),
@@ -349,29 +431,50 @@ fn both_columns_set_for_a_primitive_is_refused() {
         None,
     );
     let error = unshred_error(group);
-    assert!(error.contains("column `v`") && error.contains("objects only"), "{error}");
+    assert!(
+        error.contains("column `v`") && error.contains("objects only"),
+        "{error}"
+    );
 }
 
 /// An object shredding field `a` as int32, with `residual` as the row's `value`.
 fn object_with_residual(names: &[&str], residual: Vec<u8>) -> StructArray {
-    let a = pair(binaries(vec![None]), Arc::new(Int32Array::from(vec![1])), None);
+    let a = pair(
+        binaries(vec![None]),
+        Arc::new(Int32Array::from(vec![1])),
+        None,
+    );
     let typed = StructArray::try_new(
         Fields::from(vec![Field::new("a", a.data_type().clone(), false)]),
         vec![Arc::new(a)],
         None,
     )
     .unwrap();
-    variant_group(vec![metadata(names)], binaries(vec![Some(residual)]), Arc::new(typed), None)
+    variant_group(
+        vec![metadata(names)],
+        binaries(vec![Some(residual)]),
+        Arc::new(typed),
+        None,
+    )
 }
 
 #[test]
 fn contradictory_objects_are_refused() {
     let not_an_object = unshred_error(object_with_residual(&["a"], short_string("a")));
-    assert!(not_an_object.contains("is not an object"), "{not_an_object}");
+    assert!(
+        not_an_object.contains("is not an object"),
+        "{not_an_object}"
+    );
     let repeated = unshred_error(object_with_residual(&["a"], object(&[(0, TRUE.to_vec())])));
-    assert!(repeated.contains("repeats the shredded field `a`"), "{repeated}");
+    assert!(
+        repeated.contains("repeats the shredded field `a`"),
+        "{repeated}"
+    );
     let unnamed = unshred_error(object_with_residual(&["b"], object(&[(0, TRUE.to_vec())])));
-    assert!(unnamed.contains("`a` is not in the variant metadata dictionary"), "{unnamed}");
+    assert!(
+        unnamed.contains("`a` is not in the variant metadata dictionary"),
+        "{unnamed}"
+    );
     let truncated = unshred_error(object_with_residual(&["a", "b"], vec![0x02, 3, 1]));
     assert!(truncated.contains("end early"), "{truncated}");
 }
@@ -392,18 +495,34 @@ fn typed_values_of_types_the_spec_does_not_allow_are_refused() {
         None,
     )
     .unwrap();
-    let group = variant_group(vec![metadata(&["a"])], binaries(vec![None]), Arc::new(not_a_group), None);
+    let group = variant_group(
+        vec![metadata(&["a"])],
+        binaries(vec![None]),
+        Arc::new(not_a_group),
+        None,
+    );
     let error = unshred_error(group);
-    assert!(error.contains("`v.typed_value.a` is a Int32, not a group"), "{error}");
+    assert!(
+        error.contains("`v.typed_value.a` is a Int32, not a group"),
+        "{error}"
+    );
 }
 
 #[test]
 fn maps_are_not_a_shredded_type() {
     let values = Int32Array::from(vec![1]);
     let map = MapArray::new_from_strings(["k"].into_iter(), &values, &[0, 1]).unwrap();
-    let group = variant_group(vec![metadata(&[])], binaries(vec![None]), Arc::new(map), None);
+    let group = variant_group(
+        vec![metadata(&[])],
+        binaries(vec![None]),
+        Arc::new(map),
+        None,
+    );
     let error = unshred(&group, "v").unwrap_err();
-    assert!(error.contains("not a type a shredded variant can hold"), "{error}");
+    assert!(
+        error.contains("not a type a shredded variant can hold"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -413,7 +532,10 @@ fn unshredded_groups_are_not_shredded() {
             Field::new("metadata", ArrowType::Binary, false),
             Field::new("value", ArrowType::Binary, false),
         ]),
-        vec![binaries(vec![Some(metadata(&[]))]), binaries(vec![Some(int8(1))])],
+        vec![
+            binaries(vec![Some(metadata(&[]))]),
+            binaries(vec![Some(int8(1))]),
+        ],
         None,
     )
     .unwrap();
@@ -430,8 +552,8 @@ fn a_present_variant_needs_its_metadata() {
         Field::new("typed_value", ArrowType::Int32, true),
     ]);
     let typed: ArrayRef = Arc::new(Int32Array::from(vec![1]));
-    let group = StructArray::try_new(fields, vec![metadata, binaries(vec![None]), typed], None)
-        .unwrap();
+    let group =
+        StructArray::try_new(fields, vec![metadata, binaries(vec![None]), typed], None).unwrap();
     let error = unshred(&group, "v").unwrap_err();
     assert!(error.contains("`v.metadata` is null"), "{error}");
 }
