@@ -28,18 +28,26 @@ DEFAULT_SCHEMA: dict[str, Any] = {
 }
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keeps together, when pytest-xdist spreads the tests over processes (`-n auto --dist
-    loadgroup`), what must share one process: the Spark suite (one Spark session per run) and
-    the tests of the S3-compatible server (each process would start its own on loopback)."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    spark_dir = REPO_ROOT / "tests" / "spark"
-    for item in items:
-        if item.path.is_relative_to(spark_dir):
-            item.add_marker(pytest.mark.xdist_group("spark"))
-        elif "seaweed" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("s3"))
+#: The test modules that start the S3-compatible server (`tests/s3.py`) on loopback.
+S3_SERVER_MODULES = ("tests/test_concurrency.py", "tests/test_hostile_input.py")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Spreads the tests over pytest-xdist's processes (`-n auto`) one by one, except what
+    must share one process: the Spark suite (`tests/spark`: one Spark session per run) and the
+    modules that start the S3-compatible server."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedProcessScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith("tests/spark/"):
+                return "spark"
+            if nodeid.split("::", 1)[0] in S3_SERVER_MODULES:
+                return "s3"
+            return nodeid
+
+    return SharedProcessScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
