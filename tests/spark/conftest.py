@@ -82,6 +82,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         .config("spark.databricks.delta.snapshotPartitions", "1")
         .config("spark.databricks.delta.stateReconstructionValidation.enabled", "false")
         .config("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+        # VACUUM lists the table with this many tasks (10,000 by default: minutes per VACUUM).
+        .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
