@@ -4,6 +4,7 @@ the Arrow PyCapsule stream (what pyarrow and polars consume)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import pickle
 from datetime import datetime, timezone
@@ -204,3 +205,28 @@ def test_a_task_with_damaged_files_says_so(sample_table: Path) -> None:
     damaged = dataclasses.replace(task, _task=task._task[:header_end] + b"not arrow")
     with pytest.raises(deltalog.InvalidArgumentError, match="Arrow IPC"):
         damaged.to_batches()
+
+
+def test_logs_escaping_characters_above_u1ffff_read_right(tmp_path: Path) -> None:
+    """A writer that escapes every non-ASCII character (Python's ``json.dumps``) spells
+    U+20000 and above as surrogate pairs, in paths, partition values and the statistics
+    inside ``stats``; arrow-json 60 alone decodes those pairs to the wrong characters."""
+    wide = "\U00020000\U0002f804"
+    data = pa.table({"id": [1, 2], "p": [wide, "x"], "s": [wide + "a", "b"]})
+    deltalog.write_table(tmp_path, data, partition_by=["p"])
+    for commit in (tmp_path / "_delta_log").glob("*.json"):
+        actions = [json.loads(line) for line in commit.read_text(encoding="utf-8").splitlines()]
+        for action in actions:
+            if "add" in action and action["add"].get("stats"):
+                action["add"]["stats"] = json.dumps(json.loads(action["add"]["stats"]))
+        escaped = "".join(json.dumps(action) + "\n" for action in actions)
+        assert "\\ud840\\udc00" in escaped
+        assert "\\\\ud840\\\\udc00" in escaped
+        commit.write_text(escaped, encoding="utf-8")
+    table = deltalog.DeltaTable(tmp_path)
+    files = pa.table(table.snapshot().files()).to_pylist()
+    assert sorted(file["partition_values"]["p"] for file in files) == sorted([wide, "x"])
+    rows = pa.table(deltalog.read_table(tmp_path)).sort_by("id").to_pylist()
+    assert rows == [{"id": 1, "s": wide + "a", "p": wide}, {"id": 2, "s": "b", "p": "x"}]
+    matching = pa.table(table.snapshot(filter=f"s = '{wide}a'").files())
+    assert matching.num_rows == 1

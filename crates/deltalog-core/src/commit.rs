@@ -17,6 +17,7 @@ use crate::actions::{
 };
 use crate::error::{Error, Result};
 use crate::file_action_scan::scan_file_actions;
+use crate::json_text::mend_wide_surrogates;
 
 /// The actions of one commit (or of a JSON V2 checkpoint or a compaction file).
 #[derive(Debug, Clone, Default)]
@@ -182,7 +183,8 @@ pub(crate) fn decode_file_lines(lines: &[&[u8]], file: &str) -> Result<RecordBat
         buffer.extend_from_slice(line);
         buffer.push(b'\n');
     }
-    let mut rest = buffer.as_slice();
+    let buffer = mend_wide_surrogates(&buffer);
+    let mut rest = &buffer[..];
     while !rest.is_empty() {
         let consumed = decoder.decode(rest).map_err(context)?;
         if consumed == 0 {

@@ -35,6 +35,7 @@ internal_modules!(
     expr,
     file_action_scan,
     file_list,
+    json_text,
     load,
     log,
     log_cleanup,

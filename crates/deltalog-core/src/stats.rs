@@ -20,6 +20,7 @@ use arrow_schema::{
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::json_text::mend_wide_surrogates;
 use crate::schema::{
     to_arrow_data_type, ColumnMappingMode, DataType, PrimitiveType, StructField, StructType,
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,
@@ -423,7 +424,8 @@ fn decodes_alone(text: &str, schema: &SchemaRef) -> bool {
 /// Feeds one string and a newline to the decoder; `None` on a JSON error or if the decoder
 /// did not take all of it.
 fn feed(decoder: &mut arrow_json::reader::Decoder, text: &str) -> Option<()> {
-    for bytes in [text.as_bytes(), b"\n"] {
+    let text = mend_wide_surrogates(text.as_bytes());
+    for bytes in [&text[..], b"\n"] {
         let taken = decoder.decode(bytes).ok()?;
         if taken != bytes.len() {
             return None;
