@@ -87,6 +87,7 @@ pub use operations::{
     OptimizeOptions, RestoreMetrics, VacuumOptions, VacuumResult, DEFAULT_OPTIMIZE_FILE_SIZE,
 };
 pub use operations::{delete, update, DeleteOptions, UpdateOptions};
+pub use operations::{restore_with, RestoreOptions};
 pub use operations::{file_list_batch, DistributedWrite, DistributedWriteOptions};
 pub use operations::{
     merge, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction, NotMatchedBySourceAction,
