@@ -87,11 +87,11 @@ pub use operations::{
     OptimizeOptions, RestoreMetrics, VacuumOptions, VacuumResult, DEFAULT_OPTIMIZE_FILE_SIZE,
 };
 pub use operations::{delete, update, DeleteOptions, UpdateOptions};
-pub use operations::{restore_with, RestoreOptions};
 pub use operations::{file_list_batch, DistributedWrite, DistributedWriteOptions};
 pub use operations::{
     merge, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction, NotMatchedBySourceAction,
 };
+pub use operations::{restore_with, RestoreOptions};
 pub use post_commit::{PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep};
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
 pub use scan::{

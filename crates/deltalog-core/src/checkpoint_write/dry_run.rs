@@ -12,8 +12,8 @@ use crate::log::path::{
 use crate::storage::Storage;
 
 use super::{
-    new_sidecar_path, num_parts, sidecar_chunks, sidecar_groups, WriteKind,
-    CheckpointOptions, CheckpointWritten, Content,
+    new_sidecar_path, num_parts, sidecar_chunks, sidecar_groups, CheckpointOptions,
+    CheckpointWritten, Content, WriteKind,
 };
 
 /// What writing `content` as a checkpoint of `kind` with `options` would produce.

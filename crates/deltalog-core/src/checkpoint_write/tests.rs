@@ -422,7 +422,11 @@ pub(crate) fn files_under(dir: &std::path::Path) -> BTreeMap<String, Vec<u8>> {
             if path.is_dir() {
                 pending.push(path);
             } else {
-                let relative = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                let relative = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
                 files.insert(relative, std::fs::read(&path).unwrap());
             }
         }
@@ -507,6 +511,9 @@ fn the_manifest_format_defaults_to_json_unless_without_sidecars() {
         CheckpointFormat::Parquet
     );
     let json = Some(CheckpointFormat::Json);
-    assert_eq!(options(json, false).manifest_format(), CheckpointFormat::Json);
+    assert_eq!(
+        options(json, false).manifest_format(),
+        CheckpointFormat::Json
+    );
     assert!(options(json, false).uses_sidecars());
 }

@@ -277,7 +277,11 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
         ..OptimizeOptions::default()
     };
     let planned = optimize(&table, dry_run).await.unwrap();
-    assert_eq!(files_under(dir.path()), on_disk, "a dry run changes nothing");
+    assert_eq!(
+        files_under(dir.path()),
+        on_disk,
+        "a dry run changes nothing"
+    );
     let mut listed: Vec<String> = data_files(dir.path());
     let mut to_rewrite = planned.files_to_rewrite.clone();
     listed.sort();
@@ -296,7 +300,10 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
         metrics,
         "the removal side of the dry run is the real run's"
     );
-    assert_eq!((planned.num_files_added, planned.files_added.total_files), (0, 0));
+    assert_eq!(
+        (planned.num_files_added, planned.files_added.total_files),
+        (0, 0)
+    );
     assert_eq!((metrics.num_files_removed, metrics.num_files_added), (8, 2));
     assert_eq!(metrics.partitions_optimized, 2);
     let after = latest(&table).await;
