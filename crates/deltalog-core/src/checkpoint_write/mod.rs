@@ -89,8 +89,8 @@ pub struct CheckpointOptions {
 impl CheckpointOptions {
     /// The format of a V2 checkpoint's manifest: [`CheckpointOptions::v2_format`] when given,
     /// else JSON (Delta on Spark's default), or Parquet when `v2_sidecars` is false, since a
-    /// JSON manifest always has sidecars (spec "V2 Spec": a JSON manifest holds no file
-    /// actions).
+    /// JSON manifest written here always puts its file actions in sidecars (spec "Checkpoint
+    /// Naming Scheme" allows either).
     pub fn manifest_format(&self) -> CheckpointFormat {
         match (self.v2_format, self.v2_sidecars) {
             (Some(format), _) => format,

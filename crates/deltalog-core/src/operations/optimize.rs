@@ -19,6 +19,9 @@
 //! Z-order sorts the rows of a bin by the interleaved bits of the Z-order columns, each
 //! column's values first normalised to their rank among the bin's rows (nulls first) scaled
 //! to 32 bits, which treats every orderable type alike. A Z-ordered bin is sorted in memory.
+//!
+//! A dry run ([`OptimizeOptions::dry_run`]) stops once the bins are packed: it reports the
+//! files of the bins and the metrics of their removal, and writes nothing.
 
 use std::collections::BTreeMap;
 

@@ -14,6 +14,9 @@
 //! hand) deleted one, the restore is refused with [`Error::MissingDataFiles`] naming them.
 //! The commit reads the whole table under `Serializable` isolation: any concurrent commit
 //! that changes data makes it fail rather than silently undo that change.
+//!
+//! A dry run ([`RestoreOptions::dry_run`]) makes every check and stages the commit, then
+//! returns the metrics without committing.
 
 use std::collections::HashSet;
 use std::sync::Arc;
