@@ -321,3 +321,64 @@ def test_cli_checkpoint_writes_the_classic_named_copy(
     written = json.loads(capsys.readouterr().out)
     assert written["kind"] == "v2"
     assert written["files"][1].endswith(f"{2:020}.checkpoint.parquet")
+
+
+def every_file(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (log and data) with its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("configuration", "options"),
+    [
+        (None, {}),
+        (None, {"part_size": 3}),
+        ({"delta.checkpointPolicy": "v2"}, {"part_size": 2}),
+        ({"delta.checkpointPolicy": "v2"}, {"v2_sidecars": False, "classic_compat": True}),
+    ],
+)
+def test_a_checkpoint_dry_run_writes_nothing_and_reports_the_write(
+    tmp_path: Path, configuration: dict[str, str] | None, options: dict[str, object]
+) -> None:
+    uri = tmp_path / "t"
+    history_table(uri, 6, configuration)
+    table = deltalog.DeltaTable(str(uri))
+    before = every_file(uri)
+    planned = table.checkpoint(dry_run=True, **options)  # type: ignore[arg-type]
+    assert every_file(uri) == before
+    assert planned.dry_run
+    assert planned.size_in_bytes == 0
+    written = table.checkpoint(**options)  # type: ignore[arg-type]
+    assert not written.dry_run
+    assert (planned.kind, planned.version, planned.num_actions, planned.num_add_files) == (
+        written.kind,
+        written.version,
+        written.num_actions,
+        written.num_add_files,
+    )
+    assert len(planned.files) == len(written.files)
+    assert len(planned.sidecars) == len(written.sidecars)
+    if written.kind != "v2":
+        assert planned.files == written.files
+    else:
+        assert Path(planned.files[0]).suffix == Path(written.files[0]).suffix
+
+
+def test_cli_checkpoint_dry_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    uri = tmp_path / "t"
+    history_table(uri, 3)
+    before = every_file(uri)
+    assert cli.main(["checkpoint", str(uri), "--dry-run", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["dry_run"] is True
+    assert printed["kind"] == "classic"
+    assert printed["files"][0].endswith(f"{3:020}.checkpoint.parquet")
+    assert printed["size_in_bytes"] == 0
+    assert cli.main(["checkpoint", str(uri), "--dry-run", "--part-size", "2"]) == 0
+    captured = capsys.readouterr()
+    assert "multi-part" in captured.out
+    assert "files would be written" in captured.out
+    assert "would be written" in captured.err
+    assert every_file(uri) == before
+    assert cli.main(["checkpoint", str(uri), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["dry_run"] is False

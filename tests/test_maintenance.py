@@ -367,3 +367,86 @@ def test_vacuum_on_a_table_with_the_vacuum_protocol_check(
     before = rows(uri)
     table.vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False)
     assert rows(uri) == before
+
+
+def every_file(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (log and data) with its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_optimize_dry_run_lists_the_files_and_changes_nothing(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    small_appends(uri, 6)
+    table = deltalog.DeltaTable(uri)
+    before = every_file(uri)
+    planned = table.optimize(dry_run=True)
+    assert every_file(uri) == before
+    assert planned["dry_run"] is True
+    assert planned["version"] is None
+    assert sorted(planned["filesToRewrite"]) == data_files(uri)
+    assert (planned["numFilesAdded"], planned["filesAdded"]["totalFiles"]) == (0, 0)
+    done = table.optimize()
+    assert done["dry_run"] is False
+    assert done["filesToRewrite"] == []
+    removal_side = [
+        "numFilesRemoved",
+        "filesRemoved",
+        "partitionsOptimized",
+        "numBatches",
+        "totalConsideredFiles",
+        "totalFilesSkipped",
+        "numDeletionVectorsRemoved",
+        "numDeletionVectorRowsRemoved",
+    ]
+    assert {k: planned[k] for k in removal_side} == {k: done[k] for k in removal_side}
+    assert table.optimize(dry_run=True)["filesToRewrite"] == []
+
+
+def test_restore_dry_run_checks_and_commits_nothing(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    deltalog.write_table(uri, pa.table({"id": [1, 2]}))
+    deltalog.write_table(uri, pa.table({"id": [3]}))
+    deltalog.write_table(uri, pa.table({"id": [9]}), mode="overwrite")
+    table = deltalog.DeltaTable(uri)
+    before = every_file(uri)
+    planned = table.restore(0, dry_run=True)
+    assert every_file(uri) == before
+    assert planned["version"] is None
+    assert planned["dry_run"] is True
+    done = table.restore(0)
+    assert done["version"] == 3
+    assert done["dry_run"] is False
+    assert {**planned, "version": 3, "dry_run": False} == done
+    table.vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False)
+    with pytest.raises(MissingDataFilesError):
+        table.restore(1, dry_run=True)
+
+
+def test_cli_optimize_and_restore_dry_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from deltalog.cli import main
+
+    uri = tmp_path / "t"
+    small_appends(uri, 3, partitioned=False)
+    before = every_file(uri)
+    assert main(["optimize", str(uri), "--dry-run", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["dry_run"] is True
+    assert printed["version"] is None
+    assert sorted(printed["filesToRewrite"]) == data_files(uri)
+    assert main(["optimize", str(uri), "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    assert sorted(captured.out.split()) == data_files(uri)
+    assert "3 files" in captured.err
+    assert "would be rewritten" in captured.err
+    assert main(["restore", str(uri), "--version", "1", "--dry-run", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["dry_run"] is True
+    assert printed["version"] is None
+    assert printed["restored_version"] == 1
+    assert main(["restore", str(uri), "--version", "1", "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    assert "numRemovedFiles" in captured.out
+    assert "would restore version 1" in captured.err
+    assert every_file(uri) == before

@@ -36,7 +36,7 @@ __all__ = [
     "write_distributed_files",
 ]
 
-_CheckpointTuple: TypeAlias = tuple[int, str, list[str], list[str], int, int, int]
+_CheckpointTuple: TypeAlias = tuple[int, str, list[str], list[str], int, int, int, bool]
 _CleanupTuple: TypeAlias = tuple[int | None, list[str], list[str], str | None]
 _PostCommitTuple: TypeAlias = tuple[
     str | None, _CheckpointTuple | None, _CleanupTuple | None, list[tuple[str, str]]
@@ -114,10 +114,14 @@ def optimize(
     filter: object = None,
     target_size: int | None = None,
     z_order_by: list[str] | None = None,
+    dry_run: bool = False,
 ) -> dict[str, Any]: ...
 def restore(
-    table: RawDeltaTable, version: int | None = None, timestamp_ms: int | None = None
-) -> dict[str, int]: ...
+    table: RawDeltaTable,
+    version: int | None = None,
+    timestamp_ms: int | None = None,
+    dry_run: bool = False,
+) -> dict[str, int | None]: ...
 def convert_to_delta(
     uri: str, partition_by: object = None, storage_options: dict[str, str] | None = None
 ) -> tuple[int, bool, int]: ...
@@ -128,6 +132,7 @@ def write_checkpoint(
     v2_format: str | None = None,
     v2_sidecars: bool = True,
     classic_compat: bool = False,
+    dry_run: bool = False,
 ) -> _CheckpointTuple: ...
 def cleanup_metadata(table: RawDeltaTable, dry_run: bool = False) -> _CleanupTuple: ...
 def compact_logs(table: RawDeltaTable, start_version: int, end_version: int) -> str: ...

@@ -49,6 +49,8 @@ def optimize(
     filter: Filter = None,
     target_size: int | None = None,
     z_order_by: Sequence[str] | None = None,
+    *,
+    dry_run: bool = False,
 ) -> dict[str, Any]:
     """Compacts the small files of each partition of ``table`` and rewrites the files that
     have deletion vectors without their deleted rows, in one ``OPTIMIZE`` commit of
@@ -61,20 +63,28 @@ def optimize(
     the size of the files written and below which files are compacted (default the table's
     ``delta.targetFileSize``, else 1 GiB). ``z_order_by``: sort the rows of each rewritten
     bin by the Z-order of these columns. Appends committed concurrently are kept.
+
+    ``dry_run``: plan exactly as the real run (the same files, the same bins) but write and
+    commit nothing; ``version`` is ``None``, the removal metrics are those the run would
+    record, the added ones empty, and ``filesToRewrite`` lists the files it would rewrite
+    (relative to the table root, as the log names them; empty unless ``dry_run``). The dict
+    also holds ``dry_run``.
     """
     if target_size is not None and (not isinstance(target_size, int) or target_size <= 0):
         raise InvalidArgumentError("target_size must be a positive number of bytes")
     if isinstance(z_order_by, str):
         z_order_by = [z_order_by]
     columns = None if z_order_by is None else list(z_order_by)
-    return dict(_core.optimize(table._raw, filter, target_size, columns))
+    return dict(_core.optimize(table._raw, filter, target_size, columns, bool(dry_run)))
 
 
 def restore(
     table: DeltaTable,
     version: int | None = None,
     timestamp: datetime | date | str | None = None,
-) -> dict[str, int]:
+    *,
+    dry_run: bool = False,
+) -> dict[str, int | None]:
     """Commits a new version of ``table`` whose state equals that of ``version`` (or of the
     newest version committed at or before ``timestamp``): the files, schema, partitioning
     and properties of then; the protocol is never downgraded. Returns Spark's RESTORE
@@ -82,13 +92,17 @@ def restore(
     with ``version`` (the commit) and ``restored_version``.
 
     Raises :class:`MissingDataFilesError` when files of that version were vacuumed.
+
+    ``dry_run``: make every check (the versions, the files to bring back exist, the table is
+    writable) and return the metrics with ``version`` ``None``, committing nothing. The dict
+    also holds ``dry_run``.
     """
     if (version is None) == (timestamp is None):
         raise InvalidArgumentError("give a version or a timestamp to restore")
     if version is not None and (not isinstance(version, int) or version < 0):
         raise InvalidArgumentError("version must be a non-negative integer")
     timestamp_ms = None if timestamp is None else to_epoch_ms(timestamp)
-    return dict(_core.restore(table._raw, version, timestamp_ms))
+    return dict(_core.restore(table._raw, version, timestamp_ms, bool(dry_run)))
 
 
 def convert_to_delta(

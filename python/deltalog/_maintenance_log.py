@@ -21,7 +21,7 @@ __all__ = [
     "VersionChecksum",
 ]
 
-_CheckpointTuple: TypeAlias = tuple[int, str, list[str], list[str], int, int, int]
+_CheckpointTuple: TypeAlias = tuple[int, str, list[str], list[str], int, int, int, bool]
 _CleanupTuple: TypeAlias = tuple[int | None, list[str], list[str], str | None]
 _PostCommitTuple: TypeAlias = tuple[
     str | None, _CheckpointTuple | None, _CleanupTuple | None, list[tuple[str, str]]
@@ -30,7 +30,7 @@ _PostCommitTuple: TypeAlias = tuple[
 
 @dataclass(frozen=True)
 class CheckpointInfo:
-    """A checkpoint written."""
+    """A checkpoint written, or with ``dry_run`` planned."""
 
     version: int
     """The version checkpointed."""
@@ -46,12 +46,15 @@ class CheckpointInfo:
     num_add_files: int
     """``add`` actions in the checkpoint."""
     size_in_bytes: int
-    """Bytes of every file written."""
+    """Bytes of every file written; 0 for a dry run (unknown before writing)."""
+    dry_run: bool = False
+    """True when nothing was written: ``files`` and ``sidecars`` name what the write would
+    produce (a V2 checkpoint's with UUIDs drawn for the plan; the write draws fresh ones)."""
 
     @classmethod
     def _from_tuple(cls, raw: _CheckpointTuple) -> CheckpointInfo:
-        version, kind, files, sidecars, actions, adds, size = raw
-        return cls(version, kind, tuple(files), tuple(sidecars), actions, adds, size)
+        version, kind, files, sidecars, actions, adds, size, dry_run = raw
+        return cls(version, kind, tuple(files), tuple(sidecars), actions, adds, size, dry_run)
 
 
 @dataclass(frozen=True)
@@ -147,8 +150,11 @@ def checkpoint(
     v2_format: Literal["parquet", "json"] | None,
     v2_sidecars: bool,
     classic_compat: bool,
+    dry_run: bool = False,
 ) -> CheckpointInfo:
-    raw = _core.write_checkpoint(table, version, part_size, v2_format, v2_sidecars, classic_compat)
+    raw = _core.write_checkpoint(
+        table, version, part_size, v2_format, v2_sidecars, classic_compat, bool(dry_run)
+    )
     return CheckpointInfo._from_tuple(raw)
 
 

@@ -159,6 +159,7 @@ class DeltaTable(Frozen):
         v2_format: Literal["parquet", "json"] | None = None,
         v2_sidecars: bool = True,
         classic_compat: bool = False,
+        dry_run: bool = False,
     ) -> CheckpointInfo:
         """Writes a checkpoint of ``version`` (the latest by default) and ``_last_checkpoint``.
 
@@ -171,10 +172,15 @@ class DeltaTable(Frozen):
         ``v2Checkpoint`` supported). ``classic_compat`` also writes a V2 checkpoint's
         classic-named copy ``<version>.checkpoint.parquet`` for readers that know only classic
         names (:meth:`cleanup_metadata` writes it before deleting, as Spark does).
+
+        With ``dry_run`` nothing is written (no checkpoint, sidecar, copy nor
+        ``_last_checkpoint``): the result (``dry_run`` true) has the kind, files and action
+        counts the write would report, ``size_in_bytes`` 0; a V2 checkpoint's names carry UUIDs
+        drawn for the plan, the write draws fresh ones.
         """
         version = None if version is None else _version(version, "version")
         return _maintenance_log.checkpoint(
-            self._raw, version, part_size, v2_format, v2_sidecars, classic_compat
+            self._raw, version, part_size, v2_format, v2_sidecars, classic_compat, dry_run
         )
 
     def cleanup_metadata(self, *, dry_run: bool = False) -> CleanupResult:
@@ -277,23 +283,29 @@ class DeltaTable(Frozen):
         filter: Filter = None,
         target_size: int | None = None,
         z_order_by: Sequence[str] | None = None,
+        *,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Compacts small files and purges deletion vectors (``dataChange=false``); see
+        """Compacts small files and purges deletion vectors (``dataChange=false``); with
+        ``dry_run`` only plans it (``filesToRewrite``); see
         :func:`deltalog._maintenance.optimize`."""
         from ._maintenance import optimize
 
-        return optimize(self, filter, target_size, z_order_by)
+        return optimize(self, filter, target_size, z_order_by, dry_run=dry_run)
 
     def restore(
         self,
         version: int | None = None,
         timestamp: datetime | date | str | None = None,
-    ) -> dict[str, int]:
+        *,
+        dry_run: bool = False,
+    ) -> dict[str, int | None]:
         """Commits a version whose state equals that of ``version`` (or of ``timestamp``);
-        see :func:`deltalog._maintenance.restore`."""
+        with ``dry_run`` only checks it and returns the metrics (``version`` ``None``); see
+        :func:`deltalog._maintenance.restore`."""
         from ._maintenance import restore
 
-        return restore(self, version, timestamp)
+        return restore(self, version, timestamp, dry_run=dry_run)
 
     def delete(
         self,

@@ -4,9 +4,11 @@
     deltalog files URI     the active data files
     deltalog history URI   the commits, newest first
     deltalog vacuum URI    delete the files no retained version needs (--dry-run: list them)
-    deltalog optimize URI  compact small files, purge deletion vectors
+    deltalog optimize URI  compact small files, purge deletion vectors (--dry-run: list them)
     deltalog restore URI   commit the state of --version N (or --timestamp TIME) again
-    deltalog checkpoint URI   write a checkpoint (of the latest version, or --version N)
+                           (--dry-run: check and show the metrics, commit nothing)
+    deltalog checkpoint URI   write a checkpoint (of the latest version, or --version N;
+                              --dry-run: show what would be written)
     deltalog cleanup URI      delete the log files older than the log retention allows
     deltalog create URI --schema JSON, deltalog write URI FILE..., deltalog alter URI ACTION
                            (see ``deltalog._cli_write``)
@@ -191,14 +193,30 @@ def _vacuum(args: argparse.Namespace) -> int:
 
 def _optimize(args: argparse.Namespace) -> int:
     table = _open(args)
-    with _progress("optimizing"):
+    with _progress("planning the optimize" if args.dry_run else "optimizing"):
         metrics = table.optimize(
-            filter=args.filter, target_size=args.target_size, z_order_by=args.z_order_by
+            filter=args.filter,
+            target_size=args.target_size,
+            z_order_by=args.z_order_by,
+            dry_run=args.dry_run,
         )
     if args.json:
         _print_json(metrics)
         return EXIT_OK
     added, removed = metrics["filesAdded"], metrics["filesRemoved"]
+    if args.dry_run:
+        for path in metrics["filesToRewrite"]:
+            _print(path)
+        count = removed["totalFiles"]
+        size = human_size(removed["totalSize"])
+        noun = "file" if count == 1 else "files"
+        partitions = metrics["partitionsOptimized"]
+        print(
+            f"{count} {noun} ({size}) in {partitions} partition"
+            f"{'' if partitions == 1 else 's'} would be rewritten",
+            file=sys.stderr,
+        )
+        return EXIT_OK
     pairs = [
         ("version", "-" if metrics["version"] is None else str(metrics["version"])),
         ("files removed", f"{removed['totalFiles']} ({human_size(removed['totalSize'])})"),
@@ -215,13 +233,19 @@ def _restore(args: argparse.Namespace) -> int:
         print("deltalog: error: restore needs --version N or --timestamp TIME", file=sys.stderr)
         return EXIT_DELTA_ERROR
     table = _open(args)
-    with _progress("restoring"):
-        metrics = table.restore(args.version, timestamp=args.timestamp)
+    with _progress("checking the restore" if args.dry_run else "restoring"):
+        metrics = table.restore(args.version, timestamp=args.timestamp, dry_run=args.dry_run)
     if args.json:
         _print_json(metrics)
         return EXIT_OK
-    pairs = [(key, str(value)) for key, value in metrics.items()]
+    pairs = [
+        (key, "-" if value is None else str(value))
+        for key, value in metrics.items()
+        if key != "dry_run"
+    ]
     _print(_render_pairs(pairs))
+    if args.dry_run:
+        print(f"would restore version {metrics['restored_version']}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -261,6 +285,9 @@ def _add_maintenance_commands(commands: Any) -> None:
     optimize.add_argument(
         "--z-order-by", action="append", metavar="COLUMN", help="Z-order by COLUMN (repeatable)"
     )
+    optimize.add_argument(
+        "--dry-run", action="store_true", help="only list the files that would be rewritten"
+    )
     optimize.set_defaults(handler=_optimize)
 
     restore = commands.add_parser(
@@ -269,6 +296,9 @@ def _add_maintenance_commands(commands: Any) -> None:
         description="Restore the table to --version N or --timestamp TIME (RESTORE).",
     )
     _add_table_arguments(restore, snapshot=True)
+    restore.add_argument(
+        "--dry-run", action="store_true", help="check and show the metrics, commit nothing"
+    )
     restore.set_defaults(handler=_restore)
 
 
@@ -277,13 +307,17 @@ def _checkpoint(args: argparse.Namespace) -> int:
     version = args.version
     if args.timestamp is not None:
         version = table.snapshot(timestamp=args.timestamp).version
-    with _progress("writing the checkpoint"):
+    with _progress("planning the checkpoint" if args.dry_run else "writing the checkpoint"):
         written = table.checkpoint(
-            version, part_size=args.part_size, classic_compat=args.classic_compat
+            version,
+            part_size=args.part_size,
+            classic_compat=args.classic_compat,
+            dry_run=args.dry_run,
         )
     if args.json:
         _print_json(
             {
+                "dry_run": written.dry_run,
                 "version": written.version,
                 "kind": written.kind,
                 "files": list(written.files),
@@ -294,15 +328,18 @@ def _checkpoint(args: argparse.Namespace) -> int:
             }
         )
         return EXIT_OK
+    would = "would be written" if written.dry_run else "written"
     pairs = [
         ("version", str(written.version)),
         ("kind", written.kind),
-        ("files", "\n".join(written.files)),
+        (f"files {would}" if written.dry_run else "files", "\n".join(written.files)),
         ("sidecars", "\n".join(written.sidecars) or "-"),
         ("actions", f"{written.num_actions} ({written.num_add_files} files)"),
-        ("size", human_size(written.size_in_bytes)),
+        ("size", "-" if written.dry_run else human_size(written.size_in_bytes)),
     ]
     _print(_render_pairs(pairs))
+    if written.dry_run:
+        print(f"a {written.kind} checkpoint of version {written.version} {would}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -388,6 +425,9 @@ def _parser() -> argparse.ArgumentParser:
         "--classic-compat",
         action="store_true",
         help="with a V2 checkpoint, also write its classic-named copy for older readers",
+    )
+    checkpoint.add_argument(
+        "--dry-run", action="store_true", help="only show what would be written"
     )
     checkpoint.set_defaults(handler=_checkpoint)
 

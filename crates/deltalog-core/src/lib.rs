@@ -92,6 +92,7 @@ pub use operations::{file_list_batch, DistributedWrite, DistributedWriteOptions}
 pub use operations::{
     merge, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction, NotMatchedBySourceAction,
 };
+pub use operations::{restore_with, RestoreOptions};
 pub use post_commit::{PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep};
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
 pub use scan::{

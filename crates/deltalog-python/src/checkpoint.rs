@@ -28,12 +28,15 @@ pub type ChecksumTuple = (
 );
 
 /// Writes a checkpoint of `version` (the latest when `None`); see `Table::checkpoint_with`.
-/// `v2_format` is `parquet` or `json`; by default JSON (Delta on Spark's), or Parquet when
-/// `v2_sidecars` is false (a JSON manifest always has sidecars).
+/// `v2_format` is `parquet` or `json`; `None` leaves it to the core
+/// (`CheckpointOptions::manifest_format`). With `dry_run` nothing is written and the tuple
+/// describes what would be.
 #[pyfunction]
 #[pyo3(signature = (
-    table, version=None, part_size=None, v2_format=None, v2_sidecars=true, classic_compat=false
+    table, version=None, part_size=None, v2_format=None, v2_sidecars=true, classic_compat=false,
+    dry_run=false
 ))]
+#[allow(clippy::too_many_arguments)]
 pub fn write_checkpoint(
     py: Python<'_>,
     table: &RawDeltaTable,
@@ -42,12 +45,12 @@ pub fn write_checkpoint(
     v2_format: Option<&str>,
     v2_sidecars: bool,
     classic_compat: bool,
+    dry_run: bool,
 ) -> PyResult<CheckpointTuple> {
     let v2_format = match v2_format {
-        None if !v2_sidecars => CheckpointFormat::Parquet,
-        None => CheckpointOptions::default().v2_format,
-        Some("parquet") => CheckpointFormat::Parquet,
-        Some("json") => CheckpointFormat::Json,
+        None => None,
+        Some("parquet") => Some(CheckpointFormat::Parquet),
+        Some("json") => Some(CheckpointFormat::Json),
         Some(other) => {
             let message = format!("v2_format must be 'parquet' or 'json', got {other:?}");
             return Err(to_py_err(
@@ -61,6 +64,7 @@ pub fn write_checkpoint(
         v2_format,
         v2_sidecars,
         classic_compat,
+        dry_run,
         ..CheckpointOptions::default()
     };
     let table = table.table().clone();

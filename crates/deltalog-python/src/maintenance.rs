@@ -2,8 +2,9 @@
 //! `deltalog._maintenance`. Results come back as dicts named as Delta on Spark names them.
 
 use deltalog_core::{
-    convert_to_delta as convert_core, optimize as optimize_core, restore as restore_core,
-    vacuum as vacuum_core, FileSizeMetrics, OptimizeOptions, SnapshotAt, Table, VacuumOptions,
+    convert_to_delta as convert_core, optimize as optimize_core, restore_with as restore_core,
+    vacuum as vacuum_core, FileSizeMetrics, OptimizeOptions, RestoreOptions, SnapshotAt, Table,
+    VacuumOptions,
 };
 use pyo3::prelude::*;
 use serde_json::{json, Value};
@@ -47,20 +48,23 @@ pub fn vacuum<'py>(
 }
 
 /// Compacts small files and purges deletion vectors (see [`optimize_core`]); the metrics of
-/// Spark's `OptimizeMetrics` plus `version` (`None` when nothing was rewritten).
+/// Spark's `OptimizeMetrics` plus `version` (`None` when nothing was rewritten, and for a
+/// dry run), `dry_run` and `filesToRewrite` (filled by a dry run only).
 #[pyfunction]
-#[pyo3(signature = (table, filter=None, target_size=None, z_order_by=None))]
+#[pyo3(signature = (table, filter=None, target_size=None, z_order_by=None, dry_run=false))]
 pub fn optimize<'py>(
     py: Python<'py>,
     table: &RawDeltaTable,
     filter: Option<PyFilter>,
     target_size: Option<u64>,
     z_order_by: Option<Vec<String>>,
+    dry_run: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let options = OptimizeOptions {
         filter: PyFilter::expr(filter),
         target_size,
         z_order_by: z_order_by.unwrap_or_default(),
+        dry_run,
         ..OptimizeOptions::default()
     };
     let table = table.table().clone();
@@ -81,19 +85,23 @@ pub fn optimize<'py>(
         "numDeletionVectorsRemoved": done.num_deletion_vectors_removed,
         "numDeletionVectorRowsRemoved": done.num_deletion_vector_rows_removed,
         "zOrderBy": done.z_order_by,
+        "dry_run": dry_run,
+        "filesToRewrite": done.files_to_rewrite,
     });
     to_py(py, &value)
 }
 
 /// Restores the table to `version`, or to the version at `timestamp_ms` (see
-/// [`restore_core`]); Spark's RESTORE metrics plus `version` and `restored_version`.
+/// [`restore_core`]); Spark's RESTORE metrics plus `version` (`None` for a dry run, which
+/// checks everything and commits nothing), `restored_version` and `dry_run`.
 #[pyfunction]
-#[pyo3(signature = (table, version=None, timestamp_ms=None))]
+#[pyo3(signature = (table, version=None, timestamp_ms=None, dry_run=false))]
 pub fn restore<'py>(
     py: Python<'py>,
     table: &RawDeltaTable,
     version: Option<u64>,
     timestamp_ms: Option<i64>,
+    dry_run: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let at = match (version, timestamp_ms) {
         (Some(version), None) => SnapshotAt::Version(version),
@@ -101,7 +109,10 @@ pub fn restore<'py>(
         _ => SnapshotAt::Latest,
     };
     let table = table.table().clone();
-    let done = wait_for_future(py, move || async move { restore_core(&table, at).await })?;
+    let options = RestoreOptions { dry_run };
+    let done = wait_for_future(py, move || async move {
+        restore_core(&table, at, &options).await
+    })?;
     let value = json!({
         "version": done.version,
         "restored_version": done.restored_version,
@@ -111,6 +122,7 @@ pub fn restore<'py>(
         "numRestoredFiles": done.num_restored_files,
         "removedFilesSize": done.removed_files_size,
         "restoredFilesSize": done.restored_files_size,
+        "dry_run": dry_run,
     });
     to_py(py, &value)
 }

@@ -3,8 +3,9 @@
 
 use deltalog_core::{CheckpointWritten, CleanupReport, PostCommitReport};
 
-/// A checkpoint written: version, kind, files, sidecars, actions, add files, bytes.
-pub type CheckpointTuple = (u64, String, Vec<String>, Vec<String>, u64, u64, u64);
+/// A checkpoint written: version, kind, files, sidecars, actions, add files, bytes, and
+/// whether it was only planned (a dry run).
+pub type CheckpointTuple = (u64, String, Vec<String>, Vec<String>, u64, u64, u64, bool);
 /// A cleanup: oldest kept version, log files deleted, sidecars deleted, the classic-named
 /// copy of a V2 checkpoint written.
 pub type CleanupTuple = (Option<u64>, Vec<String>, Vec<String>, Option<String>);
@@ -39,6 +40,7 @@ pub fn checkpoint_tuple(written: CheckpointWritten) -> CheckpointTuple {
         written.num_actions,
         written.num_add_files,
         written.size_in_bytes,
+        written.dry_run,
     )
 }
 

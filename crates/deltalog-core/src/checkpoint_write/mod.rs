@@ -18,11 +18,13 @@
 //! with its checksum, and never moves back to an older version.
 
 pub(crate) mod compat;
+mod dry_run;
 mod hash;
 mod out;
 pub(crate) mod rows;
 pub(crate) mod schema;
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -60,9 +62,10 @@ pub struct CheckpointOptions {
     /// forbidden) it is, as in Delta on Spark, the file actions per sidecar, in place of
     /// [`CheckpointOptions::sidecar_actions`].
     pub part_size: Option<u64>,
-    /// The format of a V2 checkpoint's manifest. Default JSON, as Delta on Spark writes it
-    /// (its `checkpointV2.topLevelFileFormat` setting).
-    pub v2_format: CheckpointFormat,
+    /// The format of a V2 checkpoint's manifest; `None` (the default) lets
+    /// [`CheckpointOptions::manifest_format`] decide: JSON, as Delta on Spark writes it (its
+    /// `checkpointV2.topLevelFileFormat` setting), or Parquet when `v2_sidecars` is false.
+    pub v2_format: Option<CheckpointFormat>,
     /// Put a V2 checkpoint's file actions in sidecar files (default true); a JSON manifest
     /// always uses sidecars.
     pub v2_sidecars: bool,
@@ -77,22 +80,53 @@ pub struct CheckpointOptions {
     /// Rows per Parquet row group, which bounds the memory a checkpoint takes to write.
     /// Default 65,536.
     pub row_group_rows: usize,
+    /// Plan the checkpoint without writing anything (no checkpoint, sidecar, classic-named
+    /// copy nor `_last_checkpoint`): the [`CheckpointWritten`] returned describes what the
+    /// write would produce. Default false.
+    pub dry_run: bool,
+}
+
+impl CheckpointOptions {
+    /// The format of a V2 checkpoint's manifest: [`CheckpointOptions::v2_format`] when given,
+    /// else JSON (Delta on Spark's default), or Parquet when `v2_sidecars` is false, since a
+    /// JSON manifest written here always puts its file actions in sidecars (spec "Checkpoint
+    /// Naming Scheme" allows either).
+    pub fn manifest_format(&self) -> CheckpointFormat {
+        match (self.v2_format, self.v2_sidecars) {
+            (Some(format), _) => format,
+            (None, true) => CheckpointFormat::Json,
+            (None, false) => CheckpointFormat::Parquet,
+        }
+    }
+
+    /// Whether a V2 checkpoint puts its file actions in sidecars: when asked to, and always
+    /// with a JSON manifest.
+    fn uses_sidecars(&self) -> bool {
+        self.v2_sidecars || self.manifest_format() == CheckpointFormat::Json
+    }
+
+    /// File actions per sidecar: `part_size` when given (as Delta on Spark), else
+    /// `sidecar_actions`.
+    fn actions_per_sidecar(&self) -> u64 {
+        self.part_size.unwrap_or(self.sidecar_actions)
+    }
 }
 
 impl Default for CheckpointOptions {
     fn default() -> Self {
         CheckpointOptions {
             part_size: None,
-            v2_format: CheckpointFormat::Json,
+            v2_format: None,
             v2_sidecars: true,
             sidecar_actions: 50_000,
             classic_compat: false,
             row_group_rows: 64 * 1024,
+            dry_run: false,
         }
     }
 }
 
-/// What a checkpoint wrote.
+/// What a checkpoint wrote, or with [`CheckpointOptions::dry_run`] would write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointWritten {
     /// The version checkpointed.
@@ -108,8 +142,13 @@ pub struct CheckpointWritten {
     pub num_actions: u64,
     /// `add` actions in the checkpoint.
     pub num_add_files: u64,
-    /// Bytes of every file written (the classic-named copy included).
+    /// Bytes of every file written (the classic-named copy included); 0 for a dry run, as
+    /// the sizes are unknown before writing.
     pub size_in_bytes: u64,
+    /// True when nothing was written: the files named are those the write would produce. A
+    /// V2 checkpoint's manifest and sidecars are named with UUIDs drawn for the plan; the
+    /// real write draws fresh ones.
+    pub dry_run: bool,
 }
 
 impl Table {
@@ -163,17 +202,21 @@ pub(crate) async fn write_checkpoint(
     ));
     let content = Content::new(state, &config, layout, cutoff)?;
     let storage = snapshot.storage();
+    let kind = WriteKind::decide(v2, v2_supported, options, &content);
+    if options.dry_run {
+        return dry_run::describe(storage, &content, kind, options);
+    }
     let mut manifest = None;
-    let mut written = match (v2, options.part_size) {
-        (true, _) => {
+    let mut written = match kind {
+        WriteKind::V2 => {
             let (written, path) = write_v2(storage, &content, options).await?;
             manifest = Some(path);
             written
         }
-        (false, Some(part_size)) if !v2_supported && content.num_actions() > part_size => {
+        WriteKind::MultiPart { part_size } => {
             write_multi_part(storage, &content, options, part_size).await?
         }
-        (false, _) => write_classic(storage, &content, options).await?,
+        WriteKind::Classic => write_classic(storage, &content, options).await?,
     };
     let hint = LastCheckpointHint {
         version: written.version,
@@ -190,7 +233,7 @@ pub(crate) async fn write_checkpoint(
             storage,
             &config,
             &manifest,
-            options.v2_format,
+            options.manifest_format(),
             written.version,
             options.row_group_rows,
         )
@@ -199,6 +242,47 @@ pub(crate) async fn write_checkpoint(
         written.size_in_bytes += copy.size;
     }
     Ok(written)
+}
+
+/// The kind of checkpoint a write produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WriteKind {
+    /// A UUID-named V2 checkpoint.
+    V2,
+    /// A classic checkpoint in parts of at most `part_size` actions.
+    MultiPart { part_size: u64 },
+    /// A classic single-file checkpoint.
+    Classic,
+}
+
+impl WriteKind {
+    /// Decided as Delta on Spark decides it: V2 when the table's policy (`v2`) asks for it;
+    /// multi-part when a part size is given, the actions exceed it and `v2Checkpoint` is not
+    /// supported (spec "Multi-part checkpoint": forbidden then, whatever the policy); else
+    /// classic.
+    fn decide(
+        v2: bool,
+        v2_supported: bool,
+        options: &CheckpointOptions,
+        content: &Content,
+    ) -> WriteKind {
+        match (v2, options.part_size) {
+            (true, _) => WriteKind::V2,
+            (false, Some(part_size)) if !v2_supported && content.num_actions() > part_size => {
+                WriteKind::MultiPart { part_size }
+            }
+            (false, _) => WriteKind::Classic,
+        }
+    }
+
+    /// `classic`, `multi-part` or `v2`, as [`CheckpointWritten::kind`] names it.
+    fn name(self) -> &'static str {
+        match self {
+            WriteKind::V2 => "v2",
+            WriteKind::MultiPart { .. } => "multi-part",
+            WriteKind::Classic => "classic",
+        }
+    }
 }
 
 /// The rows of one checkpoint, in chunks of at most a row group.
@@ -375,6 +459,7 @@ async fn write_classic(
         num_actions: rows,
         num_add_files: content.num_adds(),
         size_in_bytes: size,
+        dry_run: false,
     })
 }
 
@@ -397,8 +482,7 @@ async fn write_multi_part(
     options: &CheckpointOptions,
     part_size: u64,
 ) -> Result<CheckpointWritten> {
-    let num_parts = u32::try_from(content.num_actions().div_ceil(part_size))
-        .map_err(|_| Error::InvalidArgument("too many checkpoint parts".into()))?;
+    let num_parts = num_parts(content, part_size)?;
     let chunks = content.file_chunks(options.row_group_rows);
     let uses_dvs = content.uses_deletion_vectors;
     let assigned = {
@@ -424,6 +508,7 @@ async fn write_multi_part(
         num_actions: 0,
         num_add_files: content.num_adds(),
         size_in_bytes: 0,
+        dry_run: false,
     };
     for part in 0..num_parts {
         let name = multi_part_checkpoint_file_name(content.version, part + 1, num_parts);
@@ -452,6 +537,12 @@ async fn write_multi_part(
         written.size_in_bytes += file.finish().await?;
     }
     Ok(written)
+}
+
+/// The number of parts of a multi-part checkpoint of `content` in parts of `part_size`.
+fn num_parts(content: &Content, part_size: u64) -> Result<u32> {
+    u32::try_from(content.num_actions().div_ceil(part_size))
+        .map_err(|_| Error::InvalidArgument("too many checkpoint parts".into()))
 }
 
 /// The 0-based part of every row of `chunk` (see [`hash::part_of`]).
@@ -501,7 +592,8 @@ async fn write_v2(
     content: &Content,
     options: &CheckpointOptions,
 ) -> Result<(CheckpointWritten, object_store::path::Path)> {
-    let use_sidecars = options.v2_sidecars || options.v2_format == CheckpointFormat::Json;
+    let use_sidecars = options.uses_sidecars();
+    let format = options.manifest_format();
     let mut written = CheckpointWritten {
         version: content.version,
         kind: "v2",
@@ -510,6 +602,7 @@ async fn write_v2(
         num_actions: 0,
         num_add_files: content.num_adds(),
         size_in_bytes: 0,
+        dry_run: false,
     };
     let mut sidecar_lines = Vec::new();
     if use_sidecars {
@@ -526,9 +619,9 @@ async fn write_v2(
     .to_string()];
     extra.extend(sidecar_lines);
     let uuid = uuid::Uuid::new_v4().to_string();
-    let name = uuid_checkpoint_file_name(content.version, &uuid, options.v2_format);
+    let name = uuid_checkpoint_file_name(content.version, &uuid, format);
     let path = storage.log_file(&name);
-    match options.v2_format {
+    match format {
         CheckpointFormat::Json => {
             let mut lines = content.non_file_lines.clone();
             lines.extend(extra);
@@ -586,31 +679,15 @@ async fn write_sidecars(
     content: &Content,
     options: &CheckpointOptions,
 ) -> Result<Vec<SidecarWritten>> {
-    let sidecar_actions = options.part_size.unwrap_or(options.sidecar_actions);
-    let chunk_rows = options
-        .row_group_rows
-        .min(usize::try_from(sidecar_actions).unwrap_or(usize::MAX));
-    let chunks = content.file_chunks(chunk_rows);
+    let chunks = sidecar_chunks(content, options);
     let schema = content.layout.sidecar_schema.clone();
     let mut sidecars = Vec::new();
-    let mut start = 0;
-    while start < chunks.len() {
-        let mut end = start;
-        let mut rows = 0u64;
-        while end < chunks.len() && rows < sidecar_actions {
-            rows += chunks[end].1.len() as u64;
-            end += 1;
-        }
-        let file_name = format!("{}.parquet", uuid::Uuid::new_v4());
-        let path = storage
-            .log_dir()
-            .clone()
-            .join(SIDECARS_DIR)
-            .join(file_name.as_str());
+    for group in sidecar_groups(&chunks, options.actions_per_sidecar()) {
+        let (file_name, path) = new_sidecar_path(storage);
         let mut file =
             ParquetFileOut::create(storage, &path, schema.clone(), options.row_group_rows)?;
         if let Err(error) = content
-            .write_file_chunks(&mut file, &chunks[start..end], &schema, None)
+            .write_file_chunks(&mut file, &chunks[group], &schema, None)
             .await
         {
             file.abort().await;
@@ -631,9 +708,46 @@ async fn write_sidecars(
             size,
             line,
         });
-        start = end;
     }
     Ok(sidecars)
+}
+
+/// The file-action chunks of `content` as sidecars take them: at most a row group, and at
+/// most the actions of one sidecar.
+fn sidecar_chunks(content: &Content, options: &CheckpointOptions) -> Vec<(bool, StructArray)> {
+    let chunk_rows = options
+        .row_group_rows
+        .min(usize::try_from(options.actions_per_sidecar()).unwrap_or(usize::MAX));
+    content.file_chunks(chunk_rows)
+}
+
+/// The chunks of each sidecar, in order: consecutive chunks until the sidecar holds
+/// `sidecar_actions` rows or more.
+fn sidecar_groups(chunks: &[(bool, StructArray)], sidecar_actions: u64) -> Vec<Range<usize>> {
+    let mut groups = Vec::new();
+    let mut start = 0;
+    while start < chunks.len() {
+        let mut end = start;
+        let mut rows = 0u64;
+        while end < chunks.len() && rows < sidecar_actions {
+            rows += chunks[end].1.len() as u64;
+            end += 1;
+        }
+        groups.push(start..end);
+        start = end;
+    }
+    groups
+}
+
+/// A fresh UUID-named sidecar: its file name (as the `sidecar` action names it) and path.
+fn new_sidecar_path(storage: &Storage) -> (String, object_store::path::Path) {
+    let file_name = format!("{}.parquet", uuid::Uuid::new_v4());
+    let path = storage
+        .log_dir()
+        .clone()
+        .join(SIDECARS_DIR)
+        .join(file_name.as_str());
+    (file_name, path)
 }
 
 /// Writes `_last_checkpoint` unless it already points at a newer checkpoint.

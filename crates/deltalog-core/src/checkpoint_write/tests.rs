@@ -226,7 +226,7 @@ async fn v2_checkpoints_with_sidecars_in_parquet_and_json() {
         let dir = tempfile::tempdir().unwrap();
         let table = table_with_history(&dir, V2, 3).await;
         let options = CheckpointOptions {
-            v2_format: format,
+            v2_format: Some(format),
             sidecar_actions: 4,
             row_group_rows: 3,
             ..CheckpointOptions::default()
@@ -247,7 +247,7 @@ async fn a_v2_checkpoint_may_hold_its_file_actions() {
     let dir = tempfile::tempdir().unwrap();
     let table = table_with_history(&dir, V2, 2).await;
     let options = CheckpointOptions {
-        v2_format: CheckpointFormat::Parquet,
+        v2_format: Some(CheckpointFormat::Parquet),
         v2_sidecars: false,
         ..CheckpointOptions::default()
     };
@@ -367,7 +367,7 @@ async fn a_classic_named_copy_of_a_v2_checkpoint_serves_readers_of_classic_names
         let table = table_with_history(&dir, V2, 3).await;
         let expected = state_of(&table.snapshot(SnapshotAt::Latest).await.unwrap()).await;
         let options = CheckpointOptions {
-            v2_format: format,
+            v2_format: Some(format),
             v2_sidecars: sidecars,
             sidecar_actions: 4,
             classic_compat: true,
@@ -410,4 +410,110 @@ async fn a_classic_named_copy_of_a_v2_checkpoint_serves_readers_of_classic_names
         let through = table.snapshot(SnapshotAt::Latest).await.unwrap();
         assert_eq!(state_of(&through).await, expected);
     }
+}
+
+/// Every file under `dir` (relative path and bytes), to show a dry run changed nothing.
+pub(crate) fn files_under(dir: &std::path::Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let relative = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                files.insert(relative, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// The file name of a URL.
+fn base_name(url: &str) -> &str {
+    url.rsplit('/').next().unwrap()
+}
+
+#[tokio::test]
+async fn a_dry_run_writes_nothing_and_reports_what_the_write_does() {
+    let v2_options = |format: Option<CheckpointFormat>, sidecars: bool| CheckpointOptions {
+        v2_format: format,
+        v2_sidecars: sidecars,
+        sidecar_actions: 4,
+        row_group_rows: 3,
+        classic_compat: true,
+        ..CheckpointOptions::default()
+    };
+    let parts = CheckpointOptions {
+        part_size: Some(4),
+        row_group_rows: 2,
+        ..CheckpointOptions::default()
+    };
+    let cases: Vec<(&[(&str, &str)], CheckpointOptions)> = vec![
+        (&[], CheckpointOptions::default()),
+        (&[], parts),
+        (V2, v2_options(None, true)),
+        (V2, v2_options(Some(CheckpointFormat::Parquet), true)),
+        (V2, v2_options(None, false)),
+    ];
+    for (configuration, options) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let table = table_with_history(&dir, configuration, 4).await;
+        let before = files_under(dir.path());
+        let dry = CheckpointOptions {
+            dry_run: true,
+            ..options.clone()
+        };
+        let planned = table.checkpoint_with(None, &dry).await.unwrap();
+        assert_eq!(files_under(dir.path()), before, "{options:?}");
+        assert!(planned.dry_run);
+        assert_eq!(planned.size_in_bytes, 0);
+        let written = table.checkpoint_with(None, &options).await.unwrap();
+        assert!(!written.dry_run);
+        assert_eq!(
+            (planned.version, planned.kind, planned.num_actions),
+            (written.version, written.kind, written.num_actions),
+            "{options:?}"
+        );
+        assert_eq!(planned.num_add_files, written.num_add_files);
+        assert_eq!(planned.files.len(), written.files.len());
+        assert_eq!(planned.sidecars.len(), written.sidecars.len());
+        if written.kind == "v2" {
+            // Fresh UUIDs, the same manifest format and the same classic-named copy.
+            let extension = |url: &str| base_name(url).rsplit('.').next().unwrap().to_string();
+            assert_eq!(extension(&planned.files[0]), extension(&written.files[0]));
+            assert_ne!(planned.files[0], written.files[0]);
+            assert_eq!(planned.files[1], written.files[1]);
+        } else {
+            assert_eq!(planned.files, written.files);
+        }
+    }
+}
+
+#[test]
+fn the_manifest_format_defaults_to_json_unless_without_sidecars() {
+    let options = |v2_format, v2_sidecars| CheckpointOptions {
+        v2_format,
+        v2_sidecars,
+        ..CheckpointOptions::default()
+    };
+    assert_eq!(
+        options(None, true).manifest_format(),
+        CheckpointFormat::Json
+    );
+    assert_eq!(
+        options(None, false).manifest_format(),
+        CheckpointFormat::Parquet
+    );
+    let json = Some(CheckpointFormat::Json);
+    assert_eq!(
+        options(json, false).manifest_format(),
+        CheckpointFormat::Json
+    );
+    assert!(options(json, false).uses_sidecars());
 }

@@ -208,6 +208,11 @@ async fn vacuum_keeps_deletion_vector_files_and_never_leaves_the_root() {
     assert_eq!(ids_by_value(&latest(&table).await).await, expected);
 }
 
+/// Every file under `dir` (the log and the data), with its bytes.
+fn files_under(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    crate::checkpoint_write::tests::files_under(dir)
+}
+
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
@@ -266,7 +271,39 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
     }
     let before = latest(&table).await;
     assert_eq!(before.num_files(), 8);
+    let on_disk = files_under(dir.path());
+    let dry_run = OptimizeOptions {
+        dry_run: true,
+        ..OptimizeOptions::default()
+    };
+    let planned = optimize(&table, dry_run).await.unwrap();
+    assert_eq!(
+        files_under(dir.path()),
+        on_disk,
+        "a dry run changes nothing"
+    );
+    let mut listed: Vec<String> = data_files(dir.path());
+    let mut to_rewrite = planned.files_to_rewrite.clone();
+    listed.sort();
+    to_rewrite.sort();
+    assert_eq!(to_rewrite, listed, "every file, by the paths the log names");
     let metrics = optimize(&table, OptimizeOptions::default()).await.unwrap();
+    assert_eq!(planned.version, None);
+    assert_eq!(
+        OptimizeMetrics {
+            version: metrics.version,
+            num_files_added: metrics.num_files_added,
+            files_added: metrics.files_added.clone(),
+            files_to_rewrite: Vec::new(),
+            ..planned
+        },
+        metrics,
+        "the removal side of the dry run is the real run's"
+    );
+    assert_eq!(
+        (planned.num_files_added, planned.files_added.total_files),
+        (0, 0)
+    );
     assert_eq!((metrics.num_files_removed, metrics.num_files_added), (8, 2));
     assert_eq!(metrics.partitions_optimized, 2);
     let after = latest(&table).await;
@@ -306,8 +343,27 @@ async fn optimize_purges_deletion_vectors() {
     let table = open(dir.path());
     let before = latest(&table).await;
     let expected = ids_by_value(&before).await;
+    let dry_run = OptimizeOptions {
+        dry_run: true,
+        ..OptimizeOptions::default()
+    };
+    let planned = optimize(&table, dry_run).await.unwrap();
     let metrics = optimize(&table, OptimizeOptions::default()).await.unwrap();
     assert!(metrics.num_deletion_vectors_removed > 0);
+    assert_eq!(
+        (
+            planned.num_deletion_vectors_removed,
+            planned.num_deletion_vector_rows_removed,
+            planned.num_files_removed,
+            planned.num_batches,
+        ),
+        (
+            metrics.num_deletion_vectors_removed,
+            metrics.num_deletion_vector_rows_removed,
+            metrics.num_files_removed,
+            metrics.num_batches,
+        )
+    );
     let after = latest(&table).await;
     let (_, files) = after.files(false).await.unwrap();
     let with_dv: usize = files
@@ -358,7 +414,22 @@ async fn restore_brings_back_an_old_version_and_refuses_vacuumed_files() {
         .filter(|f| !before_overwrite.contains(f))
         .collect();
     assert_eq!(overwrite_files.len(), 1);
+    let before = files_under(dir.path());
+    let dry_run = RestoreOptions { dry_run: true };
+    let planned = restore_with(&table, SnapshotAt::Version(1), &dry_run)
+        .await
+        .unwrap();
+    assert_eq!(files_under(dir.path()), before, "a dry run changes nothing");
+    assert_eq!(planned.version, None);
     let metrics = restore(&table, SnapshotAt::Version(1)).await.unwrap();
+    assert_eq!(metrics.version, Some(3));
+    assert_eq!(
+        RestoreMetrics {
+            version: None,
+            ..metrics.clone()
+        },
+        planned
+    );
     assert_eq!(
         (metrics.num_restored_files, metrics.num_removed_files),
         (2, 1)
@@ -370,7 +441,7 @@ async fn restore_brings_back_an_old_version_and_refuses_vacuumed_files() {
     );
     assert_eq!(operations(&table).await[0], "RESTORE");
     assert!(matches!(
-        restore(&table, SnapshotAt::Version(metrics.version)).await,
+        restore(&table, SnapshotAt::Version(metrics.version.unwrap())).await,
         Err(Error::InvalidArgument(_))
     ));
 
@@ -388,6 +459,10 @@ async fn restore_brings_back_an_old_version_and_refuses_vacuumed_files() {
         }
         other => panic!("expected MissingDataFiles, got {other:?}"),
     }
+    assert!(matches!(
+        restore_with(&table, SnapshotAt::Version(2), &dry_run).await,
+        Err(Error::MissingDataFiles { .. })
+    ));
 }
 
 #[tokio::test]

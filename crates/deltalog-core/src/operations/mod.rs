@@ -37,7 +37,7 @@ pub use merge::{
 pub use optimize::{
     optimize, FileSizeMetrics, OptimizeMetrics, OptimizeOptions, DEFAULT_OPTIMIZE_FILE_SIZE,
 };
-pub use restore::{restore, RestoreMetrics};
+pub use restore::{restore, restore_with, RestoreMetrics, RestoreOptions};
 pub use schema::struct_type_from_arrow;
 pub use update::{update, UpdateOptions};
 pub use vacuum::{vacuum, VacuumOptions, VacuumResult};

@@ -19,6 +19,9 @@
 //! Z-order sorts the rows of a bin by the interleaved bits of the Z-order columns, each
 //! column's values first normalised to their rank among the bin's rows (nulls first) scaled
 //! to 32 bits, which treats every orderable type alike. A Z-ordered bin is sorted in memory.
+//!
+//! A dry run ([`OptimizeOptions::dry_run`]) stops once the bins are packed: it reports the
+//! files of the bins and the metrics of their removal, and writes nothing.
 
 use std::collections::BTreeMap;
 
@@ -58,6 +61,11 @@ pub struct OptimizeOptions {
     pub z_order_by: Vec<String>,
     /// How the new files are written (codec, row groups); its target size is replaced.
     pub writer: WriterOptions,
+    /// Plan exactly as the real run (the same candidate files and bins) but write and commit
+    /// nothing: the metrics returned have no version, the removal side filled as the real
+    /// run fills it, the added side empty, and [`OptimizeMetrics::files_to_rewrite`] the
+    /// files the run would rewrite. Default false.
+    pub dry_run: bool,
 }
 
 /// Size statistics of a set of files, as Spark's `FileSizeMetrics`.
@@ -70,10 +78,11 @@ pub struct FileSizeMetrics {
     pub total_size: u64,
 }
 
-/// What [`optimize`] did, named as Spark's `OptimizeMetrics`.
+/// What [`optimize`] did (or with [`OptimizeOptions::dry_run`] would do), named as Spark's
+/// `OptimizeMetrics`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OptimizeMetrics {
-    /// The version committed; `None` when there was nothing to rewrite.
+    /// The version committed; `None` when there was nothing to rewrite, and for a dry run.
     pub version: Option<u64>,
     pub num_files_added: u64,
     pub num_files_removed: u64,
@@ -87,6 +96,9 @@ pub struct OptimizeMetrics {
     pub num_deletion_vector_rows_removed: u64,
     /// The Z-order columns used (empty for plain compaction).
     pub z_order_by: Vec<String>,
+    /// Filled by a dry run only ([`OptimizeOptions::dry_run`]): the paths of the files the
+    /// run would rewrite, relative to the table root as the log names them, bin by bin.
+    pub files_to_rewrite: Vec<String>,
 }
 
 /// Compacts the files of the latest version of `table` (see the module documentation).
@@ -119,6 +131,11 @@ pub async fn optimize(table: &Table, options: OptimizeOptions) -> Result<Optimiz
         z_order_by: options.z_order_by.clone(),
         ..OptimizeMetrics::default()
     };
+    if options.dry_run {
+        fill_removed_metrics(&mut metrics, &bins);
+        metrics.files_to_rewrite = bins.iter().flatten().filter_map(Candidate::path).collect();
+        return Ok(metrics);
+    }
     if bins.is_empty() {
         return Ok(metrics);
     }
@@ -151,6 +168,17 @@ pub(crate) struct Candidate {
     add: StructArray,
     /// Its row of the snapshot's file list (for the scan).
     listed: RecordBatch,
+}
+
+impl Candidate {
+    /// Its path as the log names it.
+    fn path(&self) -> Option<String> {
+        self.add
+            .column_by_name(add::PATH)
+            .and_then(|c| c.as_string_opt::<i32>())
+            .filter(|c| c.is_valid(0))
+            .map(|c| c.value(0).to_string())
+    }
 }
 
 /// Refuses unknown Z-order columns, partition columns among them, and a filter on other
@@ -367,12 +395,7 @@ fn stage_optimize(
     transaction.set_operation_parameter("clusterBy", "[]");
     transaction.set_operation_parameter("auto", false);
     for file in bins.iter().flatten() {
-        let paths = file
-            .add
-            .column_by_name(add::PATH)
-            .and_then(|c| c.as_string_opt::<i32>())
-            .map(|c| c.value(0).to_string());
-        transaction.record_read_files(paths.as_deref());
+        transaction.record_read_files(file.path().as_deref());
         transaction.remove_files(&file.add, false)?;
     }
     let adds: Vec<AddFile> = written
@@ -412,20 +435,27 @@ fn stage_optimize(
     Ok(transaction)
 }
 
+/// Fills the metrics of a committed run: the version, the files added and removed.
 fn fill_metrics(
     metrics: &mut OptimizeMetrics,
     bins: &[Vec<Candidate>],
     written: &[WrittenFile],
     version: u64,
 ) {
-    let removed: Vec<u64> = bins.iter().flatten().map(|f| f.size).collect();
     let added: Vec<u64> = written.iter().map(|f| f.size).collect();
-    let partitions: std::collections::HashSet<&Vec<(String, Option<String>)>> =
-        bins.iter().flatten().map(|f| &f.partition).collect();
     metrics.version = Some(version);
     metrics.num_files_added = added.len() as u64;
-    metrics.num_files_removed = removed.len() as u64;
     metrics.files_added = size_metrics(&added);
+    fill_removed_metrics(metrics, bins);
+}
+
+/// Fills the metrics of the files the bins remove: counts, sizes, partitions, files skipped
+/// and deletion vectors purged.
+fn fill_removed_metrics(metrics: &mut OptimizeMetrics, bins: &[Vec<Candidate>]) {
+    let removed: Vec<u64> = bins.iter().flatten().map(|f| f.size).collect();
+    let partitions: std::collections::HashSet<&Vec<(String, Option<String>)>> =
+        bins.iter().flatten().map(|f| &f.partition).collect();
+    metrics.num_files_removed = removed.len() as u64;
     metrics.files_removed = size_metrics(&removed);
     metrics.partitions_optimized = partitions.len() as u64;
     metrics.total_files_skipped = metrics.total_considered_files - removed.len() as u64;

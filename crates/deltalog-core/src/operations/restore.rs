@@ -14,6 +14,9 @@
 //! hand) deleted one, the restore is refused with [`Error::MissingDataFiles`] naming them.
 //! The commit reads the whole table under `Serializable` isolation: any concurrent commit
 //! that changes data makes it fail rather than silently undo that change.
+//!
+//! A dry run ([`RestoreOptions::dry_run`]) makes every check and stages the commit, then
+//! returns the metrics without committing.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -39,11 +42,21 @@ use crate::transaction::{MetadataUpdate, Transaction};
 /// How many missing files a [`Error::MissingDataFiles`] names at most (as Spark).
 const MAX_MISSING_NAMED: usize = 100;
 
-/// What [`restore`] did, with the metrics Spark records (`commitInfo.operationMetrics`).
+/// The options of [`restore_with`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RestoreOptions {
+    /// Make every check the restore makes (the versions, the files to add still exist, the
+    /// table is writable, the commit can be staged) and return its metrics, committing
+    /// nothing ([`RestoreMetrics::version`] is `None`). Default false.
+    pub dry_run: bool,
+}
+
+/// What [`restore`] did (or with [`RestoreOptions::dry_run`] would do), with the metrics
+/// Spark records (`commitInfo.operationMetrics`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RestoreMetrics {
-    /// The version committed.
-    pub version: u64,
+    /// The version committed; `None` for a dry run.
+    pub version: Option<u64>,
     /// The version whose state was restored.
     pub restored_version: u64,
     pub table_size_after_restore: u64,
@@ -62,6 +75,16 @@ pub struct RestoreMetrics {
 /// version cannot be loaded; [`Error::MissingDataFiles`] when files it needs are gone;
 /// [`Error::UnsupportedFeature`] for a table this library cannot write; commit conflicts.
 pub async fn restore(table: &Table, at: SnapshotAt) -> Result<RestoreMetrics> {
+    restore_with(table, at, &RestoreOptions::default()).await
+}
+
+/// [`restore`] with `options`: with [`RestoreOptions::dry_run`], every check and no commit.
+/// The errors are those of [`restore`].
+pub async fn restore_with(
+    table: &Table,
+    at: SnapshotAt,
+    options: &RestoreOptions,
+) -> Result<RestoreMetrics> {
     let (version, timestamp) = match at {
         SnapshotAt::Version(version) => (version, None),
         SnapshotAt::Timestamp(ms) => (table.version_at(ms).await?, Some(ms)),
@@ -90,7 +113,7 @@ pub async fn restore(table: &Table, at: SnapshotAt) -> Result<RestoreMetrics> {
     let to_remove = select_missing(latest.add_actions(), &keys, &old_keys)?;
     check_files_exist(table, version, &to_add).await?;
     let metrics = RestoreMetrics {
-        version: 0,
+        version: None,
         restored_version: version,
         table_size_after_restore: u64::try_from(old.total_size()).unwrap_or(0),
         num_of_files_after_restore: old.num_files() as u64,
@@ -101,9 +124,12 @@ pub async fn restore(table: &Table, at: SnapshotAt) -> Result<RestoreMetrics> {
     };
     let transaction = restore_transaction(&latest, &old, version, timestamp, &metrics)?;
     let transaction = stage_files(transaction, &to_add, &to_remove)?;
+    if options.dry_run {
+        return Ok(metrics);
+    }
     let committed = transaction.commit().await?;
     Ok(RestoreMetrics {
-        version: committed.version,
+        version: Some(committed.version),
         ..metrics
     })
 }
