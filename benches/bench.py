@@ -6,6 +6,7 @@ Spark and the raw-read floor, on synthetic Delta logs (issue 4).
     .venv/bin/python benches/bench.py --spark         # Delta on Spark too
     .venv/bin/python benches/bench.py --quick --spark --scenarios spark_write_1g  # Spark writes
     .venv/bin/python benches/bench.py --quick --scenarios delete_1g,merge_1g  # row-level changes
+    .venv/bin/python benches/bench.py --quick --scenarios writers_8 --engines deltalog,deltalake
 
 Writes latest.md, latest.json and latest.png into --out (default benches/results). Progress goes
 to stderr. The exit status is non-zero only when the harness itself fails (bad arguments, a
@@ -303,6 +304,8 @@ def _log_measurement(measurement: Measurement, runs: int) -> None:
     if measurement.bytes_written is not None:
         memory += f", {measurement.bytes_written / 2**10:,.0f} KiB written"
     check = " ".join(f"{key}={value}" for key, value in (measurement.check or {}).items())
+    if measurement.figures:
+        check += "  " + " ".join(f"{key}={value}" for key, value in measurement.figures.items())
     _log(f"{where} {measurement.seconds or 0:9.4f} s{memory}  {check}")
 
 

@@ -97,6 +97,13 @@ def test_smoke_run_writes_markdown_json_and_chart(tmp_path: Path, deltabench: An
     assert appended == {"rows": 20_000}
     blind = by_key[("checkpoint_1m_stats", "blind_append", "deltalog")]["check"]
     assert blind == {"version": 4}
+    # The concurrent writers all landed their commits on the one table.
+    writers = by_key[("writers_8", "concurrent_append", "deltalog")]
+    assert writers["check"] == {"version": 6, "rows": 600}
+    assert writers["figures"]["commits"] == 6
+    assert writers["figures"]["failed"] == 0
+    assert writers["figures"]["retries"] >= 0
+    assert "## Concurrent writers" in markdown
     assert "MISMATCH" not in markdown
     assert "| deltalog |" in markdown  # the engines table names what deltalog does
     if "deltalake" in engines:

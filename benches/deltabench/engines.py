@@ -46,6 +46,7 @@ OPERATIONS = (
     "delete_dv",
     "merge",
     "merge_dv",
+    "concurrent_append",
     "spark_write",
 )
 #: Operations measured only in the Spark session, for deltalog and Delta on Spark alike.
@@ -80,6 +81,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         ".execute()` (the files holding matched rows rewritten)",
         "merge_dv": "the same merge on the deletion vector table "
         "(matched rows marked in deletion vectors, updated and inserted rows in new files)",
+        "concurrent_append": "W writer processes (multiprocessing, spawn) each calling "
+        "`deltalog.write_table(p, rows, mode='append')` C times (100 rows each), timed from "
+        "the start signal (every writer imported and its rows built) to the last writer's "
+        "report; retries are the sum of `CommitResult.retries`",
         "spark_write": "`df.write.format('deltalog').mode('overwrite').save(t)` of a cached "
         "generated DataFrame, in the Spark session Delta on Spark is measured in",
     },
@@ -104,6 +109,9 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         ".execute()` (copy-on-write)",
         "merge_dv": "the same merge on the deletion vector table: copy-on-write there too "
         "(delta-rs writes no deletion vectors)",
+        "concurrent_append": "the same W writer processes each calling "
+        "`write_deltalake(p, rows, mode='append')` C times (it retries on its own and reports "
+        "no retry count; a commit that fails is counted, not retried)",
         "spark_write": "",
     },
     "floor": {
@@ -124,6 +132,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "delete_dv": "",
         "merge": "",
         "merge_dv": "",
+        "concurrent_append": "",
         "spark_write": "",
     },
     "duckdb": {
@@ -142,6 +151,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "delete_dv": "",
         "merge": "",
         "merge_dv": "",
+        "concurrent_append": "",
         "spark_write": "",
     },
     "spark": {
@@ -160,6 +170,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "delete_dv": "",
         "merge": "",
         "merge_dv": "",
+        "concurrent_append": "",
         "spark_write": "`df.write.format('delta').mode('overwrite').save(t)` of the same cached "
         "DataFrame",
     },
@@ -192,6 +203,9 @@ UNSUPPORTED: dict[tuple[str, str], str] = {
             ("spark", _SPARK_READS_ONLY),
         )
     },
+    ("floor", "concurrent_append"): "a commit is one small JSON file: there is no floor to compare",
+    ("duckdb", "concurrent_append"): _NO_DELTA_WRITES,
+    ("spark", "concurrent_append"): _SPARK_READS_ONLY,
     ("deltalake", "spark_write"): _SPARK_DATA_SOURCES,
     ("floor", "spark_write"): _SPARK_DATA_SOURCES,
     ("duckdb", "spark_write"): _SPARK_DATA_SOURCES,
@@ -208,7 +222,8 @@ RESULT_MARKER = "DELTABENCH_RESULT "
 #: (lets the floor parse JSON with an explicit schema). For generated data instead: source (an
 #: Arrow IPC file), target (where an append writes a new table) and rows. For the row-level
 #: change tables: path (no deletion vectors), dv_path (its deletion vector twin), source (the
-#: merge source, Arrow IPC), rows, delete_predicate and merge_on. In the child, the key
+#: merge source, Arrow IPC), rows, delete_predicate and merge_on. For the concurrent writers'
+#: table: path, writers, commits (each writer's) and rows (per commit). In the child, the key
 #: ``input`` holds the data a write operation writes, loaded before the clock starts, and
 #: ``changed`` the table a row-level change works on.
 TableRequest = dict[str, Any]
@@ -234,6 +249,10 @@ class Measurement:
     #: Bytes of the files the operation added to the table directory, measured on disk by the
     #: parent after the child exited (write operations only).
     bytes_written: int | None = None
+    #: Counts an operation reports besides its check, which may differ between runs and
+    #: engines and are not compared: for ``concurrent_append`` ``commits`` (that landed),
+    #: ``failed`` (commits that raised) and, where the engine reports them, ``retries``.
+    figures: dict[str, int] = field(default_factory=dict)
 
     @property
     def operation_rss_kib(self) -> int | None:
@@ -450,6 +469,7 @@ def _fill(measurement: Measurement, result: dict[str, Any]) -> None:
     measurement.peak_rss_kib = result.get("peak_rss_kib")
     measurement.baseline_rss_kib = result.get("baseline_rss_kib")
     measurement.check = result.get("check")
+    measurement.figures = result.get("figures") or {}
 
 
 def _tail(text: str, lines: int = 3, chars: int = 600) -> str:
@@ -486,6 +506,13 @@ class Clock:
         self.start = time.perf_counter()
         self.phases: dict[str, float] = {}
         self.notes: dict[str, str] = {}  # how the operation was done, where that varies
+        self.figures: dict[str, int] = {}  # see Measurement.figures
+
+    def restart(self) -> None:
+        """Starts the timing again: what the operation did so far was untimed setup (the
+        writer processes of ``concurrent_append`` starting)."""
+        self.start = time.perf_counter()
+        self.phases.clear()
 
     def mark(self, phase: str) -> None:
         self.phases[phase] = time.perf_counter() - self.start
@@ -572,6 +599,7 @@ def _child_main(engine: str, operation: str) -> None:
             "seconds": seconds,
             "phases": clock.phases,
             "notes": clock.notes,
+            "figures": clock.figures,
             "peak_rss_kib": peak,
             "baseline_rss_kib": baseline,
             "check": check,
@@ -905,6 +933,143 @@ def _deltalake_dvs_check(context: Any, table: Any, _request: TableRequest) -> di
     keep = pc.list_flatten(table.column("selection_vector"))
     deleted = len(keep) - (pc.sum(keep.cast("int64")).as_py() or 0)
     return {"files_with_dv": int(table.num_rows), "deleted_rows": int(deleted)}
+
+
+# --------------------------------------------------------------------------------------------
+# Concurrent writers: writer processes appending to one table at once (deltalog and deltalake)
+
+
+#: How long the writer processes may take to start (imports, rows built) before the start
+#: signal; and how long, after it, each may take to report.
+WRITERS_READY_SECONDS = 300.0
+WRITERS_REPORT_SECONDS = 3600.0
+
+
+@dataclass
+class ConcurrentRun:
+    """What ``concurrent_append`` left for its check: the writer processes (joined by the
+    check, untimed: they exit after reporting) and their reports."""
+
+    processes: list[Any]
+    reports: list[dict[str, Any]]
+
+
+def _concurrent_append(engine: str, request: TableRequest, clock: Clock) -> ConcurrentRun:
+    """``writers`` processes (multiprocessing, spawn) each append ``commits`` times ``rows``
+    rows to the table at ``path``. The clock restarts when every writer is ready (engine
+    imported, rows built) and they are released together; it stops at the last report.
+    Commits that raise are counted (``figures["failed"]``), not retried."""
+    import multiprocessing
+
+    spawn = multiprocessing.get_context("spawn")
+    writers = int(request["writers"])
+    start = spawn.Barrier(writers + 1)
+    reports = spawn.Queue()
+    arguments = (request["path"], int(request["commits"]), int(request["rows"]))
+    processes = [
+        spawn.Process(
+            target=_concurrent_writer,
+            args=(engine, writer, *arguments, start, reports),
+            daemon=True,
+        )
+        for writer in range(writers)
+    ]
+    for process in processes:
+        process.start()
+    start.wait(timeout=WRITERS_READY_SECONDS)
+    clock.restart()
+    run = ConcurrentRun(processes, [reports.get(timeout=WRITERS_REPORT_SECONDS) for _ in processes])
+    clock.mark("all_done")
+    broken = [report["setup_error"] for report in run.reports if report.get("setup_error")]
+    if broken:
+        raise RuntimeError(f"{len(broken)} writer(s) could not start: {broken[0]}")
+    clock.figures["commits"] = sum(report["commits"] for report in run.reports)
+    clock.figures["failed"] = sum(report["failed"] for report in run.reports)
+    retries = [report["retries"] for report in run.reports]
+    if None not in retries:
+        clock.figures["retries"] = sum(retries)
+    failures = [report["failure"] for report in run.reports if report.get("failure")]
+    if failures:
+        clock.notes["failure"] = failures[0]
+    return run
+
+
+def _concurrent_writer(
+    engine: str, writer: int, path: str, commits: int, rows: int, start: Any, reports: Any
+) -> None:
+    """One writer process: builds its rows, waits for the start signal, then appends them in
+    ``commits`` commits and reports what landed (``retries`` is ``None`` where the engine
+    does not count them)."""
+    report: dict[str, Any] = {"commits": 0, "failed": 0, "retries": 0, "failure": None}
+    try:
+        append = _appender(engine)
+        batches = [_writer_rows((writer * commits + n) * rows, rows) for n in range(commits)]
+    except Exception as error:
+        report["setup_error"] = _error_text(error)
+        batches = []
+    start.wait(timeout=WRITERS_READY_SECONDS)
+    for batch in batches:
+        try:
+            retries = append(path, batch)
+        except Exception as error:
+            report["failed"] += 1
+            report["failure"] = report["failure"] or _error_text(error)
+            continue
+        report["commits"] += 1
+        report["retries"] = None if retries is None else report["retries"] + retries
+    reports.put(report)
+
+
+def _appender(engine: str) -> Callable[[str, Any], int | None]:
+    """A blind append of ``engine``: (table path, rows) -> the retries it took, or ``None``."""
+    if engine == "deltalog":
+        import deltalog
+
+        return lambda path, batch: deltalog.write_table(path, batch, mode="append").retries
+    import deltalake
+
+    def append(path: str, batch: Any) -> None:
+        deltalake.write_deltalake(path, batch, mode="append")
+
+    return append
+
+
+def _writer_rows(first_id: int, rows: int) -> Any:
+    """``rows`` rows of ``writers.WRITER_SCHEMA`` with the ids ``first_id..``."""
+    import pyarrow as pa
+
+    ids = range(first_id, first_id + rows)
+    return pa.table(
+        {
+            "id": pa.array(ids, type=pa.int64()),
+            "value": pa.array([i / 8 for i in ids], type=pa.float64()),
+            "name": pa.array([f"writer-row-{i:08d}" for i in ids], type=pa.string()),
+        }
+    )
+
+
+def _join_writers(run: ConcurrentRun) -> None:
+    for process in run.processes:
+        process.join(timeout=60)
+
+
+def _deltalog_concurrent_check(context: Any, run: ConcurrentRun, request: TableRequest) -> Any:
+    """The version and the rows of the table once every writer is done."""
+    _join_writers(run)
+    deltalog, pa = context
+    snapshot = deltalog.DeltaTable(request["path"]).snapshot()
+    files = pa.table(snapshot.files())
+    rows = pa.compute.sum(files.column("num_records")).as_py() or 0
+    return {"version": int(snapshot.version), "rows": int(rows)}
+
+
+def _deltalake_concurrent_check(context: Any, run: ConcurrentRun, request: TableRequest) -> Any:
+    _join_writers(run)
+    deltalake, pa = context
+    table = deltalake.DeltaTable(request["path"])
+    actions = pa.table(table.get_add_actions())
+    rows = pa.compute.sum(actions.column("num_records")).as_py() or 0
+    return {"version": int(table.version()), "rows": int(rows)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -1339,6 +1504,9 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "delete_dv": _deltalog_delete,
             "merge": _deltalog_merge,
             "merge_dv": _deltalog_merge,
+            "concurrent_append": lambda _c, request, clock: _concurrent_append(
+                "deltalog", request, clock
+            ),
         },
         {
             "open": _version_check,
@@ -1354,6 +1522,7 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "delete_dv": _deltalog_delete_check,
             "merge": _deltalog_merge_check,
             "merge_dv": _deltalog_merge_check,
+            "concurrent_append": _deltalog_concurrent_check,
         },
     ),
     "deltalake": (
@@ -1372,6 +1541,9 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "delete_dv": _deltalake_delete,
             "merge": _deltalake_merge,
             "merge_dv": _deltalake_merge,
+            "concurrent_append": lambda _c, request, clock: _concurrent_append(
+                "deltalake", request, clock
+            ),
         },
         {
             "open": _version_check,
@@ -1387,6 +1559,7 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "delete_dv": _deltalake_delete_check,
             "merge": _deltalake_merge_check,
             "merge_dv": _deltalake_merge_check,
+            "concurrent_append": _deltalake_concurrent_check,
         },
     ),
     "floor": (

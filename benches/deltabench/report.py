@@ -35,6 +35,7 @@ OPERATION_TITLES = {
     "delete_dv": "delete 0.1% of rows (deletion vectors)",
     "merge": "merge 1% (upsert, copy-on-write)",
     "merge_dv": "merge 1% (upsert, deletion vectors)",
+    "concurrent_append": "concurrent blind appends (writer processes)",
     "spark_write": "Spark DataFrame write to a new table",
 }
 ENGINE_TITLES = {
@@ -151,6 +152,7 @@ def render_markdown(results: dict[str, Any], chart_name: str = "latest.png") -> 
     lines += _times_section(results, summaries, engines, notes)
     lines += _memory_section(results, summaries, engines, notes)
     lines += _written_section(results, summaries, engines)
+    lines += _writers_section(results, engines, notes)
     lines += [f"![benchmark chart]({chart_name})", ""]
     lines += _checks_section(results, summaries, engines)
     lines += _tables_section(results)
@@ -372,6 +374,63 @@ def _written_section(
         if with_ratio:
             row.append(_ratio_text(values["deltalake"], values["deltalog"]))
         lines.append(_row(row))
+    return [*lines, ""]
+
+
+def _writers_section(results: dict[str, Any], engines: list[str], notes: _Notes) -> list[str]:
+    """Commits per second of the concurrent writers (``figures`` of ``concurrent_append``):
+    commits that landed over the wall time from the start signal to the last writer done."""
+    runs: dict[tuple[str, str], list[Measurement]] = {}
+    for data in results["measurements"]:
+        measurement = Measurement.from_json(data)
+        if measurement.operation == "concurrent_append" and measurement.ok:
+            runs.setdefault((measurement.scenario, measurement.engine), []).append(measurement)
+    if not runs:
+        return []
+    lines = [
+        "## Concurrent writers",
+        "",
+        "Commits per second: the commits that landed (all writers) over the wall time from "
+        "the start signal to the last writer done, median [min .. max] of the runs; retries "
+        "(commits that lost the race for a version, were checked against the winners and "
+        "tried again) and failed commits, summed over the writers, median of the runs.",
+        "",
+    ]
+    lines += _table_header(
+        ["scenario", "engine", "commits/s", "retries", "failed commits"],
+        ["---", "---", "--:", "--:", "--:"],
+    )
+    specs = {scenario["name"]: scenario.get("spec") or {} for scenario in results["scenarios"]}
+    for (scenario, engine), measured in sorted(
+        runs.items(), key=lambda item: (item[0][0], engines.index(item[0][1]))
+    ):
+        rates = [
+            m.figures.get("commits", 0) / m.seconds for m in measured if m.seconds and m.seconds > 0
+        ]
+        spec = specs.get(scenario, {})
+        shape = f"{spec.get('writers', '?')} x {spec.get('commits', '?')}"
+        rate = "—"
+        if rates:
+            rate = f"{statistics.median(rates):,.1f}"
+            if len(rates) > 1:
+                rate += f" [{min(rates):,.1f} .. {max(rates):,.1f}]"
+        retries = [m.figures["retries"] for m in measured if "retries" in m.figures]
+        failed = [m.figures.get("failed", 0) for m in measured]
+        failed_cell = f"{statistics.median(failed):g}"
+        failure = next((m.notes["failure"] for m in measured if m.notes.get("failure")), None)
+        if failure:
+            failed_cell += " " + notes.mark(f"{ENGINE_TITLES[engine]}, {scenario}: {failure}")
+        lines.append(
+            _row(
+                [
+                    f"{scenario} ({shape} commits)",
+                    ENGINE_TITLES[engine],
+                    rate,
+                    f"{statistics.median(retries):g}" if retries else "—",
+                    failed_cell,
+                ]
+            )
+        )
     return [*lines, ""]
 
 

@@ -28,8 +28,18 @@ BLIND_APPEND_ROWS = 1_000
 #: on its twin with ``delta.enableDeletionVectors=true``.
 DELETE_OPERATIONS = ("delete", "delete_dv")
 MERGE_OPERATIONS = ("merge", "merge_dv")
+#: Writer processes appending to one table at once (``writers_8``).
+WRITERS_OPERATIONS = ("concurrent_append",)
+#: Rows each concurrent writer appends per commit.
+WRITER_ROWS = 100
 #: Every operation that changes a table's directory, and which table each changes.
-TABLE_WRITES = ("blind_append", "checkpoint", *DELETE_OPERATIONS, *MERGE_OPERATIONS)
+TABLE_WRITES = (
+    "blind_append",
+    "checkpoint",
+    *DELETE_OPERATIONS,
+    *MERGE_OPERATIONS,
+    *WRITERS_OPERATIONS,
+)
 #: The row-level change table at full size: about 1 GB of zstd Parquet (the columns of
 #: ``append_1g``, about 20 bytes a row on disk) in 100 files.
 ROWS_TABLE_ROWS = 52_000_000
@@ -43,9 +53,9 @@ class Scenario:
     name: str
     title: str  # what the table is, at this size
     spec: dict[str, Any]  # the LogSpec fields; for ``data`` {"rows": N}; for ``rows``
-    #: {"rows": N, "files": F}
+    #: {"rows": N, "files": F}; for ``writers`` {"writers": W, "commits": C, "rows": R}
     operations: tuple[str, ...] = BASE_OPERATIONS
-    kind: Literal["log", "data", "spark_data", "rows"] = "log"
+    kind: Literal["log", "data", "spark_data", "rows", "writers"] = "log"
     #: With ``orphans`` > 0, every file the log names (live, or removed: a tombstone) exists
     #: (empty) in the table directory, next to this many files no version references.
     orphans: int = 0
@@ -211,6 +221,7 @@ def scenarios(size: Size) -> list[Scenario]:
             "data",
         ),
         *_rows_scenarios(ROWS_TABLE_ROWS // scale, ROWS_TABLE_FILES, f"{1000 // scale:,} MB"),
+        _writers_scenario(8, 50 if size == "full" else 10),
         _spark_write_scenario(25_000_000 // scale, f"about {1000 // scale:,} MB"),
     ]
 
@@ -237,6 +248,19 @@ def _rows_scenarios(rows: int, files: int, size: str) -> list[Scenario]:
             "rows",
         ),
     ]
+
+
+def _writers_scenario(writers: int, commits: int, smoke: str = "") -> Scenario:
+    """``writers`` processes each doing ``commits`` blind appends of :data:`WRITER_ROWS` rows
+    to one table on the local file system, all started at once (``writers.WritersTable``)."""
+    return Scenario(
+        "writers_8",
+        f"{smoke}{writers} writer processes each appending {commits} commits of "
+        f"{WRITER_ROWS} rows to one table on the local file system, all at once",
+        {"writers": writers, "commits": commits, "rows": WRITER_ROWS},
+        WRITERS_OPERATIONS,
+        "writers",
+    )
 
 
 def _spark_write_scenario(rows: int, size: str) -> Scenario:
@@ -268,6 +292,13 @@ def prepare(scenario: Scenario, data_dir: Path) -> Any:
         return cached_arrow_data(data_dir, scenario.name, int(scenario.spec["rows"]))
     if scenario.kind == "spark_data":
         return SparkData(Path(data_dir) / scenario.name, int(scenario.spec["rows"]))
+    if scenario.kind == "writers":
+        from deltabench.writers import fresh_writers_table
+
+        spec = scenario.spec
+        return fresh_writers_table(
+            data_dir, int(spec["writers"]), int(spec["commits"]), int(spec["rows"])
+        )
     if scenario.kind == "rows":
         from deltabench.rows import cached_rows_table
 
@@ -325,6 +356,13 @@ def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
     """What a measurement child needs to know about the table (``engines.TableRequest``)."""
     if isinstance(info, SparkData):
         return {"target": str(Path(info.path).resolve()), "rows": info.rows}
+    if scenario.kind == "writers":
+        return {
+            "path": str(Path(info.path).resolve()),
+            "writers": info.writers,
+            "commits": info.commits,
+            "rows": info.rows,
+        }
     if scenario.kind == "rows":
         from deltabench.rows import DELETE_PREDICATE, MERGE_ON
 
@@ -362,6 +400,9 @@ def expected_checks(info: Any, scenario: Scenario) -> dict[str, dict[str, int]]:
     """The counts each operation should report, as the generator knows them."""
     if isinstance(info, SparkData):
         return {"spark_write": {"rows": info.rows}}
+    if scenario.kind == "writers":
+        commits = info.total_commits
+        return {"concurrent_append": {"version": commits, "rows": commits * info.rows}}
     if scenario.kind == "rows":
         deleted = {"rows": info.rows - info.deleted_rows, "deleted": info.deleted_rows}
         merged = {
@@ -535,6 +576,7 @@ def _smoke() -> list[Scenario]:
             "append_1g", "smoke: append 20k generated rows", {"rows": 20_000}, ("append",), "data"
         ),
         *_rows_scenarios(20_000, 10, "0.4 MB"),
+        _writers_scenario(2, 3, "smoke: "),
         _spark_write_scenario(20_000, "smoke"),
     ]
 

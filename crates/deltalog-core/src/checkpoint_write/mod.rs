@@ -178,6 +178,7 @@ impl Table {
 
 /// Writes a checkpoint of `snapshot`'s version (which must hold every live file, not a
 /// filtered subset) and then `_last_checkpoint`.
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) async fn write_checkpoint(
     snapshot: &Snapshot,
     options: &CheckpointOptions,

@@ -31,6 +31,7 @@ pub(crate) const ROW_TRACKING_DOMAIN: &str = "delta.rowTracking";
 
 /// What the losing transaction read and writes, as the rules need it.
 #[derive(Debug)]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) struct Current<'a> {
     /// The table, for messages.
     pub table: &'a str,
@@ -59,6 +60,7 @@ pub(crate) struct Current<'a> {
 
 /// One winning commit, decoded once.
 #[derive(Debug)]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) struct Winner<'a> {
     pub version: u64,
     pub actions: &'a DecodedActions,
@@ -68,6 +70,7 @@ pub(crate) struct Winner<'a> {
 
 /// What rebasing on the winners changes in the next attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) struct Rebase {
     /// The highest row id assigned so far (`-1`: none).
     pub row_id_high_water_mark: i64,
@@ -92,6 +95,7 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
 ];
 
 /// Runs every rule of [`RULES`] for `winner`, in order.
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn check_winner(
     current: &Current<'_>,
     winner: &Winner<'_>,

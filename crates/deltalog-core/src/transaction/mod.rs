@@ -15,7 +15,7 @@
 //! retries at the newest version, with jittered backoff, up to a limit.
 
 pub(crate) mod committer;
-pub(crate) mod conflict;
+crate::internal_modules!(conflict);
 pub(crate) mod encode;
 
 mod access;
