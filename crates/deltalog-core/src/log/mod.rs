@@ -14,7 +14,27 @@ use timestamps::{version_at_timestamp, MONOTONIC_LOOKBACK};
 
 /// Every log file of version `from_version` or later, parsed, in no particular order. Files
 /// that are not log files (`_last_checkpoint`, temporary files, sidecars) are skipped.
+///
+/// Writers change the log while it is listed, and a listing of a local filesystem (POSIX
+/// `readdir`) may hold a commit created during it while missing an older one also created
+/// during it. So a listing whose commits skip a version is listed again (at most
+/// [`GAP_RELISTS`] times): the older commit exists by then, and callers see a gap only where
+/// the log has one.
 pub(crate) async fn list_log_from(storage: &Storage, from_version: u64) -> Result<Vec<LogPath>> {
+    let mut listing = list_log_once(storage, from_version).await?;
+    for _ in 0..GAP_RELISTS {
+        if !commits_skip_a_version(&listing) {
+            break;
+        }
+        listing = list_log_once(storage, from_version).await?;
+    }
+    Ok(listing)
+}
+
+/// How many times [`list_log_from`] lists again a listing whose commits skip a version.
+const GAP_RELISTS: usize = 2;
+
+async fn list_log_once(storage: &Storage, from_version: u64) -> Result<Vec<LogPath>> {
     let listing = storage
         .list_log_dir_from(&format!("{from_version:020}"))
         .await?;
@@ -23,6 +43,17 @@ pub(crate) async fn list_log_from(storage: &Storage, from_version: u64) -> Resul
         .filter_map(LogPath::parse)
         .filter(|log_path| log_path.version >= from_version)
         .collect())
+}
+
+/// True when the commits of `listing` are not consecutive versions.
+fn commits_skip_a_version(listing: &[LogPath]) -> bool {
+    let mut versions: Vec<u64> = listing
+        .iter()
+        .filter(|log_path| log_path.is_commit())
+        .map(|log_path| log_path.version)
+        .collect();
+    versions.sort_unstable();
+    versions.windows(2).any(|pair| pair[1] > pair[0] + 1)
 }
 
 /// True when `_delta_log` holds at least one log file. Stops at the first one found.
@@ -78,4 +109,36 @@ async fn hint_version(storage: &Storage) -> Option<u64> {
     parse_last_checkpoint(&bytes, path.as_ref())
         .ok()
         .map(|hint| hint.version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(names: &[String]) -> Vec<LogPath> {
+        names
+            .iter()
+            .filter_map(|name| {
+                let location = object_store::path::Path::from(format!("_delta_log/{name}"));
+                LogPath::parse_location(&location, 1, 0)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_skipped_version_among_the_commits_is_a_gap() {
+        let commit = path::commit_file_name;
+        assert!(commits_skip_a_version(&listing(&[
+            commit(4),
+            commit(3),
+            commit(6)
+        ])));
+        assert!(!commits_skip_a_version(&listing(&[
+            commit(3),
+            commit(5),
+            commit(4),
+            path::classic_checkpoint_file_name(9),
+        ])));
+        assert!(!commits_skip_a_version(&[]));
+    }
 }

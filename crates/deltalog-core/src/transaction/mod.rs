@@ -70,7 +70,9 @@ pub struct CommitOptions {
     /// The committer writing the commit file.
     pub committer: Arc<dyn Committer>,
     /// How many times to rebase and retry after losing the race for a version (and to retry
-    /// a version whose write failed without landing). Default 100.
+    /// a version whose write failed without landing). Default 1,000: a writer among many
+    /// faster ones may lose hundreds of rounds before it wins one (Delta on Spark's
+    /// `maxCommitAttempts` is 10 million); each round reads only the commits that won.
     pub max_retries: u32,
     /// The first backoff before a retry; it doubles each retry, with jitter. Default 10 ms.
     pub backoff_base: Duration,
@@ -84,7 +86,7 @@ impl Default for CommitOptions {
     fn default() -> Self {
         CommitOptions {
             committer: Arc::new(FileSystemCommitter),
-            max_retries: 100,
+            max_retries: 1_000,
             backoff_base: Duration::from_millis(10),
             backoff_max: Duration::from_secs(1),
             post_commit: PostCommitOptions::default(),
