@@ -85,14 +85,46 @@ impl AsyncFileReader for ParquetReader {
                 .with_column_index_policy(PageIndexPolicy::Skip)
                 .with_offset_index_policy(PageIndexPolicy::Skip)
                 .with_arrow_reader_options(options);
-            let metadata = match self.file_size {
+            let file_size = self.file_size;
+            let metadata = match file_size {
                 Some(size) => reader.load_and_finish(self, size).await?,
                 None => reader.load_via_suffix_and_finish(self).await?,
             };
+            check_column_chunks(&metadata, file_size)?;
             Ok(Arc::new(metadata))
         }
         .boxed()
     }
+}
+
+/// Refuses a footer whose column chunks have a negative offset or size, or (when the file size
+/// is known) end past the file: the parquet crate panics on a negative range when it reads the
+/// chunk (`ColumnChunkMetaData::byte_range`), and a corrupt file must be an error instead.
+fn check_column_chunks(metadata: &ParquetMetaData, file_size: Option<u64>) -> ParquetResult<()> {
+    for (group, row_group) in metadata.row_groups().iter().enumerate() {
+        for (index, column) in row_group.columns().iter().enumerate() {
+            let start = column
+                .dictionary_page_offset()
+                .unwrap_or(column.data_page_offset());
+            let length = column.compressed_size();
+            let end = u64::try_from(start)
+                .ok()
+                .zip(u64::try_from(length).ok())
+                .and_then(|(start, length)| start.checked_add(length));
+            let fits = match (end, file_size) {
+                (Some(end), Some(size)) => end <= size,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            if !fits {
+                return Err(ParquetError::General(format!(
+                    "column chunk {index} of row group {group} claims {length} bytes at offset \
+                     {start}, outside the file"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl MetadataSuffixFetch for &mut ParquetReader {
