@@ -369,7 +369,7 @@ fn parse_offset(text: &str) -> Option<FixedOffset> {
         let (m, s) = rest.split_once(':').unwrap_or((rest, "0"));
         (h, m, s)
     } else if body.len() == 4 {
-        (&body[..2], &body[2..], "0")
+        (body.get(..2)?, body.get(2..)?, "0")
     } else {
         (body, "0", "0")
     };
