@@ -235,7 +235,14 @@ pub(super) struct Parser<'t> {
     noun: &'static str,
     tokens: Vec<Token>,
     index: usize,
+    /// How deep the expression being parsed is nested so far (see [`MAX_DEPTH`]).
+    depth: usize,
 }
+
+/// How deep an expression may nest: parentheses, calls, `NOT`s, signs and chained arithmetic
+/// operators each add a level. Parsing and evaluating recurse once per level, so a deeper
+/// expression is refused rather than allowed to exhaust the stack.
+pub(super) const MAX_DEPTH: usize = 128;
 
 impl<'t> Parser<'t> {
     pub(super) fn new(text: &'t str, noun: &'static str) -> Result<Self> {
@@ -244,6 +251,7 @@ impl<'t> Parser<'t> {
             noun,
             tokens: tokenize(text, noun)?,
             index: 0,
+            depth: 0,
         })
     }
 
@@ -302,25 +310,46 @@ impl<'t> Parser<'t> {
         parse_error(self.text, self.noun, position, expected, found)
     }
 
-    pub(super) fn parse_or(&mut self) -> Result<Expr> {
-        let mut expr = self.parse_and()?;
-        while self.eat_keyword("OR") {
-            expr = expr.or(self.parse_and()?);
-        }
-        Ok(expr)
+    /// How deep the expression is nested at the current token.
+    pub(super) fn depth(&self) -> usize {
+        self.depth
     }
 
-    fn parse_and(&mut self) -> Result<Expr> {
-        let mut expr = self.parse_not()?;
-        while self.eat_keyword("AND") {
-            expr = expr.and(self.parse_not()?);
+    /// Runs `parse` one nesting level deeper; [`Error::InvalidArgument`] beyond
+    /// [`MAX_DEPTH`] levels.
+    pub(super) fn nested<T>(&mut self, parse: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.unexpected(&format!(
+                "an expression nested at most {MAX_DEPTH} levels deep"
+            )));
         }
-        Ok(expr)
+        self.depth += 1;
+        let parsed = parse(self);
+        self.depth -= 1;
+        parsed
+    }
+
+    /// `and (OR and)*`, as a balanced tree of `OR`s (a long chain stays shallow).
+    pub(super) fn parse_or(&mut self) -> Result<Expr> {
+        let mut terms = vec![self.parse_and()?];
+        while self.eat_keyword("OR") {
+            terms.push(self.parse_and()?);
+        }
+        Ok(balanced(terms, Expr::or))
+    }
+
+    /// `not (AND not)*`, as a balanced tree of `AND`s.
+    fn parse_and(&mut self) -> Result<Expr> {
+        let mut terms = vec![self.parse_not()?];
+        while self.eat_keyword("AND") {
+            terms.push(self.parse_not()?);
+        }
+        Ok(balanced(terms, Expr::and))
     }
 
     fn parse_not(&mut self) -> Result<Expr> {
         if self.eat_keyword("NOT") {
-            Ok(!self.parse_not()?)
+            Ok(!self.nested(Self::parse_not)?)
         } else {
             self.parse_predicate()
         }
@@ -411,6 +440,23 @@ impl<'t> Parser<'t> {
     fn parse_operand(&mut self) -> Result<Expr> {
         self.parse_additive()
     }
+}
+
+/// `terms` (at least one) joined by `join` as a balanced tree, in order: `AND` and `OR` are
+/// associative, also over NULLs, so any grouping means the same.
+fn balanced(mut terms: Vec<Expr>, join: fn(Expr, Expr) -> Expr) -> Expr {
+    while terms.len() > 1 {
+        let mut joined = Vec::with_capacity(terms.len().div_ceil(2));
+        let mut pairs = terms.into_iter();
+        while let Some(left) = pairs.next() {
+            joined.push(match pairs.next() {
+                Some(right) => join(left, right),
+                None => left,
+            });
+        }
+        terms = joined;
+    }
+    terms.pop().unwrap_or(Expr::Literal(Scalar::Boolean(true)))
 }
 
 fn describe_token(kind: &TokenKind) -> String {

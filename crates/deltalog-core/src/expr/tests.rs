@@ -2251,3 +2251,28 @@ fn computed_operands_never_skip_a_file_unless_only_partitions_are_read() {
         Some(parse("n % 2 = 0"))
     );
 }
+
+#[test]
+fn deep_nesting_is_refused_and_long_chains_stay_shallow() {
+    let refused = [
+        format!("{}a = 1{}", "(".repeat(1000), ")".repeat(1000)),
+        format!("{}a = 1", "NOT ".repeat(1000)),
+        format!("a = {}", vec!["1"; 1000].join(" + ")),
+        format!("a = {}1", "- ".repeat(1000)),
+        format!("a = {}'x'{}", "lower(".repeat(1000), ")".repeat(1000)),
+    ];
+    for text in refused {
+        let error = crate::expr::parse_sql(&text).unwrap_err();
+        assert!(
+            error.to_string().contains("nested at most 128 levels"),
+            "{error}"
+        );
+    }
+    let nested = format!("{}a = 1{}", "(".repeat(100), ")".repeat(100));
+    assert!(crate::expr::parse_sql(&nested).is_ok());
+    let terms: Vec<String> = (0..5_000).map(|i| format!("a = {i}")).collect();
+    let chain = crate::expr::parse_sql(&terms.join(" OR ")).unwrap();
+    assert_eq!(chain, crate::expr::parse_sql(&terms.join(" OR ")).unwrap());
+    let sum = vec!["1"; 100].join(" + ");
+    assert!(crate::expr::parse_value_sql(&sum).is_ok());
+}

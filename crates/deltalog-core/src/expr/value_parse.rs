@@ -6,7 +6,7 @@
 //! `CAST(v AS type)` or a parenthesised filter (which is a value when it is one).
 
 use super::ast::Expr;
-use super::parse::{typed_literal, Parser, Token, TokenKind, RESERVED};
+use super::parse::{typed_literal, Parser, Token, TokenKind, MAX_DEPTH, RESERVED};
 use super::value::{type_named, ArithOp, Function, ValueExpr};
 use crate::error::Result;
 use crate::scalar::{parse_sql_number, Scalar};
@@ -25,6 +25,7 @@ impl Parser<'_> {
     /// `product (('+' | '-') product)*`.
     pub(super) fn parse_additive(&mut self) -> Result<Expr> {
         let mut left = self.parse_multiplicative()?;
+        let mut chained = 0;
         loop {
             let op = match self.peek().kind {
                 TokenKind::Arith('+') => ArithOp::Add,
@@ -34,11 +35,14 @@ impl Parser<'_> {
             let operator = self.advance();
             let right = self.parse_multiplicative()?;
             left = self.arith(op, left, right, &operator)?;
+            chained += 1;
+            self.check_chain(chained)?;
         }
     }
 
     fn parse_multiplicative(&mut self) -> Result<Expr> {
         let mut left = self.parse_unary()?;
+        let mut chained = 0;
         loop {
             let op = match self.peek().kind {
                 TokenKind::Arith('*') => ArithOp::Mul,
@@ -49,6 +53,19 @@ impl Parser<'_> {
             let operator = self.advance();
             let right = self.parse_unary()?;
             left = self.arith(op, left, right, &operator)?;
+            chained += 1;
+            self.check_chain(chained)?;
+        }
+    }
+
+    /// A chain of `chained` arithmetic operators nests its tree as deep (it groups to the
+    /// left): refused beyond [`MAX_DEPTH`] levels with the nesting around it.
+    fn check_chain(&self, chained: usize) -> Result<()> {
+        match self.depth() + chained > MAX_DEPTH {
+            true => Err(self.unexpected(&format!(
+                "an expression nested at most {MAX_DEPTH} levels deep"
+            ))),
+            false => Ok(()),
         }
     }
 
@@ -61,12 +78,17 @@ impl Parser<'_> {
             self.advance();
             return Ok(Expr::Literal(parse_sql_number(&format!("-{digits}"))));
         }
-        let inner = self.parse_unary()?;
+        let inner = self.nested(Self::parse_unary)?;
         let inner = self.as_value(inner, &minus)?;
         Ok(Expr::value(ValueExpr::Negate(Box::new(inner))))
     }
 
+    /// A primary, one nesting level deeper (parentheses, calls, `CASE` and `CAST` recurse).
     fn parse_primary(&mut self) -> Result<Expr> {
+        self.nested(Self::parse_primary_here)
+    }
+
+    fn parse_primary_here(&mut self) -> Result<Expr> {
         let token = self.peek();
         let literal = match token.kind {
             TokenKind::LParen => {
