@@ -43,6 +43,7 @@ fn commit_decode(c: &mut Criterion) {
             let options = DecodeOptions {
                 from_checkpoint: false,
                 keep_stats,
+                skip_file_actions: false,
             };
             let label = if keep_stats { "with_stats" } else { "no_stats" };
             group.bench_with_input(BenchmarkId::new(label, name), bytes, |b, bytes| {

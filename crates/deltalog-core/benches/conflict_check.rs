@@ -202,6 +202,7 @@ fn decode(bytes: &[u8], version: u64) -> DecodedActions {
     let options = DecodeOptions {
         from_checkpoint: false,
         keep_stats: false,
+        skip_file_actions: false,
     };
     decode_actions(bytes, version, &commit_file_name(version), options).unwrap()
 }

@@ -49,14 +49,14 @@ fn replay(c: &mut Criterion) {
     group.sample_size(10);
     group.throughput(Throughput::Elements(commit_actions as u64));
     group.bench_function("100_commits", |b| {
-        b.iter(|| replay_files(&commit_batches, &[], &keys).unwrap())
+        b.iter(|| replay_files(commit_batches.clone(), Vec::new(), &keys).unwrap())
     });
     let after_actions: usize = after_checkpoint.iter().map(FileActionBatch::num_rows).sum();
     group.throughput(Throughput::Elements(
         (checkpoint_actions + after_actions) as u64,
     ));
     group.bench_function("checkpoint_100k_plus_10_commits", |b| {
-        b.iter(|| replay_files(&after_checkpoint, &checkpoint, &keys).unwrap())
+        b.iter(|| replay_files(after_checkpoint.clone(), checkpoint.clone(), &keys).unwrap())
     });
     group.finish();
 
@@ -100,6 +100,7 @@ fn checkpoint_batches(spec: &LogSpec, version: u64, parts: usize) -> Vec<FileAct
     let options = DecodeOptions {
         from_checkpoint: true,
         keep_stats: false,
+        skip_file_actions: false,
     };
     actions
         .chunks(actions.len().div_ceil(parts))

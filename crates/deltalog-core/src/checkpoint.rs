@@ -724,6 +724,7 @@ fn merge_other_actions(
     let options = DecodeOptions {
         from_checkpoint: true,
         keep_stats: false,
+        skip_file_actions: false,
     };
     let other = decode_actions(&lines, version, file, options)?;
     merge(decoded, other, file)

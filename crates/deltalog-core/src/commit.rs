@@ -51,6 +51,9 @@ pub(crate) struct DecodeOptions {
     pub from_checkpoint: bool,
     /// Keep the `stats` strings of `add` actions (their `numRecords` is always kept).
     pub keep_stats: bool,
+    /// Check that `add` and `remove` lines are JSON but decode none of them
+    /// ([`DecodedActions::file_actions`] stays empty): for states that need no file list.
+    pub skip_file_actions: bool,
 }
 
 /// Decodes the actions in `bytes`, the content of the log file `file` at `version`.
@@ -70,6 +73,9 @@ pub(crate) fn decode_actions(
             Error::corrupt(file, format!("line {}: {error}", index + 1))
         };
         match line.name {
+            "add" | "remove" if options.skip_file_actions => {
+                validate_json(line.json).map_err(|e| at_line(&e))?
+            }
             "add" | "remove" => file_lines.push(line.json),
             "cdc" => {
                 validate_json(line.json).map_err(|e| at_line(&e))?;
@@ -214,8 +220,13 @@ fn action<T: DeserializeOwned>(line: ActionLine<'_>) -> serde_json::Result<T> {
         .ok_or_else(|| serde::de::Error::custom(format!("no '{}' key", line.name)))
 }
 
-fn validate_json(line: &[u8]) -> serde_json::Result<()> {
-    serde_json::from_slice::<serde::de::IgnoredAny>(line).map(|_| ())
+/// Checks that `line` is UTF-8 JSON without decoding it. (serde_json skips over the strings
+/// of a value it ignores without checking their UTF-8, hence the separate check.)
+fn validate_json(line: &[u8]) -> std::result::Result<(), String> {
+    std::str::from_utf8(line).map_err(|error| format!("not UTF-8: {error}"))?;
+    serde_json::from_slice::<serde::de::IgnoredAny>(line)
+        .map(|_| ())
+        .map_err(|error| error.to_string())
 }
 
 /// Stores `value` in `slot`, refusing a second one (catalogue C-15: one protocol and one

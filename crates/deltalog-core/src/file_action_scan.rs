@@ -189,8 +189,11 @@ impl MapColumn {
         offsets.push(0);
         MapColumn {
             offsets,
-            keys: StringBuilder::new(),
-            values: StringBuilder::new(),
+            // Most maps are empty (`tags`, and `partitionValues` of unpartitioned tables): the
+            // builders start empty and grow with the entries, instead of the default capacity
+            // that every finished column would keep (10 KiB per map column per commit).
+            keys: StringBuilder::with_capacity(0, 0),
+            values: StringBuilder::with_capacity(0, 0),
             valid: Vec::with_capacity(capacity),
         }
     }

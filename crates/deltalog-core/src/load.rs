@@ -26,7 +26,7 @@ use crate::file_list::{FileListOptions, MatchJudge};
 use crate::log::commit_range::CommitFile;
 use crate::log::path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
 use crate::log::segment::{CheckpointFiles, LogSegment};
-use crate::replay::{replay_files, FileKeys, ReplayedFiles};
+use crate::replay::{FileKeys, Replay, ReplayedFiles};
 use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
 
@@ -59,9 +59,10 @@ pub(crate) async fn decode_commits(files: Vec<CommitFile>, keep_stats: bool) -> 
         .first()
         .map(|file| file.name.clone())
         .unwrap_or_default();
+    // Each file (and its bytes) is dropped once decoded.
     let decode = move || {
         files
-            .par_iter()
+            .into_par_iter()
             .rev()
             .map(|file| file.decode(keep_stats).map(|d| (file.version, d)))
             .collect()
@@ -78,24 +79,29 @@ pub(crate) async fn read_deltas(
 ) -> Result<Deltas> {
     let locations: Vec<Path> = files.iter().map(|f| f.location.clone()).collect();
     let contents = storage.read_all(locations).await?;
-    let named: Vec<(u64, String, DecodeOptions)> = files
+    let named: Vec<NamedLogFile> = files
         .iter()
         .map(|file| {
-            let options = DecodeOptions {
-                from_checkpoint: matches!(file.kind, LogFileKind::Compaction { .. }),
-                keep_stats,
-            };
+            let options = decode_options(
+                file,
+                DecodeOptions {
+                    keep_stats,
+                    ..DecodeOptions::default()
+                },
+            );
             (file.version, storage.url_of(&file.location), options)
         })
         .collect();
     let log = storage.url_of(storage.log_dir());
+    // Each file's bytes are dropped once decoded, so that the raw log and its decoded form do
+    // not both stay whole in memory.
     let decode = move || {
         named
-            .par_iter()
-            .zip(contents.par_iter())
+            .into_par_iter()
+            .zip(contents.into_par_iter())
             .rev()
             .map(|((version, name, options), bytes)| {
-                decode_actions(bytes, *version, name, *options).map(|d| (*version, d))
+                decode_actions(&bytes, version, &name, options).map(|d| (version, d))
             })
             .collect()
     };
@@ -177,7 +183,7 @@ pub(crate) async fn fold_state_async(
 
 /// Folds decoded deltas (newest first) and an optional checkpoint into the state of
 /// `version`. `base` is an earlier state to build on instead of a checkpoint (refresh).
-/// CPU work (replay, see [`replay_files`]): async code calls [`fold_state_async`].
+/// CPU work (replay, see [`Replay`]): async code calls [`fold_state_async`].
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn fold_state(
     table: &str,
@@ -187,68 +193,117 @@ pub(crate) fn fold_state(
     base: Option<&TableState>,
     keys: &FileKeys,
 ) -> Result<TableState> {
-    let mut protocol = None;
-    let mut metadata = None;
-    let mut txns = HashMap::new();
-    let mut domains = HashMap::new();
-    let mut commit_batches: Vec<FileActionBatch> = Vec::new();
-    let commit_info = deltas
-        .first()
-        .filter(|(v, _)| *v == version)
-        .and_then(|(_, d)| d.commit_info.clone());
-    for (_, delta) in deltas {
-        take_newest(&mut protocol, delta.protocol);
-        take_newest(&mut metadata, delta.metadata);
+    let mut fold = StateFold::new(version, keys.clone());
+    for (delta_version, delta) in deltas {
+        fold.absorb(delta_version, delta)?;
+    }
+    fold.finish(table, checkpoint, base)
+}
+
+/// The state of `version` being folded from its deltas, newest first, one at a time
+/// ([`StateFold::absorb`]), then from a checkpoint or an earlier state
+/// ([`StateFold::finish`]). For every kind of action the newest counts (spec "Action
+/// Reconciliation"); file actions are replayed as they come, so a caller may decode deltas in
+/// chunks and drop each once absorbed ([`load_segment`]). CPU work.
+struct StateFold {
+    version: u64,
+    protocol: Option<Protocol>,
+    metadata: Option<Metadata>,
+    txns: HashMap<String, Txn>,
+    domains: HashMap<String, DomainMetadata>,
+    /// The `commitInfo` of commit `version`, once the newest delta has been absorbed.
+    commit_info: Option<CommitInfo>,
+    absorbed_any: bool,
+    replay: Replay,
+}
+
+impl StateFold {
+    fn new(version: u64, keys: FileKeys) -> Self {
+        StateFold {
+            version,
+            protocol: None,
+            metadata: None,
+            txns: HashMap::new(),
+            domains: HashMap::new(),
+            commit_info: None,
+            absorbed_any: false,
+            replay: Replay::new(keys),
+        }
+    }
+
+    /// Adds `delta`, the decoded commit (or compaction file) at `version`, older than every
+    /// delta absorbed before it.
+    fn absorb(&mut self, version: u64, delta: DecodedActions) -> Result<()> {
+        if !self.absorbed_any && version == self.version {
+            self.commit_info = delta.commit_info;
+        }
+        self.absorbed_any = true;
+        take_newest(&mut self.protocol, delta.protocol);
+        take_newest(&mut self.metadata, delta.metadata);
         for txn in delta.txns {
-            txns.entry(txn.app_id.clone()).or_insert(txn);
+            self.txns.entry(txn.app_id.clone()).or_insert(txn);
         }
         for domain in delta.domains {
-            domains.entry(domain.domain.clone()).or_insert(domain);
+            self.domains.entry(domain.domain.clone()).or_insert(domain);
         }
-        commit_batches.extend(delta.file_actions);
+        for batch in delta.file_actions {
+            self.replay.commit(batch)?;
+        }
+        Ok(())
     }
-    let mut reconciled = Vec::new();
-    if let Some(checkpoint) = checkpoint {
-        take_newest(&mut protocol, checkpoint.protocol);
-        take_newest(&mut metadata, checkpoint.metadata);
-        for txn in checkpoint.txns {
-            txns.entry(txn.app_id.clone()).or_insert(txn);
+
+    /// The state, after the actions of `checkpoint` and then those of `base`, both older than
+    /// every delta.
+    fn finish(
+        mut self,
+        table: &str,
+        checkpoint: Option<DecodedActions>,
+        base: Option<&TableState>,
+    ) -> Result<TableState> {
+        let mut reconciled = Vec::new();
+        if let Some(checkpoint) = checkpoint {
+            take_newest(&mut self.protocol, checkpoint.protocol);
+            take_newest(&mut self.metadata, checkpoint.metadata);
+            for txn in checkpoint.txns {
+                self.txns.entry(txn.app_id.clone()).or_insert(txn);
+            }
+            for domain in checkpoint.domains {
+                self.domains.entry(domain.domain.clone()).or_insert(domain);
+            }
+            reconciled = checkpoint.file_actions;
         }
-        for domain in checkpoint.domains {
-            domains.entry(domain.domain.clone()).or_insert(domain);
+        if let Some(base) = base {
+            take_newest(&mut self.protocol, Some(base.protocol.clone()));
+            take_newest(&mut self.metadata, Some(base.metadata.clone()));
+            for (app, txn) in &base.txns {
+                self.txns.entry(app.clone()).or_insert_with(|| txn.clone());
+            }
+            for (name, domain) in &base.domains {
+                self.domains
+                    .entry(name.clone())
+                    .or_insert_with(|| domain.clone());
+            }
+            reconciled.extend(base_batches(base, self.version));
         }
-        reconciled = checkpoint.file_actions;
+        let version = self.version;
+        let protocol = self.protocol.ok_or_else(|| {
+            Error::invalid_table(table, format!("version {version} has no protocol action"))
+        })?;
+        let metadata = self.metadata.ok_or_else(|| {
+            Error::invalid_table(table, format!("version {version} has no metaData action"))
+        })?;
+        let files = self.replay.finish(reconciled)?;
+        Ok(TableState {
+            version,
+            protocol,
+            metadata,
+            files,
+            txns: self.txns,
+            domains: self.domains,
+            commit_info: self.commit_info,
+            has_stats: base.is_some_and(|base| base.has_stats),
+        })
     }
-    if let Some(base) = base {
-        take_newest(&mut protocol, Some(base.protocol.clone()));
-        take_newest(&mut metadata, Some(base.metadata.clone()));
-        for (app, txn) in &base.txns {
-            txns.entry(app.clone()).or_insert_with(|| txn.clone());
-        }
-        for (name, domain) in &base.domains {
-            domains
-                .entry(name.clone())
-                .or_insert_with(|| domain.clone());
-        }
-        reconciled.extend(base_batches(base, version));
-    }
-    let protocol = protocol.ok_or_else(|| {
-        Error::invalid_table(table, format!("version {version} has no protocol action"))
-    })?;
-    let metadata = metadata.ok_or_else(|| {
-        Error::invalid_table(table, format!("version {version} has no metaData action"))
-    })?;
-    let files = replay_files(&commit_batches, &reconciled, keys)?;
-    Ok(TableState {
-        version,
-        protocol,
-        metadata,
-        files,
-        txns,
-        domains,
-        commit_info,
-        has_stats: base.is_some_and(|base| base.has_stats),
-    })
 }
 
 /// The live files and tombstones of `base` as already reconciled batches.
@@ -283,6 +338,10 @@ fn take_newest<T>(slot: &mut Option<T>, candidate: Option<T>) {
 
 /// Loads the state of `segment.end_version`; with `skipping`, without the checkpoint files
 /// that it rules out (a state for a filtered listing only).
+///
+/// The checkpoint is read while the commits after it are folded in newest first, in chunks
+/// (see [`fold_deltas_in_chunks`]), so that memory holds at most a few chunks of the log at a
+/// time besides the state itself.
 pub(crate) async fn load_segment(
     storage: &Storage,
     table: &str,
@@ -290,38 +349,137 @@ pub(crate) async fn load_segment(
     with_stats: bool,
     skipping: Option<&RowGroupSkipping>,
 ) -> Result<TableState> {
-    let deltas = segment.deltas_ascending();
-    let (deltas, checkpoint) =
-        futures::try_join!(read_deltas(storage, &deltas, with_stats), async {
+    let keys = FileKeys::new(storage.root_url());
+    let fold = StateFold::new(segment.end_version, keys);
+    let with_stats_options = DecodeOptions {
+        keep_stats: with_stats,
+        ..DecodeOptions::default()
+    };
+    let (fold, checkpoint) = futures::try_join!(
+        fold_deltas_in_chunks(storage, segment, with_stats_options, fold),
+        async {
             match &segment.checkpoint {
                 Some(checkpoint) => read_checkpoint(storage, checkpoint, with_stats, skipping)
                     .await
                     .map(Some),
                 None => Ok(None),
             }
-        })?;
-    let keys = FileKeys::new(storage.root_url());
-    let version = segment.end_version;
-    let mut state = fold_state_async(table, version, deltas, checkpoint, None, keys)
+        }
+    )?;
+    let name = table.to_string();
+    let finish = move || fold.finish(&name, checkpoint, None);
+    let mut state = cpu::run(finish, |reason| Error::invalid_table(table, reason))
         .await
         .map_err(|error| naming_checkpoint(error, segment))?;
     state.has_stats = with_stats;
     Ok(state)
 }
 
+/// A chunk of commit files read at once by [`fold_deltas_in_chunks`] ends once it holds this
+/// many bytes or [`DELTA_CHUNK_FILES`] files.
+const DELTA_CHUNK_BYTES: u64 = 16 << 20;
+
+/// See [`DELTA_CHUNK_BYTES`].
+const DELTA_CHUNK_FILES: usize = 256;
+
+/// Folds the commits (and compaction files) of `segment`, decoded with `options`, into
+/// `fold`, newest first: chunks of files are read (the next chunk while the current one is
+/// decoded), decoded in parallel and absorbed, one [`cpu::run`] job per chunk, and dropped.
+async fn fold_deltas_in_chunks(
+    storage: &Storage,
+    segment: &LogSegment,
+    options: DecodeOptions,
+    mut fold: StateFold,
+) -> Result<StateFold> {
+    let mut newest_first = segment.deltas_ascending();
+    newest_first.reverse();
+    let chunks: Vec<(Vec<Path>, Vec<NamedLogFile>)> = chunks_of_log_files(&newest_first)
+        .into_iter()
+        .map(|chunk| {
+            let locations = chunk.iter().map(|file| file.location.clone()).collect();
+            let named = chunk
+                .iter()
+                .map(|file| {
+                    let options = decode_options(file, options);
+                    (file.version, storage.url_of(&file.location), options)
+                })
+                .collect();
+            (locations, named)
+        })
+        .collect();
+    let log = storage.url_of(storage.log_dir());
+    let mut reads = futures::stream::iter(chunks)
+        .map(|(locations, named)| async move {
+            let contents = storage.read_all(locations).await?;
+            Ok::<_, Error>((named, contents))
+        })
+        .buffered(2);
+    while let Some((named, contents)) = reads.try_next().await? {
+        let decode_and_absorb = move || {
+            let decoded = named
+                .into_par_iter()
+                .zip(contents.into_par_iter())
+                .map(|((version, name, options), bytes)| {
+                    decode_actions(&bytes, version, &name, options).map(|d| (version, d))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            for (version, delta) in decoded {
+                fold.absorb(version, delta)?;
+            }
+            Ok(fold)
+        };
+        fold = cpu::run(decode_and_absorb, |reason| Error::corrupt(&log, reason)).await?;
+    }
+    Ok(fold)
+}
+
+/// `files` cut, in order, into chunks of at most [`DELTA_CHUNK_FILES`] files that end once
+/// they reach [`DELTA_CHUNK_BYTES`].
+fn chunks_of_log_files<'a>(files: &[&'a LogPath]) -> Vec<Vec<&'a LogPath>> {
+    let mut chunks = Vec::new();
+    let mut chunk = Vec::new();
+    let mut bytes = 0;
+    for &file in files {
+        chunk.push(file);
+        bytes += file.size;
+        if bytes >= DELTA_CHUNK_BYTES || chunk.len() >= DELTA_CHUNK_FILES {
+            chunks.push(std::mem::take(&mut chunk));
+            bytes = 0;
+        }
+    }
+    if !chunk.is_empty() {
+        chunks.push(chunk);
+    }
+    chunks
+}
+
+/// A log file to decode: its version, its URL (for errors) and how to decode it.
+type NamedLogFile = (u64, String, DecodeOptions);
+
+/// How to decode the log file `file`: as `options` say, knowing that compaction files hold
+/// reconciled actions.
+fn decode_options(file: &LogPath, options: DecodeOptions) -> DecodeOptions {
+    DecodeOptions {
+        from_checkpoint: matches!(file.kind, LogFileKind::Compaction { .. }),
+        ..options
+    }
+}
+
 /// Loads the state of `segment.end_version` without its files: protocol, metadata, `txn`
-/// versions, domains and the last `commitInfo`, what a blind append needs. The file actions
-/// of the commits after the checkpoint are decoded and dropped; those of the checkpoint (its
-/// `add`/`remove` columns and its sidecars) are not read.
+/// versions, domains and the last `commitInfo`, what a blind append needs. The `add` and
+/// `remove` lines of the commits after the checkpoint are checked to be JSON, not decoded;
+/// those of the checkpoint (its `add`/`remove` columns and its sidecars) are not read.
 pub(crate) async fn load_segment_without_files(
     storage: &Storage,
     table: &str,
     segment: &LogSegment,
 ) -> Result<TableState> {
-    let mut deltas = read_deltas(storage, &segment.deltas_ascending(), false).await?;
-    for (_, delta) in &mut deltas {
-        delta.file_actions.clear();
-    }
+    let options = DecodeOptions {
+        skip_file_actions: true,
+        ..DecodeOptions::default()
+    };
+    let fold = StateFold::new(segment.end_version, FileKeys::new(storage.root_url()));
+    let fold = fold_deltas_in_chunks(storage, segment, options, fold).await?;
     let checkpoint = match &segment.checkpoint {
         Some(checkpoint) => {
             let projection = CheckpointProjection {
@@ -341,8 +499,7 @@ pub(crate) async fn load_segment_without_files(
         }
         None => None,
     };
-    let keys = FileKeys::new(storage.root_url());
-    fold_state(table, segment.end_version, deltas, checkpoint, None, &keys)
+    fold.finish(table, checkpoint, None)
         .map_err(|error| naming_checkpoint(error, segment))
 }
 
@@ -473,6 +630,7 @@ async fn read_checkpoint_part(
             let options = DecodeOptions {
                 from_checkpoint: true,
                 keep_stats: projection.stats,
+                skip_file_actions: !projection.file_actions,
             };
             let file = name.clone();
             let decode = move || decode_actions(&bytes, version, &name, options);

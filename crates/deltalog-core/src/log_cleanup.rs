@@ -264,6 +264,7 @@ async fn sidecars_of(
             let options = DecodeOptions {
                 from_checkpoint: true,
                 keep_stats: false,
+                skip_file_actions: false,
             };
             decode_actions(&bytes, file.version, &name, options)?
         }

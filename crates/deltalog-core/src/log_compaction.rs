@@ -77,7 +77,7 @@ fn compacted_lines(commits: crate::load::Deltas, keys: &FileKeys) -> Result<Vec<
         }
         batches.extend(commit.file_actions);
     }
-    let files = replay_files(&batches, &[], keys)?;
+    let files = replay_files(batches, Vec::new(), keys)?;
     let mut out = Vec::new();
     let mut push = |line: String| {
         out.extend_from_slice(line.as_bytes());

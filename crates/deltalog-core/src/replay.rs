@@ -31,30 +31,65 @@ pub(crate) struct ReplayedFiles {
 }
 
 /// Reconciles `commits` (newest first, one or more batches per version) and then the already
-/// reconciled `checkpoint` batches.
+/// reconciled `checkpoint` batches (see [`Replay`]).
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn replay_files(
-    commits: &[FileActionBatch],
-    checkpoint: &[FileActionBatch],
+    commits: Vec<FileActionBatch>,
+    checkpoint: Vec<FileActionBatch>,
     keys: &FileKeys,
 ) -> Result<ReplayedFiles> {
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut replayed = ReplayedFiles::default();
+    let mut replay = Replay::new(keys.clone());
     for batch in commits {
-        let (live, dead) = select_in_commit(batch, keys, &mut seen)?;
-        push_selected(&mut replayed, batch, live, dead)?;
+        replay.commit(batch)?;
     }
-    let selections = checkpoint
-        .par_iter()
-        .map(|batch| select_in_checkpoint(batch, keys, &seen))
-        .collect::<Result<Vec<_>>>()?;
-    for (batch, (live, dead)) in checkpoint.iter().zip(selections) {
-        push_selected(&mut replayed, batch, live, dead)?;
+    replay.finish(checkpoint)
+}
+
+/// Reconciliation under way: commit batches go in one at a time, newest first
+/// ([`Replay::commit`]), then the checkpoint's ([`Replay::finish`]). Each batch is dropped once
+/// its rows are selected, and runs of small selections are joined as replay goes (see
+/// [`Coalescer`]), so a caller that decodes commits as it goes never holds the decoded log and
+/// its replayed form whole at once.
+pub(crate) struct Replay {
+    keys: FileKeys,
+    /// The keys of every commit action replayed so far.
+    seen: HashSet<String>,
+    adds: Coalescer,
+    removes: Coalescer,
+}
+
+impl Replay {
+    pub(crate) fn new(keys: FileKeys) -> Self {
+        Replay {
+            keys,
+            seen: HashSet::new(),
+            adds: Coalescer::default(),
+            removes: Coalescer::default(),
+        }
     }
-    Ok(ReplayedFiles {
-        adds: coalesce(replayed.adds)?,
-        removes: coalesce(replayed.removes)?,
-    })
+
+    /// Replays `batch`, the file actions of a commit older than every batch replayed so far
+    /// (or the next batch of the same commit).
+    pub(crate) fn commit(&mut self, batch: FileActionBatch) -> Result<()> {
+        let (live, dead) = select_in_commit(&batch, &self.keys, &mut self.seen)?;
+        push_selected(&mut self.adds, &mut self.removes, &batch, live, dead)
+    }
+
+    /// Replays the already reconciled `checkpoint` batches (probed in parallel) and returns
+    /// the live files and tombstones.
+    pub(crate) fn finish(mut self, checkpoint: Vec<FileActionBatch>) -> Result<ReplayedFiles> {
+        let selections = checkpoint
+            .par_iter()
+            .map(|batch| select_in_checkpoint(batch, &self.keys, &self.seen))
+            .collect::<Result<Vec<_>>>()?;
+        for (batch, (live, dead)) in checkpoint.into_iter().zip(selections) {
+            push_selected(&mut self.adds, &mut self.removes, &batch, live, dead)?;
+        }
+        Ok(ReplayedFiles {
+            adds: self.adds.finish()?,
+            removes: self.removes.finish()?,
+        })
+    }
 }
 
 /// The row count runs of small replayed batches are joined up to, so that a file list leaves
@@ -64,30 +99,44 @@ pub(crate) const COALESCED_ROWS: usize = 65_536;
 /// Batches at least this large are kept as they are (checkpoint row groups, big commits).
 const SMALL_BATCH_ROWS: usize = 8_192;
 
-/// `arrays` with every run of consecutive small arrays of one type joined into arrays of at
-/// most [`COALESCED_ROWS`] rows (a single small array is longer than that never). Row order
-/// is kept.
-pub(crate) fn coalesce(arrays: Vec<StructArray>) -> Result<Vec<StructArray>> {
-    let mut joined = Vec::with_capacity(arrays.len().min(16));
-    let mut run: Vec<StructArray> = Vec::new();
-    let mut run_rows = 0;
-    for array in arrays {
-        let fits = run.first().is_none_or(|first| {
-            first.data_type() == array.data_type() && run_rows + array.len() <= COALESCED_ROWS
+/// Joins arrays as they come: every run of consecutive small arrays of one type becomes one
+/// array of at most [`COALESCED_ROWS`] rows as soon as the run is complete, so no more than
+/// one run's small arrays are held at a time. Row order is kept.
+#[derive(Default)]
+struct Coalescer {
+    joined: Vec<StructArray>,
+    run: Vec<StructArray>,
+    run_rows: usize,
+}
+
+impl Coalescer {
+    fn push(&mut self, array: StructArray) -> Result<()> {
+        let fits = self.run.first().is_none_or(|first| {
+            first.data_type() == array.data_type() && self.run_rows + array.len() <= COALESCED_ROWS
         });
         if array.len() >= SMALL_BATCH_ROWS || !fits {
-            joined.extend(concat_run(std::mem::take(&mut run))?);
-            run_rows = 0;
+            self.end_run()?;
         }
         if array.len() >= SMALL_BATCH_ROWS {
-            joined.push(array);
+            self.joined.push(array);
         } else {
-            run_rows += array.len();
-            run.push(array);
+            self.run_rows += array.len();
+            self.run.push(array);
         }
+        Ok(())
     }
-    joined.extend(concat_run(run)?);
-    Ok(joined)
+
+    fn end_run(&mut self) -> Result<()> {
+        self.run_rows = 0;
+        let run = std::mem::take(&mut self.run);
+        self.joined.extend(concat_run(run)?);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Vec<StructArray>> {
+        self.end_run()?;
+        Ok(self.joined)
+    }
 }
 
 /// The arrays of `run` as one array (none for an empty run).
@@ -309,7 +358,8 @@ fn select_in_checkpoint(
 }
 
 fn push_selected(
-    replayed: &mut ReplayedFiles,
+    adds: &mut Coalescer,
+    removes: &mut Coalescer,
     batch: &FileActionBatch,
     live: BooleanArray,
     dead: BooleanArray,
@@ -326,8 +376,12 @@ fn push_selected(
             .map(Some)
             .ok_or_else(|| Error::corrupt(&*batch.file, "file actions are not a struct"))
     };
-    replayed.adds.extend(keep(&batch.adds, &live)?);
-    replayed.removes.extend(keep(&batch.removes, &dead)?);
+    if let Some(selected) = keep(&batch.adds, &live)? {
+        adds.push(selected)?;
+    }
+    if let Some(selected) = keep(&batch.removes, &dead)? {
+        removes.push(selected)?;
+    }
     Ok(())
 }
 
@@ -360,6 +414,15 @@ mod tests {
                     .collect::<Vec<_>>()
             })
             .collect()
+    }
+
+    /// `arrays` through a [`Coalescer`].
+    fn coalesce(arrays: Vec<StructArray>) -> Result<Vec<StructArray>> {
+        let mut coalescer = Coalescer::default();
+        for array in arrays {
+            coalescer.push(array)?;
+        }
+        coalescer.finish()
     }
 
     #[test]

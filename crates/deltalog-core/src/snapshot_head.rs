@@ -323,6 +323,7 @@ async fn read_latest_commit(
     let options = DecodeOptions {
         from_checkpoint: false,
         keep_stats: false,
+        skip_file_actions: false,
     };
     let file = name.clone();
     let decode = move || decode_actions(&bytes, version, &name, options);

@@ -196,3 +196,70 @@ fn filtered_listing_judges_the_newest_add_of_a_path() {
         .unwrap();
     assert_eq!(paths(&files(&full, false)), vec!["x.parquet", "y.parquet"]);
 }
+
+/// A log long enough to be read in several chunks (commits are folded newest first, a few
+/// hundred at a time): a remove in the newest chunk hides an add of the oldest, the newest
+/// `metaData` wins over one chunks older, a `txn` of the oldest chunk survives, and the
+/// snapshot's `commitInfo` is the newest commit's.
+#[test]
+fn a_log_read_in_chunks_replays_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("_delta_log");
+    std::fs::create_dir_all(&log).unwrap();
+    let last = 700u64;
+    let add = |path: String| {
+        json!({"add": {"path": path, "partitionValues": {}, "size": 1,
+            "modificationTime": 1, "dataChange": true}})
+    };
+    let metadata = |owner: &str| {
+        json!({"metaData": {"id": "t", "format": {"provider": "parquet", "options": {}},
+            "schemaString": SCHEMA, "partitionColumns": [], "createdTime": 1,
+            "configuration": {"owner": owner}}})
+    };
+    for version in 0..=last {
+        let mut actions = vec![json!({"commitInfo": {"operation": format!("op-{version}")}})];
+        match version {
+            0 => {
+                actions.push(json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}));
+                actions.push(metadata("first"));
+                actions.push(add("old.parquet".into()));
+            }
+            1 => actions.push(json!({"txn": {"appId": "app", "version": 7}})),
+            _ if version == last => {
+                actions.push(metadata("last"));
+                actions.push(json!({"remove": {"path": "old.parquet", "dataChange": true,
+                    "deletionTimestamp": 5}}));
+            }
+            _ => {}
+        }
+        actions.push(add(format!("f-{version}.parquet")));
+        std::fs::write(
+            log.join(format!("{version:020}.json")),
+            json_lines(&actions),
+        )
+        .unwrap();
+    }
+    let snapshot = runtime()
+        .block_on(open(dir.path()).snapshot(SnapshotAt::Latest))
+        .unwrap();
+    let live = paths(&files(&snapshot, false));
+    let expected: Vec<String> = (0..=last).rev().map(|v| format!("f-{v}.parquet")).collect();
+    assert_eq!(live, expected);
+    assert_eq!(
+        snapshot
+            .metadata()
+            .configuration
+            .get("owner")
+            .map(String::as_str),
+        Some("last")
+    );
+    assert_eq!(snapshot.transaction_version("app"), Some(7));
+    let operation = snapshot.commit_info().and_then(|info| info.operation());
+    assert_eq!(operation, Some("op-700"));
+    let removed = snapshot
+        .remove_actions()
+        .iter()
+        .map(Array::len)
+        .sum::<usize>();
+    assert_eq!(removed, 1);
+}

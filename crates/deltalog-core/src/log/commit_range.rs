@@ -216,6 +216,7 @@ impl CommitFile {
         let options = DecodeOptions {
             from_checkpoint: false,
             keep_stats,
+            skip_file_actions: false,
         };
         decode_actions(&self.bytes, self.version, &self.name, options)
     }

@@ -62,6 +62,7 @@ async fn decoded(table: &Table, version: u64) -> DecodedActions {
     let options = DecodeOptions {
         from_checkpoint: false,
         keep_stats: true,
+        skip_file_actions: false,
     };
     decode_actions(&bytes, version, "test", options).unwrap()
 }

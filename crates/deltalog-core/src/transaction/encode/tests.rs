@@ -11,6 +11,7 @@ fn decode(text: &[u8]) -> DecodedActions {
     let options = DecodeOptions {
         from_checkpoint: false,
         keep_stats: true,
+        skip_file_actions: false,
     };
     decode_actions(text, 3, "test.json", options).unwrap()
 }
