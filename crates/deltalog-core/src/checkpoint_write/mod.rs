@@ -194,7 +194,9 @@ pub(crate) async fn write_checkpoint(
     let v2_supported = config.is_feature_supported(&TableFeature::V2Checkpoint);
     let v2 = v2_supported && config.properties().checkpoint_policy == CheckpointPolicy::V2;
     let layout = Arc::new(CheckpointLayout::new(&config, v2)?);
-    let state = match layout.stats_json || layout.stats_parsed.is_some() {
+    // A dry run writes no rows: it counts the actions, for which no statistics are needed.
+    let needs_stats = layout.stats_json || layout.stats_parsed.is_some();
+    let state = match needs_stats && !options.dry_run {
         true => snapshot.state_with_stats().await?,
         false => snapshot.state(),
     };
