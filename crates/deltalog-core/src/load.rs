@@ -238,18 +238,30 @@ impl StateFold {
             self.commit_info = delta.commit_info;
         }
         self.absorbed_any = true;
-        take_newest(&mut self.protocol, delta.protocol);
-        take_newest(&mut self.metadata, delta.metadata);
-        for txn in delta.txns {
-            self.txns.entry(txn.app_id.clone()).or_insert(txn);
-        }
-        for domain in delta.domains {
-            self.domains.entry(domain.domain.clone()).or_insert(domain);
-        }
+        self.take_older(delta.protocol, delta.metadata, delta.txns, delta.domains);
         for batch in delta.file_actions {
             self.replay.commit(batch)?;
         }
         Ok(())
+    }
+
+    /// Takes the non-file actions of a file older than every one taken before: each counts
+    /// only where no newer action of its kind (and app id, or domain) was taken.
+    fn take_older(
+        &mut self,
+        protocol: Option<Protocol>,
+        metadata: Option<Metadata>,
+        txns: Vec<Txn>,
+        domains: Vec<DomainMetadata>,
+    ) {
+        take_newest(&mut self.protocol, protocol);
+        take_newest(&mut self.metadata, metadata);
+        for txn in txns {
+            self.txns.entry(txn.app_id.clone()).or_insert(txn);
+        }
+        for domain in domains {
+            self.domains.entry(domain.domain.clone()).or_insert(domain);
+        }
     }
 
     /// The state, after the actions of `checkpoint` and then those of `base`, both older than
@@ -262,14 +274,8 @@ impl StateFold {
     ) -> Result<TableState> {
         let mut reconciled = Vec::new();
         if let Some(checkpoint) = checkpoint {
-            take_newest(&mut self.protocol, checkpoint.protocol);
-            take_newest(&mut self.metadata, checkpoint.metadata);
-            for txn in checkpoint.txns {
-                self.txns.entry(txn.app_id.clone()).or_insert(txn);
-            }
-            for domain in checkpoint.domains {
-                self.domains.entry(domain.domain.clone()).or_insert(domain);
-            }
+            let (txns, domains) = (checkpoint.txns, checkpoint.domains);
+            self.take_older(checkpoint.protocol, checkpoint.metadata, txns, domains);
             reconciled = checkpoint.file_actions;
         }
         if let Some(base) = base {
