@@ -201,7 +201,6 @@ fn memory_table(files: &[(&str, &[u8])]) -> Storage {
     Storage::with_store(store, root, Path::from("table"))
 }
 
-/// A result, after checking that it is not a panic caught in a CPU job.
 /// Dependencies whose panics deltalog contains, by the source folder of the crate version.
 /// The parquet crate panics on some malformed files instead of returning an error; so far:
 /// a map whose keys and values disagree in length (`array_reader/map_array.rs`, which unwraps
@@ -213,6 +212,7 @@ fn memory_table(files: &[(&str, &[u8])]) -> Storage {
 /// version, so that an upgrade is fuzzed afresh.
 pub const CONTAINED_PANICS: &[&str] = &["/parquet-60.1.0/src/"];
 
+/// How many panics of [`CONTAINED_PANICS`] happened since the last [`no_panic`] check.
 static CONTAINED_PANICS_SEEN: AtomicUsize = AtomicUsize::new(0);
 
 /// Installs, once, a panic hook that counts the panics of [`CONTAINED_PANICS`] and hands every

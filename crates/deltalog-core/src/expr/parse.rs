@@ -319,14 +319,19 @@ impl<'t> Parser<'t> {
     /// [`MAX_DEPTH`] levels.
     pub(super) fn nested<T>(&mut self, parse: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         if self.depth >= MAX_DEPTH {
-            return Err(self.unexpected(&format!(
-                "an expression nested at most {MAX_DEPTH} levels deep"
-            )));
+            return Err(self.too_deep());
         }
         self.depth += 1;
         let parsed = parse(self);
         self.depth -= 1;
         parsed
+    }
+
+    /// The error for an expression nested deeper than [`MAX_DEPTH`] levels at the current token.
+    pub(super) fn too_deep(&self) -> Error {
+        self.unexpected(&format!(
+            "an expression nested at most {MAX_DEPTH} levels deep"
+        ))
     }
 
     /// `and (OR and)*`, as a balanced tree of `OR`s (a long chain stays shallow).

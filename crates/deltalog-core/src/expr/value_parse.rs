@@ -62,9 +62,7 @@ impl Parser<'_> {
     /// left): refused beyond [`MAX_DEPTH`] levels with the nesting around it.
     fn check_chain(&self, chained: usize) -> Result<()> {
         match self.depth() + chained > MAX_DEPTH {
-            true => Err(self.unexpected(&format!(
-                "an expression nested at most {MAX_DEPTH} levels deep"
-            ))),
+            true => Err(self.too_deep()),
             false => Ok(()),
         }
     }
