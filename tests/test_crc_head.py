@@ -147,3 +147,25 @@ def test_cli_info_shows_the_file_count_and_size_from_the_crc(
     assert (info["num_files"], info["total_size"]) == sizes
     assert cli.main(["info", str(tmp_path)]) == 0
     assert f"{sizes[0]} (" in capsys.readouterr().out
+
+
+def test_a_crc_listing_the_features_in_another_order_agrees(tmp_path: Path) -> None:
+    """Feature lists are sets: Delta on Spark's ``.crc`` lists them in hash-set order, which
+    made deltalog call its own checksum a mismatch (found by the differential test)."""
+    configuration = {
+        "delta.enableChangeDataFeed": "true",
+        "delta.columnMapping.mode": "name",
+        "delta.enableDeletionVectors": "true",
+        "delta.appendOnly": "false",
+    }
+    deltalog.write_table(tmp_path, pa.table({"id": [1]}), configuration=configuration)
+    deltalog.write_table(tmp_path, pa.table({"id": [2]}))
+    crc = log_file(tmp_path, "00000000000000000001.crc")
+    checksum = json.loads(crc.read_text())
+    for key in ("readerFeatures", "writerFeatures"):
+        assert len(checksum["protocol"][key]) >= 2
+        checksum["protocol"][key].reverse()
+    crc.write_text(json.dumps(checksum) + "\n")
+    snapshot = deltalog.DeltaTable(tmp_path).snapshot()
+    assert pa.table(snapshot.files()).num_rows == 2
+    assert sorted(deltalog.read_table(str(tmp_path)).column("id").to_pylist()) == [1, 2]

@@ -40,7 +40,7 @@ the table root; no commit references them, VACUUM removes them)::
     ├── OperationNotAllowedError
     ├── MissingDataFilesError              table, version, paths
     ├── MergeMultipleMatchError            table (also a ValueError)
-    └── InternalError                      a bug in deltalog; please report it
+    └── InternalError                      invariant, table: a bug in deltalog; please report it
 """
 
 from __future__ import annotations
@@ -273,4 +273,9 @@ class MergeMultipleMatchError(DeltaError, ValueError):
 
 
 class InternalError(DeltaError):
-    """A bug in deltalog rather than a problem with the table; please report it."""
+    """A bug in deltalog rather than a problem with the table or the arguments: one of its
+    own invariants broke, or one of its jobs panicked; please report it. Never raised for
+    something the caller can fix."""
+
+    invariant: str | None = None
+    """What should have held (``None`` for a panic or a lost task)."""

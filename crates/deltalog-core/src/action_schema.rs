@@ -87,6 +87,25 @@ pub(crate) fn add_fields() -> Fields {
     ])
 }
 
+/// The rows of `adds` in exactly the layout of [`add_fields`], without the children a
+/// state's add rows may carry besides (`partitionValues_parsed` of rows read from a
+/// checkpoint that has it). `None` when a field of the layout is missing or has another type.
+pub(crate) fn in_add_layout(adds: &StructArray) -> Option<StructArray> {
+    let fields = add_fields();
+    if adds.fields() == &fields {
+        return Some(adds.clone());
+    }
+    let columns = fields
+        .iter()
+        .map(|field| {
+            adds.column_by_name(field.name())
+                .filter(|column| column.data_type() == field.data_type())
+                .cloned()
+        })
+        .collect::<Option<Vec<_>>>()?;
+    StructArray::try_new(fields, columns, adds.nulls().cloned()).ok()
+}
+
 /// The fields of `remove` (catalogue B-R).
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn remove_fields() -> Fields {

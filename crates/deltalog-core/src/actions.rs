@@ -4,13 +4,17 @@
 //! [`crate::action_schema`]); everything else is rare enough to be a struct. Unknown fields are
 //! ignored, as the spec requires (catalogue B-02).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
 /// `protocol`: the lowest reader and writer versions, and the table features
 /// (spec "Protocol Evolution", catalogue B-P).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Two protocols are equal when their versions are and their feature lists hold the same
+/// names: `readerFeatures` and `writerFeatures` are sets, whatever order a writer lists them
+/// in (Delta on Spark's `.crc` files list them in hash-set order).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Protocol {
     pub min_reader_version: i32,
@@ -20,6 +24,22 @@ pub struct Protocol {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer_features: Option<Vec<String>>,
 }
+
+impl PartialEq for Protocol {
+    fn eq(&self, other: &Self) -> bool {
+        fn as_set(features: &Option<Vec<String>>) -> Option<BTreeSet<&str>> {
+            features
+                .as_ref()
+                .map(|names| names.iter().map(String::as_str).collect())
+        }
+        self.min_reader_version == other.min_reader_version
+            && self.min_writer_version == other.min_writer_version
+            && as_set(&self.reader_features) == as_set(&other.reader_features)
+            && as_set(&self.writer_features) == as_set(&other.writer_features)
+    }
+}
+
+impl Eq for Protocol {}
 
 /// `metaData.format`: how data files are encoded (catalogue B-M12).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -202,6 +222,31 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the differential test against Delta on Spark: its `.crc` lists features in
+    /// hash-set order, which made the checksum "disagree" with the log.
+    #[test]
+    fn protocols_compare_their_features_as_sets() {
+        let protocol = |writer: &[&str]| Protocol {
+            min_reader_version: 3,
+            min_writer_version: 7,
+            reader_features: Some(vec!["columnMapping".into(), "v2Checkpoint".into()]),
+            writer_features: Some(writer.iter().map(|f| f.to_string()).collect()),
+        };
+        let ordered = protocol(&["appendOnly", "invariants", "columnMapping", "v2Checkpoint"]);
+        let hashed = protocol(&["v2Checkpoint", "invariants", "columnMapping", "appendOnly"]);
+        assert_eq!(ordered, hashed);
+        assert_ne!(
+            ordered,
+            protocol(&["appendOnly", "invariants", "columnMapping"])
+        );
+        let legacy = Protocol {
+            reader_features: None,
+            writer_features: None,
+            ..ordered.clone()
+        };
+        assert_ne!(legacy, ordered);
+    }
 
     #[test]
     fn metadata_without_schema_string_reads() {

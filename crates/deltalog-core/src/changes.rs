@@ -252,6 +252,8 @@ struct DecodedCommit {
     protocol: Option<Protocol>,
     /// `add`, `remove` and `cdc` actions, in log order.
     files: Vec<(FileActionKind, LoggedFile)>,
+    /// A MERGE whose metrics say it changed no row (see [`changes_no_row`]).
+    changes_no_row: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -334,7 +336,33 @@ fn decode_commit(commit: &CommitFile) -> Result<DecodedCommit> {
         }
     }
     decoded.timestamp_ms = commit.timestamp_ms(info.as_ref());
+    decoded.changes_no_row = info.as_ref().is_some_and(changes_no_row);
     Ok(decoded)
+}
+
+/// True for a MERGE whose `operationMetrics` say it inserted, updated and deleted no row:
+/// Delta on Spark may still rewrite the files it read (`dataChange` true, no `cdc`), and its
+/// change feed takes no rows from such a commit's adds and removes
+/// (`CDCReader.shouldSkipFileActionsInCommit`). A metric missing means no such promise.
+fn changes_no_row(info: &CommitInfo) -> bool {
+    let metrics = info
+        .raw
+        .get("operationMetrics")
+        .and_then(serde_json::Value::as_object);
+    let is_zero = |name: &str| {
+        metrics
+            .and_then(|metrics| metrics.get(name))
+            .and_then(serde_json::Value::as_str)
+            == Some("0")
+    };
+    info.operation() == Some("MERGE")
+        && [
+            "numTargetRowsInserted",
+            "numTargetRowsUpdated",
+            "numTargetRowsDeleted",
+        ]
+        .into_iter()
+        .all(is_zero)
 }
 
 /// The value of the single action in `line`.
@@ -584,7 +612,8 @@ enum PlannedChange<'c> {
 
 /// The changes of `commit`, in the order of its actions: its cdc files when it has any, else
 /// its data-changing adds and removes, a remove and an add of the same path making one
-/// deletion vector update (at the place of the add).
+/// deletion vector update (at the place of the add); nothing for a MERGE that changed no row
+/// ([`changes_no_row`]).
 fn planned_changes(commit: &DecodedCommit) -> Vec<PlannedChange<'_>> {
     let of_kind = |kind: FileActionKind| {
         commit
@@ -596,7 +625,7 @@ fn planned_changes(commit: &DecodedCommit) -> Vec<PlannedChange<'_>> {
     let change_files: Vec<PlannedChange<'_>> = of_kind(FileActionKind::Cdc)
         .map(PlannedChange::ChangeFile)
         .collect();
-    if !change_files.is_empty() {
+    if !change_files.is_empty() || commit.changes_no_row {
         return change_files;
     }
     let removed: HashMap<String, &LoggedFile> = of_kind(FileActionKind::Remove)
@@ -1198,6 +1227,22 @@ mod tests {
 {"cdc":{"path":"fake/path/2","partitionValues":{"partition_foo":"partition_bar"},"size":1,"tags":{"tag_foo":"tag_bar"},"dataChange":false}}
 {"remove":{"path":"fake/path/1","deletionTimestamp":100,"dataChange":true}}
 "#;
+
+    #[test]
+    fn a_merge_that_changed_no_row_has_no_changes() {
+        let merge = |metric: &str| {
+            format!(
+                r#"{{"commitInfo":{{"timestamp":1,"operation":"MERGE","operationMetrics":{{"numTargetRowsInserted":"0","numTargetRowsUpdated":"0","numTargetRowsDeleted":"{metric}"}}}}}}
+{{"remove":{{"path":"a","deletionTimestamp":1,"dataChange":true}}}}
+{{"add":{{"path":"b","partitionValues":{{}},"size":1,"modificationTime":1,"dataChange":true}}}}
+"#
+            )
+        };
+        let decoded = commit(&merge("0"));
+        assert!(planned_changes(&decoded).is_empty());
+        let decoded = commit(&merge("1"));
+        assert_eq!(describe(&planned_changes(&decoded)).len(), 2);
+    }
 
     #[test]
     fn cdc_actions_hide_the_adds_and_removes_of_their_commit() {

@@ -418,7 +418,7 @@ pub(crate) fn encode_bitmap(bitmap: &RoaringTreemap) -> Result<Vec<u8>> {
     for (key, bucket) in buckets {
         bytes.extend_from_slice(&key.to_le_bytes());
         bucket.serialize_into(&mut bytes).map_err(|error| {
-            Error::InvalidArgument(format!("cannot serialise a deletion vector: {error}"))
+            Error::internal_invariant(format!("cannot serialise a deletion vector: {error}"))
         })?;
     }
     Ok(bytes)

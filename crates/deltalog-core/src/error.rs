@@ -168,6 +168,16 @@ pub enum Error {
         version: u64,
         paths: Vec<String>,
     },
+
+    /// deltalog broke one of its own invariants (or a CPU job of its own panicked) while
+    /// working on `table` (`None` where the failing code does not know the table): a bug in
+    /// deltalog, never caused by the caller's arguments or by the table's content.
+    /// `invariant` says what should have held.
+    #[error("internal error in deltalog{}: {invariant} (a bug in deltalog, not in the table or the arguments; please report it)", on_table(table.as_deref()))]
+    Internal {
+        table: Option<String>,
+        invariant: String,
+    },
 }
 
 /// Whether a protocol requirement concerns readers or writers.
@@ -228,6 +238,11 @@ impl fmt::Display for ProtocolKind {
     }
 }
 
+/// " while working on <table>" for the message of [`Error::Internal`], or nothing.
+fn on_table(table: Option<&str>) -> String {
+    table.map_or_else(String::new, |table| format!(" while working on {table}"))
+}
+
 impl Error {
     /// A [`Error::CorruptLogFile`] for `path`.
     pub fn corrupt(path: impl Into<String>, reason: impl fmt::Display) -> Self {
@@ -258,6 +273,22 @@ impl Error {
         Error::InvalidTable {
             table: table.into(),
             reason: reason.to_string(),
+        }
+    }
+
+    /// A [`Error::Internal`]: deltalog's own `invariant` broke while working on `table`.
+    pub fn internal(table: impl Into<String>, invariant: impl fmt::Display) -> Self {
+        Error::Internal {
+            table: Some(table.into()),
+            invariant: invariant.to_string(),
+        }
+    }
+
+    /// A [`Error::Internal`] raised where the table is not known (deep in an encoder).
+    pub fn internal_invariant(invariant: impl fmt::Display) -> Self {
+        Error::Internal {
+            table: None,
+            invariant: invariant.to_string(),
         }
     }
 

@@ -30,6 +30,12 @@ pub(crate) use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 pub(crate) const COLUMN_MAPPING_PHYSICAL_NAME_KEY: &str = "delta.columnMapping.physicalName";
 /// Column metadata key holding a column's 32-bit field id (catalogue E1-03).
 pub(crate) const COLUMN_MAPPING_ID_KEY: &str = "delta.columnMapping.id";
+/// Column metadata key (deltalog's own, never written to a log) marking a column that data
+/// files hold beyond the table schema: the materialised row tracking columns and the
+/// `_change_type` of change data files. Under column mapping such a column is stored under
+/// its own name and, as Delta on Spark writes it, without a Parquet field id, so that it never
+/// takes (or shadows) a column id of the table.
+pub(crate) const EXTRA_COLUMN_KEY: &str = "deltalog.extraDataFileColumn";
 /// Column metadata key holding the field ids of array elements and map keys/values, keyed by
 /// `<physical name>.element`, `<physical name>.key`, `<physical name>.value` (nested further
 /// as `<physical name>.element.key`, ...).
@@ -966,7 +972,7 @@ fn physical_metadata(field: &StructField, mode: ColumnMappingMode) -> Result<Arr
         Some(id) => {
             metadata.insert(PARQUET_FIELD_ID_META_KEY, id.to_string());
         }
-        None if mode == ColumnMappingMode::Id => {
+        None if mode == ColumnMappingMode::Id && !field.metadata.contains_key(EXTRA_COLUMN_KEY) => {
             return Err(Error::invalid_table(
                 "metaData.schemaString",
                 format!(

@@ -171,7 +171,7 @@ async fn read_commits(
         let (version, name) = (commit.version, commit.name.clone());
         let actions = crate::cpu::run(
             move || commit.decode(false),
-            |reason| Error::InvalidArgument(format!("decoding {name}: {reason}")),
+            |reason| Error::corrupt(name, reason),
         )
         .await?;
         if let Some(metadata) = &actions.metadata {
@@ -245,7 +245,9 @@ impl<'a> Picker<'a> {
             .column_by_name("size")
             .and_then(|column| column.as_primitive_opt::<Int64Type>())
             .cloned()
-            .ok_or_else(|| Error::InvalidArgument("the file list lacks 'size'".into()))?;
+            .ok_or_else(|| {
+                Error::internal_invariant("the file list has a `size` column of longs")
+            })?;
         let mut taken = Vec::new();
         for row in 0..batch.num_rows() {
             let index = self.next_index.1 + row as i64;

@@ -269,7 +269,7 @@ impl VersionChecksum {
     /// The JSON line of the file, as Spark writes it.
     pub fn to_json(&self) -> Result<String> {
         serde_json::to_string(self).map_err(|error| {
-            Error::InvalidArgument(format!("cannot serialise a version checksum: {error}"))
+            Error::internal_invariant(format!("cannot serialise a version checksum: {error}"))
         })
     }
 

@@ -167,6 +167,13 @@ fn classify(error: &Error) -> (&'static str, Attributes) {
         Error::MergeMultipleMatch { table, .. } => {
             ("MergeMultipleMatchError", vec![("table", text(table))])
         }
+        Error::Internal { table, invariant } => {
+            let mut attributes = vec![("invariant", text(invariant))];
+            if let Some(table) = table {
+                attributes.push(("table", text(table)));
+            }
+            ("InternalError", attributes)
+        }
         _ => ("DeltaError", Vec::new()),
     }
 }

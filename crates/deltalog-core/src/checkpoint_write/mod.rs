@@ -497,7 +497,7 @@ async fn write_multi_part(
                     .map(|(_, chunk)| part_indexes(chunk, uses_dvs, num_parts))
                     .collect::<Result<Vec<_>>>()
             },
-            |reason| Error::InvalidArgument(format!("placing checkpoint rows: {reason}")),
+            |reason| Error::internal_invariant(format!("placing checkpoint rows: {reason}")),
         )
         .await?
     };
@@ -553,7 +553,7 @@ fn part_indexes(chunk: &StructArray, uses_dvs: bool, num_parts: u32) -> Result<V
     let paths = chunk
         .column_by_name(add::PATH)
         .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-        .ok_or_else(|| Error::InvalidArgument("file actions without paths".into()))?;
+        .ok_or_else(|| Error::internal_invariant("file actions have a `path` column"))?;
     let dvs = chunk
         .column_by_name(add::DELETION_VECTOR)
         .map(|c| c.as_struct())

@@ -85,7 +85,7 @@ impl ParquetFileOut {
                 let bytes = drain(&mut writer, &name)?;
                 Ok((writer, bytes, rows))
             },
-            |reason| Error::InvalidArgument(format!("encoding a checkpoint: {reason}")),
+            |reason| Error::internal_invariant(format!("encoding a checkpoint: {reason}")),
         )
         .await;
         let (writer, bytes, rows) = match encoded {
@@ -110,7 +110,7 @@ impl ParquetFileOut {
                     .map_err(|error| Error::arrow(format!("finishing {name}"), error.into()))?;
                 drain(&mut writer, &name)
             },
-            |reason| Error::InvalidArgument(format!("finishing a checkpoint: {reason}")),
+            |reason| Error::internal_invariant(format!("finishing a checkpoint: {reason}")),
         )
         .await;
         let bytes = match finished {

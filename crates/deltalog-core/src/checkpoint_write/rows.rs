@@ -37,7 +37,7 @@ pub(crate) fn non_file_action_lines(
 ) -> Result<Vec<String>> {
     let line = |name: &str, value: serde_json::Result<serde_json::Value>| {
         let value = value.map_err(|error| {
-            Error::InvalidArgument(format!("cannot serialise a {name} action: {error}"))
+            Error::internal_invariant(format!("cannot serialise a {name} action: {error}"))
         })?;
         Ok(serde_json::json!({ name: value }).to_string())
     };

@@ -122,7 +122,7 @@ const CHECKSUM_KEY: &str = "checksum";
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 fn serialize_hint(hint: &LastCheckpointHint) -> Result<String> {
     serde_json::to_string(hint).map_err(|error| {
-        Error::InvalidArgument(format!("cannot serialise the checkpoint hint: {error}"))
+        Error::internal_invariant(format!("cannot serialise the checkpoint hint: {error}"))
     })
 }
 

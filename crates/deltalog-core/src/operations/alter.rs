@@ -775,21 +775,20 @@ fn field_mut<'a>(schema: &'a mut StructType, indices: &[usize]) -> Result<&'a mu
     struct_mut(schema, parents)?
         .fields
         .get_mut(*last)
-        .ok_or_else(|| Error::InvalidArgument("a column path outside the schema".into()))
+        .ok_or_else(|| Error::internal_invariant("a resolved column path lies inside the schema"))
 }
 
 fn struct_mut<'a>(schema: &'a mut StructType, indices: &[usize]) -> Result<&'a mut StructType> {
     let mut current = schema;
     for &index in indices {
-        let field = current
-            .fields
-            .get_mut(index)
-            .ok_or_else(|| Error::InvalidArgument("a column path outside the schema".into()))?;
+        let field = current.fields.get_mut(index).ok_or_else(|| {
+            Error::internal_invariant("a resolved column path lies inside the schema")
+        })?;
         current = match &mut field.data_type {
             DataType::Struct(inner) => inner.as_mut(),
             _ => {
-                return Err(Error::InvalidArgument(
-                    "a column path through a non-struct".into(),
+                return Err(Error::internal_invariant(
+                    "a resolved column path passes through structs only",
                 ))
             }
         };

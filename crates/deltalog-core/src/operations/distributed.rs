@@ -165,7 +165,7 @@ impl DistributedWrite {
     /// The plan as JSON text.
     pub fn to_json(&self) -> Result<String> {
         serde_json::to_string(self)
-            .map_err(|error| Error::InvalidArgument(format!("encoding a write plan: {error}")))
+            .map_err(|error| Error::internal_invariant(format!("encoding a write plan: {error}")))
     }
 
     /// The plan of [`DistributedWrite::to_json`]'s text.

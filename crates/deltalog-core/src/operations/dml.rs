@@ -25,7 +25,7 @@ use futures::StreamExt;
 use roaring::RoaringTreemap;
 use serde_json::Value;
 
-use crate::action_schema::{add, deletion_vector_type};
+use crate::action_schema::{add, deletion_vector_type, in_add_layout};
 use crate::actions::DeletionVectorDescriptor;
 use crate::deletion_vector::{self, dv_file_name, encode_dv_file, row_mask, uuid_descriptor};
 use crate::error::{Error, Result};
@@ -34,7 +34,7 @@ use crate::file_list::{file_list_stats, FileListOptions};
 use crate::post_commit::PostCommitReport;
 use crate::scan::{Scan, ScanOptions, ROW_COMMIT_VERSION_COLUMN, ROW_ID_COLUMN};
 use crate::schema::{
-    PrimitiveType, StructField, StructType, COLUMN_MAPPING_ID_KEY, COLUMN_MAPPING_PHYSICAL_NAME_KEY,
+    PrimitiveType, StructField, StructType, COLUMN_MAPPING_PHYSICAL_NAME_KEY, EXTRA_COLUMN_KEY,
 };
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
@@ -46,7 +46,6 @@ use crate::table_config::TableConfiguration;
 use crate::transaction::{MetadataUpdate, Transaction};
 use crate::write::{DataFileWriter, WriteFailure, WriteResult, WriterOptions, WrittenFile};
 
-use super::schema::max_column_id;
 use super::write::{add_file, TableCommit, DATA_WRITER_FEATURES};
 
 #[cfg(test)]
@@ -449,7 +448,12 @@ pub(crate) async fn find_matches(
         let predicate = predicate.clone();
         let mask = crate::cpu::run(
             move || evaluate(&predicate, &batch),
-            |reason| Error::InvalidArgument(format!("evaluating the predicate: {reason}")),
+            |reason| {
+                Error::internal(
+                    snapshot.table_uri(),
+                    format!("evaluating the predicate: {reason}"),
+                )
+            },
         )
         .await?;
         for (offset, hit) in mask.iter().enumerate() {
@@ -537,7 +541,12 @@ pub(crate) async fn stage_deletion_vectors(
     let name = dv_file_name(&uuid);
     let (bytes, entries) = crate::cpu::run(
         move || encode_dv_file(&vectors),
-        |reason| Error::InvalidArgument(format!("encoding deletion vectors: {reason}")),
+        |reason| {
+            Error::internal(
+                snapshot.table_uri(),
+                format!("encoding deletion vectors: {reason}"),
+            )
+        },
     )
     .await?;
     let storage = snapshot.storage();
@@ -547,7 +556,9 @@ pub(crate) async fn stage_deletion_vectors(
     for ((file, _), entry) in kept.iter().zip(&entries) {
         let descriptor = uuid_descriptor(&uuid, "", entry)?;
         transaction.remove_files(&file.add, true)?;
-        transaction.add_files(with_deletion_vector(&file.add, &descriptor)?)?;
+        let readded = with_deletion_vector(&file.add, &descriptor)
+            .ok_or_else(|| Error::internal(snapshot.table_uri(), READD_INVARIANT))?;
+        transaction.add_files(readded)?;
     }
     Ok(Some(name))
 }
@@ -806,25 +817,20 @@ pub(crate) fn log_path(add_row: &StructArray) -> String {
         .unwrap_or_default()
 }
 
-/// `config` with `names` appended to its schema as nullable columns of type `ty` (stored
-/// under their own names, also under column mapping).
+/// `config` with `names` appended to its schema as nullable columns of type `ty`, for the
+/// writer of data files that hold them beyond the table schema (materialised row tracking
+/// columns, `_change_type`): stored under their own names and, under column mapping, without
+/// a column id, as Delta on Spark writes them (see [`EXTRA_COLUMN_KEY`]).
 pub(crate) fn with_extra_columns(
     config: &TableConfiguration,
     names: &[&str],
     ty: PrimitiveType,
 ) -> Result<TableConfiguration> {
     let mut schema: StructType = config.schema().clone();
-    let mut next_id = max_column_id(&schema).max(
-        config
-            .properties()
-            .column_mapping_max_column_id
-            .unwrap_or(0),
-    );
     for name in names {
-        next_id += 1;
         let field = StructField::new(*name, ty, true).with_metadata([
             (COLUMN_MAPPING_PHYSICAL_NAME_KEY, Value::from(*name)),
-            (COLUMN_MAPPING_ID_KEY, Value::from(next_id)),
+            (EXTRA_COLUMN_KEY, Value::Bool(true)),
         ]);
         schema.fields.push(field);
     }
@@ -927,15 +933,22 @@ fn descriptor_at(adds: &StructArray, row: usize) -> Option<DeletionVectorDescrip
     })
 }
 
-/// The one-row add `add` with `descriptor` as its deletion vector, `dataChange` true and
-/// `tightBounds` false in its statistics (spec "Deletion Vectors": statistics of a file with
-/// a deletion vector may be wide).
+/// What [`with_deletion_vector`] relies on: a snapshot's add rows hold the add layout.
+const READD_INVARIANT: &str = "a file re-added with a deletion vector must be a row of the \
+     snapshot's add layout (action_schema::add_fields) and the descriptor must fit it";
+
+/// The one-row add `add_row` (a snapshot's row: the add layout, perhaps with children
+/// beyond it, such as a checkpoint's `partitionValues_parsed`, which are dropped) with
+/// `descriptor` as its deletion vector, `dataChange` true and `tightBounds` false in its
+/// statistics (spec "Deletion Vectors": statistics of a file with a deletion vector may be
+/// wide). `None` when the row is not of the add layout: a broken invariant of ours.
 fn with_deletion_vector(
     add_row: &StructArray,
     descriptor: &DeletionVectorDescriptor,
-) -> Result<StructArray> {
+) -> Option<StructArray> {
+    let add_row = in_add_layout(add_row)?;
     let ArrowType::Struct(dv_fields) = deletion_vector_type() else {
-        return Err(Error::InvalidArgument("the deletion vector layout".into()));
+        return None;
     };
     let dv_columns: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from(vec![descriptor.storage_type.clone()])),
@@ -946,24 +959,24 @@ fn with_deletion_vector(
         Arc::new(Int32Array::from(vec![descriptor.size_in_bytes])),
         Arc::new(Int64Array::from(vec![descriptor.cardinality])),
     ];
-    let dv = StructArray::try_new(dv_fields, dv_columns, None)
-        .map_err(|error| Error::arrow("a deletion vector descriptor", error))?;
+    let dv = StructArray::try_new(dv_fields, dv_columns, None).ok()?;
     let stats = add_row
         .column_by_name(add::STATS)
         .and_then(|c| c.as_string_opt::<i32>())
         .filter(|c| c.is_valid(0))
         .map(|c| wide_bounds(c.value(0)));
-    let mut columns: Vec<ArrayRef> = Vec::with_capacity(add_row.num_columns());
-    for (field, column) in add_row.fields().iter().zip(add_row.columns()) {
-        columns.push(match field.name().as_str() {
-            add::DELETION_VECTOR => Arc::new(dv.clone()),
+    let columns: Vec<ArrayRef> = add_row
+        .fields()
+        .iter()
+        .zip(add_row.columns())
+        .map(|(field, column)| match field.name().as_str() {
+            add::DELETION_VECTOR => Arc::new(dv.clone()) as ArrayRef,
             add::DATA_CHANGE => Arc::new(BooleanArray::from(vec![true])),
             add::STATS => Arc::new(StringArray::from(vec![stats.clone()])),
             _ => column.clone(),
-        });
-    }
-    StructArray::try_new(add_row.fields().clone(), columns, None)
-        .map_err(|error| Error::arrow("re-adding a file with a deletion vector", error))
+        })
+        .collect();
+    StructArray::try_new(add_row.fields().clone(), columns, None).ok()
 }
 
 /// The statistics JSON with `tightBounds` false.
@@ -1019,5 +1032,5 @@ fn column_named(batch: &RecordBatch, name: &str) -> Result<ArrayRef> {
     batch
         .column_by_name(name)
         .cloned()
-        .ok_or_else(|| Error::InvalidArgument(format!("the rows read have no column {name}")))
+        .ok_or_else(|| Error::internal_invariant(format!("the rows read have a column {name}")))
 }

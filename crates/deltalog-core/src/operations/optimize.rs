@@ -496,7 +496,7 @@ async fn z_ordered(
                 .map_err(|error| Error::arrow("gathering the rows to Z-order", error))?;
             z_sort(&all, &columns)
         },
-        |message| Error::InvalidArgument(format!("Z-ordering failed: {message}")),
+        |message| Error::internal_invariant(format!("Z-ordering failed: {message}")),
     )
     .await?;
     Ok(futures::stream::iter([Ok(sorted)]).boxed())

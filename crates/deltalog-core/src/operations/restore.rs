@@ -24,11 +24,11 @@ use std::sync::Arc;
 use arrow::compute::filter;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Array, ArrayRef, BooleanArray, StructArray};
+use arrow_array::{Array, BooleanArray, StructArray};
 use futures::StreamExt;
 use serde_json::Value;
 
-use crate::action_schema::{add, add_fields};
+use crate::action_schema::{add, in_add_layout};
 use crate::error::{Error, Result};
 use crate::load::load_segment;
 use crate::replay::FileKeys;
@@ -38,6 +38,8 @@ use crate::table_config::features::{reader_features, writer_features};
 use crate::table_config::properties::IsolationLevel;
 use crate::table_config::writing::upgrade_protocol;
 use crate::transaction::{MetadataUpdate, Transaction};
+
+use super::write::DATA_WRITER_FEATURES;
 
 /// How many missing files a [`Error::MissingDataFiles`] names at most (as Spark).
 const MAX_MISSING_NAMED: usize = 100;
@@ -125,6 +127,7 @@ pub async fn restore_with(
     let transaction = restore_transaction(&latest, &old, version, timestamp, &metrics)?;
     let transaction = stage_files(transaction, &to_add, &to_remove)?;
     if options.dry_run {
+        transaction.check()?;
         return Ok(metrics);
     }
     let committed = transaction.commit().await?;
@@ -148,8 +151,12 @@ fn restore_transaction(
             .map(|t| t.format("%Y-%m-%d %H:%M:%S%.3f").to_string())
             .unwrap_or_else(|| ms.to_string())
     });
+    // The files brought back were written under the table's rules (column mapping,
+    // constraints, generated columns, ...) when they were first added; RESTORE checks no row
+    // again, as Delta on Spark's does not.
     let mut transaction = latest
         .transaction("RESTORE")
+        .with_data_writer_features(DATA_WRITER_FEATURES.to_vec())
         .with_isolation_level(IsolationLevel::Serializable)
         .with_operation_parameter(
             "version",
@@ -245,7 +252,13 @@ fn stage_files(
     to_remove: &[StructArray],
 ) -> Result<Transaction> {
     for adds in to_add {
-        transaction.add_files(as_data_change_adds(adds)?)?;
+        let adds = as_data_change_adds(adds).ok_or_else(|| {
+            Error::internal(
+                transaction.table().uri(),
+                "the files to restore must be rows of the add layout (action_schema::add_fields)",
+            )
+        })?;
+        transaction.add_files(adds)?;
     }
     for removes in to_remove {
         transaction.remove_files(removes, true)?;
@@ -253,25 +266,14 @@ fn stage_files(
     Ok(transaction)
 }
 
-/// `adds` in exactly the add layout, with `dataChange` true.
-fn as_data_change_adds(adds: &StructArray) -> Result<StructArray> {
-    let fields = add_fields();
-    let columns = fields
-        .iter()
-        .map(|field| -> Result<ArrayRef> {
-            if field.name() == add::DATA_CHANGE {
-                return Ok(Arc::new(BooleanArray::from(vec![true; adds.len()])));
-            }
-            adds.column_by_name(field.name()).cloned().ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "the files to restore have no {} column",
-                    field.name()
-                ))
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    StructArray::try_new(fields, columns, adds.nulls().cloned())
-        .map_err(|error| Error::arrow("the files to restore", error))
+/// `adds` (a snapshot's rows) in exactly the add layout, with `dataChange` true; `None` when
+/// they are not of the add layout (a broken invariant of ours).
+fn as_data_change_adds(adds: &StructArray) -> Option<StructArray> {
+    let adds = in_add_layout(adds)?;
+    let (fields, mut columns, nulls) = adds.into_parts();
+    let index = fields.iter().position(|f| f.name() == add::DATA_CHANGE)?;
+    columns[index] = Arc::new(BooleanArray::from(vec![true; columns[index].len()]));
+    StructArray::try_new(fields, columns, nulls).ok()
 }
 
 /// The (path, deletion vector id) keys of the valid rows of `batches`.

@@ -245,7 +245,12 @@ async fn update_file(
         let job_rows = before.clone();
         let after = crate::cpu::run(
             move || job_assignments.apply(&job_rows, now_micros),
-            |reason| Error::InvalidArgument(format!("evaluating the new values: {reason}")),
+            |reason| {
+                Error::internal(
+                    snapshot.table_uri(),
+                    format!("evaluating the new values: {reason}"),
+                )
+            },
         )
         .await?;
         updated += after.num_rows() as u64;

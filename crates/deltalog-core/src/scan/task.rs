@@ -136,7 +136,7 @@ impl ScanTask {
     pub fn encode(&self) -> Result<Vec<u8>> {
         let header = Header::of(&self.source);
         let header = serde_json::to_vec(&header).map_err(|error| {
-            Error::InvalidArgument(format!("cannot encode a scan task's header: {error}"))
+            Error::internal_invariant(format!("cannot encode a scan task's header: {error}"))
         })?;
         let length = u32::try_from(header.len()).map_err(|_| {
             Error::InvalidArgument("a scan task's header is larger than 4 GiB".to_string())

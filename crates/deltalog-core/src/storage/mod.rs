@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
-use object_store::path::Path;
+use object_store::path::{Path, PathPart};
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use url::Url;
 
@@ -285,6 +285,9 @@ impl Storage {
     /// [`Storage::upload`] replacing what is already at `path`, in one atomic step (a reader
     /// sees the old object or the new one): for checkpoint files, whose content is fixed by
     /// their version, where the spec lets the last of racing writers win.
+    ///
+    /// On a local filesystem the Hadoop checksum file of the object it replaces
+    /// (`Storage::hadoop_checksum_of`) is deleted first.
     pub fn upload_replacing(&self, path: &Path) -> ObjectUpload {
         let part_size = upload::DEFAULT_PART_SIZE;
         ObjectUpload::new(
@@ -292,6 +295,27 @@ impl Storage {
             path.clone(),
             part_size,
             PutMode::Overwrite,
+        )
+        .replacing(self.hadoop_checksum_of(path))
+    }
+
+    /// The hidden checksum file that Hadoop's local filesystem (Delta on Spark's, on `file:`
+    /// tables) keeps beside each file it writes, `.<name>.crc`, when the table is on a local
+    /// filesystem. A file deltalog replaces must lose it: Hadoop's readers check the old
+    /// checksum against the new bytes and fail.
+    fn hadoop_checksum_of(&self, path: &Path) -> Option<Path> {
+        if self.root_url.scheme() != "file" {
+            return None;
+        }
+        let parts: Vec<PathPart<'_>> = path.parts().collect();
+        let (name, directory) = parts.split_last()?;
+        let checksum = PathPart::from(format!(".{}.crc", name.as_ref()));
+        Some(
+            directory
+                .iter()
+                .cloned()
+                .chain(std::iter::once(checksum))
+                .collect(),
         )
     }
 
@@ -356,8 +380,12 @@ impl Storage {
         }
     }
 
-    /// Writes `bytes` to `path`, replacing what is there (for `_last_checkpoint` only).
+    /// Writes `bytes` to `path`, replacing what is there (for `_last_checkpoint` only), and
+    /// the Hadoop checksum file of what it replaces (`Storage::hadoop_checksum_of`) first.
     pub async fn put(&self, path: &Path, bytes: Bytes) -> Result<()> {
+        if let Some(checksum) = self.hadoop_checksum_of(path) {
+            self.delete_log_file(&checksum).await?;
+        }
         self.store
             .put(path, PutPayload::from_bytes(bytes))
             .await

@@ -32,6 +32,9 @@ pub struct ObjectUpload {
     /// How a small object is put: `Create` (never replacing), or `Overwrite` for stores
     /// written without preconditions.
     mode: PutMode,
+    /// A file made stale by replacing the object (a Hadoop checksum file), deleted before
+    /// the object is completed.
+    stale: Option<Path>,
 }
 
 enum State {
@@ -64,7 +67,13 @@ impl ObjectUpload {
             written: 0,
             state: State::Buffered(Vec::new(), 0),
             mode,
+            stale: None,
         }
+    }
+
+    /// This upload deleting `stale` (when given) before it completes the object.
+    pub(super) fn replacing(self, stale: Option<Path>) -> Self {
+        ObjectUpload { stale, ..self }
     }
 
     /// The store path written.
@@ -118,6 +127,12 @@ impl ObjectUpload {
     /// [`Error::Storage`]), unless the storage writes without preconditions; a multipart
     /// upload is completed.
     pub async fn finish(self) -> Result<u64> {
+        if let Some(stale) = &self.stale {
+            match self.store.delete(stale).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(source) => return Err(Error::storage(stale.as_ref(), source)),
+            }
+        }
         let path = self.path;
         match self.state {
             State::Buffered(chunks, _) => {
@@ -176,6 +191,26 @@ mod tests {
         let size = upload.finish().await.unwrap();
         assert_eq!(size, expected.len() as u64);
         assert_eq!(storage.read(&path).await.unwrap(), Bytes::from(expected));
+    }
+
+    /// Found by the combination tests against Delta on Spark (issue 23): a checkpoint
+    /// replacing Spark's left Hadoop's `.<name>.crc` beside it, and Spark failed every read.
+    #[tokio::test]
+    async fn replacing_a_local_file_deletes_its_hadoop_checksum() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("_delta_log");
+        std::fs::create_dir_all(&log).unwrap();
+        let name = "00000000000000000002.checkpoint.parquet";
+        std::fs::write(log.join(name), b"spark's").unwrap();
+        std::fs::write(log.join(format!(".{name}.crc")), b"checksum").unwrap();
+        std::fs::write(log.join(".other.crc"), b"kept").unwrap();
+        let storage = Storage::open(dir.path().to_str().unwrap(), &HashMap::new()).unwrap();
+        let mut upload = storage.upload_replacing(&storage.log_file(name));
+        upload.put(Bytes::from_static(b"ours")).await.unwrap();
+        upload.finish().await.unwrap();
+        assert_eq!(std::fs::read(log.join(name)).unwrap(), b"ours");
+        assert!(!log.join(format!(".{name}.crc")).exists());
+        assert!(log.join(".other.crc").exists());
     }
 
     #[tokio::test]

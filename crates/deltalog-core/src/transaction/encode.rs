@@ -102,7 +102,7 @@ pub(crate) fn removes_from_adds(
     let rows = adds.len();
     let column = |name: &str| {
         adds.column_by_name(name).cloned().ok_or_else(|| {
-            Error::InvalidArgument(format!("the files to remove have no '{name}' column"))
+            Error::internal_invariant(format!("the files to remove have a '{name}' column"))
         })
     };
     let columns = vec![
@@ -393,7 +393,7 @@ impl<'a> FileColumns<'a> {
         let path = actions
             .column_by_name(add::PATH)
             .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-            .ok_or_else(|| Error::InvalidArgument(format!("{context} have no path column")))?;
+            .ok_or_else(|| Error::internal_invariant(format!("{context} have a path column")))?;
         let map = |name: &str| {
             actions
                 .column_by_name(name)

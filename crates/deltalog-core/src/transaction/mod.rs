@@ -31,7 +31,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, StructArray};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::action_schema::{add, add_fields, cdc_fields};
+use crate::action_schema::{add, cdc_fields, in_add_layout};
 use crate::actions::{CommitInfo, DomainMetadata, Format, Metadata, Protocol, Txn};
 use crate::commit::{decode_actions, DecodeOptions};
 use crate::error::{ConflictKind, Error, Result};
@@ -50,6 +50,8 @@ use crate::table::{SnapshotAt, Table};
 use crate::table_config::properties::{
     IsolationLevel, IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP,
     IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION,
+    ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
+    ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
 };
 use crate::table_config::writing::{
     is_protocol_key, least_protocol, requested_versions, required_features, upgrade_protocol,
@@ -275,6 +277,8 @@ impl Table {
             timestamp_ms: None,
             snapshot: None,
         };
+        let mut metadata = metadata;
+        name_row_tracking_columns(&mut metadata, &protocol);
         let mut transaction = Transaction::new(self.clone(), read, "CREATE TABLE");
         transaction.metadata = Some(metadata);
         transaction.protocol = Some(protocol);
@@ -369,13 +373,21 @@ impl Transaction {
 
     /// Stages files to add: rows of the internal add layout
     /// (`crate::action_schema::add_fields`; paths URL-encoded, `numRecords` set when row
-    /// tracking needs it), such as `encode::add_rows` builds.
+    /// tracking needs it), such as `encode::add_rows` builds or a snapshot's
+    /// [`Snapshot::add_actions`] holds (children beyond the layout, such as a checkpoint's
+    /// `partitionValues_parsed`, are dropped). Rows in another layout are an
+    /// [`Error::Internal`]: only this crate builds them.
     pub fn add_files(&mut self, adds: StructArray) -> Result<()> {
-        if adds.fields() != &add_fields() {
-            return Err(Error::InvalidArgument(
-                "added files must be in the add layout of action_schema::add_fields".into(),
+        let Some(adds) = in_add_layout(&adds) else {
+            return Err(Error::internal(
+                self.table.uri(),
+                format!(
+                    "added files must be in the add layout of action_schema::add_fields, not \
+                     the fields {}",
+                    field_names(adds.fields())
+                ),
             ));
-        }
+        };
         self.adds.push(adds);
         Ok(())
     }
@@ -389,8 +401,9 @@ impl Transaction {
     /// Stages change data files: rows of `crate::action_schema::cdc_fields`.
     pub fn add_cdc_files(&mut self, cdc: StructArray) -> Result<()> {
         if cdc.fields() != &cdc_fields() {
-            return Err(Error::InvalidArgument(
-                "change data files must be in the layout of action_schema::cdc_fields".into(),
+            return Err(Error::internal(
+                self.table.uri(),
+                "change data files must be in the layout of action_schema::cdc_fields",
             ));
         }
         self.cdc.push(cdc);
@@ -669,6 +682,7 @@ impl Transaction {
                 writer.max(protocol.min_writer_version),
             );
         }
+        name_row_tracking_columns(&mut metadata, &protocol);
         if protocol != current_protocol {
             self.protocol = Some(protocol);
         }
@@ -691,6 +705,12 @@ impl Transaction {
         }
         self.protocol = Some(protocol);
         Ok(())
+    }
+
+    /// Makes the checks [`Transaction::commit`] makes before its first attempt, and writes
+    /// nothing: what a dry run calls to report the errors the commit would meet.
+    pub fn check(&self) -> Result<()> {
+        self.prepare().map(|_| ())
     }
 
     /// Commits: checks the staged actions, writes them as the next version in one
@@ -1265,6 +1285,29 @@ fn new_metadata(spec: &TableSpec) -> Result<Metadata> {
     Ok(metadata)
 }
 
+/// Names the materialised row id and row commit version columns in `metadata` when
+/// `protocol` supports row tracking and the names are not there yet, as Delta on Spark does
+/// whenever it writes metadata (`MaterializedRowTrackingColumn.updateMaterializedColumnName`):
+/// its UPDATE, MERGE and `_metadata.row_id` need them from the table's creation on.
+fn name_row_tracking_columns(metadata: &mut Metadata, protocol: &Protocol) {
+    if !crate::table_config::features::supports(protocol, &TableFeature::RowTracking) {
+        return;
+    }
+    let names = [
+        (ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME, "_row-id-col-"),
+        (
+            ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
+            "_row-commit-version-col-",
+        ),
+    ];
+    for (key, prefix) in names {
+        metadata
+            .configuration
+            .entry(key.to_string())
+            .or_insert_with(|| format!("{prefix}{}", uuid::Uuid::new_v4()));
+    }
+}
+
 fn spec_metadata(spec: &TableSpec) -> Result<Metadata> {
     Ok(Metadata {
         id: uuid::Uuid::new_v4().to_string(),
@@ -1414,3 +1457,9 @@ fn now_ms() -> i64 {
 
 #[cfg(test)]
 mod tests;
+
+/// The names of `fields`, comma-separated, for messages.
+fn field_names(fields: &arrow_schema::Fields) -> String {
+    let names: Vec<&str> = fields.iter().map(|field| field.name().as_str()).collect();
+    names.join(", ")
+}

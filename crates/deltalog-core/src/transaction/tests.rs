@@ -744,3 +744,41 @@ fn writers_racing_in_threads_lose_nothing() {
         );
     });
 }
+
+/// Issue 23: add rows with children beyond the add layout (a checkpoint's
+/// `partitionValues_parsed`) are staged in the layout; rows missing a field of it are our
+/// broken invariant, an [`Error::Internal`] naming the table, never an invalid argument.
+#[tokio::test]
+async fn added_rows_are_staged_in_the_add_layout_or_refused_as_internal() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = created(&dir, &[]).await;
+    let rows = encode::add_rows(&[file("a", "x", 1)]).unwrap();
+    let (fields, mut columns, nulls) = rows.clone().into_parts();
+    let mut wider: Vec<Arc<arrow_schema::Field>> = fields.iter().cloned().collect();
+    wider.push(Arc::new(arrow_schema::Field::new(
+        "partitionValues_parsed",
+        arrow_schema::DataType::Int64,
+        true,
+    )));
+    columns.push(Arc::new(Int64Array::from(vec![1])));
+    let wider = StructArray::try_new(wider.into(), columns, nulls).unwrap();
+
+    let mut tx = table.transaction("WRITE").await.unwrap();
+    tx.add_files(wider).unwrap();
+    assert_eq!(tx.commit().await.unwrap().version, 1);
+
+    let (fields, columns, nulls) = rows.into_parts();
+    let narrower = StructArray::try_new(
+        fields.iter().skip(1).cloned().collect::<Vec<_>>().into(),
+        columns[1..].to_vec(),
+        nulls,
+    )
+    .unwrap();
+    let mut tx = table.transaction("WRITE").await.unwrap();
+    let error = tx.add_files(narrower).unwrap_err();
+    assert!(
+        matches!(&error, Error::Internal { table: Some(uri), .. } if uri == table.uri()),
+        "{error}"
+    );
+    assert!(error.to_string().contains("a bug in deltalog"), "{error}");
+}

@@ -196,7 +196,7 @@ impl OpenFile {
                 let bytes = drain(writer, &path)?;
                 Ok((encoder, bytes))
             },
-            |reason| Error::InvalidArgument(format!("encoding a data file: {reason}")),
+            |reason| Error::internal_invariant(format!("encoding a data file: {reason}")),
         )
         .await?;
         self.encoder = Some(encoder);
@@ -227,7 +227,7 @@ impl OpenFile {
                 let bytes = drain(&mut writer, &path)?;
                 Ok((bytes, stats.to_json(&job_plan.stats)?, rows))
             },
-            |reason| Error::InvalidArgument(format!("finishing a data file: {reason}")),
+            |reason| Error::internal_invariant(format!("finishing a data file: {reason}")),
         )
         .await;
         let (bytes, stats, rows) = match finished {

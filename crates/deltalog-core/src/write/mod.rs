@@ -239,7 +239,7 @@ impl DataFileWriter {
                 let parts = plan.prepare(&batch, &mut identity)?;
                 Ok((parts, identity))
             },
-            |reason| Error::InvalidArgument(format!("preparing a batch to write: {reason}")),
+            |reason| Error::internal_invariant(format!("preparing a batch to write: {reason}")),
         )
         .await?;
         self.identity = identity;

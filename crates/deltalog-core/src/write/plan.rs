@@ -220,34 +220,55 @@ impl WritePlan {
             });
             members[group].push(row as u32);
         }
-        let mut parts = Vec::with_capacity(members.len());
+        // Groups whose values write the same partition (an empty string is a NULL
+        // partition value, as Spark writes it) become one part.
+        let mut parts: Vec<Part> = Vec::with_capacity(members.len());
+        let mut part_rows: Vec<Vec<u32>> = Vec::with_capacity(members.len());
+        let mut by_key: HashMap<Vec<Option<String>>, usize> = HashMap::new();
         for rows in members {
-            let first = rows[0] as usize;
-            let mut key = Vec::with_capacity(arrays.len());
-            let mut values = Vec::with_capacity(arrays.len());
-            let mut directories = Vec::with_capacity(arrays.len());
-            for ((_, physical, ty), array) in self.partition_columns.iter().zip(&arrays) {
-                let scalar = scalar_at(array.as_ref(), first, *ty)?;
-                let text = to_partition_value(&scalar)?.filter(|text| !text.is_empty());
-                let shown = match &text {
-                    Some(text) => escape_partition_path_value(text),
-                    None => HIVE_DEFAULT_PARTITION.to_string(),
-                };
-                directories.push(format!("{}={shown}", escape_partition_path_value(physical)));
-                values.push((physical.clone(), text.clone()));
-                key.push(text);
+            let part = self.part_of(&arrays, rows[0] as usize)?;
+            match by_key.get(&part.key) {
+                Some(&index) => part_rows[index].extend(rows),
+                None => {
+                    by_key.insert(part.key.clone(), parts.len());
+                    parts.push(part);
+                    part_rows.push(rows);
+                }
             }
+        }
+        for (part, mut rows) in parts.iter_mut().zip(part_rows) {
+            rows.sort_unstable();
             let indices = UInt32Array::from(rows);
             let taken = take_record_batch(logical, &indices)
                 .map_err(|e| Error::arrow("splitting rows by partition", e))?;
-            parts.push(Part {
-                key,
-                partition_values: Arc::new(values),
-                directory: directories.join("/"),
-                batch: self.data_batch(&taken)?,
-            });
+            part.batch = self.data_batch(&taken)?;
         }
         Ok(parts)
+    }
+
+    /// The partition (values, directory; no rows yet) of row `row` of the partition columns
+    /// `arrays`.
+    fn part_of(&self, arrays: &[ArrayRef], row: usize) -> Result<Part> {
+        let mut key = Vec::with_capacity(arrays.len());
+        let mut values = Vec::with_capacity(arrays.len());
+        let mut directories = Vec::with_capacity(arrays.len());
+        for ((_, physical, ty), array) in self.partition_columns.iter().zip(arrays) {
+            let scalar = scalar_at(array.as_ref(), row, *ty)?;
+            let text = to_partition_value(&scalar)?.filter(|text| !text.is_empty());
+            let shown = match &text {
+                Some(text) => escape_partition_path_value(text),
+                None => HIVE_DEFAULT_PARTITION.to_string(),
+            };
+            directories.push(format!("{}={shown}", escape_partition_path_value(physical)));
+            values.push((physical.clone(), text.clone()));
+            key.push(text);
+        }
+        Ok(Part {
+            key,
+            partition_values: Arc::new(values),
+            directory: directories.join("/"),
+            batch: RecordBatch::new_empty(self.physical_arrow.clone()),
+        })
     }
 
     /// The data columns of `logical`, retyped to the physical schema (names and field ids

@@ -160,7 +160,9 @@ impl FileStats {
             } => {
                 let array = column(columns, *index)?;
                 let st = array.as_struct_opt().ok_or_else(|| {
-                    Error::InvalidArgument("statistics: expected a struct".into())
+                    Error::internal_invariant(
+                        "statistics: a struct column of the stats schema is a struct",
+                    )
                 })?;
                 let nulls = NullBuffer::union(parent, st.nulls());
                 for child in children {
@@ -321,9 +323,9 @@ fn nodes(
 }
 
 fn column(columns: &[ArrayRef], index: usize) -> Result<&ArrayRef> {
-    columns
-        .get(index)
-        .ok_or_else(|| Error::InvalidArgument(format!("statistics: no column {index}")))
+    columns.get(index).ok_or_else(|| {
+        Error::internal_invariant(format!("statistics: the batch has a column {index}"))
+    })
 }
 
 /// The smallest and largest non-NULL values of `array`, a column of type `ty`.

@@ -325,7 +325,7 @@ impl MergeRun {
             let job = (plan.clone(), batch.clone());
             let changes = crate::cpu::run(
                 move || job.0.merge_batch(&job.1, &live),
-                |reason| Error::InvalidArgument(format!("merging target rows: {reason}")),
+                |reason| Error::internal_invariant(format!("merging target rows: {reason}")),
             )
             .await?;
             for source in &changes.matched_sources {
@@ -367,7 +367,7 @@ impl MergeRun {
         let job = plan.clone();
         let changes = crate::cpu::run(
             move || job.insert(&unmatched),
-            |reason| Error::InvalidArgument(format!("inserting source rows: {reason}")),
+            |reason| Error::internal_invariant(format!("inserting source rows: {reason}")),
         )
         .await?;
         self.write(changes, writer).await
