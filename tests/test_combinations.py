@@ -37,7 +37,7 @@ import pyarrow as pa
 import pytest
 
 import deltalog
-from deltalog.exceptions import ConstraintViolationError
+from deltalog.exceptions import ConstraintViolationError, InvalidArgumentError
 
 Row = dict[str, Any]
 
@@ -709,23 +709,17 @@ def identity_table(path: Path, dv: bool, checkpoint: bool) -> Model:
 @pytest.mark.parametrize("dv", [True, False], ids=["dv", "cow"])
 @pytest.mark.parametrize("operation", list(IDENTITY_OPS))
 def test_identity_always_survives_rewrites(
-    request: pytest.FixtureRequest, tmp_path: Path, operation: str, dv: bool, checkpoint: bool
+    tmp_path: Path, operation: str, dv: bool, checkpoint: bool
 ) -> None:
     """Rows an operation rewrites keep their ``GENERATED ALWAYS`` identity values (they are
-    not values given for inserted rows, which the identity column refuses)."""
-    if not (operation == "delete" and dv):
-        # Open bug C4 (README, "Bugs these suites found"): the writer of rewritten rows
-        # refuses their identity values as if the caller gave them. Strict: fixing it fails
-        # this marker, which must then go.
-        reason = "C4: rewrites refuse the existing values of a GENERATED ALWAYS identity column"
-        request.applymarker(
-            pytest.mark.xfail(strict=True, raises=ConstraintViolationError, reason=reason)
-        )
+    not values given for inserted rows, which the identity column refuses): bug C4."""
     model = identity_table(tmp_path / "t", dv, checkpoint)
     before = {r["id"]: r["k"] for r in deltalog.read_table(str(model.path)).to_pylist()}
     IDENTITY_OPS[operation](model.table)
     for row in model.rows:
-        if operation in ("update", "merge") and row["id"] % 10 == 2:
+        if (operation == "update" and row["id"] % 10 == 2) or (
+            operation == "merge" and row["id"] in (2, 12)
+        ):
             row["v"] += 1000
     if operation == "delete":
         model.rows = [r for r in model.rows if r["id"] % 10 != 7]
@@ -736,3 +730,33 @@ def test_identity_always_survives_rewrites(
         model.schemas[version] = model.columns
     model.rows = model.history[max(model.history)]
     check(model)
+
+
+def test_identity_values_stay_the_tables_to_give(tmp_path: Path) -> None:
+    """After rewrites, identity values are still refused from callers (as Delta on Spark
+    refuses them) and new rows still get fresh ones."""
+    model = identity_table(tmp_path / "t", dv=False, checkpoint=False)
+    table = model.table
+    with pytest.raises(InvalidArgumentError, match="identity column `k` cannot be updated"):
+        table.update({"k": "k + 100"})
+    source = pa.table({"id": pa.array([2], pa.int64())})
+    merge = table.merge(source, "t.id = s.id", "s", "t").when_matched_update({"k": "s.id"})
+    with pytest.raises(InvalidArgumentError, match="identity column `k` cannot be updated"):
+        merge.execute()
+    given = pa.table(
+        {
+            "k": pa.array([7], pa.int64()),
+            "id": pa.array([99], pa.int64()),
+            "p": ["p0"],
+            "v": pa.array([0], pa.int32()),
+        }
+    )
+    with pytest.raises(ConstraintViolationError, match="GENERATED ALWAYS"):
+        deltalog.write_table(str(model.path), given)
+    before = {r["id"]: r["k"] for r in deltalog.read_table(str(model.path)).to_pylist()}
+    table.update({"v": "v + 1"})
+    table.optimize()
+    deltalog.write_table(str(model.path), given.drop_columns(["k"]))
+    after = {r["id"]: r["k"] for r in deltalog.read_table(str(model.path)).to_pylist()}
+    assert {i: k for i, k in after.items() if i != 99} == before
+    assert after[99] > max(before.values())

@@ -282,6 +282,21 @@ def test_restore_equals_the_old_version(tmp_path: Path) -> None:
     assert rows(uri) == [{"id": 1}, {"id": 2}]
     with pytest.raises(InvalidArgumentError):
         table.restore()
+    with pytest.raises(InvalidArgumentError, match="newer than the latest"):
+        table.restore(table.latest_version() + 1)
+
+
+def test_restore_of_the_latest_version_commits_nothing(tmp_path: Path) -> None:
+    """As Delta on Spark 4.4: no new version, no files moved (finding F4)."""
+    uri = tmp_path / "t"
+    deltalog.write_table(uri, pa.table({"id": [1, 2]}))
+    table = deltalog.DeltaTable(uri)
+    metrics = table.restore(0)
+    assert metrics["version"] is None
+    assert (metrics["numRestoredFiles"], metrics["numRemovedFiles"]) == (0, 0)
+    assert metrics["numOfFilesAfterRestore"] == 1
+    assert table.latest_version() == 0
+    assert rows(uri) == [{"id": 1}, {"id": 2}]
 
 
 def test_restore_refuses_vacuumed_files(tmp_path: Path) -> None:

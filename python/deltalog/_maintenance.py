@@ -91,7 +91,9 @@ def restore(
     metrics (``numRestoredFiles``, ``numRemovedFiles``, ``tableSizeAfterRestore``, ...)
     with ``version`` (the commit) and ``restored_version``.
 
-    Raises :class:`MissingDataFilesError` when files of that version were vacuumed.
+    Restoring the latest version commits nothing and returns ``version`` ``None`` with no
+    files restored or removed, as Delta on Spark 4.4 does. Raises
+    :class:`MissingDataFilesError` when files of that version were vacuumed.
 
     ``dry_run``: make every check (the versions, the files to bring back exist, the table is
     writable) and return the metrics with ``version`` ``None``, committing nothing. The dict

@@ -65,7 +65,31 @@ TYPES: dict[str, tuple[pa.DataType, str]] = {
     "DECIMAL(10,2)": (pa.decimal128(10, 2), "decimal(10,2)"),
     "DECIMAL(8,3)": (pa.decimal128(8, 3), "decimal(8,3)"),
     "BOOLEAN": (pa.bool_(), "boolean"),
+    "TIMESTAMP_NTZ": (pa.timestamp("us"), "timestamp_ntz"),
+    "STRUCT<a: INT, b: STRING>": (
+        pa.struct([("a", pa.int32()), ("b", pa.string())]),
+        "struct",  # only extra columns take it: the Delta type of a create is never needed
+    ),
+    "ARRAY<INT>": (pa.list_(pa.int32()), "array"),
 }
+
+#: Spark adds a ``TIMESTAMP_NTZ`` column only to a table that supports the feature (finding F5:
+#: deltalog enables it silently), so the harness enables it first, in both engines.
+NTZ_FEATURE = "delta.feature.timestampNtz"
+
+#: The types of the columns added later (by ALTER TABLE or a schema merge).
+EXTRA_TYPES = (
+    "STRING",
+    "INT",
+    "DOUBLE",
+    "DATE",
+    "DECIMAL(8,3)",
+    "BOOLEAN",
+    "TIMESTAMP",
+    "TIMESTAMP_NTZ",
+    "STRUCT<a: INT, b: STRING>",
+    "ARRAY<INT>",
+)
 
 
 @dataclass(frozen=True)
@@ -175,7 +199,7 @@ class FeatureMix:
             generated=tuple(sorted(rng.sample(sorted(GENERATED), rng.choice([0, 0, 1, 2])))),
         )
         # Drawn last, so that the draws above stay those of earlier runs.
-        candidates = ["p", "p", "p", "name", "d"] + (["dd"] if "dd" in mix.generated else [])
+        candidates = ["p", "p", "p", "name", "d", "ts"] + (["dd"] if "dd" in mix.generated else [])
         return replace(mix, partition_column=rng.choice(candidates))
 
     def without(self, features: frozenset[str]) -> FeatureMix:
@@ -292,6 +316,7 @@ class Model:
     last_vacuum_step: int = -1
     extra_columns: int = 0
     extra_constraints: int = 0
+    dropped: list[str] = field(default_factory=list)
 
     def fresh_ids(self, count: int) -> list[int]:
         ids = list(range(self.next_id, self.next_id + count))
@@ -356,6 +381,12 @@ def random_value(rng: random.Random, col: Col) -> Any:
         return Decimal(rng.randint(-9_999_999, 9_999_999)) / 1000
     if kind == "BOOLEAN":
         return rng.random() < 0.5
+    if kind == "TIMESTAMP_NTZ":
+        return dt.datetime(1900, 1, 1) + dt.timedelta(seconds=rng.randint(0, 6_300_000_000))
+    if kind.startswith("STRUCT"):
+        return {"a": rng.choice([None, -3, 7]), "b": rng.choice([None, "é", "s t"])}
+    if kind.startswith("ARRAY"):
+        return rng.choice([[], [1, None, -2], [5]])
     raise ValueError(kind)
 
 
@@ -387,6 +418,7 @@ def make_rows(rng: random.Random, meta: Meta, ids: Sequence[int | None], spec: R
     rows = []
     for row_id in ids:
         row = {col.name: random_value(rng, col) for col in cols}
+        few_partitions(rng, row, meta.partition)
         row["id"] = row_id
         conform(row, meta)
         row.update(fixed)
@@ -404,6 +436,34 @@ def make_rows(rng: random.Random, meta: Meta, ids: Sequence[int | None], spec: R
     return pa.table(
         {col.name: pa.array([row[col.name] for row in rows], col.arrow) for col in out_cols}
     )
+
+
+#: Partition values to draw from (a handful per column: a partition per row would make every
+#: write thousands of files): edge dates and instants, microseconds, NULL.
+PARTITION_VALUES: dict[str, tuple[Any, ...]] = {
+    "d": (
+        dt.date(1969, 12, 31),
+        dt.date(1970, 1, 1),
+        dt.date(2000, 2, 29),
+        dt.date(2100, 12, 31),
+        None,
+    ),
+    "ts": (
+        dt.datetime(1969, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),
+        dt.datetime(2024, 5, 1, 7, 11, 12, 500_000, tzinfo=UTC),
+        dt.datetime(2024, 5, 1, 0, 0, tzinfo=UTC),
+        dt.datetime(1900, 1, 1, 0, 0, 0, 1, tzinfo=UTC),
+        None,
+    ),
+}
+
+
+def few_partitions(rng: random.Random, row: dict[str, Any], partition: str | None) -> None:
+    """Draws the partition column (for ``dd``, the ``ts`` it is computed from) from
+    :data:`PARTITION_VALUES`."""
+    source = "ts" if partition == "dd" else partition
+    if source in PARTITION_VALUES and source in row:
+        row[source] = rng.choice(PARTITION_VALUES[source])
 
 
 def conform(row: dict[str, Any], meta: Meta) -> None:
@@ -483,6 +543,12 @@ PARTITION_PREDICATES: dict[str, tuple[str, ...]] = {
     "name": ("name = 'a'", "name IS NULL", "name IN ('b c', 'é', '')", "name >= 'b'", "name = ''"),
     "d": ("d < DATE '2000-01-01'", "d IS NULL", "d >= DATE '2050-06-01'"),
     "dd": ("dd < DATE '2000-01-01'", "dd IS NULL", "dd >= DATE '2050-06-01'"),
+    "ts": (
+        "ts < TIMESTAMP '2000-01-01 00:00:00'",
+        "ts IS NULL",
+        "ts = TIMESTAMP '2024-05-01 07:11:12.5'",
+        "ts >= TIMESTAMP '2024-05-01 00:00:00'",
+    ),
 }
 
 
@@ -524,7 +590,10 @@ def sql_table(path: Path) -> str:
 
 
 def spark_frame(spark: Any, data: pa.Table) -> Any:
-    return spark.createDataFrame(data)
+    """The data as a Spark DataFrame of the same SQL types (a naive Arrow timestamp is
+    ``TIMESTAMP_NTZ``, which Spark would otherwise take as ``TIMESTAMP``)."""
+    ddl = ", ".join(f"`{f.name}` {sql_type_of(f.type)}" for f in data.schema)
+    return spark.createDataFrame(data, schema=ddl)
 
 
 def rows_repr(data: pa.Table) -> str:
@@ -861,17 +930,70 @@ class AddColumn(Op):
     column: Col
 
     def run_deltalog(self, twin: Twin) -> None:
-        schema = pa.schema([pa.field(self.column.name, self.column.arrow)])
-        deltalog.DeltaTable(str(twin.path)).alter.add_columns(schema)
+        table = deltalog.DeltaTable(str(twin.path))
+        if self.column.sql == "TIMESTAMP_NTZ":
+            table.alter.set_properties({NTZ_FEATURE: "supported"})
+        table.alter.add_columns(pa.schema([pa.field(self.column.name, self.column.arrow)]))
 
     def run_spark(self, spark: Any, twin: Twin) -> None:
-        spark.sql(f"ALTER TABLE {sql_table(twin.path)} ADD COLUMNS ({self.column.ddl()})")
+        table = sql_table(twin.path)
+        if self.column.sql == "TIMESTAMP_NTZ":
+            spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('{NTZ_FEATURE}' = 'supported')")
+        spark.sql(f"ALTER TABLE {table} ADD COLUMNS ({self.column.ddl()})")
 
     def update_model(self, model: Model) -> None:
         model.meta = replace(model.meta, columns=(*model.meta.columns, self.column))
 
     def summary(self) -> str:
         return f"add column {self.column.ddl()}"
+
+
+@dataclass(frozen=True)
+class RenameColumn(Op):
+    """Needs column mapping: both engines refuse it without."""
+
+    kind: ClassVar[str] = "rename-column"
+    old: str
+    new: str
+
+    def run_deltalog(self, twin: Twin) -> None:
+        deltalog.DeltaTable(str(twin.path)).alter.rename_column(self.old, self.new)
+
+    def run_spark(self, spark: Any, twin: Twin) -> None:
+        spark.sql(f"ALTER TABLE {sql_table(twin.path)} RENAME COLUMN {self.old} TO {self.new}")
+
+    def update_model(self, model: Model) -> None:
+        columns = tuple(
+            replace(col, name=self.new) if col.name == self.old else col
+            for col in model.meta.columns
+        )
+        model.meta = replace(model.meta, columns=columns)
+        model.dropped.append(self.old)
+
+    def summary(self) -> str:
+        return f"rename column {self.old} to {self.new}"
+
+
+@dataclass(frozen=True)
+class DropColumn(Op):
+    """Needs column mapping: both engines refuse it without."""
+
+    kind: ClassVar[str] = "drop-column"
+    name: str
+
+    def run_deltalog(self, twin: Twin) -> None:
+        deltalog.DeltaTable(str(twin.path)).alter.drop_columns([self.name])
+
+    def run_spark(self, spark: Any, twin: Twin) -> None:
+        spark.sql(f"ALTER TABLE {sql_table(twin.path)} DROP COLUMN {self.name}")
+
+    def update_model(self, model: Model) -> None:
+        columns = tuple(col for col in model.meta.columns if col.name != self.name)
+        model.meta = replace(model.meta, columns=columns)
+        model.dropped.append(self.name)
+
+    def summary(self) -> str:
+        return f"drop column {self.name}"
 
 
 # --- operation generators ---------------------------------------------------------------------
@@ -895,7 +1017,7 @@ def generated_mode(rng: random.Random, model: Model) -> str:
 
 def gen_schema_merge(rng: random.Random, model: Model) -> Op:
     model.extra_columns += 1
-    new = Col(f"e{model.extra_columns}", rng.choice(["STRING", "INT", "DOUBLE", "DATE"]))
+    new = Col(f"e{model.extra_columns}", rng.choice([t for t in EXTRA_TYPES if "NTZ" not in t]))
     spec = RowSpec(new_column=new)
     data = make_rows(rng, model.meta, model.fresh_ids(rng.randint(1, 20)), spec)
     return Write(data, merge_schema=rng.random() < 0.9)
@@ -1003,12 +1125,13 @@ def generated_all(rng: random.Random, model: Model) -> str:
 def merge_clauses(rng: random.Random, model: Model) -> tuple[Clause, ...]:
     """Up to two clauses of each kind; only the last of a kind may lack a condition."""
     clauses: list[Clause] = []
-    for group in (matched_clause, not_matched_clause, by_source_clause):
+    groups = ((matched_clause, "tgt."), (not_matched_clause, "src."), (by_source_clause, "tgt."))
+    for group, qualifier in groups:
         count = rng.choice([0, 0, 1, 1, 2])
         made = [group(rng, model) for _ in range(count)]
         for index, clause in enumerate(made):
             if index < len(made) - 1 and clause.predicate is None:
-                clause = replace(clause, predicate=random_predicate(model.meta, rng, "tgt."))
+                clause = replace(clause, predicate=random_predicate(model.meta, rng, qualifier))
             clauses.append(clause)
     if not clauses:
         clauses.append(Clause("not_matched_insert_all"))
@@ -1159,9 +1282,32 @@ def gen_add_constraint(rng: random.Random, model: Model) -> Op:
 
 
 def gen_add_column(rng: random.Random, model: Model) -> Op:
+    kind = rng.choice(EXTRA_TYPES)
+    free = sorted(set(model.dropped) - set(model.meta.names))
+    if free and rng.random() < 0.5:
+        # A name dropped before: its old data must not come back.
+        return AddColumn(Col(rng.choice(free), kind))
     model.extra_columns += 1
-    kind = rng.choice(["STRING", "INT", "DOUBLE", "DATE", "DECIMAL(8,3)", "BOOLEAN", "TIMESTAMP"])
     return AddColumn(Col(f"e{model.extra_columns}", kind))
+
+
+def extra_columns(model: Model) -> list[str]:
+    """The columns added after the create (those operations may rename or drop)."""
+    base = {col.name for col in BASE_COLUMNS} | set(GENERATED)
+    return [name for name in model.meta.names if name not in base]
+
+
+def gen_rename_column(rng: random.Random, model: Model) -> Op | None:
+    names = extra_columns(model)
+    if not names:
+        return None
+    old = rng.choice(names)
+    return RenameColumn(old, f"{old}_r")
+
+
+def gen_drop_column(rng: random.Random, model: Model) -> Op | None:
+    names = extra_columns(model)
+    return DropColumn(rng.choice(names)) if names else None
 
 
 @dataclass(frozen=True)
@@ -1190,6 +1336,8 @@ OPERATIONS: tuple[OpKind, ...] = (
     OpKind("set-property", 3, gen_set_property),
     OpKind("add-constraint", 2, gen_add_constraint),
     OpKind("add-column", 2, gen_add_column),
+    OpKind("rename-column", 1, gen_rename_column),
+    OpKind("drop-column", 1, gen_drop_column),
 )
 
 

@@ -50,6 +50,13 @@ def echo(text: str) -> None:
     print(text, flush=True)
 
 
+def echo_refusals(text: str) -> None:
+    """Without ``-v``: only the steps both engines refused or that were skipped, to review
+    that they refused for the same reason."""
+    if " -- refused: " in text or " -- skipped: " in text:
+        echo(text[:400])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the plan; returns the exit status."""
     args = parse(argv)
@@ -65,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             mode,
             args.ops,
             root,
-            echo if args.verbose else None,
+            echo if args.verbose else echo_refusals,
             args.keep,
             frozenset(args.without),
         )

@@ -113,6 +113,6 @@ pub use transaction::{
 };
 pub use version_checksum::{FileSizeHistogram, VersionChecksum};
 pub use write::{
-    unsupported_writer_duties, write_batches, Codec, DataFileWriter, UnsupportedDuty, WriteFailure,
-    WriteResult, WriterOptions, WrittenFile,
+    unsupported_writer_duties, write_batches, Codec, DataFileWriter, RowOrigin, UnsupportedDuty,
+    WriteFailure, WriteResult, WriterOptions, WrittenFile,
 };

@@ -111,7 +111,7 @@ fn literal_position(value: &Scalar, target: &DataType, name: &str) -> Result<Pos
         }
         DataType::Float64 => {
             let float = float_of(value).ok_or_else(mismatch)?;
-            let folded = if float == 0.0 { 0.0 } else { float };
+            let folded = super::eval::canonical_float(float);
             Ok(Position::Exact(Arc::new(Float64Array::from(vec![folded]))))
         }
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {

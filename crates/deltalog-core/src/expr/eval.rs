@@ -338,7 +338,9 @@ fn constant_where_valid(array: &dyn Array, constant: bool) -> BooleanArray {
 }
 
 /// The array in the type comparisons run on: dictionaries decoded, Float16/Float32 widened to
-/// Float64 (exactly), and `-0.0` folded into `0.0`.
+/// Float64 (exactly), `-0.0` folded into `0.0` and every NaN made the one positive NaN (a NaN
+/// with its sign bit set would otherwise sort below every number; Spark has one NaN, above
+/// every number).
 fn to_domain(array: &ArrayRef, name: &str) -> Result<ArrayRef> {
     let cast_to = |target: &DataType| {
         cast(array, target).map_err(|error| {
@@ -359,10 +361,22 @@ fn to_domain(array: &ArrayRef, name: &str) -> Result<ArrayRef> {
         }
         DataType::Float64 => {
             let floats = array.as_primitive::<Float64Type>();
-            let folded: Float64Array = floats.unary(|value| if value == 0.0 { 0.0 } else { value });
+            let folded: Float64Array = floats.unary(canonical_float);
             Ok(Arc::new(folded))
         }
         _ => Ok(array.clone()),
+    }
+}
+
+/// `value` with `-0.0` folded into `0.0` and every NaN made [`f64::NAN`], so that the IEEE
+/// total order is Spark's order of doubles.
+pub(super) fn canonical_float(value: f64) -> f64 {
+    if value == 0.0 {
+        0.0
+    } else if value.is_nan() {
+        f64::NAN
+    } else {
+        value
     }
 }
 

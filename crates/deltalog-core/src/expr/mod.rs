@@ -6,8 +6,9 @@
 //!
 //! Semantics are SQL's three-valued logic: a comparison with a NULL operand is NULL, NULL is
 //! not true, `NOT NULL` is NULL, `x IN (1, NULL)` is NULL unless `x = 1`. Floating point values
-//! compare by the IEEE total order after folding `-0.0` into `0.0`, so NaN equals NaN and is
-//! greater than every other number (Spark's ordering). A literal is converted to the type of
+//! compare by the IEEE total order after folding `-0.0` into `0.0` and every NaN into the one
+//! positive NaN (`-x` of a NaN has its sign bit set), so NaN equals NaN and is greater than
+//! every other number (Spark's ordering). A literal is converted to the type of
 //! the column it is compared with; a literal between two representable values (`int_col > 1.5`,
 //! `date_col < TIMESTAMP '2021-01-01 12:00:00'`) or outside the type's range is compared
 //! exactly, not rounded.

@@ -685,6 +685,7 @@ fn floats_order_nan_last_and_negative_zero_as_zero() {
         Some(-0.0),
         None,
         Some(f64::NEG_INFINITY),
+        Some(-f64::NAN),
     ];
     let data = batch(vec![
         ("f64", array(Float64Array::from(values.clone()))),
@@ -700,18 +701,30 @@ fn floats_order_nan_last_and_negative_zero_as_zero() {
     ]);
     for column in ["f64", "f32"] {
         let case = |filter: &str| rows(&filter.replace("COL", column), &data);
-        assert_eq!(case("COL > 1"), [true, true, false, false, false]);
-        assert_eq!(case("COL = 0"), [false, false, true, false, false]);
-        assert_eq!(case("COL = -0.0"), [false, false, true, false, false]);
-        assert_eq!(case("COL < 0"), [false, false, false, false, true]);
-        assert_eq!(case("COL = 'NaN'"), [false, true, false, false, false]);
-        assert_eq!(case("COL < 'Infinity'"), [true, false, true, false, true]);
-        assert_eq!(case("COL = 1.5"), [true, false, false, false, false]);
-        assert_eq!(case("COL != 1.5"), [false, true, true, false, true]);
-        assert_eq!(case("COL IS NULL"), [false, false, false, true, false]);
+        assert_eq!(case("COL > 1"), [true, true, false, false, false, true]);
+        assert_eq!(case("COL = 0"), [false, false, true, false, false, false]);
+        assert_eq!(
+            case("COL = -0.0"),
+            [false, false, true, false, false, false]
+        );
+        assert_eq!(case("COL < 0"), [false, false, false, false, true, false]);
+        assert_eq!(
+            case("COL = 'NaN'"),
+            [false, true, false, false, false, true]
+        );
+        assert_eq!(
+            case("COL < 'Infinity'"),
+            [true, false, true, false, true, false]
+        );
+        assert_eq!(case("COL = 1.5"), [true, false, false, false, false, false]);
+        assert_eq!(case("COL != 1.5"), [false, true, true, false, true, true]);
+        assert_eq!(
+            case("COL IS NULL"),
+            [false, false, false, true, false, false]
+        );
         assert_eq!(
             case("COL BETWEEN -1 AND 2"),
-            [true, false, true, false, false]
+            [true, false, true, false, false, false]
         );
     }
 }

@@ -44,7 +44,9 @@ use crate::table_config::properties::{
 };
 use crate::table_config::TableConfiguration;
 use crate::transaction::{MetadataUpdate, Transaction};
-use crate::write::{DataFileWriter, WriteFailure, WriteResult, WriterOptions, WrittenFile};
+use crate::write::{
+    DataFileWriter, RowOrigin, WriteFailure, WriteResult, WriterOptions, WrittenFile,
+};
 
 use super::write::{add_file, TableCommit, DATA_WRITER_FEATURES};
 
@@ -673,17 +675,19 @@ impl RowWriter {
     ) -> Result<u64> {
         let kept = matches.kept_rows(batch.num_rows(), first)?;
         let rows = filter(batch, &kept)?;
-        self.write_data(&rows, true).await?;
+        self.write_data(&rows, true, RowOrigin::Existing).await?;
         Ok(rows.num_rows() as u64)
     }
 
     /// Writes `rows` (the table's columns, then `row_id` and `row_commit_version` when the
-    /// table keeps row ids) as table data. `keep_commit_version` false writes no row commit
-    /// version, so the rows get the version of this commit.
+    /// table keeps row ids) as table data, from `origin` (rows already in the table keep their
+    /// identity values). `keep_commit_version` false writes no row commit version, so the rows
+    /// get the version of this commit.
     pub(crate) async fn write_data(
         &mut self,
         rows: &RecordBatch,
         keep_commit_version: bool,
+        origin: RowOrigin,
     ) -> Result<()> {
         if rows.num_rows() == 0 {
             return Ok(());
@@ -706,11 +710,12 @@ impl RowWriter {
         }
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
             .map_err(|error| Error::arrow("assembling rows to write", error))?;
-        self.data.write(batch).await
+        self.data.write_rows(batch, origin).await
     }
 
     /// Writes `rows` (the table's columns first) to the change data files as changes of
-    /// `change_type` (`delete`, `update_preimage`, `update_postimage`).
+    /// `change_type` (`delete`, `update_preimage`, `update_postimage`, `insert`). They are
+    /// rows as the table holds them, identity values included ([`RowOrigin::Existing`]).
     pub(crate) async fn write_changes(
         &mut self,
         rows: &RecordBatch,
@@ -735,7 +740,7 @@ impl RowWriter {
         ])));
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
             .map_err(|error| Error::arrow("assembling change rows", error))?;
-        changes.write(batch).await
+        changes.write_rows(batch, RowOrigin::Existing).await
     }
 
     /// Closes every file: the data files and the change data files written. On failure, the

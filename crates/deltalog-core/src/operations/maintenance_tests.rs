@@ -440,8 +440,12 @@ async fn restore_brings_back_an_old_version_and_refuses_vacuumed_files() {
         (0..20).collect::<Vec<_>>()
     );
     assert_eq!(operations(&table).await[0], "RESTORE");
+    let committed = metrics.version.unwrap();
+    let again = restore(&table, SnapshotAt::Version(committed)).await.unwrap();
+    assert_eq!((again.version, again.num_restored_files), (None, 0));
+    assert_eq!(latest(&table).await.version(), committed);
     assert!(matches!(
-        restore(&table, SnapshotAt::Version(metrics.version.unwrap())).await,
+        restore(&table, SnapshotAt::Version(committed + 1)).await,
         Err(Error::InvalidArgument(_))
     ));
 

@@ -42,7 +42,7 @@ use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
 use crate::transaction::{AddFile, Transaction};
-use crate::write::{WriteFailure, WriterOptions, WrittenFile};
+use crate::write::{RowOrigin, WriteFailure, WriterOptions, WrittenFile};
 
 use super::dml::{row_tracking_columns, RowWriter};
 
@@ -354,7 +354,7 @@ async fn rewrite_bin(
         .map_err(WriteFailure::unwritten)?;
     while let Some(batch) = rows.next().await {
         let outcome = match batch {
-            Ok(batch) => out.write_data(&batch, true).await,
+            Ok(batch) => out.write_data(&batch, true, RowOrigin::Existing).await,
             Err(error) => Err(error),
         };
         if let Err(error) = outcome {

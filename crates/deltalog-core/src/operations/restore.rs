@@ -57,7 +57,8 @@ pub struct RestoreOptions {
 /// Spark records (`commitInfo.operationMetrics`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RestoreMetrics {
-    /// The version committed; `None` for a dry run.
+    /// The version committed; `None` when nothing was: a dry run, or a restore to the latest
+    /// version (which Delta on Spark 4.4 accepts as a no-op).
     pub version: Option<u64>,
     /// The version whose state was restored.
     pub restored_version: u64,
@@ -72,8 +73,11 @@ pub struct RestoreMetrics {
 /// Restores `table` to the version `at` names ([`SnapshotAt::Version`], or the newest version
 /// committed at or before a [`SnapshotAt::Timestamp`]); see the module documentation.
 ///
-/// Errors: [`Error::InvalidArgument`] for [`SnapshotAt::Latest`] or a version that is not
-/// older than the latest; [`Error::VersionNotFound`] / [`Error::TimestampNotFound`] when the
+/// Restoring the latest version itself commits nothing and returns zero changes, as Delta on
+/// Spark 4.4 does.
+///
+/// Errors: [`Error::InvalidArgument`] for [`SnapshotAt::Latest`] or a version newer than the
+/// latest; [`Error::VersionNotFound`] / [`Error::TimestampNotFound`] when the
 /// version cannot be loaded; [`Error::MissingDataFiles`] when files it needs are gone;
 /// [`Error::UnsupportedFeature`] for a table this library cannot write; commit conflicts.
 pub async fn restore(table: &Table, at: SnapshotAt) -> Result<RestoreMetrics> {
@@ -97,14 +101,23 @@ pub async fn restore_with(
         }
     };
     let latest = table.snapshot(SnapshotAt::Latest).await?;
-    if version >= latest.version() {
+    if version > latest.version() {
         return Err(Error::InvalidArgument(format!(
-            "the version to restore ({version}) must be older than the latest version ({}) of {}",
+            "the version to restore ({version}) is newer than the latest version ({}) of {}",
             latest.version(),
             table.uri()
         )));
     }
     latest.table_configuration().ensure_writable(false, &[])?;
+    if version == latest.version() {
+        return Ok(RestoreMetrics {
+            version: None,
+            restored_version: version,
+            table_size_after_restore: u64::try_from(latest.total_size()).unwrap_or(0),
+            num_of_files_after_restore: latest.num_files() as u64,
+            ..RestoreMetrics::default()
+        });
+    }
     let old = table.snapshot(SnapshotAt::Version(version)).await?;
     let segment = table.log_segment(Some(version)).await?;
     let old_state = load_segment(table.storage(), table.uri(), &segment, true, None).await?;

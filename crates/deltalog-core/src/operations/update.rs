@@ -21,8 +21,8 @@ use crate::expr::{cast_to, evaluate_value, Expr, ValueExpr};
 use crate::scalar::Scalar;
 use crate::snapshot::Snapshot;
 use crate::table::Table;
-use crate::write::duties::generated_columns_reading;
-use crate::write::{WriteFailure, WriterOptions};
+use crate::write::duties::{generated_columns_reading, refuse_identity_update};
+use crate::write::{RowOrigin, WriteFailure, WriterOptions};
 
 use super::dml::{
     candidates, filter, read_every_row, rows_in, touched_files, Candidate, FileMatches, RowChange,
@@ -117,6 +117,7 @@ impl Assignments {
             if resolved.iter().any(|(i, _, _)| *i == index) {
                 return Err(Error::InvalidArgument(format!("{name} is set twice")));
             }
+            refuse_identity_update(&fields[index])?;
             resolved.push((index, expr, fields[index].data_type().clone()));
         }
         let changed: Vec<usize> = resolved.iter().map(|(index, _, _)| *index).collect();
@@ -254,7 +255,9 @@ async fn update_file(
         )
         .await?;
         updated += after.num_rows() as u64;
-        writer.write_data(&after, false).await?;
+        writer
+            .write_data(&after, false, RowOrigin::Existing)
+            .await?;
         writer.write_changes(&before, "update_preimage").await?;
         writer.write_changes(&after, "update_postimage").await?;
         if copy {

@@ -186,6 +186,20 @@ impl Default for WriterOptions {
     }
 }
 
+/// Where the rows given to a [`DataFileWriter`] come from, which decides what it does with
+/// identity columns (spec "Identity Columns").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RowOrigin {
+    /// New rows (an append, an insert): an identity column the batch lacks is generated, and
+    /// values given for a `GENERATED ALWAYS` identity column are refused.
+    #[default]
+    New,
+    /// Rows already in the table, written again (UPDATE, MERGE's updated and copied rows,
+    /// OPTIMIZE, a copy-on-write DELETE, the rows `replaceWhere` keeps, their change rows):
+    /// they keep the identity values they have, as Delta on Spark keeps them.
+    Existing,
+}
+
 /// Writes the data files of one table version; see the module docs.
 #[derive(Debug)]
 pub struct DataFileWriter {
@@ -228,6 +242,12 @@ impl DataFileWriter {
     /// leaves the writer as it was, and the caller may go on with other batches. After any
     /// other error (storage, encoding) the caller should [`DataFileWriter::abort`].
     pub async fn write(&mut self, batch: RecordBatch) -> Result<()> {
+        self.write_rows(batch, RowOrigin::New).await
+    }
+
+    /// [`DataFileWriter::write`] of rows from `origin`: [`RowOrigin::Existing`] rows keep the
+    /// values of their identity columns.
+    pub async fn write_rows(&mut self, batch: RecordBatch, origin: RowOrigin) -> Result<()> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
@@ -236,7 +256,7 @@ impl DataFileWriter {
         let (parts, identity) = crate::cpu::run(
             move || {
                 let mut identity = identity;
-                let parts = plan.prepare(&batch, &mut identity)?;
+                let parts = plan.prepare(&batch, origin, &mut identity)?;
                 Ok((parts, identity))
             },
             |reason| Error::internal_invariant(format!("preparing a batch to write: {reason}")),

@@ -15,7 +15,7 @@ use parquet::file::properties::WriterProperties;
 use super::conform::conform_batch;
 use super::duties::{Duties, IdentityState};
 use super::stats::StatsPlan;
-use super::{Codec, WriterOptions, DEFAULT_TARGET_FILE_SIZE};
+use super::{Codec, RowOrigin, WriterOptions, DEFAULT_TARGET_FILE_SIZE};
 use crate::error::{Error, Result};
 use crate::partition::{escape_partition_path_value, HIVE_DEFAULT_PARTITION};
 use crate::scalar::{to_partition_value, Scalar};
@@ -166,10 +166,12 @@ impl WritePlan {
     }
 
     /// Conforms `batch` to the table, does the table's per-row duties and splits the rows by
-    /// partition. CPU work: run it through [`crate::cpu::run`].
+    /// partition; `origin` says whether the rows keep their identity values. CPU work: run it
+    /// through [`crate::cpu::run`].
     pub(super) fn prepare(
         &self,
         batch: &RecordBatch,
+        origin: RowOrigin,
         identity: &mut IdentityState,
     ) -> Result<Vec<Part>> {
         let given = conform_batch(batch, &self.schema, &self.logical_arrow, &self.table)?;
@@ -178,6 +180,7 @@ impl WritePlan {
             &self.logical_arrow,
             given,
             batch.num_rows(),
+            origin,
             identity,
             &self.table,
         )?;

@@ -31,7 +31,7 @@ use arrow_array::types::{
     Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
     Int8Type, TimestampMicrosecondType,
 };
-use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, BooleanArray, PrimitiveArray, RecordBatch};
 
 use crate::error::{Error, Result};
 use crate::scalar::{to_stats_value, Scalar};
@@ -331,7 +331,7 @@ fn column(columns: &[ArrayRef], index: usize) -> Result<&ArrayRef> {
 /// The smallest and largest non-NULL values of `array`, a column of type `ty`.
 fn min_max_of(array: &ArrayRef, ty: PrimitiveType) -> Result<(Option<Scalar>, Option<Scalar>)> {
     let wrong = || {
-        Error::InvalidArgument(format!(
+        Error::internal_invariant(format!(
             "statistics: a {} array cannot hold values of type {ty}",
             array.data_type()
         ))
@@ -342,13 +342,24 @@ fn min_max_of(array: &ArrayRef, ty: PrimitiveType) -> Result<(Option<Scalar>, Op
             (min(values).map($variant), max(values).map($variant))
         }};
     }
+    // Arrow orders floats by the IEEE total order, where a NaN with its sign bit set (what
+    // `-x` gives for a NaN `x`) sorts below every number. Spark has one NaN, above every
+    // number: make every NaN that one first.
+    macro_rules! float {
+        ($arrow:ty, $variant:expr, $nan:expr) => {{
+            let values = array.as_primitive_opt::<$arrow>().ok_or_else(wrong)?;
+            let values: PrimitiveArray<$arrow> =
+                values.unary(|v| if v.is_nan() { $nan } else { v });
+            (min(&values).map($variant), max(&values).map($variant))
+        }};
+    }
     Ok(match ty {
         PrimitiveType::Byte => primitive!(Int8Type, Scalar::Int8),
         PrimitiveType::Short => primitive!(Int16Type, Scalar::Int16),
         PrimitiveType::Integer => primitive!(Int32Type, Scalar::Int32),
         PrimitiveType::Long => primitive!(Int64Type, Scalar::Int64),
-        PrimitiveType::Float => primitive!(Float32Type, Scalar::Float32),
-        PrimitiveType::Double => primitive!(Float64Type, Scalar::Float64),
+        PrimitiveType::Float => float!(Float32Type, Scalar::Float32, f32::NAN),
+        PrimitiveType::Double => float!(Float64Type, Scalar::Float64, f64::NAN),
         PrimitiveType::Date => primitive!(Date32Type, Scalar::Date),
         PrimitiveType::Timestamp => primitive!(TimestampMicrosecondType, Scalar::Timestamp),
         PrimitiveType::TimestampNtz => primitive!(TimestampMicrosecondType, Scalar::TimestampNtz),

@@ -325,6 +325,38 @@ async fn every_type_round_trips_with_its_statistics() {
 }
 
 #[tokio::test]
+async fn a_nan_of_either_sign_is_the_largest_value_in_statistics() {
+    let table = fixture(
+        json!([
+            field("f", json!("float"), true),
+            field("d", json!("double"), true)
+        ]),
+        &[],
+        json!({}),
+    );
+    // `-x` of a NaN `x` sets its sign bit: the IEEE total order puts that NaN below every
+    // number, Spark's order above.
+    let input = batch(vec![
+        (
+            "f",
+            Arc::new(Float32Array::from(vec![-f32::NAN, -5.0, 0.5])) as ArrayRef,
+        ),
+        (
+            "d",
+            Arc::new(Float64Array::from(vec![-f64::NAN, -5.0, 0.5])),
+        ),
+    ]);
+    let result = table.write(vec![input]).await.unwrap();
+    assert_eq!(
+        stats(&result.files[0]),
+        json!({"numRecords": 3,
+               "minValues": {"f": -5.0, "d": -5.0},
+               "maxValues": {"f": "NaN", "d": "NaN"},
+               "nullCount": {"f": 0, "d": 0}})
+    );
+}
+
+#[tokio::test]
 async fn inputs_are_matched_by_name_and_cast_without_loss() {
     let table = fixture(
         json!([

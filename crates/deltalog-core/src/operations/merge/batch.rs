@@ -13,6 +13,7 @@ use super::join::SourceIndex;
 use crate::error::{Error, Result};
 use crate::expr::evaluate_at;
 use crate::scan::{ROW_COMMIT_VERSION_COLUMN, ROW_ID_COLUMN};
+use crate::write::RowOrigin;
 
 /// What the merge needs on every batch: the resolved clauses, the source and its index.
 pub(super) struct Plan {
@@ -34,8 +35,9 @@ pub(super) struct BatchChanges {
     pub touched: Vec<u32>,
     /// Source rows that matched a target row of the batch.
     pub matched_sources: Vec<u32>,
-    /// New rows: the table's columns, then `row_id` and `row_commit_version` when tracked.
-    pub written: Vec<RecordBatch>,
+    /// Rows to write, updated ([`RowOrigin::Existing`]) or inserted ([`RowOrigin::New`]): the
+    /// table's columns, then `row_id` and `row_commit_version` when tracked.
+    pub written: Vec<(RecordBatch, RowOrigin)>,
     /// Change rows with their `_change_type`.
     pub changes: Vec<(RecordBatch, &'static str)>,
     pub counts: Counts,
@@ -160,7 +162,7 @@ impl Plan {
             let inserted = self.table_rows(columns, None)?;
             changes.counts.inserted += inserted.num_rows() as u64;
             changes.changes.push((inserted.clone(), "insert"));
-            changes.written.push(inserted);
+            changes.written.push((inserted, RowOrigin::New));
         }
         Ok(changes)
     }
@@ -234,7 +236,7 @@ impl Plan {
                     let after = self.table_rows(columns, Some(&before))?;
                     changes.changes.push((before, "update_preimage"));
                     changes.changes.push((after.clone(), "update_postimage"));
-                    changes.written.push(after);
+                    changes.written.push((after, RowOrigin::Existing));
                     match kind {
                         Kind::Matched => changes.counts.matched_updated += count,
                         Kind::NotMatchedBySource => {

@@ -11,7 +11,7 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use crate::error::{Error, Result};
 use crate::expr::{cast_to, evaluate, evaluate_value, parse_value_sql, Expr, ValueExpr};
 use crate::scalar::Scalar;
-use crate::write::duties::GENERATION_EXPRESSION_KEY;
+use crate::write::duties::{is_identity_column, refuse_identity_update, GENERATION_EXPRESSION_KEY};
 
 /// What a `WHEN MATCHED` clause does with a target row and its source row.
 #[derive(Debug, Clone, PartialEq)]
@@ -319,6 +319,7 @@ impl Sides {
             if values[index].is_some() {
                 return Err(Error::InvalidArgument(format!("{name} is set twice")));
             }
+            refuse_identity_update(self.target.field(index))?;
             values[index] = Some(self.qualify_value(&value, scope)?);
         }
         self.regenerate(&mut values, false);
@@ -345,6 +346,12 @@ impl Sides {
 
     fn update_all(&self, table: &str) -> Result<Action> {
         let mut values = self.star_values(table)?;
+        // Identity columns keep their values: only the table gives them.
+        for (value, field) in values.iter_mut().zip(self.target.fields()) {
+            if is_identity_column(field) {
+                *value = None;
+            }
+        }
         self.regenerate(&mut values, false);
         Ok(Action::Update(values))
     }

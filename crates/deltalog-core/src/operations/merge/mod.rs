@@ -376,8 +376,8 @@ impl MergeRun {
     /// Writes the new rows and change rows of `changes`.
     async fn write(&mut self, changes: BatchChanges, writer: &mut RowWriter) -> Result<()> {
         self.counts.add(changes.counts);
-        for rows in &changes.written {
-            writer.write_data(rows, false).await?;
+        for (rows, origin) in &changes.written {
+            writer.write_data(rows, false, *origin).await?;
         }
         for (rows, change_type) in &changes.changes {
             writer.write_changes(rows, change_type).await?;
