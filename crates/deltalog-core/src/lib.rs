@@ -79,8 +79,7 @@ pub use log_cleanup::CleanupReport;
 pub use operations::MicroBatch;
 pub use operations::{
     adds_from_file_list, create_table, parse_isolation_level, struct_type_from_arrow, write_table,
-    CreateMode, CreateTable, SchemaMode, TableCommit, TableTransaction, WriteMode,
-    WriteTableOptions,
+    CreateMode, CreateTable, SchemaMode, WriteMode, WriteTableOptions,
 };
 pub use operations::{alter_snapshot, alter_table, Alteration, NewColumn};
 pub use operations::{
@@ -109,7 +108,7 @@ pub use table::Table;
 pub use table_config::{TableConfiguration, TableFeature, TableProperties};
 pub use transaction::{
     AddFile, CommitOptions, CommitOutcome, CommitResult, Committer, FileSystemCommitter,
-    MetadataUpdate, TableSpec, Transaction,
+    MetadataUpdate, TableCommit, TableSpec, TableTransaction, Transaction,
 };
 pub use version_checksum::{FileSizeHistogram, VersionChecksum};
 pub use write::{

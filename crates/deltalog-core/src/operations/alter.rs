@@ -35,14 +35,12 @@ use crate::table_config::writing::{
     IDENTITY_START_KEY, INVARIANTS_KEY,
 };
 use crate::table_config::TableFeature;
-use crate::transaction::{MetadataUpdate, Transaction};
+use crate::transaction::{committed, MetadataUpdate, TableCommit, Transaction};
 
 pub(crate) use properties::checked_new_table_configuration;
 use properties::{check_values, known_feature_of, settable_key, PropertyTarget};
 
-use super::create::committed;
 use super::schema::{assign_column_mapping, max_column_id};
-use super::write::TableCommit;
 
 /// The table property Delta on Spark maps to the table description (`metaData.description`).
 const COMMENT_PROPERTY: &str = "comment";

@@ -10,11 +10,10 @@ use crate::schema::StructType;
 use crate::table::{SnapshotAt, Table};
 use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID};
 use crate::table_config::writing::is_protocol_key;
-use crate::transaction::{MetadataUpdate, TableSpec};
+use crate::transaction::{committed, MetadataUpdate, TableCommit, TableSpec};
 
 use super::alter::checked_new_table_configuration;
 use super::schema::assign_column_mapping;
-use super::write::TableCommit;
 
 /// A table to create.
 #[derive(Debug, Clone, Default)]
@@ -166,21 +165,4 @@ async fn replace(table: &Table, create: CreateTable) -> Result<TableCommit> {
     transaction.set_operation_parameter("partitionBy", partition_by);
     transaction.set_operation_parameter("isManaged", "false");
     Ok(committed(transaction.commit().await?))
-}
-
-pub(crate) fn committed(result: crate::transaction::CommitResult) -> TableCommit {
-    let mut metrics = BTreeMap::new();
-    metrics.insert("numFiles".to_string(), result.num_added_files as u64);
-    metrics.insert(
-        "numRemovedFiles".to_string(),
-        result.num_removed_files as u64,
-    );
-    TableCommit {
-        version: result.version,
-        committed: true,
-        retries: result.retries,
-        snapshot: result.snapshot,
-        metrics,
-        post_commit: result.post_commit,
-    }
 }

@@ -23,13 +23,13 @@ use crate::error::Result;
 use crate::expr::Expr;
 use crate::snapshot::Snapshot;
 use crate::table::Table;
+use crate::transaction::TableCommit;
 use crate::write::{WriteFailure, WriterOptions};
 
 use super::dml::{
     candidates, filter, is_partition_only, read_every_row, rows_in, touched_files, Candidate,
     FileMatches, RowChange, RowWriter, Touched,
 };
-use super::write::TableCommit;
 
 /// The metrics Delta on Spark writes in the `commitInfo` of a `DELETE`.
 const SPARK_METRICS: [&str; 13] = [

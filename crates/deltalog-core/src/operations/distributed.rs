@@ -27,17 +27,12 @@ use crate::error::{ConflictKind, Error, Result};
 use crate::expr::parse_sql;
 use crate::table::Table;
 use crate::table_config::{TableConfiguration, TableFeature};
-use crate::transaction::{AddFile, Transaction};
+use crate::transaction::{add_file, AddFile, TableCommit, Transaction, DATA_WRITER_FEATURES};
+use crate::write::changes::{cdc_rows, rows_match, write_with_insert_changes, CHANGE_DATA_DIR};
 use crate::write::{write_batches, WriteFailure, WriterOptions, WrittenFile};
 
-use super::dml::{cdc_rows, CHANGE_DATA_DIR};
-use super::replace_where::{
-    inserts_need_changes, rows_match, stage_replaced_rows, write_with_insert_changes,
-};
-use super::write::{
-    add_file, prepare_write, replaced_predicate, SchemaMode, TableCommit, WriteMode,
-    WriteTableOptions, DATA_WRITER_FEATURES,
-};
+use super::replace_where::{inserts_need_changes, stage_replaced_rows};
+use super::write::{prepare_write, replaced_predicate, SchemaMode, WriteMode, WriteTableOptions};
 
 /// The options of a distributed write, in plain values (see [`WriteTableOptions`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -33,9 +33,7 @@ use crate::expr::{evaluate, files_may_match, partition_only, Expr};
 use crate::file_list::{file_list_stats, FileListOptions};
 use crate::post_commit::PostCommitReport;
 use crate::scan::{Scan, ScanOptions, ROW_COMMIT_VERSION_COLUMN, ROW_ID_COLUMN};
-use crate::schema::{
-    PrimitiveType, StructField, StructType, COLUMN_MAPPING_PHYSICAL_NAME_KEY, EXTRA_COLUMN_KEY,
-};
+use crate::schema::{PrimitiveType, StructType};
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
 use crate::table_config::properties::{
@@ -43,20 +41,16 @@ use crate::table_config::properties::{
     ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
 };
 use crate::table_config::TableConfiguration;
-use crate::transaction::{MetadataUpdate, Transaction};
+use crate::transaction::{
+    add_file, MetadataUpdate, TableCommit, Transaction, DATA_WRITER_FEATURES,
+};
+use crate::write::changes::{cdc_rows, with_extra_columns, CHANGE_DATA_DIR, CHANGE_TYPE};
 use crate::write::{
     DataFileWriter, RowOrigin, WriteFailure, WriteResult, WriterOptions, WrittenFile,
 };
 
-use super::write::{add_file, TableCommit, DATA_WRITER_FEATURES};
-
 #[cfg(test)]
 pub(crate) mod test_tables;
-
-/// The column of change data files holding the kind of change (spec "Change Data Files").
-pub(crate) const CHANGE_TYPE: &str = "_change_type";
-/// The folder of change data files under the table root.
-pub(crate) const CHANGE_DATA_DIR: &str = "_change_data";
 
 /// A live file of the snapshot a row-level operation considers.
 #[derive(Debug, Clone)]
@@ -820,72 +814,6 @@ pub(crate) fn log_path(add_row: &StructArray) -> String {
         .filter(|c| c.is_valid(0))
         .map(|c| c.value(0).to_string())
         .unwrap_or_default()
-}
-
-/// `config` with `names` appended to its schema as nullable columns of type `ty`, for the
-/// writer of data files that hold them beyond the table schema (materialised row tracking
-/// columns, `_change_type`): stored under their own names and, under column mapping, without
-/// a column id, as Delta on Spark writes them (see [`EXTRA_COLUMN_KEY`]).
-pub(crate) fn with_extra_columns(
-    config: &TableConfiguration,
-    names: &[&str],
-    ty: PrimitiveType,
-) -> Result<TableConfiguration> {
-    let mut schema: StructType = config.schema().clone();
-    for name in names {
-        let field = StructField::new(*name, ty, true).with_metadata([
-            (COLUMN_MAPPING_PHYSICAL_NAME_KEY, Value::from(*name)),
-            (EXTRA_COLUMN_KEY, Value::Bool(true)),
-        ]);
-        schema.fields.push(field);
-    }
-    let mut metadata = config.metadata().clone();
-    metadata.schema_string = Some(schema.to_json()?);
-    TableConfiguration::try_new(config.protocol().clone(), metadata, config.table_uri())
-}
-
-/// `cdc` actions (the layout of `action_schema::cdc_fields`) of change data files.
-pub(crate) fn cdc_rows(files: &[WrittenFile]) -> Result<StructArray> {
-    use arrow_array::builder::{MapBuilder, MapFieldNames, StringBuilder};
-    let names = MapFieldNames {
-        entry: "key_value".to_string(),
-        key: "key".to_string(),
-        value: "value".to_string(),
-    };
-    let mut partitions = MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new());
-    for file in files {
-        for (key, value) in &file.partition_values {
-            partitions.keys().append_value(key);
-            partitions.values().append_option(value.as_deref());
-        }
-        partitions
-            .append(true)
-            .map_err(|error| Error::arrow("change data file partition values", error))?;
-    }
-    let fields = crate::action_schema::cdc_fields();
-    let paths: StringArray = files
-        .iter()
-        .map(|f| Some(crate::transaction::encode::encode_path(&f.path)))
-        .collect();
-    let partitions = partitions.finish();
-    let partitions = match fields[1].data_type() {
-        ty @ ArrowType::Map(_, _) => arrow::compute::cast(&partitions, ty)
-            .map_err(|error| Error::arrow("change data file partition values", error))?,
-        _ => Arc::new(partitions) as ArrayRef,
-    };
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(paths),
-        partitions,
-        Arc::new(Int64Array::from_iter_values(
-            files
-                .iter()
-                .map(|f| i64::try_from(f.size).unwrap_or(i64::MAX)),
-        )),
-        Arc::new(BooleanArray::from(vec![false; files.len()])),
-        arrow_array::new_null_array(fields[4].data_type(), files.len()),
-    ];
-    StructArray::try_new(fields, columns, None)
-        .map_err(|error| Error::arrow("change data file actions", error))
 }
 
 fn candidate(adds: &StructArray, files: &RecordBatch, row: usize, size: i64) -> Result<Candidate> {

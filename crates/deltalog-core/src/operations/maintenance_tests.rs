@@ -441,7 +441,9 @@ async fn restore_brings_back_an_old_version_and_refuses_vacuumed_files() {
     );
     assert_eq!(operations(&table).await[0], "RESTORE");
     let committed = metrics.version.unwrap();
-    let again = restore(&table, SnapshotAt::Version(committed)).await.unwrap();
+    let again = restore(&table, SnapshotAt::Version(committed))
+        .await
+        .unwrap();
     assert_eq!((again.version, again.num_restored_files), (None, 0));
     assert_eq!(latest(&table).await.version(), committed);
     assert!(matches!(

@@ -41,9 +41,7 @@ pub use restore::{restore, restore_with, RestoreMetrics, RestoreOptions};
 pub use schema::struct_type_from_arrow;
 pub use update::{update, UpdateOptions};
 pub use vacuum::{vacuum, VacuumOptions, VacuumResult};
-pub use write::{
-    write_table, SchemaMode, TableCommit, TableTransaction, WriteMode, WriteTableOptions,
-};
+pub use write::{write_table, SchemaMode, WriteMode, WriteTableOptions};
 
 #[cfg(test)]
 mod maintenance_tests;

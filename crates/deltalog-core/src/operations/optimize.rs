@@ -41,7 +41,7 @@ use crate::file_list::file_list_stats;
 use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
-use crate::transaction::{AddFile, Transaction};
+use crate::transaction::{add_file, AddFile, Transaction, DATA_WRITER_FEATURES};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions, WrittenFile};
 
 use super::dml::{row_tracking_columns, RowWriter};
@@ -111,7 +111,7 @@ pub struct OptimizeMetrics {
 pub async fn optimize(table: &Table, options: OptimizeOptions) -> Result<OptimizeMetrics> {
     let snapshot = table.snapshot(SnapshotAt::Latest).await?;
     let config = snapshot.table_configuration();
-    config.ensure_writable(true, &super::write::DATA_WRITER_FEATURES)?;
+    config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
     let target = options
         .target_size
         .or(config.properties().target_file_size)
@@ -402,7 +402,7 @@ fn stage_optimize(
         .iter()
         .map(|file| AddFile {
             data_change: false,
-            ..super::write::add_file(file)
+            ..add_file(file)
         })
         .collect();
     transaction.add(&adds)?;

@@ -19,24 +19,15 @@
 //! Row tracking: rewritten rows keep their row ids; new rows get fresh ones at the commit.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-
-use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Schema};
-use futures::{Stream, StreamExt};
 
 use crate::error::{Error, Result};
-use crate::expr::{evaluate, Expr};
-use crate::schema::PrimitiveType;
-use crate::storage::Storage;
+use crate::expr::Expr;
 use crate::table_config::TableConfiguration;
-use crate::write::{DataFileWriter, WriteFailure, WriteResult, WriterOptions, WrittenFile};
+use crate::transaction::TableTransaction;
+use crate::write::{WriteFailure, WriterOptions};
 
 use super::delete::stage_delete;
-use super::dml::{
-    check_predicate, is_partition_only, with_extra_columns, RowChange, CHANGE_DATA_DIR, CHANGE_TYPE,
-};
-use super::write::TableTransaction;
+use super::dml::{check_predicate, is_partition_only, RowChange};
 
 /// The metrics of the delete half that Delta on Spark reports in the `commitInfo` of a
 /// `replaceWhere`, zero included (the write half's `numFiles`, `numOutputRows`,
@@ -108,121 +99,6 @@ pub(super) fn inserts_need_changes(config: &TableConfiguration, predicate: &Expr
         && !is_partition_only(config, predicate)
 }
 
-/// Refuses `batch` unless every row matches `predicate` (NULL is no match), with Delta on
-/// Spark's `DELTA_REPLACE_WHERE_MISMATCH` ([`Error::ReplaceWhereMismatch`]).
-pub(crate) fn rows_match(predicate: &Expr, batch: &RecordBatch, table: &str) -> Result<()> {
-    let mask = evaluate(predicate, batch)?;
-    if mask.true_count() == batch.num_rows() {
-        return Ok(());
-    }
-    let row = (0..mask.len())
-        .find(|row| mask.is_null(*row) || !mask.value(*row))
-        .unwrap_or(0);
-    Err(Error::ReplaceWhereMismatch {
-        table: table.to_string(),
-        predicate: predicate.to_string(),
-        reason: format!(
-            "row {row} of the data written does not match it; every row written must \
-             (spark.databricks.delta.replaceWhere.constraintCheck.enabled)"
-        ),
-    })
-}
-
-/// Writes every batch of `batches` to new data files of the table `config` and, the same
-/// rows with `_change_type` `insert`, to change data files under `_change_data/`. Returns the
-/// data files written and the change data files. On failure the [`WriteFailure`] names every
-/// file completed.
-pub(crate) async fn write_with_insert_changes<S>(
-    config: &TableConfiguration,
-    storage: Storage,
-    options: WriterOptions,
-    batches: S,
-) -> Result<(WriteResult, Vec<WrittenFile>), WriteFailure>
-where
-    S: Stream<Item = Result<RecordBatch>> + Send,
-{
-    let change_config = with_extra_columns(config, &[CHANGE_TYPE], PrimitiveType::String)
-        .map_err(WriteFailure::unwritten)?;
-    let change_options = WriterOptions {
-        directory: Some(CHANGE_DATA_DIR.to_string()),
-        ..options.clone()
-    };
-    let mut data = DataFileWriter::try_new(config, storage.clone(), options)
-        .map_err(WriteFailure::unwritten)?;
-    let mut changes = match DataFileWriter::try_new(&change_config, storage, change_options) {
-        Ok(writer) => writer,
-        Err(error) => {
-            return Err(WriteFailure {
-                error,
-                written_files: data.abort().await,
-            })
-        }
-    };
-    let mut batches = std::pin::pin!(batches);
-    while let Some(batch) = batches.next().await {
-        let written = match batch {
-            Ok(batch) => write_both(&mut data, &mut changes, batch).await,
-            Err(error) => Err(error),
-        };
-        if let Err(error) = written {
-            let mut written_files = data.abort().await;
-            written_files.extend(changes.abort().await);
-            return Err(WriteFailure {
-                error,
-                written_files,
-            });
-        }
-    }
-    let data = data.finish().await;
-    let changes = changes.finish().await;
-    match (data, changes) {
-        (Ok(data), Ok(changes)) => Ok((data, changes.files)),
-        (data, changes) => {
-            let mut error = None;
-            let mut written_files = Vec::new();
-            for outcome in [data, changes] {
-                match outcome {
-                    Ok(result) => written_files.extend(result.files.into_iter().map(|f| f.path)),
-                    Err(failure) => {
-                        written_files.extend(failure.written_files);
-                        error.get_or_insert(failure.error);
-                    }
-                }
-            }
-            Err(WriteFailure {
-                error: error.unwrap_or_else(|| {
-                    Error::InvalidArgument("closing the written files failed".into())
-                }),
-                written_files,
-            })
-        }
-    }
-}
-
-/// Writes `batch` as data, then as `insert` change rows. Both writers fill defaults and
-/// generated values and number identity values the same way from the same start, so the
-/// change rows equal the rows written.
-async fn write_both(
-    data: &mut DataFileWriter,
-    changes: &mut DataFileWriter,
-    batch: RecordBatch,
-) -> Result<()> {
-    let rows = batch.num_rows();
-    data.write(batch.clone()).await?;
-    let mut fields: Vec<Field> = batch
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone())
-        .collect();
-    let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
-    fields.push(Field::new(CHANGE_TYPE, DataType::Utf8, true));
-    columns.push(Arc::new(StringArray::from(vec!["insert"; rows])));
-    let with_type = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
-        .map_err(|error| Error::arrow("assembling insert change rows", error))?;
-    changes.write(with_type).await
-}
-
 #[cfg(test)]
 mod tests {
     use arrow_array::cast::AsArray;
@@ -234,6 +110,7 @@ mod tests {
     use crate::operations::dml::test_tables::{ids, ids_batch, table_of};
     use crate::operations::{write_table, WriteMode, WriteTableOptions};
     use crate::table::{SnapshotAt, Table};
+    use crate::write::changes::CHANGE_TYPE;
 
     async fn table_with_rows(dir: &std::path::Path, properties: &[(&str, &str)]) -> Table {
         table_of(dir, ids_batch(0..10), properties).await

@@ -37,9 +37,7 @@ use crate::table::{SnapshotAt, Table};
 use crate::table_config::features::{reader_features, writer_features};
 use crate::table_config::properties::IsolationLevel;
 use crate::table_config::writing::upgrade_protocol;
-use crate::transaction::{MetadataUpdate, Transaction};
-
-use super::write::DATA_WRITER_FEATURES;
+use crate::transaction::{MetadataUpdate, Transaction, DATA_WRITER_FEATURES};
 
 /// How many missing files a [`Error::MissingDataFiles`] names at most (as Spark).
 const MAX_MISSING_NAMED: usize = 100;

@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::expr::parse_sql;
 use crate::storage::Storage;
 use crate::table::{SnapshotAt, Table};
+use crate::transaction::TableCommit;
 
 fn batch(ids: &[i64], parts: &[&str]) -> RecordBatch {
     let schema = Arc::new(Schema::new(vec![

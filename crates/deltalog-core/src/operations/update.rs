@@ -21,6 +21,7 @@ use crate::expr::{cast_to, evaluate_value, Expr, ValueExpr};
 use crate::scalar::Scalar;
 use crate::snapshot::Snapshot;
 use crate::table::Table;
+use crate::transaction::TableCommit;
 use crate::write::duties::{generated_columns_reading, refuse_identity_update};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions};
 
@@ -28,7 +29,6 @@ use super::dml::{
     candidates, filter, read_every_row, rows_in, touched_files, Candidate, FileMatches, RowChange,
     RowWriter, Touched,
 };
-use super::write::TableCommit;
 
 /// The metrics Delta on Spark writes in the `commitInfo` of an `UPDATE`.
 const SPARK_METRICS: [&str; 13] = [

@@ -16,6 +16,7 @@
 
 pub(crate) mod committer;
 crate::internal_modules!(conflict);
+mod data;
 pub(crate) mod encode;
 
 mod access;
@@ -60,6 +61,8 @@ use crate::table_config::{TableConfiguration, TableFeature};
 
 pub use committer::{CommitOutcome, Committer, FileSystemCommitter};
 pub(crate) use conflict::ROW_TRACKING_DOMAIN;
+pub(crate) use data::{add_file, committed, DATA_WRITER_FEATURES};
+pub use data::{TableCommit, TableTransaction};
 pub use encode::AddFile;
 
 /// `commitInfo.engineInfo` of every commit this library writes.

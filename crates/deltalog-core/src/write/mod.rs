@@ -37,6 +37,7 @@
 //! never on the thread polling the future; the files of different partitions encode in
 //! parallel, and within one file encoding and statistics run side by side.
 
+pub(crate) mod changes;
 pub(crate) mod conform;
 pub(crate) mod duties;
 crate::internal_modules!(stats);

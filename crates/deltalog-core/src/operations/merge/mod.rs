@@ -39,13 +39,13 @@ pub use clauses::{MatchedAction, MergeClauses, NotMatchedAction, NotMatchedBySou
 use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::table::Table;
+use crate::transaction::TableCommit;
 use crate::write::{WriteFailure, WriterOptions};
 
 use super::dml::{
     candidates, load_deletion_vector, read_every_row, Candidate, Candidates, FileMatches,
     RowChange, RowWriter, Touched,
 };
-use super::write::TableCommit;
 use batch::{BatchChanges, Counts, Plan};
 use clauses::{Resolved, Sides};
 use join::{target_filter, SourceIndex};
