@@ -9,18 +9,18 @@ use std::sync::{Arc, Once, OnceLock};
 
 use arrow_array::StringArray;
 use bytes::Bytes;
-use deltalog_core::actions::DeletionVectorDescriptor;
-use deltalog_core::checkpoint::{read_parquet_actions, CheckpointProjection};
-use deltalog_core::commit::{decode_actions, DecodeOptions};
-use deltalog_core::deletion_vector::{
+use deltalog_core::actions::deletion_vector::{
     decode_bitmap, decode_dv_file, decode_inline, resolve, DvLocation,
 };
+use deltalog_core::actions::partition::partition_values_to_arrow;
+use deltalog_core::actions::stats::{parse_stats, stats_schema};
+use deltalog_core::actions::DeletionVectorDescriptor;
+use deltalog_core::log::decode::checkpoint::{read_parquet_actions, CheckpointProjection};
+use deltalog_core::log::decode::commit::{decode_actions, DecodeOptions};
 use deltalog_core::log::last_checkpoint::{json_checksum, parse_last_checkpoint};
 use deltalog_core::log::path::{log_file_name, parse_file_name};
-use deltalog_core::partition::partition_values_to_arrow;
 use deltalog_core::schema::{PrimitiveType, StructType};
 use deltalog_core::snapshot::SnapshotAt;
-use deltalog_core::stats::{parse_stats, stats_schema};
 use deltalog_core::storage::Storage;
 use deltalog_core::table::Table;
 use deltalog_core::{parse_sql, parse_value_sql, Error, SessionTimeZone};

@@ -14,8 +14,8 @@ use std::hint::black_box;
 
 use common::{no_options, runtime, write_table, LogSpec};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use deltalog_core::commit::decode_file_lines;
-use deltalog_core::file_action_scan::scan_file_actions;
+use deltalog_core::log::decode::add_scanner::scan_file_actions;
+use deltalog_core::log::decode::commit::decode_file_lines;
 use deltalog_core::{parse_sql, SnapshotAt, Table};
 
 const ADDS: usize = 10_000;

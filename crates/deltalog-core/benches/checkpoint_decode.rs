@@ -10,7 +10,7 @@ mod common;
 
 use common::{checkpoint_parquet, no_options, runtime, write_log_file, LogSpec};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use deltalog_core::checkpoint::{read_parquet_actions, CheckpointProjection};
+use deltalog_core::log::decode::checkpoint::{read_parquet_actions, CheckpointProjection};
 use deltalog_core::log::path::classic_checkpoint_file_name;
 use deltalog_core::storage::Storage;
 

@@ -13,7 +13,7 @@ use std::hint::black_box;
 
 use common::{add_action_records_last, commit_info_action, json_lines, LogSpec};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use deltalog_core::commit::{decode_actions, DecodeOptions};
+use deltalog_core::log::decode::commit::{decode_actions, DecodeOptions};
 
 const ADDS: usize = 10_000;
 

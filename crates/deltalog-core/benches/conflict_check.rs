@@ -27,9 +27,9 @@ use std::time::Duration;
 
 use common::{no_options, runtime};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
-use deltalog_core::commit::{decode_actions, DecodeOptions, DecodedActions};
+use deltalog_core::log::decode::commit::{decode_actions, DecodeOptions, DecodedActions};
 use deltalog_core::log::path::commit_file_name;
-use deltalog_core::replay::FileKeys;
+use deltalog_core::replay::reconcile::FileKeys;
 use deltalog_core::schema::{PrimitiveType, StructField};
 use deltalog_core::transaction::conflict::{check_winner, Current, Rebase, Winner};
 use deltalog_core::{

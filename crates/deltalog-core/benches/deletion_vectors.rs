@@ -14,11 +14,11 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use deltalog_core::actions::DeletionVectorDescriptor;
-use deltalog_core::deletion_vector::{
+use deltalog_core::actions::deletion_vector::{
     decode_dv_file, decode_inline, encode_dv_file, encode_inline, resolve, row_mask,
     uuid_descriptor, DvLocation,
 };
+use deltalog_core::actions::DeletionVectorDescriptor;
 use roaring::RoaringTreemap;
 use url::Url;
 use uuid::Uuid;

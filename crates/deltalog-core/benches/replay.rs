@@ -13,10 +13,10 @@ mod common;
 
 use common::{json_lines, LogSpec};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use deltalog_core::action_schema::FileActionBatch;
-use deltalog_core::commit::{decode_actions, DecodeOptions, DecodedActions};
-use deltalog_core::load::{fold_state, Deltas};
-use deltalog_core::replay::{replay_files, FileKeys};
+use deltalog_core::actions::layout::FileActionBatch;
+use deltalog_core::log::decode::commit::{decode_actions, DecodeOptions, DecodedActions};
+use deltalog_core::replay::load::{fold_state, Deltas};
+use deltalog_core::replay::reconcile::{replay_files, FileKeys};
 use url::Url;
 
 const COMMITS: LogSpec = LogSpec {

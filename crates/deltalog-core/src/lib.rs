@@ -10,54 +10,86 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![warn(unreachable_pub)]
 
-/// Declares the crate's modules: private, or public with the `internal-api` feature (for the
-/// crate's own benchmarks and integration tests; nothing reached that way is API).
-macro_rules! internal_modules {
-    ($($name:ident),* $(,)?) => {$(
-        #[cfg(feature = "internal-api")]
-        pub mod $name;
-        #[cfg(not(feature = "internal-api"))]
-        pub(crate) mod $name;
-    )*};
-}
-pub(crate) use internal_modules;
+// The modules, in data-flow layers (each imports only the layers above it; ARCHITECTURE.md):
+// private, or public with the `internal-api` feature (for the crate's own benchmarks,
+// integration tests and fuzz targets; nothing reached that way is API).
 
-internal_modules!(
-    action_schema,
-    actions,
-    changes,
-    checkpoint,
-    checkpoint_write,
-    commit,
-    cpu,
-    deletion_vector,
-    error,
-    expr,
-    file_action_scan,
-    file_list,
-    json_text,
-    load,
-    log,
-    log_cleanup,
-    log_compaction,
-    operations,
-    partition,
-    post_commit,
-    replay,
-    scalar,
-    scan,
-    schema,
-    snapshot,
-    snapshot_head,
-    stats,
-    storage,
-    streaming,
-    table,
-    table_config,
-    transaction,
-    version_checksum,
-    write,
-);
+#[cfg(feature = "internal-api")]
+pub mod actions;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod actions;
+#[cfg(feature = "internal-api")]
+pub mod error;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod error;
+#[cfg(feature = "internal-api")]
+pub mod expr;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod expr;
+#[cfg(feature = "internal-api")]
+pub mod log;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod log;
+#[cfg(feature = "internal-api")]
+pub mod maintenance;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod maintenance;
+#[cfg(feature = "internal-api")]
+pub mod operations;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod operations;
+#[cfg(feature = "internal-api")]
+pub mod replay;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod replay;
+#[cfg(feature = "internal-api")]
+pub mod scalar;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod scalar;
+#[cfg(feature = "internal-api")]
+pub mod scan;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod scan;
+#[cfg(feature = "internal-api")]
+pub mod schema;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod schema;
+#[cfg(feature = "internal-api")]
+pub mod snapshot;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod snapshot;
+#[cfg(feature = "internal-api")]
+pub mod snapshot_head;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod snapshot_head;
+#[cfg(feature = "internal-api")]
+pub mod storage;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod storage;
+#[cfg(feature = "internal-api")]
+pub mod table;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod table;
+#[cfg(feature = "internal-api")]
+pub mod table_config;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod table_config;
+#[cfg(feature = "internal-api")]
+pub mod transaction;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod transaction;
+#[cfg(feature = "internal-api")]
+pub mod util;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod util;
+#[cfg(feature = "internal-api")]
+pub mod version_checksum;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod version_checksum;
+#[cfg(feature = "internal-api")]
+pub mod write;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod write;
 
 /// Where the golden tables (written by Delta on Spark) are kept in this repository.
 #[cfg(test)]
@@ -68,14 +100,15 @@ pub(crate) fn golden_archives() -> std::path::PathBuf {
 pub use actions::{
     CommitInfo, DeletionVectorDescriptor, DomainMetadata, Format, Metadata, Protocol, Txn,
 };
-pub use changes::{ChangeScan, ChangesOptions};
-pub use checkpoint_write::{CheckpointOptions, CheckpointWritten};
 pub use error::{ConflictKind, Error, ProtocolKind, Result};
 pub use expr::{from_dnf, parse_sql, CompareOp, DnfLiteral, Expr};
 pub use expr::{parse_value_sql, ArithOp, Function, ValueExpr};
-pub use file_list::FileListOptions;
 pub use log::path::CheckpointFormat;
-pub use log_cleanup::CleanupReport;
+pub use maintenance::checkpoint::{CheckpointOptions, CheckpointWritten};
+pub use maintenance::cleanup::CleanupReport;
+pub use maintenance::post_commit::{
+    PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep,
+};
 pub use operations::MicroBatch;
 pub use operations::{
     adds_from_file_list, create_table, parse_isolation_level, struct_type_from_arrow, write_table,
@@ -92,8 +125,10 @@ pub use operations::{
     merge, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction, NotMatchedBySourceAction,
 };
 pub use operations::{restore_with, RestoreOptions};
-pub use post_commit::{PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep};
+pub use replay::file_list::FileListOptions;
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
+pub use scan::changes::{ChangeScan, ChangesOptions};
+pub use scan::streaming::{stream_files, StreamFiles, StreamOffset, StreamOptions, StreamStart};
 pub use scan::{
     deletion_vectors, NativeColumn, NativeColumns, NativeFiles, Scan, ScanOptions, ScanTask,
     DEFAULT_OPEN_COST, DEFAULT_TARGET_SIZE,
@@ -103,7 +138,6 @@ pub use snapshot::{Snapshot, SnapshotAt};
 pub use snapshot_head::{HeadSource, SnapshotHead, TableSize};
 pub use storage::MAX_WHOLE_READ_BYTES;
 pub use storage::{IoConfig, Storage};
-pub use streaming::{stream_files, StreamFiles, StreamOffset, StreamOptions, StreamStart};
 pub use table::Table;
 pub use table_config::{TableConfiguration, TableFeature, TableProperties};
 pub use transaction::{

@@ -8,14 +8,14 @@ use arrow_schema::SchemaRef;
 use crate::actions::{CommitInfo, Metadata, Protocol};
 use crate::error::Result;
 use crate::expr::Expr;
-use crate::file_list::{active_files, FileListOptions};
-use crate::load::{
-    decode_commits, fold_state_async, load_segment, load_segment_matching, TableState,
-};
 use crate::log::commit_range::CommitRange;
 use crate::log::segment::{latest_version, LogSegment};
 use crate::log::timestamps::{commit_timestamp, MONOTONIC_LOOKBACK};
-use crate::replay::FileKeys;
+use crate::replay::file_list::{active_files, FileListOptions};
+use crate::replay::load::{
+    decode_commits, fold_state_async, load_segment, load_segment_matching, TableState,
+};
+use crate::replay::reconcile::FileKeys;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
@@ -183,7 +183,7 @@ impl Snapshot {
     }
 
     /// The live `add` actions, as filtered struct arrays (the internal layout of
-    /// `crate::action_schema::add_fields`).
+    /// `crate::actions::layout::add_fields`).
     pub fn add_actions(&self) -> &[arrow_array::StructArray] {
         &self.inner.state.files.adds
     }
@@ -195,10 +195,10 @@ impl Snapshot {
 
     /// The sum of the sizes of the live files, in bytes.
     pub fn total_size(&self) -> i64 {
-        crate::file_list::total_size(self.add_actions())
+        crate::replay::file_list::total_size(self.add_actions())
     }
 
-    /// The live files, one row per file (see `crate::file_list` for the columns).
+    /// The live files, one row per file (see `crate::replay::file_list` for the columns).
     ///
     /// Snapshots are loaded without the JSON statistics of their files (only `numRecords` is
     /// kept); asking for statistics reads them once and keeps them with the snapshot.

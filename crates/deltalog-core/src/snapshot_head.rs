@@ -24,18 +24,18 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol};
-use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
-use crate::cpu;
 use crate::error::{Error, Result};
-use crate::load::{load_segment_without_files, TableState};
+use crate::log::decode::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::log::path::checksum_file_name;
 use crate::log::segment::LogSegment;
 use crate::log::timestamps::commit_timestamp;
+use crate::replay::load::{load_segment_without_files, TableState};
 use crate::schema::StructType;
 use crate::snapshot::{target_version, Snapshot, SnapshotAt};
 use crate::storage::Storage;
 use crate::table::Table;
 use crate::table_config::TableConfiguration;
+use crate::util::cpu;
 use crate::version_checksum::non_file_state_from_checksum;
 
 /// Where a [`SnapshotHead`] took its state from.
@@ -338,7 +338,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::checkpoint_write::tests::table;
+    use crate::maintenance::checkpoint::tests::table;
     use crate::schema::{PrimitiveType, StructField};
     use crate::transaction::{AddFile, MetadataUpdate, TableSpec};
 

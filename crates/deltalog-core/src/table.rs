@@ -9,10 +9,10 @@ use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use futures::{StreamExt, TryStreamExt};
 
 use crate::actions::CommitInfo;
-use crate::commit::action_lines;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::log::commit_range::CommitRange;
+use crate::log::decode::commit::action_lines;
 use crate::log::path::LogPath;
 use crate::log::segment::LogSegment;
 use crate::snapshot::Snapshot;

@@ -22,14 +22,14 @@ use arrow_array::{Array, StructArray};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use crate::action_schema::add;
+use crate::actions::layout::add;
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
-use crate::commit::DecodedActions;
 use crate::error::{Error, Result};
-use crate::load::TableState;
+use crate::log::decode::commit::DecodedActions;
 use crate::log::path::checksum_file_name;
 use crate::log::segment::LogSegment;
-use crate::replay::ReplayedFiles;
+use crate::replay::load::TableState;
+use crate::replay::reconcile::ReplayedFiles;
 use crate::snapshot::Snapshot;
 use crate::storage::Storage;
 use crate::table_config::{TableFeature, TableProperties};

@@ -19,7 +19,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use arrow_array::{Array, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use deltalog_core::action_schema::string_map;
+use deltalog_core::actions::layout::string_map;
 use deltalog_core::log::last_checkpoint::{write_last_checkpoint, LastCheckpointHint};
 use deltalog_core::log::path::{
     classic_checkpoint_file_name, commit_file_name, compaction_file_name,

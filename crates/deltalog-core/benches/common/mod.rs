@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
-use deltalog_core::action_schema::{add_fields, remove_fields, string_map};
+use deltalog_core::actions::layout::{add_fields, remove_fields, string_map};
 use deltalog_core::log::path::{classic_checkpoint_file_name, commit_file_name};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;

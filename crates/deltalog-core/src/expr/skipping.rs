@@ -16,16 +16,16 @@ use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, TimeUnit};
 use super::ast::{CompareOp, Expr};
 use super::convert::{normalize_comparison, Normalized};
 use super::eval::{apply_compare, evaluate, find_field, lookup, null_as_false};
-use crate::action_schema::PARTITION_VALUES_PARSED;
+use crate::actions::layout::PARTITION_VALUES_PARSED;
+use crate::actions::stats::{MAX_VALUES, MIN_VALUES, NULL_COUNT, NUM_RECORDS};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
-use crate::stats::{MAX_VALUES, MIN_VALUES, NULL_COUNT, NUM_RECORDS};
 
 /// Decides for every file of a batch of per-file statistics whether it COULD hold a row
 /// matching `expr`: false only when no row of the file can match (catalogue G-25).
 ///
 /// `stats` has one row per file, in the layout of the decoded statistics
-/// ([`crate::stats::parse_stats`]) with the typed partition values beside them, every column
+/// ([`crate::actions::stats::parse_stats`]) with the typed partition values beside them, every column
 /// optional (a missing column means no information):
 /// * `partitionValues_parsed` ([`PARTITION_VALUES_PARSED`]): a struct of the typed partition
 ///   columns, logical names;
@@ -34,8 +34,8 @@ use crate::stats::{MAX_VALUES, MIN_VALUES, NULL_COUNT, NUM_RECORDS};
 ///   structs mirroring the data schema, logical names;
 ///
 /// other columns (such as `tightBounds`) are ignored.
-/// `crate::file_list::MatchJudge` builds it from `add` actions and
-/// `crate::file_list::file_list_stats` from the rows of a file list.
+/// `crate::replay::file_list::MatchJudge` builds it from `add` actions and
+/// `crate::replay::file_list::file_list_stats` from the rows of a file list.
 ///
 /// The rules:
 /// * A sub-expression that references only partition columns (or none) is evaluated exactly

@@ -1524,7 +1524,7 @@ fn golden_kept_counts(name: &str, filters: &[&str]) -> Option<(usize, Vec<usize>
     let mut counts = Vec::new();
     for filter in filters {
         let expr = parse(filter);
-        let stats = crate::file_list::file_list_stats(&files).unwrap();
+        let stats = crate::replay::file_list::file_list_stats(&files).unwrap();
         let keep = files_may_match(&expr, &stats).unwrap_or_else(|e| panic!("{filter}: {e}"));
         for (row, rows) in data.iter().enumerate() {
             let matches = evaluate(&expr, rows).unwrap_or_else(|e| panic!("{filter}: {e}"));

@@ -12,8 +12,8 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt, TryStreamExt};
 
 use crate::actions::CommitInfo;
-use crate::commit::{decode_actions, read_commit_info, DecodeOptions, DecodedActions};
 use crate::error::{Error, Result};
+use crate::log::decode::commit::{decode_actions, read_commit_info, DecodeOptions, DecodedActions};
 use crate::log::path::LogPath;
 use crate::log::segment::latest_version;
 use crate::log::timestamps::{
@@ -200,7 +200,7 @@ impl CommitRange {
 }
 
 impl CommitFile {
-    /// The `commitInfo` of the commit (see [`crate::commit::read_commit_info`]).
+    /// The `commitInfo` of the commit (see [`crate::log::decode::commit::read_commit_info`]).
     pub(crate) fn commit_info(&self) -> Result<Option<CommitInfo>> {
         read_commit_info(&self.bytes, &self.name)
     }
@@ -211,7 +211,7 @@ impl CommitFile {
         commit_timestamp(info, self.file_time_ms)
     }
 
-    /// Every action of the commit, decoded (see [`crate::commit::decode_actions`]).
+    /// Every action of the commit, decoded (see [`crate::log::decode::commit::decode_actions`]).
     pub(crate) fn decode(&self, keep_stats: bool) -> Result<DecodedActions> {
         let options = DecodeOptions {
             from_checkpoint: false,

@@ -3,7 +3,34 @@
 //! them make up a version, the `_last_checkpoint` hint, the commits of a range of versions and
 //! the timestamp of each commit. Nothing here replays actions into table state.
 
-crate::internal_modules!(commit_range, last_checkpoint, path, segment, timestamps);
+#[cfg(feature = "internal-api")]
+pub mod commit_range;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod commit_range;
+#[cfg(feature = "internal-api")]
+pub mod decode;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod decode;
+#[cfg(feature = "internal-api")]
+pub mod encode;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod encode;
+#[cfg(feature = "internal-api")]
+pub mod last_checkpoint;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod last_checkpoint;
+#[cfg(feature = "internal-api")]
+pub mod path;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod path;
+#[cfg(feature = "internal-api")]
+pub mod segment;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod segment;
+#[cfg(feature = "internal-api")]
+pub mod timestamps;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod timestamps;
 
 use crate::error::{Error, Result};
 use crate::storage::Storage;

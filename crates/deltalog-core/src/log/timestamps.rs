@@ -16,8 +16,8 @@
 //! each had to be raised.
 
 use crate::actions::CommitInfo;
-use crate::commit::read_commit_info;
 use crate::error::{Error, Result};
+use crate::log::decode::commit::read_commit_info;
 use crate::log::path::{LogFileKind, LogPath};
 use crate::storage::Storage;
 

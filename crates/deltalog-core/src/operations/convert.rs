@@ -20,8 +20,10 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use futures::TryStreamExt;
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
 
+use crate::actions::partition::{
+    partition_values_to_arrow, unescape_partition_path_value, SessionTimeZone,
+};
 use crate::error::{Error, Result};
-use crate::partition::{partition_values_to_arrow, unescape_partition_path_value, SessionTimeZone};
 use crate::schema::{to_arrow_schema, ColumnMappingMode, DataType, StructField, StructType};
 use crate::storage::{Storage, TableObject};
 use crate::table::Table;

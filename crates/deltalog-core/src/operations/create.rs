@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{ConflictKind, Error, Result};
-use crate::post_commit::PostCommitReport;
+use crate::maintenance::post_commit::PostCommitReport;
 use crate::schema::StructType;
 use crate::table::{SnapshotAt, Table};
 use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID};

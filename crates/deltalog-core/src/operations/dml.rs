@@ -25,13 +25,15 @@ use futures::StreamExt;
 use roaring::RoaringTreemap;
 use serde_json::Value;
 
-use crate::action_schema::{add, deletion_vector_type, in_add_layout};
+use crate::actions::deletion_vector::{
+    self, dv_file_name, encode_dv_file, row_mask, uuid_descriptor,
+};
+use crate::actions::layout::{add, deletion_vector_type, in_add_layout};
 use crate::actions::DeletionVectorDescriptor;
-use crate::deletion_vector::{self, dv_file_name, encode_dv_file, row_mask, uuid_descriptor};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, files_may_match, partition_only, Expr};
-use crate::file_list::{file_list_stats, FileListOptions};
-use crate::post_commit::PostCommitReport;
+use crate::maintenance::post_commit::PostCommitReport;
+use crate::replay::file_list::{file_list_stats, FileListOptions};
 use crate::scan::{Scan, ScanOptions, ROW_COMMIT_VERSION_COLUMN, ROW_ID_COLUMN};
 use crate::schema::{PrimitiveType, StructType};
 use crate::snapshot::Snapshot;
@@ -442,7 +444,7 @@ pub(crate) async fn find_matches(
         let batch = batch?;
         let first = matches.physical_rows;
         let predicate = predicate.clone();
-        let mask = crate::cpu::run(
+        let mask = crate::util::cpu::run(
             move || evaluate(&predicate, &batch),
             |reason| {
                 Error::internal(
@@ -535,7 +537,7 @@ pub(crate) async fn stage_deletion_vectors(
     let vectors: Vec<RoaringTreemap> = kept.iter().map(|(_, v)| v.clone()).collect();
     let uuid = uuid::Uuid::new_v4();
     let name = dv_file_name(&uuid);
-    let (bytes, entries) = crate::cpu::run(
+    let (bytes, entries) = crate::util::cpu::run(
         move || encode_dv_file(&vectors),
         |reason| {
             Error::internal(

@@ -34,10 +34,10 @@ use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use serde_json::Value;
 
-use crate::action_schema::add;
+use crate::actions::layout::add;
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
-use crate::file_list::file_list_stats;
+use crate::replay::file_list::file_list_stats;
 use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
@@ -490,7 +490,7 @@ async fn z_ordered(
     let schema: SchemaRef = scan.schema();
     let batches: Vec<RecordBatch> = scan.stream().try_collect().await?;
     let columns = columns.to_vec();
-    let sorted = crate::cpu::run(
+    let sorted = crate::util::cpu::run(
         move || {
             let all = concat_batches(&schema, &batches)
                 .map_err(|error| Error::arrow("gathering the rows to Z-order", error))?;

@@ -105,10 +105,10 @@ mod tests {
     use arrow_array::types::Int64Type;
 
     use super::*;
-    use crate::changes::ChangeScan;
     use crate::expr::parse_sql;
     use crate::operations::dml::test_tables::{ids, ids_batch, table_of};
     use crate::operations::{write_table, WriteMode, WriteTableOptions};
+    use crate::scan::changes::ChangeScan;
     use crate::table::{SnapshotAt, Table};
     use crate::write::changes::CHANGE_TYPE;
 

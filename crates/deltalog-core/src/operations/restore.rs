@@ -28,10 +28,10 @@ use arrow_array::{Array, BooleanArray, StructArray};
 use futures::StreamExt;
 use serde_json::Value;
 
-use crate::action_schema::{add, in_add_layout};
+use crate::actions::layout::{add, in_add_layout};
 use crate::error::{Error, Result};
-use crate::load::load_segment;
-use crate::replay::FileKeys;
+use crate::replay::load::load_segment;
+use crate::replay::reconcile::FileKeys;
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
 use crate::table_config::features::{reader_features, writer_features};

@@ -244,7 +244,7 @@ async fn update_file(
         let before = filter(&batch, &matched)?;
         let job_assignments = assignments.clone();
         let job_rows = before.clone();
-        let after = crate::cpu::run(
+        let after = crate::util::cpu::run(
             move || job_assignments.apply(&job_rows, now_micros),
             |reason| {
                 Error::internal(

@@ -17,17 +17,17 @@
 //! `VACUUM START` (with `numFilesToDelete`, `sizeOfDataToDelete`) and `VACUUM END` (status
 //! `COMPLETED`, or `FAILED` when a delete failed), as Spark does.
 
+use crate::util::time::duration_ms;
 use std::collections::HashSet;
-use std::time::Duration;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, StructArray};
 use futures::TryStreamExt;
 
-use crate::action_schema::{add, remove};
+use crate::actions::deletion_vector::{resolve as resolve_dv, DvLocation};
+use crate::actions::layout::{add, remove};
 use crate::actions::DeletionVectorDescriptor;
-use crate::deletion_vector::{resolve as resolve_dv, DvLocation};
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 use crate::storage::{Storage, TableObject};
@@ -336,10 +336,6 @@ async fn delete_in_batches(storage: &Storage, files: &[String]) -> Result<usize>
         deleted += storage.delete_relative(batch.to_vec()).await?;
     }
     Ok(deleted)
-}
-
-fn duration_ms(duration: Duration) -> i64 {
-    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::post_commit::PostCommitReport;
+use crate::maintenance::post_commit::PostCommitReport;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::table::{SnapshotAt, Table};
 use crate::table_config::properties::COLUMN_MAPPING_MAX_COLUMN_ID;

@@ -1,5 +1,5 @@
 //! Reading data files the caller names, rather than a snapshot's file list: the reader of
-//! [`super::Scan`] for the change data feed ([`crate::changes`]). Each file comes with the
+//! [`super::Scan`] for the change data feed ([`crate::scan::changes`]). Each file comes with the
 //! values of the columns that are constant over its rows (partition values, the commit
 //! version, ...) and may be restricted to a set of row indexes.
 

@@ -11,6 +11,15 @@
 //! columns from the typed `partitionValues`, add row tracking columns on request, and drop the
 //! rows its deletion vector marks, counting row indexes before any row is dropped.
 
+#[cfg(feature = "internal-api")]
+pub mod changes;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod changes;
+#[cfg(feature = "internal-api")]
+pub mod streaming;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod streaming;
+
 mod files;
 mod mapping;
 mod native;
@@ -29,11 +38,11 @@ use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use futures::stream::{self, BoxStream};
 use futures::{StreamExt, TryStreamExt};
 
+use crate::actions::partition::SessionTimeZone;
 use crate::actions::{DeletionVectorDescriptor, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, files_may_match, Expr};
-use crate::file_list::{file_list_stats, FileListOptions};
-use crate::partition::SessionTimeZone;
+use crate::replay::file_list::{file_list_stats, FileListOptions};
 use crate::schema::{
     to_arrow_schema, ArrayType, DataType as DeltaType, MapType, PrimitiveType, StructField,
     StructType,
@@ -245,7 +254,7 @@ impl Scan {
         self.inner.context.output_schema.clone()
     }
 
-    /// The rows of the file list (see `crate::file_list`) of the files this scan reads.
+    /// The rows of the file list (see `crate::replay::file_list`) of the files this scan reads.
     pub fn files(&self) -> &[RecordBatch] {
         &self.inner.files
     }
@@ -298,7 +307,7 @@ pub async fn deletion_vectors(snapshot: &Snapshot) -> Result<RecordBatch> {
     let storage = snapshot.storage();
     let (paths_in_order, descriptors): (Vec<String>, Vec<DeletionVectorDescriptor>) =
         described.into_iter().unzip();
-    let bitmaps = crate::deletion_vector::load_many(storage, &descriptors).await?;
+    let bitmaps = crate::actions::deletion_vector::load_many(storage, &descriptors).await?;
     let item_field = Arc::new(Field::new("item", ArrowType::UInt64, false));
     let mut paths = StringBuilder::new();
     let mut rows = ListBuilder::new(UInt64Builder::new()).with_field(item_field.clone());
@@ -723,7 +732,7 @@ fn missing(table: &str, name: &str) -> Error {
 }
 
 /// The batches of one file, a few ahead of the reader: a task of the current tokio runtime
-/// drives the file's IO and awaits its decoding jobs ([`crate::cpu::run`], so the task never
+/// drives the file's IO and awaits its decoding jobs ([`crate::util::cpu::run`], so the task never
 /// blocks a runtime thread), which lets several files progress while the reader consumes
 /// another. Without a runtime the reader drives the file itself, one batch at a time.
 fn file_stream(

@@ -4,7 +4,7 @@
 //!
 //! IO goes through [`Storage::parquet_reader`], one row group's projected column chunks at a
 //! time; decoding a batch and turning it into an output batch is CPU work, one job of
-//! [`crate::cpu::run`] per batch.
+//! [`crate::util::cpu::run`] per batch.
 
 use std::sync::Arc;
 
@@ -25,14 +25,14 @@ use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use roaring::RoaringTreemap;
 
 use super::mapping::{find_file_field, int96_as_micros, to_table_column};
+use crate::actions::deletion_vector::{self, row_mask};
 use crate::actions::DeletionVectorDescriptor;
-use crate::cpu;
-use crate::deletion_vector::{self, row_mask};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, Expr};
 use crate::schema::{ColumnMappingMode, StructField};
 use crate::storage::parquet::not_found_in;
 use crate::storage::{ParquetReader, Storage};
+use crate::util::cpu;
 
 /// What every file of a scan shares: where to read, what to produce.
 #[derive(Debug)]

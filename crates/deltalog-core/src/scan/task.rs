@@ -26,10 +26,10 @@ use arrow_schema::SchemaRef;
 use serde::{Deserialize, Serialize};
 
 use super::{int64_column, Scan, ScanOptions};
+use crate::actions::partition::SessionTimeZone;
 use crate::actions::{Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::parse_sql;
-use crate::partition::SessionTimeZone;
 use crate::storage::Storage;
 use crate::table::Table;
 

@@ -16,7 +16,9 @@ use roaring::RoaringTreemap;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::deletion_vector::{encode_dv_file, encode_inline, uuid_descriptor, uuid_relative_path};
+use crate::actions::deletion_vector::{
+    encode_dv_file, encode_inline, uuid_descriptor, uuid_relative_path,
+};
 use crate::schema::PARQUET_FIELD_ID_META_KEY;
 use crate::table::{SnapshotAt, Table};
 
@@ -795,7 +797,7 @@ async fn scan_tasks_survive_encoding_and_read_without_the_log() {
     let options = ScanOptions {
         columns: Some(vec!["id".to_string()]),
         filter: Some(crate::expr::parse_sql("id < 3 AND id IN (1, 2, 5)").unwrap()),
-        timezone: crate::partition::SessionTimeZone::parse("America/Los_Angeles").unwrap(),
+        timezone: crate::actions::partition::SessionTimeZone::parse("America/Los_Angeles").unwrap(),
         ..ScanOptions::default()
     };
     let planned = Scan::new(&snapshot, options).await.unwrap();

@@ -3,7 +3,7 @@
 //!
 //! The reader only fetches bytes; the footer is parsed and the pages decoded by whoever drives
 //! it (`ParquetRecordBatchStreamBuilder`), and CPU-heavy decoding is handed to
-//! [`crate::cpu::run`] by the callers.
+//! [`crate::util::cpu::run`] by the callers.
 
 use std::ops::Range;
 use std::sync::Arc;

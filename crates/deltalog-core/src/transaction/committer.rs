@@ -16,8 +16,8 @@ use std::fmt;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 
-use crate::commit::read_commit_info;
 use crate::error::{Error, Result};
+use crate::log::decode::commit::read_commit_info;
 use crate::log::list_log_from;
 use crate::log::path::commit_file_name;
 use crate::storage::Storage;

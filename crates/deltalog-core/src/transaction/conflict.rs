@@ -16,13 +16,13 @@ use arrow::compute::filter;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, BooleanArray, StructArray};
 
-use crate::action_schema::add;
+use crate::actions::layout::add;
 use crate::actions::Protocol;
-use crate::commit::DecodedActions;
 use crate::error::{ConflictKind, Error, Result};
 use crate::expr::{files_may_match, partition_only, Expr};
-use crate::file_list::{active_files, file_list_stats, FileListOptions};
-use crate::replay::FileKeys;
+use crate::log::decode::commit::DecodedActions;
+use crate::replay::file_list::{active_files, file_list_stats, FileListOptions};
+use crate::replay::reconcile::FileKeys;
 use crate::snapshot::Snapshot;
 use crate::table_config::properties::IsolationLevel;
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::{AddFile, CommitResult, MetadataUpdate, Transaction};
 use crate::error::{Error, Result};
-use crate::post_commit::PostCommitReport;
+use crate::maintenance::post_commit::PostCommitReport;
 use crate::schema::StructType;
 use crate::snapshot::Snapshot;
 use crate::table_config::{TableConfiguration, TableFeature};
@@ -38,7 +38,7 @@ pub(crate) const DATA_WRITER_FEATURES: [TableFeature; 6] = [
 pub struct TableCommit {
     /// The version committed, or the table's version when nothing was committed.
     pub version: u64,
-    /// False when nothing was committed ([`WriteMode::Ignore`] on an existing table, an
+    /// False when nothing was committed ([`crate::WriteMode::Ignore`] on an existing table, an
     /// application version already committed).
     pub committed: bool,
     /// How often the commit was retried after losing a race.

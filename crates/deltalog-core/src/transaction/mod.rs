@@ -15,9 +15,11 @@
 //! retries at the newest version, with jittered backoff, up to a limit.
 
 pub(crate) mod committer;
-crate::internal_modules!(conflict);
+#[cfg(feature = "internal-api")]
+pub mod conflict;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod conflict;
 mod data;
-pub(crate) mod encode;
 
 mod access;
 
@@ -32,19 +34,20 @@ use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, StructArray};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::action_schema::{add, cdc_fields, in_add_layout};
+use crate::actions::layout::{add, cdc_fields, in_add_layout};
 use crate::actions::{CommitInfo, DomainMetadata, Format, Metadata, Protocol, Txn};
-use crate::commit::{decode_actions, DecodeOptions};
 use crate::error::{ConflictKind, Error, Result};
 use crate::expr::{files_may_match, Expr};
-use crate::file_list::{file_list_stats, FileListOptions};
 use crate::log::commit_range::CommitRange;
+use crate::log::decode::commit::{decode_actions, DecodeOptions};
+use crate::log::encode;
 use crate::log::segment::latest_version;
 use crate::log::timestamps::MONOTONIC_LOOKBACK;
-use crate::post_commit::{
+use crate::maintenance::post_commit::{
     Committed, PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep,
 };
-use crate::replay::FileKeys;
+use crate::replay::file_list::{file_list_stats, FileListOptions};
+use crate::replay::reconcile::FileKeys;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
@@ -58,12 +61,13 @@ use crate::table_config::writing::{
     is_protocol_key, least_protocol, requested_versions, required_features, upgrade_protocol,
 };
 use crate::table_config::{TableConfiguration, TableFeature};
+use crate::util::time::now_ms;
 
+pub use crate::log::encode::AddFile;
 pub use committer::{CommitOutcome, Committer, FileSystemCommitter};
 pub(crate) use conflict::ROW_TRACKING_DOMAIN;
 pub(crate) use data::{add_file, committed, DATA_WRITER_FEATURES};
 pub use data::{TableCommit, TableTransaction};
-pub use encode::AddFile;
 
 /// `commitInfo.engineInfo` of every commit this library writes.
 pub(crate) const ENGINE_INFO: &str = concat!("deltalog/", env!("CARGO_PKG_VERSION"));
@@ -375,7 +379,7 @@ impl Transaction {
     }
 
     /// Stages files to add: rows of the internal add layout
-    /// (`crate::action_schema::add_fields`; paths URL-encoded, `numRecords` set when row
+    /// (`crate::actions::layout::add_fields`; paths URL-encoded, `numRecords` set when row
     /// tracking needs it), such as `encode::add_rows` builds or a snapshot's
     /// [`Snapshot::add_actions`] holds (children beyond the layout, such as a checkpoint's
     /// `partitionValues_parsed`, are dropped). Rows in another layout are an
@@ -401,7 +405,7 @@ impl Transaction {
         self.add_files(rows)
     }
 
-    /// Stages change data files: rows of `crate::action_schema::cdc_fields`.
+    /// Stages change data files: rows of `crate::actions::layout::cdc_fields`.
     pub fn add_cdc_files(&mut self, cdc: StructArray) -> Result<()> {
         if cdc.fields() != &cdc_fields() {
             return Err(Error::internal(
@@ -832,7 +836,7 @@ impl Transaction {
     ) -> Result<()> {
         let storage = self.table.storage();
         let retention = prepared.config.properties().log_retention_duration;
-        let retention_ms = crate::checkpoint_write::duration_ms(retention);
+        let retention_ms = crate::util::time::duration_ms(retention);
         let previous_ms = rebase.last_commit_timestamp;
         if !committer::landed_behind_cleanup(storage, version, previous_ms, retention_ms, now_ms())
             .await?
@@ -859,10 +863,10 @@ impl Transaction {
         })
     }
 
-    /// Post-commit work (`.crc` files, checkpoints, log cleanup; see [`crate::post_commit`]).
+    /// Post-commit work (`.crc` files, checkpoints, log cleanup; see [`crate::maintenance::post_commit`]).
     /// Called once the commit is in the log; nothing done here fails the commit.
     async fn post_commit_hook(&self, committed: &Committed<'_>) -> PostCommitReport {
-        crate::post_commit::run(committed, &self.options.post_commit).await
+        crate::maintenance::post_commit::run(committed, &self.options.post_commit).await
     }
 
     fn count_retry(&self, retries: u32, version: u64) -> Result<u32> {
@@ -1452,10 +1456,6 @@ fn int_column<'a>(batch: &'a StructArray, name: &str) -> Option<&'a Int64Array> 
 fn select(batch: &StructArray, mask: &BooleanArray) -> Result<StructArray> {
     let selected = filter(batch, mask).map_err(|error| Error::arrow("selecting files", error))?;
     Ok(selected.as_struct().clone())
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use arrow_array::types::Int64Type;
 use futures::future::BoxFuture;
 
 use super::*;
-use crate::commit::DecodedActions;
+use crate::log::decode::commit::DecodedActions;
 use crate::log::path::commit_file_name;
 use crate::schema::{PrimitiveType, StructField};
 use crate::storage::Storage;

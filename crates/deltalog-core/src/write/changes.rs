@@ -67,10 +67,10 @@ pub(crate) fn cdc_rows(files: &[WrittenFile]) -> Result<StructArray> {
             .append(true)
             .map_err(|error| Error::arrow("change data file partition values", error))?;
     }
-    let fields = crate::action_schema::cdc_fields();
+    let fields = crate::actions::layout::cdc_fields();
     let paths: StringArray = files
         .iter()
-        .map(|f| Some(crate::transaction::encode::encode_path(&f.path)))
+        .map(|f| Some(crate::log::encode::encode_path(&f.path)))
         .collect();
     let partitions = partitions.finish();
     let partitions = match fields[1].data_type() {

@@ -13,6 +13,7 @@ use super::stats::FileStats;
 use super::WrittenFile;
 use crate::error::{Error, Result};
 use crate::storage::{ObjectUpload, Storage};
+use crate::util::time::now_ms;
 
 /// An open data file.
 pub(crate) struct OpenFile {
@@ -178,7 +179,7 @@ impl OpenFile {
             .ok_or_else(|| Error::InvalidArgument(format!("data file {} is closed", self.path)))?;
         let plan = plan.clone();
         let path = self.path.clone();
-        let (encoder, bytes) = crate::cpu::run(
+        let (encoder, bytes) = crate::util::cpu::run(
             move || {
                 let Encoder {
                     writer,
@@ -214,7 +215,7 @@ impl OpenFile {
         };
         let path = self.path.clone();
         let job_plan = plan.clone();
-        let finished = crate::cpu::run(
+        let finished = crate::util::cpu::run(
             move || {
                 let Encoder {
                     mut writer,
@@ -279,12 +280,4 @@ fn random_prefix(length: usize) -> String {
         }
     }
     prefix
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| {
-            i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
-        })
 }

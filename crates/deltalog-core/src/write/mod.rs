@@ -33,14 +33,17 @@
 //! open per partition seen, so its memory grows with the partitions written at once, as
 //! Spark's does for unsorted input.
 //!
-//! CPU: preparing a batch and encoding it run on the rayon pool through [`crate::cpu::run`],
+//! CPU: preparing a batch and encoding it run on the rayon pool through [`crate::util::cpu::run`],
 //! never on the thread polling the future; the files of different partitions encode in
 //! parallel, and within one file encoding and statistics run side by side.
 
 pub(crate) mod changes;
 pub(crate) mod conform;
 pub(crate) mod duties;
-crate::internal_modules!(stats);
+#[cfg(feature = "internal-api")]
+pub mod stats;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod stats;
 
 mod file;
 mod plan;
@@ -254,7 +257,7 @@ impl DataFileWriter {
         }
         let plan = self.plan.clone();
         let identity = self.identity.clone();
-        let (parts, identity) = crate::cpu::run(
+        let (parts, identity) = crate::util::cpu::run(
             move || {
                 let mut identity = identity;
                 let parts = plan.prepare(&batch, origin, &mut identity)?;

@@ -16,8 +16,8 @@ use super::conform::conform_batch;
 use super::duties::{Duties, IdentityState};
 use super::stats::StatsPlan;
 use super::{Codec, RowOrigin, WriterOptions, DEFAULT_TARGET_FILE_SIZE};
+use crate::actions::partition::{escape_partition_path_value, HIVE_DEFAULT_PARTITION};
 use crate::error::{Error, Result};
-use crate::partition::{escape_partition_path_value, HIVE_DEFAULT_PARTITION};
 use crate::scalar::{to_partition_value, Scalar};
 use crate::schema::{
     to_arrow_physical_schema, to_arrow_schema, DataType, PrimitiveType, StructType,
@@ -167,7 +167,7 @@ impl WritePlan {
 
     /// Conforms `batch` to the table, does the table's per-row duties and splits the rows by
     /// partition; `origin` says whether the rows keep their identity values. CPU work: run it
-    /// through [`crate::cpu::run`].
+    /// through [`crate::util::cpu::run`].
     pub(super) fn prepare(
         &self,
         batch: &RecordBatch,

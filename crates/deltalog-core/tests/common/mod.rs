@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
-use deltalog_core::action_schema::{file_action_schema, string_map};
+use deltalog_core::actions::layout::{file_action_schema, string_map};
 use serde_json::Value;
 
 pub fn golden_dir() -> PathBuf {

@@ -323,7 +323,7 @@ impl MergeRun {
                 .map(|row| !matches.deleted_before.contains(first + row))
                 .collect();
             let job = (plan.clone(), batch.clone());
-            let changes = crate::cpu::run(
+            let changes = crate::util::cpu::run(
                 move || job.0.merge_batch(&job.1, &live),
                 |reason| Error::internal_invariant(format!("merging target rows: {reason}")),
             )
@@ -365,7 +365,7 @@ impl MergeRun {
             .map(|(row, _)| row as u32)
             .collect();
         let job = plan.clone();
-        let changes = crate::cpu::run(
+        let changes = crate::util::cpu::run(
             move || job.insert(&unmatched),
             |reason| Error::internal_invariant(format!("inserting source rows: {reason}")),
         )

@@ -16,12 +16,12 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use serde_json::{json, Value};
 
-use crate::action_schema::{
+use crate::actions::layout::{
     add, deletion_vector_type, remove, string_map, PARTITION_VALUES_PARSED,
 };
+use crate::actions::stats::stats_schema_with_mode;
 use crate::error::{Error, Result};
 use crate::schema::{to_arrow_data_type, DataType as DeltaType};
-use crate::stats::stats_schema_with_mode;
 use crate::table_config::TableConfiguration;
 
 /// `add.stats_parsed` (spec "Checkpoint Schema").

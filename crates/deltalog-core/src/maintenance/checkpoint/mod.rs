@@ -31,10 +31,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, BooleanArray, RecordBatch, StringArray, StructArray};
 use bytes::Bytes;
 
-use crate::action_schema::add;
+use crate::actions::layout::add;
 use crate::actions::unique_dv_id;
 use crate::error::{Error, Result};
-use crate::load::TableState;
 use crate::log::last_checkpoint::{
     parse_last_checkpoint, write_last_checkpoint, LastCheckpointHint,
 };
@@ -42,11 +41,13 @@ use crate::log::path::{
     classic_checkpoint_file_name, multi_part_checkpoint_file_name, uuid_checkpoint_file_name,
     CheckpointFormat, LAST_CHECKPOINT_FILE, SIDECARS_DIR,
 };
+use crate::replay::load::TableState;
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
 use crate::table::Table;
 use crate::table_config::properties::CheckpointPolicy;
 use crate::table_config::{TableConfiguration, TableFeature};
+use crate::util::time::{duration_ms, now_ms};
 use out::ParquetFileOut;
 use rows::{
     checkpoint_adds, checkpoint_removes, json_rows, non_file_action_lines, single_column_batch,
@@ -415,7 +416,7 @@ fn file_action_batch(
 /// The tombstones of `removes` deleted after `cutoff_ms`, in the internal layout.
 fn internal_removes_kept(removes: &StructArray, cutoff_ms: i64) -> Result<Option<StructArray>> {
     let times = removes
-        .column_by_name(crate::action_schema::remove::DELETION_TIMESTAMP)
+        .column_by_name(crate::actions::layout::remove::DELETION_TIMESTAMP)
         .and_then(|c| c.as_primitive_opt::<arrow_array::types::Int64Type>());
     let keep: BooleanArray = (0..removes.len())
         .map(|row| {
@@ -490,7 +491,7 @@ async fn write_multi_part(
     let uses_dvs = content.uses_deletion_vectors;
     let assigned = {
         let chunks = chunks.clone();
-        crate::cpu::run(
+        crate::util::cpu::run(
             move || {
                 chunks
                     .iter()
@@ -768,20 +769,6 @@ async fn write_hint(storage: &Storage, hint: &LastCheckpointHint) -> Result<()> 
 
 fn to_i64(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
-}
-
-/// Milliseconds since the epoch, now.
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| {
-            i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
-        })
-}
-
-/// A duration in whole milliseconds, saturating.
-pub(crate) fn duration_ms(duration: std::time::Duration) -> i64 {
-    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

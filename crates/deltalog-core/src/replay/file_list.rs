@@ -16,12 +16,12 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
-use crate::action_schema::{add, PARTITION_VALUES_PARSED};
+use crate::actions::layout::{add, PARTITION_VALUES_PARSED};
+use crate::actions::partition::{partition_values_to_arrow, SessionTimeZone};
+use crate::actions::stats::{self, parse_stats, stats_schema};
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
-use crate::partition::{partition_values_to_arrow, SessionTimeZone};
 use crate::schema::{to_arrow_data_type, ColumnMappingMode, DataType as DeltaType, StructType};
-use crate::stats::{self, parse_stats, stats_schema};
 use crate::table_config::TableConfiguration;
 
 /// What to put in the file list.
@@ -233,7 +233,7 @@ impl<'a> FileListBuilder<'a> {
             Field::new("num_records", DataType::Int64, true),
             Field::new("base_row_id", DataType::Int64, true),
             Field::new("default_row_commit_version", DataType::Int64, true),
-            Field::new("tags", crate::action_schema::string_map(), true),
+            Field::new("tags", crate::actions::layout::string_map(), true),
         ];
         if options.with_stats {
             let logical = logical_stats_type(&stats_type, &data_schema, config.column_mapping())?;

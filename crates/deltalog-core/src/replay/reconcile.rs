@@ -7,8 +7,8 @@
 //! seen keys; checkpoint rows are already reconciled, so they only probe it, and their batches
 //! are probed in parallel on the rayon pool.
 //!
-//! Replay is CPU work: async code runs it through [`crate::cpu::run`] (see
-//! [`crate::load::fold_state_async`]), never on a runtime thread.
+//! Replay is CPU work: async code runs it through [`crate::util::cpu::run`] (see
+//! [`crate::replay::load::fold_state_async`]), never on a runtime thread.
 
 use std::borrow::Cow;
 
@@ -18,7 +18,7 @@ use hashbrown::HashSet;
 use rayon::prelude::*;
 use url::Url;
 
-use crate::action_schema::{add, FileActionBatch};
+use crate::actions::layout::{add, FileActionBatch};
 use crate::actions::unique_dv_id;
 use crate::error::{Error, Result};
 

@@ -13,16 +13,16 @@ use bytes::Bytes;
 
 use crate::actions::{DomainMetadata, Txn};
 use crate::error::{Error, Result};
-use crate::load::decode_commits;
 use crate::log::commit_range::CommitRange;
-use crate::log::list_log_from;
-use crate::log::path::compaction_file_name;
-use crate::replay::{replay_files, FileKeys};
-use crate::table::Table;
-use crate::transaction::encode::{
+use crate::log::encode::{
     domain_metadata_line, metadata_line, protocol_line, txn_line, write_add_lines,
     write_remove_lines,
 };
+use crate::log::list_log_from;
+use crate::log::path::compaction_file_name;
+use crate::replay::load::decode_commits;
+use crate::replay::reconcile::{replay_files, FileKeys};
+use crate::table::Table;
 
 impl Table {
     /// Writes the log compaction file of the commits `start_version..=end_version` and returns
@@ -43,7 +43,7 @@ impl Table {
         let commits = decode_commits(range.read_all(storage).await?, true).await?;
         let keys = FileKeys::new(storage.root_url());
         let uri = self.uri().to_string();
-        let content = crate::cpu::run(
+        let content = crate::util::cpu::run(
             move || compacted_lines(commits, &keys),
             |reason| Error::invalid_table(uri, reason),
         )
@@ -60,7 +60,7 @@ impl Table {
 }
 
 /// The reconciled actions of `commits` (newest first) as JSON lines.
-fn compacted_lines(commits: crate::load::Deltas, keys: &FileKeys) -> Result<Vec<u8>> {
+fn compacted_lines(commits: crate::replay::load::Deltas, keys: &FileKeys) -> Result<Vec<u8>> {
     let mut protocol = None;
     let mut metadata = None;
     let mut txns: HashMap<String, Txn> = HashMap::new();
@@ -108,8 +108,8 @@ fn compacted_lines(commits: crate::load::Deltas, keys: &FileKeys) -> Result<Vec<
 
 #[cfg(test)]
 mod tests {
-    use crate::checkpoint_write::tests::{state_of, table_with_history};
     use crate::log::segment::build_log_segment;
+    use crate::maintenance::checkpoint::tests::{state_of, table_with_history};
     use crate::snapshot::SnapshotAt;
 
     #[tokio::test]

@@ -2,7 +2,7 @@
 //! them (spec "Delta Log Entries", "Actions"; catalogue B).
 //!
 //! Non-file actions are encoded from their structs ([`crate::actions`]); file actions from
-//! Arrow struct arrays in the internal layouts of [`crate::action_schema`] (`add_fields`,
+//! Arrow struct arrays in the internal layouts of [`crate::actions::layout`] (`add_fields`,
 //! `remove_fields`, `cdc_fields`), the layout replay produces, so the rows of a snapshot are
 //! removed by selecting them. Optional fields that are null are left out; `numRecords`, an
 //! internal column of the add layout, is never written. [`AddFile`] builds add rows from the
@@ -15,12 +15,12 @@ use arrow_array::{
 };
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC};
 
-use crate::action_schema::{add, remove, remove_fields};
+use crate::actions::layout::{add, remove, remove_fields};
 use crate::actions::{
     CommitInfo, DeletionVectorDescriptor, DomainMetadata, Metadata, Protocol, Txn,
 };
-use crate::commit::{decode_actions, DecodeOptions};
 use crate::error::{Error, Result};
+use crate::log::decode::commit::{decode_actions, DecodeOptions};
 use crate::table_config::features::{MAX_READER_VERSION, MAX_WRITER_VERSION};
 
 /// The facts of one data file to add (spec "Add File and Remove File"), turned into a row of
@@ -51,7 +51,7 @@ pub struct AddFile {
     pub clustering_provider: Option<String>,
 }
 
-/// `files` as rows of the internal add layout ([`crate::action_schema::add_fields`], with
+/// `files` as rows of the internal add layout ([`crate::actions::layout::add_fields`], with
 /// `stats` kept and `numRecords` read from it).
 ///
 /// Errors: [`Error::InvalidArgument`] for a file without a path or with a negative size, or
@@ -86,7 +86,10 @@ pub(crate) fn add_rows(files: &[AddFile]) -> Result<StructArray> {
     let decoded = decode_actions(&text, 0, "the added files", options)?;
     match decoded.file_actions.into_iter().next() {
         Some(batch) => Ok(batch.adds),
-        None => Ok(StructArray::new_null(crate::action_schema::add_fields(), 0)),
+        None => Ok(StructArray::new_null(
+            crate::actions::layout::add_fields(),
+            0,
+        )),
     }
 }
 
@@ -256,7 +259,7 @@ pub(crate) fn write_remove_lines(removes: &StructArray, out: &mut Vec<u8>) -> Re
 }
 
 /// Appends one `{"cdc":...}` line per valid row of `cdc` (the layout of
-/// [`crate::action_schema::cdc_fields`]) to `out`; `dataChange` is always `false`.
+/// [`crate::actions::layout::cdc_fields`]) to `out`; `dataChange` is always `false`.
 pub(crate) fn write_cdc_lines(cdc: &StructArray, out: &mut Vec<u8>) -> Result<()> {
     let columns = FileColumns::new(cdc, "change data files")?;
     for row in (0..cdc.len()).filter(|row| cdc.is_valid(*row)) {

@@ -1,9 +1,9 @@
 //! The rows of a checkpoint as Arrow batches of a [`CheckpointLayout`]: the non-file actions
 //! (decoded from their JSON lines by arrow-json into the checkpoint schema), and the live
 //! `add` and unexpired `remove` actions of the snapshot's state, converted chunk by chunk from
-//! the internal layout of [`crate::action_schema`] (spec "Checkpoints").
+//! the internal layout of [`crate::actions::layout`] (spec "Checkpoints").
 //!
-//! All of it is CPU work, run by the caller through [`crate::cpu::run`].
+//! All of it is CPU work, run by the caller through [`crate::util::cpu::run`].
 
 use std::sync::Arc;
 
@@ -17,13 +17,13 @@ use arrow_json::ReaderBuilder;
 use arrow_schema::{DataType, Fields, SchemaRef};
 
 use super::schema::{CheckpointLayout, STATS_PARSED};
-use crate::action_schema::{add, remove, PARTITION_VALUES_PARSED};
+use crate::actions::layout::{add, remove, PARTITION_VALUES_PARSED};
+use crate::actions::partition::{partition_values_to_arrow, SessionTimeZone};
+use crate::actions::stats::parse_stats;
 use crate::actions::{DomainMetadata, Metadata, Protocol, Txn};
 use crate::error::{Error, Result};
-use crate::file_list::map_values;
-use crate::partition::{partition_values_to_arrow, SessionTimeZone};
+use crate::replay::file_list::map_values;
 use crate::schema::DataType as DeltaType;
-use crate::stats::parse_stats;
 use crate::table_config::TableConfiguration;
 
 /// One JSON line per non-file action of a checkpoint: `protocol`, `metaData`, every `txn`,
@@ -232,9 +232,9 @@ pub(crate) fn struct_of<'a>(batch: &'a RecordBatch, name: &str) -> &'a StructArr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::action_schema::{add_fields, string_map};
+    use crate::actions::layout::{add_fields, string_map};
     use crate::actions::Format;
-    use crate::checkpoint_write::schema::column;
+    use crate::maintenance::checkpoint::schema::column;
     use std::collections::HashMap;
 
     fn metadata(configuration: &[(&str, &str)]) -> Metadata {
@@ -332,7 +332,7 @@ mod tests {
         ];
         let internal = Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
             "remove",
-            DataType::Struct(crate::action_schema::remove_fields()),
+            DataType::Struct(crate::actions::layout::remove_fields()),
             true,
         )]));
         let batch = json_rows(&lines, &internal).unwrap();

@@ -39,13 +39,12 @@ use roaring::RoaringTreemap;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+use crate::actions::partition::{partition_values_to_arrow, SessionTimeZone};
 use crate::actions::{CommitInfo, DeletionVectorDescriptor, Metadata, Protocol};
-use crate::commit::{action_lines, commit_info, ActionLine};
-use crate::cpu;
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, partition_only, Expr};
 use crate::log::commit_range::{CommitFile, CommitRange};
-use crate::partition::{partition_values_to_arrow, SessionTimeZone};
+use crate::log::decode::commit::{action_lines, commit_info, ActionLine};
 use crate::scan::{FileSetScan, FileToRead, ScanOptions};
 use crate::schema::{
     ColumnMappingMode, DataType, PrimitiveType, StructField, StructType,
@@ -56,6 +55,7 @@ use crate::table::{SnapshotAt, Table};
 use crate::table_config::features::ensure_readable;
 use crate::table_config::properties::{parse_bool, ENABLE_CHANGE_DATA_FEED};
 use crate::table_config::TableConfiguration;
+use crate::util::cpu;
 
 /// The column holding the kind of change of a row (catalogue E3-03).
 pub(crate) const CHANGE_TYPE_COLUMN: &str = "_change_type";

@@ -168,7 +168,7 @@ pub(crate) struct FileActionBatch {
     pub file: Arc<str>,
     pub adds: StructArray,
     pub removes: StructArray,
-    /// Set by a filtered load (`crate::load::load_segment_matching`): per row, false when
+    /// Set by a filtered load (`crate::replay::load::load_segment_matching`): per row, false when
     /// its `add` cannot match the filter by its statistics. Such a row still counts in
     /// reconciliation (its key hides older actions) but never becomes a live file.
     pub may_match: Option<BooleanArray>,

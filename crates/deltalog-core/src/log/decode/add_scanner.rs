@@ -1,6 +1,6 @@
 //! A fast scanner for the common shape of `add` and `remove` lines of a JSON commit (spec
 //! "Add File and Remove File"), building the columns of
-//! [`crate::action_schema::file_action_schema`] directly.
+//! [`crate::actions::layout::file_action_schema`] directly.
 //!
 //! It knows exactly one shape: `{"add":{...}}` or `{"remove":{...}}` whose keys are fields of
 //! the action (each at most once), with strings (standard JSON escapes, surrogate pairs),
@@ -17,7 +17,7 @@ use arrow_array::builder::{BooleanBuilder, Int64Builder, StringBuilder};
 use arrow_array::{new_null_array, ArrayRef, MapArray, RecordBatch, StructArray};
 use arrow_schema::{DataType, FieldRef, Fields};
 
-use crate::action_schema::{add_fields, file_action_schema, remove_fields};
+use crate::actions::layout::{add_fields, file_action_schema, remove_fields};
 
 /// The `add`/`remove` lines (each a whole JSON line) as one batch of
 /// [`file_action_schema`], or `None` when a line is not of the shape this scanner knows.
@@ -440,7 +440,7 @@ impl<'a> Cursor<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commit::decode_file_lines;
+    use crate::log::decode::commit::decode_file_lines;
     use arrow_array::Array;
     use proptest::prelude::*;
 

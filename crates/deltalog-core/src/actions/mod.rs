@@ -1,8 +1,28 @@
 //! The non-file actions of the log as plain structs (spec "Actions").
 //!
-//! File actions (`add`, `remove`, `cdc`) live in Arrow record batches (see
-//! [`crate::action_schema`]); everything else is rare enough to be a struct. Unknown fields are
-//! ignored, as the spec requires (catalogue B-02).
+//! File actions (`add`, `remove`, `cdc`) live in Arrow record batches (see [`layout`]);
+//! everything else is rare enough to be a struct. Unknown fields are ignored, as the spec
+//! requires (catalogue B-02).
+//!
+//! Beside them: the Arrow layout of file actions (`layout`), deletion vectors
+//! (`deletion_vector`), partition values (`partition`) and per-file statistics (`stats`).
+
+#[cfg(feature = "internal-api")]
+pub mod deletion_vector;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod deletion_vector;
+#[cfg(feature = "internal-api")]
+pub mod layout;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod layout;
+#[cfg(feature = "internal-api")]
+pub mod partition;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod partition;
+#[cfg(feature = "internal-api")]
+pub mod stats;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod stats;
 
 use std::collections::{BTreeSet, HashMap};
 

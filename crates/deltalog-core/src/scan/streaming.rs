@@ -19,11 +19,11 @@ use arrow_array::{Array, BooleanArray, RecordBatch, StructArray, UInt32Array};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 
-use crate::action_schema::add;
+use crate::actions::layout::add;
 use crate::actions::{Metadata, Protocol};
 use crate::error::{Error, Result};
-use crate::file_list::{active_files, FileListOptions};
 use crate::log::commit_range::CommitRange;
+use crate::replay::file_list::{active_files, FileListOptions};
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::table::Table;
 use crate::table_config::TableConfiguration;
@@ -169,7 +169,7 @@ async fn read_commits(
     while let Some(commit) = commits.next().await {
         let commit = commit?;
         let (version, name) = (commit.version, commit.name.clone());
-        let actions = crate::cpu::run(
+        let actions = crate::util::cpu::run(
             move || commit.decode(false),
             |reason| Error::corrupt(name, reason),
         )
@@ -304,7 +304,9 @@ async fn snapshot_files(snapshot: &Snapshot) -> Result<RecordBatch> {
 }
 
 /// The `add` rows of `batches` with `dataChange` true (or absent).
-fn data_change_adds(batches: &[crate::action_schema::FileActionBatch]) -> Result<Vec<StructArray>> {
+fn data_change_adds(
+    batches: &[crate::actions::layout::FileActionBatch],
+) -> Result<Vec<StructArray>> {
     batches
         .iter()
         .map(|batch| {

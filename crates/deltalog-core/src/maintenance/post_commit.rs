@@ -4,13 +4,14 @@
 //! turned off ([`PostCommitOptions`]); a step that fails is reported in a
 //! [`PostCommitReport`] and never turns the committed write into an error.
 
-use crate::checkpoint_write::{now_ms, write_checkpoint, CheckpointOptions, CheckpointWritten};
-use crate::commit::{decode_actions, DecodeOptions};
 use crate::error::Result;
+use crate::log::decode::commit::{decode_actions, DecodeOptions};
 use crate::log::path::commit_file_name;
-use crate::log_cleanup::{cleanup_expired_logs, CleanupReport};
+use crate::maintenance::checkpoint::{write_checkpoint, CheckpointOptions, CheckpointWritten};
+use crate::maintenance::cleanup::{cleanup_expired_logs, CleanupReport};
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
+use crate::util::time::now_ms;
 use crate::version_checksum::{read_checksum, write_checksum, VersionChecksum};
 
 /// Which post-commit steps run. All on by default, as in Delta on Spark.
@@ -208,8 +209,8 @@ async fn full_snapshot(committed: &Committed<'_>) -> Result<Snapshot> {
 mod tests {
     use std::collections::HashMap;
 
-    use crate::checkpoint_write::tests::table;
     use crate::log::path::{CheckpointKind, LogFileKind};
+    use crate::maintenance::checkpoint::tests::table;
     use crate::schema::{PrimitiveType, StructField, StructType};
     use crate::snapshot::SnapshotAt;
     use crate::transaction::{AddFile, TableSpec};

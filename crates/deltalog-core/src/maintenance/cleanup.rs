@@ -24,18 +24,18 @@ use std::collections::HashSet;
 
 use object_store::path::Path;
 
-use crate::checkpoint::{read_parquet_actions_skipping, CheckpointProjection};
-use crate::checkpoint_write::compat::{needs_classic_copy, write_classic_copy};
-use crate::checkpoint_write::{duration_ms, now_ms};
-use crate::commit::{decode_actions, DecodeOptions};
 use crate::error::Result;
-use crate::load::load_segment_without_files;
+use crate::log::decode::checkpoint::{read_parquet_actions_skipping, CheckpointProjection};
+use crate::log::decode::commit::{decode_actions, DecodeOptions};
 use crate::log::list_log_from;
 use crate::log::path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
 use crate::log::segment::{complete_checkpoints, CheckpointFiles};
+use crate::maintenance::checkpoint::compat::{needs_classic_copy, write_classic_copy};
+use crate::replay::load::load_segment_without_files;
 use crate::storage::Storage;
 use crate::table::Table;
 use crate::table_config::{TableConfiguration, TableFeature};
+use crate::util::time::{duration_ms, now_ms};
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 
@@ -163,7 +163,8 @@ async fn write_compat_checkpoint(
     let LogFileKind::Checkpoint(CheckpointKind::Uuid { format, .. }) = &manifest.kind else {
         return Ok(None);
     };
-    let rows_per_group = crate::checkpoint_write::CheckpointOptions::default().row_group_rows;
+    let rows_per_group =
+        crate::maintenance::checkpoint::CheckpointOptions::default().row_group_rows;
     let copy = write_classic_copy(
         storage,
         config,
@@ -295,7 +296,7 @@ async fn sidecars_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint_write::tests::table_with_history;
+    use crate::maintenance::checkpoint::tests::table_with_history;
     use crate::snapshot::{Snapshot, SnapshotAt};
 
     async fn cleanup(snapshot: &Snapshot, now: i64) -> CleanupReport {
@@ -396,7 +397,7 @@ mod tests {
     #[tokio::test]
     async fn unreferenced_old_sidecars_go_and_referenced_ones_stay() {
         let dir = tempfile::tempdir().unwrap();
-        let table = table_with_history(&dir, crate::checkpoint_write::tests::V2, 2).await;
+        let table = table_with_history(&dir, crate::maintenance::checkpoint::tests::V2, 2).await;
         let written = table.checkpoint(None).await.unwrap();
         let sidecars = dir.path().join("_delta_log/_sidecars");
         let stray = sidecars.join("stray.parquet");
@@ -428,7 +429,7 @@ mod tests {
     #[tokio::test]
     async fn cleanup_writes_the_classic_copy_of_the_newest_v2_checkpoint_before_deleting() {
         let dir = tempfile::tempdir().unwrap();
-        let mut properties = crate::checkpoint_write::tests::V2.to_vec();
+        let mut properties = crate::maintenance::checkpoint::tests::V2.to_vec();
         properties.push(("delta.logRetentionDuration", "interval 2 days"));
         let table = table_with_history(&dir, &properties, 4).await;
         table.checkpoint(Some(2)).await.unwrap();

@@ -11,13 +11,13 @@ use arrow_array::RecordBatch;
 use arrow_json::ReaderBuilder;
 use serde::de::DeserializeOwned;
 
-use crate::action_schema::{file_action_schema, finish_adds, FileActionBatch};
+use crate::actions::layout::{file_action_schema, finish_adds, FileActionBatch};
 use crate::actions::{
     CheckpointMetadata, CommitInfo, DomainMetadata, Metadata, Protocol, Sidecar, Txn,
 };
 use crate::error::{Error, Result};
-use crate::file_action_scan::scan_file_actions;
-use crate::json_text::mend_wide_surrogates;
+use crate::log::decode::add_scanner::scan_file_actions;
+use crate::log::decode::json_text::mend_wide_surrogates;
 
 /// The actions of one commit (or of a JSON V2 checkpoint or a compaction file).
 #[derive(Debug, Clone, Default)]

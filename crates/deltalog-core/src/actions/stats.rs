@@ -20,7 +20,7 @@ use arrow_schema::{
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::json_text::mend_wide_surrogates;
+use crate::log::decode::json_text::mend_wide_surrogates;
 use crate::schema::{
     to_arrow_data_type, ColumnMappingMode, DataType, PrimitiveType, StructField, StructType,
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,

@@ -3,8 +3,8 @@
 //!
 //! IO goes through [`Storage`], [`crate::storage::IoConfig::concurrent_reads`] objects at once:
 //! commit files, checkpoint parts and sidecars are fetched together. Decoding and replay are CPU
-//! work and run through [`crate::cpu::run`]: commits are decoded in parallel, checkpoint row
-//! groups too (see [`crate::checkpoint`]), and the fold into a state is one job.
+//! work and run through [`crate::util::cpu::run`]: commits are decoded in parallel, checkpoint row
+//! groups too (see [`crate::log::decode::checkpoint`]), and the fold into a state is one job.
 
 use std::collections::HashMap;
 
@@ -13,22 +13,22 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use rayon::prelude::*;
 
-use crate::action_schema::FileActionBatch;
+use crate::actions::layout::FileActionBatch;
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
-use crate::checkpoint::{
-    merge, read_parquet_actions_skipping, CheckpointProjection, RowGroupSkipping,
-};
-use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
-use crate::cpu;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::file_list::{FileListOptions, MatchJudge};
 use crate::log::commit_range::CommitFile;
+use crate::log::decode::checkpoint::{
+    merge, read_parquet_actions_skipping, CheckpointProjection, RowGroupSkipping,
+};
+use crate::log::decode::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::log::path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
 use crate::log::segment::{CheckpointFiles, LogSegment};
-use crate::replay::{FileKeys, Replay, ReplayedFiles};
+use crate::replay::file_list::{FileListOptions, MatchJudge};
+use crate::replay::reconcile::{FileKeys, Replay, ReplayedFiles};
 use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
+use crate::util::cpu;
 
 /// The state of one version before it becomes a [`crate::Snapshot`].
 #[derive(Debug, Clone)]
@@ -110,7 +110,7 @@ pub(crate) async fn read_deltas(
 
 /// Reads every part of `checkpoint`, and its sidecars when it is a V2 checkpoint; with
 /// `skipping`, the file actions of Parquet row groups that cannot match are left out (see
-/// [`crate::checkpoint::read_parquet_actions_skipping`]).
+/// [`crate::log::decode::checkpoint::read_parquet_actions_skipping`]).
 pub(crate) async fn read_checkpoint(
     storage: &Storage,
     checkpoint: &CheckpointFiles,
@@ -319,7 +319,7 @@ fn base_batches(base: &TableState, version: u64) -> Vec<FileActionBatch> {
         from_checkpoint: true,
         file: "the previous snapshot".into(),
         removes: arrow_array::StructArray::new_null(
-            crate::action_schema::remove_fields(),
+            crate::actions::layout::remove_fields(),
             adds.len(),
         ),
         adds: adds.clone(),
@@ -329,7 +329,10 @@ fn base_batches(base: &TableState, version: u64) -> Vec<FileActionBatch> {
         version,
         from_checkpoint: true,
         file: "the previous snapshot".into(),
-        adds: arrow_array::StructArray::new_null(crate::action_schema::add_fields(), removes.len()),
+        adds: arrow_array::StructArray::new_null(
+            crate::actions::layout::add_fields(),
+            removes.len(),
+        ),
         removes: removes.clone(),
         may_match: None,
     });

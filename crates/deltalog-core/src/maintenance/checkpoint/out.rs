@@ -1,5 +1,5 @@
 //! One checkpoint file (a part, a V2 manifest or a sidecar) streamed to the store: batches are
-//! built and encoded to Parquet on the rayon pool ([`crate::cpu::run`]) and the encoded bytes
+//! built and encoded to Parquet on the rayon pool ([`crate::util::cpu::run`]) and the encoded bytes
 //! handed to an [`ObjectUpload`] as row groups complete, so the memory held is about one row
 //! group whatever the size of the table. Nothing is visible under the file's name before
 //! [`ParquetFileOut::finish`] (a single put, or a multipart upload completed); a failure
@@ -71,7 +71,7 @@ impl ParquetFileOut {
             .take()
             .ok_or_else(|| Error::InvalidArgument(format!("{} is closed", self.name)))?;
         let name = self.name.clone();
-        let encoded = crate::cpu::run(
+        let encoded = crate::util::cpu::run(
             move || {
                 let rows = match build()? {
                     Some(batch) => {
@@ -103,7 +103,7 @@ impl ParquetFileOut {
             return Err(Error::InvalidArgument(format!("{} is closed", self.name)));
         };
         let name = self.name.clone();
-        let finished = crate::cpu::run(
+        let finished = crate::util::cpu::run(
             move || {
                 writer
                     .finish()

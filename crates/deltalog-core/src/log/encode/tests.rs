@@ -5,7 +5,7 @@ use arrow_array::types::Int64Type;
 
 use super::*;
 use crate::actions::Format;
-use crate::commit::DecodedActions;
+use crate::log::decode::commit::DecodedActions;
 
 fn decode(text: &[u8]) -> DecodedActions {
     let options = DecodeOptions {
@@ -193,7 +193,7 @@ fn removes_from_adds_copy_the_extended_metadata() {
 fn cdc_lines_decode() {
     let adds = add_rows(&[file("_change_data/c.parquet")]).unwrap();
     let cdc = StructArray::try_new(
-        crate::action_schema::cdc_fields(),
+        crate::actions::layout::cdc_fields(),
         vec![
             adds.column_by_name(add::PATH).unwrap().clone(),
             adds.column_by_name(add::PARTITION_VALUES).unwrap().clone(),

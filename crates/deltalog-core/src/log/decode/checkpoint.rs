@@ -3,12 +3,12 @@
 //!
 //! Parquet files are read with a column projection: only the action columns replay needs.
 //! `add` and `remove` come out as [`FileActionBatch`]es normalised to the layout of
-//! [`crate::action_schema`], whatever optional fields the writer included; the other actions
+//! [`crate::actions::layout`], whatever optional fields the writer included; the other actions
 //! (protocol, metaData, txn, domainMetadata, checkpointMetadata, sidecar) are turned into JSON
 //! lines and decoded like a commit, so both formats share one decoder.
 //!
 //! Bytes come through [`Storage::parquet_reader`]; the row groups of a part are fetched by
-//! several readers at once and each row group is decoded as a job of [`crate::cpu::run`], so
+//! several readers at once and each row group is decoded as a job of [`crate::util::cpu::run`], so
 //! row groups decode in parallel on the rayon pool.
 
 use std::sync::Arc;
@@ -27,17 +27,17 @@ use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
-use crate::action_schema::{
+use crate::actions::layout::{
     add, add_fields, finish_adds, remove_fields, FileActionBatch, PARTITION_VALUES_PARSED,
 };
 use crate::actions::Metadata;
-use crate::commit::{decode_actions, DecodeOptions, DecodedActions};
-use crate::cpu;
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
+use crate::log::decode::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::storage::Storage;
 use crate::table_config::logical_schema;
 use crate::table_config::properties::column_mapping_mode;
+use crate::util::cpu;
 
 /// Top-level checkpoint columns that hold non-file actions.
 const OTHER_ACTIONS: &[&str] = &[
@@ -90,7 +90,7 @@ impl Default for CheckpointProjection {
 ///
 /// The footer is read once; the row groups are then shared among several readers that run at
 /// once, each fetching only the projected column chunks of its row groups and handing each
-/// row group to [`crate::cpu::run`] to decode.
+/// row group to [`crate::util::cpu::run`] to decode.
 #[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) async fn read_parquet_actions(
@@ -290,10 +290,10 @@ impl RowGroupSkipping {
             return Ok(BooleanArray::from(vec![true; rows]));
         };
         let mut columns = vec![
-            (crate::stats::MIN_VALUES, Arc::new(min) as ArrayRef),
-            (crate::stats::MAX_VALUES, Arc::new(max) as ArrayRef),
+            (crate::actions::stats::MIN_VALUES, Arc::new(min) as ArrayRef),
+            (crate::actions::stats::MAX_VALUES, Arc::new(max) as ArrayRef),
         ];
-        columns.extend(num_records.map(|records| (crate::stats::NUM_RECORDS, records)));
+        columns.extend(num_records.map(|records| (crate::actions::stats::NUM_RECORDS, records)));
         let batch = RecordBatch::try_from_iter(columns)
             .map_err(|error| Error::arrow("statistics for skipping", error))?;
         files_may_match(&self.filter, &batch)

@@ -1,0 +1,21 @@
+//! Keeping a table's log in shape: writing checkpoints (`checkpoint`; spec "Checkpoints"),
+//! deleting expired log files (`cleanup`; "Metadata Cleanup"), log compaction files
+//! (`compaction`; "Log Compaction Files") and the steps run after a commit (`post_commit`:
+//! the `.crc` file, a checkpoint at the interval, cleanup).
+
+#[cfg(feature = "internal-api")]
+pub mod checkpoint;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod checkpoint;
+#[cfg(feature = "internal-api")]
+pub mod cleanup;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod cleanup;
+#[cfg(feature = "internal-api")]
+pub mod compaction;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod compaction;
+#[cfg(feature = "internal-api")]
+pub mod post_commit;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod post_commit;
