@@ -20,7 +20,6 @@ use arrow_schema::{
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::log::decode::json_text::mend_wide_surrogates;
 use crate::schema::{
     to_arrow_data_type, ColumnMappingMode, DataType, PrimitiveType, StructField, StructType,
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,
@@ -28,6 +27,7 @@ use crate::schema::{
 use crate::table_config::properties::{
     column_mapping_mode, TableProperties, DATA_SKIPPING_NUM_INDEXED_COLS,
 };
+use crate::util::json_text::mend_wide_surrogates;
 
 /// Stats key: rows physically in the file.
 pub(crate) const NUM_RECORDS: &str = "numRecords";

@@ -111,7 +111,7 @@ fn literal_position(value: &Scalar, target: &DataType, name: &str) -> Result<Pos
         }
         DataType::Float64 => {
             let float = float_of(value).ok_or_else(mismatch)?;
-            let folded = super::eval::canonical_float(float);
+            let folded = canonical_float(float);
             Ok(Position::Exact(Arc::new(Float64Array::from(vec![folded]))))
         }
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
@@ -447,4 +447,16 @@ fn decimal_array(value: i128, precision: u8, scale: u32) -> Result<ArrayRef> {
         .with_precision_and_scale(precision, scale)
         .map(|array| Arc::new(array) as ArrayRef)
         .map_err(|error| invalid(format!("decimal({precision},{scale}) literal: {error}")))
+}
+
+/// `value` with `-0.0` folded into `0.0` and every NaN made [`f64::NAN`], so that the IEEE
+/// total order is Spark's order of doubles.
+pub(super) fn canonical_float(value: f64) -> f64 {
+    if value == 0.0 {
+        0.0
+    } else if value.is_nan() {
+        f64::NAN
+    } else {
+        value
+    }
 }

@@ -12,7 +12,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, Datum, Float64Array, RecordBatc
 use arrow_schema::{ArrowError, DataType, Fields};
 
 use super::ast::{CompareOp, Expr};
-use super::convert::{integer_range, normalize_comparison, Normalized};
+use super::convert::{canonical_float, integer_range, normalize_comparison, Normalized};
 use super::invalid;
 use super::value::{evaluate_value, ValueExpr};
 use crate::error::{Error, Result};
@@ -365,18 +365,6 @@ fn to_domain(array: &ArrayRef, name: &str) -> Result<ArrayRef> {
             Ok(Arc::new(folded))
         }
         _ => Ok(array.clone()),
-    }
-}
-
-/// `value` with `-0.0` folded into `0.0` and every NaN made [`f64::NAN`], so that the IEEE
-/// total order is Spark's order of doubles.
-pub(super) fn canonical_float(value: f64) -> f64 {
-    if value == 0.0 {
-        0.0
-    } else if value.is_nan() {
-        f64::NAN
-    } else {
-        value
     }
 }
 

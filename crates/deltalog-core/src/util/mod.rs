@@ -1,10 +1,14 @@
-//! Small helpers every layer uses: running CPU work off the async runtime (`cpu`) and the
-//! clock (`time`).
+//! Small helpers every layer uses: running CPU work off the async runtime (`cpu`), the clock
+//! (`time`) and JSON text mended before arrow-json decodes it (`json_text`).
 
 #[cfg(feature = "internal-api")]
 pub mod cpu;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod cpu;
+#[cfg(feature = "internal-api")]
+pub mod json_text;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod json_text;
 #[cfg(feature = "internal-api")]
 pub mod time;
 #[cfg(not(feature = "internal-api"))]

@@ -17,7 +17,7 @@ use crate::actions::{
 };
 use crate::error::{Error, Result};
 use crate::log::decode::add_scanner::scan_file_actions;
-use crate::log::decode::json_text::mend_wide_surrogates;
+use crate::util::json_text::mend_wide_surrogates;
 
 /// The actions of one commit (or of a JSON V2 checkpoint or a compaction file).
 #[derive(Debug, Clone, Default)]

@@ -1,7 +1,7 @@
 //! Reading the files of the log into actions: commits (`commit`: every action of a JSON line;
-//! `add_scanner`: the fast path for `add` and `remove` lines), the text of JSON values
-//! (`json_text`) and checkpoints in Parquet (`checkpoint`; spec "Delta Log Entries",
-//! "Checkpoints"). The inverse, actions as JSON lines, is `log::encode`.
+//! `add_scanner`: the fast path for `add` and `remove` lines) and checkpoints in Parquet
+//! (`checkpoint`; spec "Delta Log Entries", "Checkpoints"). The inverse, actions as JSON
+//! lines, is `log::encode`.
 
 #[cfg(feature = "internal-api")]
 pub mod add_scanner;
@@ -15,7 +15,3 @@ pub(crate) mod checkpoint;
 pub mod commit;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod commit;
-#[cfg(feature = "internal-api")]
-pub mod json_text;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod json_text;
