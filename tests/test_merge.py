@@ -129,6 +129,15 @@ def test_duplicate_source_matches(tmp_path: Path) -> None:
         .execute()
     )
     assert inserted.metrics["numTargetRowsInserted"] == 1
+    # with a NOT MATCHED BY SOURCE clause the merge is no longer insert-only: Delta on Spark
+    # 4.4 refuses the duplicate even without a matched clause (differential seeds 181, 183)
+    by_source = (
+        table.merge(source([(6, 0, "x"), (6, 0, "y")]), "target.id = source.id")
+        .when_not_matched_insert_all()
+        .when_not_matched_by_source_delete("target.id > 1000")
+    )
+    with pytest.raises(MergeMultipleMatchError, match="DELTA_MULTIPLE_SOURCE_ROW"):
+        by_source.execute()
 
 
 def test_refused_merges_commit_nothing(tmp_path: Path) -> None:

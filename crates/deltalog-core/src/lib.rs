@@ -35,9 +35,9 @@ pub mod maintenance;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod maintenance;
 #[cfg(feature = "internal-api")]
-pub mod operations;
+pub mod ops;
 #[cfg(not(feature = "internal-api"))]
-pub(crate) mod operations;
+pub(crate) mod ops;
 #[cfg(feature = "internal-api")]
 pub mod replay;
 #[cfg(not(feature = "internal-api"))]
@@ -109,22 +109,22 @@ pub use maintenance::cleanup::CleanupReport;
 pub use maintenance::post_commit::{
     PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep,
 };
-pub use operations::MicroBatch;
-pub use operations::{
+pub use ops::MicroBatch;
+pub use ops::{
     adds_from_file_list, create_table, parse_isolation_level, struct_type_from_arrow, write_table,
     CreateMode, CreateTable, SchemaMode, WriteMode, WriteTableOptions,
 };
-pub use operations::{alter_snapshot, alter_table, Alteration, NewColumn};
-pub use operations::{
+pub use ops::{alter_snapshot, alter_table, Alteration, NewColumn};
+pub use ops::{
     convert_to_delta, optimize, restore, vacuum, ConvertResult, FileSizeMetrics, OptimizeMetrics,
     OptimizeOptions, RestoreMetrics, VacuumOptions, VacuumResult, DEFAULT_OPTIMIZE_FILE_SIZE,
 };
-pub use operations::{delete, update, DeleteOptions, UpdateOptions};
-pub use operations::{file_list_batch, DistributedWrite, DistributedWriteOptions};
-pub use operations::{
+pub use ops::{delete, update, DeleteOptions, UpdateOptions};
+pub use ops::{file_list_batch, DistributedWrite, DistributedWriteOptions};
+pub use ops::{
     merge, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction, NotMatchedBySourceAction,
 };
-pub use operations::{restore_with, RestoreOptions};
+pub use ops::{restore_with, RestoreOptions};
 pub use replay::file_list::FileListOptions;
 pub use scalar::{parse_user_timestamp_ms, Scalar, SessionTimeZone};
 pub use scan::changes::{ChangeScan, ChangesOptions};

@@ -378,7 +378,7 @@ mod tests {
     use arrow_schema::{DataType, Field, Schema};
 
     use super::*;
-    use crate::operations::{write_table, WriteMode, WriteTableOptions};
+    use crate::ops::{write_table, WriteMode, WriteTableOptions};
     use crate::storage::Storage;
 
     async fn append(table: &Table, ids: &[i64], mode: WriteMode) {

@@ -1,4 +1,4 @@
-//! What operations built on a [`Transaction`] (such as [`crate::operations::write_table`])
+//! What operations built on a [`Transaction`] (such as [`crate::ops::write_table`])
 //! read from it and adjust after it was made: the configuration its commit leaves the table
 //! with, its operation name, and the writer features its data writer enforces.
 

@@ -6,7 +6,7 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 
 use super::*;
 use crate::expr::{parse_sql, parse_value_sql};
-use crate::operations::dml::test_tables::table_of;
+use crate::ops::dml::test_tables::table_of;
 use crate::scan::{Scan, ScanOptions};
 use crate::table::SnapshotAt;
 
@@ -173,6 +173,41 @@ async fn a_target_row_matched_twice_is_an_error_unless_only_deleted() {
         .unwrap();
     assert_eq!(done.metrics["numTargetRowsDeleted"], 1);
     assert_eq!(rows(&table).await.len(), 9);
+}
+
+#[tokio::test]
+async fn a_target_row_matched_twice_without_matched_clauses_is_spark_s_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = target(dir.path(), &[]).await;
+    let (batches, schema) = source(vec![Some(1), Some(1), Some(100)], vec!["a", "b", "c"]);
+    let on = parse_sql("t.id = s.id").unwrap();
+    let by_source = MergeClauses {
+        not_matched_by_source: vec![(None, NotMatchedBySourceAction::Delete)],
+        ..MergeClauses::default()
+    };
+    let failure = merge(
+        &table,
+        batches.clone(),
+        schema.clone(),
+        on.clone(),
+        by_source,
+        options(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(failure.error, Error::MergeMultipleMatch { .. }),
+        "{}",
+        failure.error
+    );
+    let insert_only = MergeClauses {
+        not_matched: vec![(None, NotMatchedAction::InsertAll)],
+        ..MergeClauses::default()
+    };
+    let done = merge(&table, batches, schema, on, insert_only, options())
+        .await
+        .unwrap();
+    assert_eq!(done.metrics["numTargetRowsInserted"], 1);
 }
 
 #[tokio::test]

@@ -201,12 +201,13 @@ impl Resolved {
         Ok(resolved)
     }
 
-    /// True when target rows matched by several source rows are allowed: the only matched
-    /// clause is an unconditional delete (Spark's exception to
-    /// `DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE`).
+    /// True when target rows matched by several source rows are allowed, as Delta on Spark
+    /// allows them (its exceptions to `DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE`):
+    /// an insert-only merge, or one whose only matched clause is an unconditional delete. A
+    /// merge with `WHEN NOT MATCHED BY SOURCE` clauses and no matched clause is refused too.
     pub(super) fn allows_multiple_matches(&self) -> bool {
         match self.matched.as_slice() {
-            [] => true,
+            [] => self.not_matched_by_source.is_empty(),
             [only] => only.is_delete() && only.condition.is_none(),
             _ => false,
         }

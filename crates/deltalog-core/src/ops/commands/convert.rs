@@ -30,8 +30,8 @@ use crate::table::Table;
 use crate::transaction::{AddFile, TableSpec};
 use crate::write::stats::StatsPlan;
 
-use super::schema::struct_type_from_arrow;
-use super::vacuum::is_hidden;
+use crate::ops::commands::vacuum::is_hidden;
+use crate::ops::schema::struct_type_from_arrow;
 
 /// The name Spark gives a NULL partition value in a directory name.
 const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";

@@ -8,15 +8,16 @@
 //! delete; none: the row stays), to each source row no target row matched the first
 //! `WHEN NOT MATCHED` clause (insert), to each target row no source row matched the first
 //! `WHEN NOT MATCHED BY SOURCE` clause (update or delete). A target row matched by more than
-//! one source row is an error ([`Error::MergeMultipleMatch`]) unless the only matched clause
-//! is an unconditional delete.
+//! one source row is an error ([`Error::MergeMultipleMatch`]) unless the merge only inserts or
+//! its only matched clause is an unconditional delete (as Delta on Spark 4.4 decides it: even
+//! a merge with no matched clause but `WHEN NOT MATCHED BY SOURCE` ones is refused).
 //!
 //! How: the source is read into memory and indexed by the equality keys of the condition
 //! (`join.rs`); only the target files that may hold a matching row are read, chosen by
 //! partition values and statistics against the condition's target-only conjuncts and the
 //! range of the source's keys (every file when a `NOT MATCHED BY SOURCE` clause exists);
 //! each file's rows are joined with the source (`batch.rs`). Touched rows are deleted as
-//! [`super::delete`] deletes them (deletion vectors with `delta.enableDeletionVectors`, else
+//! [`crate::ops::dml::delete`] deletes them (deletion vectors with `delta.enableDeletionVectors`, else
 //! the touched files are rewritten with their untouched rows); updated and inserted rows go
 //! to new files; with `delta.enableChangeDataFeed`, change data files hold `update_preimage`,
 //! `update_postimage`, `delete` and `insert` rows (spec "Change Data Files"); with row
@@ -42,7 +43,7 @@ use crate::table::Table;
 use crate::transaction::TableCommit;
 use crate::write::{WriteFailure, WriterOptions};
 
-use super::dml::{
+use crate::ops::dml::{
     candidates, load_deletion_vector, read_every_row, Candidate, Candidates, FileMatches,
     RowChange, RowWriter, Touched,
 };

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use arrow_array::{Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 
-use super::*;
 use crate::error::Error;
 use crate::expr::parse_sql;
+use crate::ops::*;
 use crate::storage::Storage;
 use crate::table::{SnapshotAt, Table};
 use crate::transaction::TableCommit;

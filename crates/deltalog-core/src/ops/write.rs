@@ -29,10 +29,10 @@ use crate::transaction::{
 use crate::write::changes::rows_match;
 use crate::write::{WriteFailure, WriterOptions};
 
-use super::create::{new_table_spec, CreateTable};
-use super::dml::check_predicate;
-use super::replace_where::stage_replaced_rows;
-use super::schema::{
+use crate::ops::create::{new_table_spec, CreateTable};
+use crate::ops::dml::check_predicate;
+use crate::ops::dml::replace_where::stage_replaced_rows;
+use crate::ops::schema::{
     assign_column_mapping, max_column_id, merge_new_columns, struct_type_from_arrow,
 };
 

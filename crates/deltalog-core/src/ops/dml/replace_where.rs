@@ -26,8 +26,8 @@ use crate::table_config::TableConfiguration;
 use crate::transaction::TableTransaction;
 use crate::write::{WriteFailure, WriterOptions};
 
-use super::delete::stage_delete;
-use super::dml::{check_predicate, is_partition_only, RowChange};
+use crate::ops::dml::delete::stage_delete;
+use crate::ops::dml::{check_predicate, is_partition_only, RowChange};
 
 /// The metrics of the delete half that Delta on Spark reports in the `commitInfo` of a
 /// `replaceWhere`, zero included (the write half's `numFiles`, `numOutputRows`,
@@ -42,7 +42,7 @@ const DELETE_METRICS: [&str; 4] = [
 
 /// What the delete half of a `replaceWhere` staged.
 #[derive(Debug, Default)]
-pub(super) struct ReplacedRows {
+pub(crate) struct ReplacedRows {
     /// True when it wrote change data files: the new rows must then be written as `insert`
     /// change rows too.
     pub wrote_changes: bool,
@@ -55,7 +55,7 @@ pub(super) struct ReplacedRows {
 /// module documentation. Returns the transaction, which names the files written for the
 /// delete in its errors; an error here names them too (rewritten data, change data,
 /// deletion vectors).
-pub(super) async fn stage_replaced_rows(
+pub(crate) async fn stage_replaced_rows(
     transaction: TableTransaction,
     predicate: &Expr,
     writer: &WriterOptions,
@@ -93,7 +93,7 @@ pub(super) async fn stage_replaced_rows(
 /// too: when the delete half will write change data files (change data feed on, no
 /// deletion vectors, a predicate over data columns). Should no row match at the commit, the
 /// change rows of the inserts still describe the commit exactly.
-pub(super) fn inserts_need_changes(config: &TableConfiguration, predicate: &Expr) -> bool {
+pub(crate) fn inserts_need_changes(config: &TableConfiguration, predicate: &Expr) -> bool {
     config.properties().enable_change_data_feed
         && !config.is_deletion_vectors_enabled()
         && !is_partition_only(config, predicate)
@@ -106,8 +106,8 @@ mod tests {
 
     use super::*;
     use crate::expr::parse_sql;
-    use crate::operations::dml::test_tables::{ids, ids_batch, table_of};
-    use crate::operations::{write_table, WriteMode, WriteTableOptions};
+    use crate::ops::dml::test_tables::{ids, ids_batch, table_of};
+    use crate::ops::{write_table, WriteMode, WriteTableOptions};
     use crate::scan::changes::ChangeScan;
     use crate::table::{SnapshotAt, Table};
     use crate::write::changes::CHANGE_TYPE;

@@ -12,8 +12,8 @@ use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN
 use crate::table_config::writing::is_protocol_key;
 use crate::transaction::{committed, MetadataUpdate, TableCommit, TableSpec};
 
-use super::alter::checked_new_table_configuration;
-use super::schema::assign_column_mapping;
+use crate::ops::alter::checked_new_table_configuration;
+use crate::ops::schema::assign_column_mapping;
 
 /// A table to create.
 #[derive(Debug, Clone, Default)]

@@ -6,8 +6,8 @@ use arrow_schema::{DataType as ArrowType, Field, Schema};
 use futures::stream;
 
 use super::*;
-use crate::operations::create::{create_table, CreateMode, CreateTable};
-use crate::operations::write::{write_table, WriteTableOptions};
+use crate::ops::create::{create_table, CreateMode, CreateTable};
+use crate::ops::write::{write_table, WriteTableOptions};
 use crate::schema::PrimitiveType;
 use crate::storage::Storage;
 

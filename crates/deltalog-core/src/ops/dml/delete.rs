@@ -26,7 +26,7 @@ use crate::table::Table;
 use crate::transaction::TableCommit;
 use crate::write::{WriteFailure, WriterOptions};
 
-use super::dml::{
+use crate::ops::dml::{
     candidates, filter, is_partition_only, read_every_row, rows_in, touched_files, Candidate,
     FileMatches, RowChange, RowWriter, Touched,
 };
@@ -101,7 +101,7 @@ async fn prepare(
 /// recording the read: whole files for a partition predicate, else deletion vectors or
 /// copy-on-write rewrites written with `writer` (see the module documentation). The
 /// predicate must have been checked against the table
-/// ([`super::dml::check_predicate`]).
+/// ([`crate::ops::dml::check_predicate`]).
 pub(crate) async fn stage_delete(
     change: &mut RowChange,
     predicate: Option<&Expr>,
@@ -224,7 +224,7 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::expr::parse_sql;
-    use crate::operations::dml::test_tables::{ids, ids_batch, table_of};
+    use crate::ops::dml::test_tables::{ids, ids_batch, table_of};
 
     async fn table_with_rows(dir: &std::path::Path, deletion_vectors: bool) -> Table {
         let dv = deletion_vectors.to_string();

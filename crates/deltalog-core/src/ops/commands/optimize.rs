@@ -44,7 +44,7 @@ use crate::table::{SnapshotAt, Table};
 use crate::transaction::{add_file, AddFile, Transaction, DATA_WRITER_FEATURES};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions, WrittenFile};
 
-use super::dml::{row_tracking_columns, RowWriter};
+use crate::ops::dml::{row_tracking_columns, RowWriter};
 
 /// Spark's default `spark.databricks.delta.optimize.maxFileSize` and `minFileSize`: 1 GiB.
 pub const DEFAULT_OPTIMIZE_FILE_SIZE: u64 = 1024 * 1024 * 1024;

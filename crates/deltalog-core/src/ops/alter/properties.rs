@@ -1,6 +1,6 @@
 //! The one check of table properties set by users: `ALTER TABLE SET TBLPROPERTIES`
-//! ([`super::alter_table`]), `CREATE TABLE ... TBLPROPERTIES` ([`super::super::create_table`])
-//! and the configuration of a table created by a write ([`super::super::write_table`]).
+//! ([`super::alter_table`]), `CREATE TABLE ... TBLPROPERTIES` ([`crate::ops::create_table`])
+//! and the configuration of a table created by a write ([`crate::ops::write_table`]).
 //!
 //! `delta.*` keys must be keys Delta on Spark knows (`table_config/properties.rs`), are stored
 //! as it spells them, and their values must parse as the property's type (and pass Delta on

@@ -31,8 +31,10 @@ use crate::transaction::{add_file, AddFile, TableCommit, Transaction, DATA_WRITE
 use crate::write::changes::{cdc_rows, rows_match, write_with_insert_changes, CHANGE_DATA_DIR};
 use crate::write::{write_batches, WriteFailure, WriterOptions, WrittenFile};
 
-use super::replace_where::{inserts_need_changes, stage_replaced_rows};
-use super::write::{prepare_write, replaced_predicate, SchemaMode, WriteMode, WriteTableOptions};
+use crate::ops::dml::replace_where::{inserts_need_changes, stage_replaced_rows};
+use crate::ops::write::{
+    prepare_write, replaced_predicate, SchemaMode, WriteMode, WriteTableOptions,
+};
 
 /// The options of a distributed write, in plain values (see [`WriteTableOptions`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -437,8 +439,8 @@ mod tests {
     use arrow_schema::{DataType, Field};
 
     use super::*;
-    use crate::operations::files::adds_from_file_list;
-    use crate::operations::write::write_table;
+    use crate::ops::files::adds_from_file_list;
+    use crate::ops::write::write_table;
     use crate::storage::Storage;
     use crate::table::SnapshotAt;
 

@@ -3,7 +3,7 @@
 //!
 //! Files are found as a delete finds them (partitions pruned and files skipped by statistics,
 //! then the physical positions of the matching rows). The updated rows are written to new
-//! files; the old rows are deleted as [`super::delete`] deletes them: marked in deletion
+//! files; the old rows are deleted as [`crate::ops::dml::delete`] deletes them: marked in deletion
 //! vectors with `delta.enableDeletionVectors`, else the touched files are rewritten whole
 //! (updated and copied rows together). With `delta.enableChangeDataFeed`, change data files
 //! hold every updated row twice (`update_preimage`, `update_postimage`). With row tracking,
@@ -25,7 +25,7 @@ use crate::transaction::TableCommit;
 use crate::write::duties::{generated_columns_reading, refuse_identity_update};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions};
 
-use super::dml::{
+use crate::ops::dml::{
     candidates, filter, read_every_row, rows_in, touched_files, Candidate, FileMatches, RowChange,
     RowWriter, Touched,
 };
@@ -272,7 +272,7 @@ async fn update_file(
 mod tests {
     use super::*;
     use crate::expr::{parse_sql, parse_value_sql};
-    use crate::operations::dml::test_tables::{ids, ids_batch, table_of};
+    use crate::ops::dml::test_tables::{ids, ids_batch, table_of};
 
     async fn values_after_update(deletion_vectors: bool) -> (TableCommit, Vec<i64>) {
         let dir = tempfile::tempdir().unwrap();

@@ -11,8 +11,8 @@ use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use futures::stream;
 
-use super::*;
 use crate::error::Error;
+use crate::ops::*;
 use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::Snapshot;
 use crate::table::{SnapshotAt, Table};
@@ -391,9 +391,13 @@ async fn an_append_racing_optimize_is_kept() {
     let options = OptimizeOptions::default();
     // An append lands between the optimize's read and its commit: the commit retries on top.
     let target = DEFAULT_OPTIMIZE_FILE_SIZE;
-    let files = super::optimize::tests_support::candidates(&snapshot, &options, target).await;
+    let files =
+        crate::ops::commands::optimize::tests_support::candidates(&snapshot, &options, target)
+            .await;
     write(&table, rows(1000..1010, "a"), WriteMode::Append, false).await;
-    let version = super::optimize::tests_support::finish(&snapshot, &options, files, target).await;
+    let version =
+        crate::ops::commands::optimize::tests_support::finish(&snapshot, &options, files, target)
+            .await;
     let after = table.snapshot(SnapshotAt::Version(version)).await.unwrap();
     let mut expected: Vec<i64> = (0..30).collect();
     expected.extend(1000..1010);

@@ -8,7 +8,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 
-use crate::operations::{write_table, WriteTableOptions};
+use crate::ops::{write_table, WriteTableOptions};
 use crate::scan::{Scan, ScanOptions};
 use crate::storage::Storage;
 use crate::table::{SnapshotAt, Table};

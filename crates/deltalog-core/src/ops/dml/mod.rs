@@ -51,6 +51,10 @@ use crate::write::{
     DataFileWriter, RowOrigin, WriteFailure, WriteResult, WriterOptions, WrittenFile,
 };
 
+pub(crate) mod delete;
+pub(crate) mod replace_where;
+pub(crate) mod update;
+
 #[cfg(test)]
 pub(crate) mod test_tables;
 

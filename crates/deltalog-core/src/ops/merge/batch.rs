@@ -86,7 +86,7 @@ impl Plan {
         for target in &targets {
             matches[*target as usize] += 1;
         }
-        if !self.resolved.matched.is_empty() && !self.resolved.allows_multiple_matches() {
+        if !self.resolved.allows_multiple_matches() {
             if let Some(row) = matches.iter().position(|m| *m > 1) {
                 return Err(self.multiple_matches(batch, row));
             }
