@@ -1,12 +1,13 @@
 //! Whole operations on a table built from the writer and the transaction: creating a table
-//! ([`create_table`]) and writing Arrow data to it ([`write_table`], [`TableTransaction`]),
-//! with the semantics of Delta on Spark's `CREATE TABLE` and `DataFrameWriter` (save modes,
-//! `partitionBy`, `replaceWhere`, `mergeSchema`, `overwriteSchema`, `txnAppId` /
-//! `txnVersion`). Every decision about what to commit is taken here; bindings only convert
+//! ([`create_table`]) and writing Arrow data to it ([`write_table`], through
+//! [`crate::TableTransaction`]), with the semantics of Delta on Spark's `CREATE TABLE` and
+//! `DataFrameWriter` (save modes, `partitionBy`, `replaceWhere`, `mergeSchema`,
+//! `overwriteSchema`, `txnAppId` / `txnVersion`). Every decision about what to commit is taken here; bindings only convert
 //! arguments.
 //!
-//! Table maintenance lives here too, with the semantics of Delta on Spark's commands:
-//! [`vacuum`], [`optimize`], [`restore`] and [`convert_to_delta`].
+//! Row-level changes live in `dml/` and `merge/`; table maintenance, with the semantics of
+//! Delta on Spark's commands ([`vacuum`], [`optimize`], [`restore`], [`convert_to_delta`]),
+//! in `commands/`.
 
 pub(crate) mod alter;
 pub(crate) mod commands;

@@ -280,6 +280,8 @@ fn set_high_water_mark(schema: &mut StructType, path: &str, mark: i64) {
     }
 }
 
+/// What a commit of no data files (a create, an alteration) reports: its version, retries,
+/// snapshot and post-commit report, with `numFiles` and `numRemovedFiles`.
 pub(crate) fn committed(result: CommitResult) -> TableCommit {
     let mut metrics = BTreeMap::new();
     metrics.insert("numFiles".to_string(), result.num_added_files as u64);
