@@ -1,11 +1,32 @@
-//! The expression tree of a filter ([`Expr`]) and its display as SQL that parses back.
+//! The expression trees, and their display as SQL that parses back: filters ([`Expr`]) and
+//! the values they compare ([`ValueExpr`]), each holding the other.
+//!
+//! Value expressions: what an `UPDATE ... SET column = <expression>` computes for every row,
+//! and the computed operands of filters ([`Expr::Value`]). They grow from the filter language: column references and the literals of
+//! [`super::parse_sql`], arithmetic (`+ - * / %`, unary `-`), `concat`, `lower`, `upper`,
+//! `substring`, `coalesce`, `CASE WHEN <filter> THEN ... ELSE ... END`,
+//! `CAST(x AS type)`, `current_timestamp()` and the date parts Spark users put in generated
+//! columns (`year`, `month`, `day`/`dayofmonth`, `hour`, `to_date`, `date_format` with the
+//! pattern letters `y M d H m s`), evaluated on Arrow batches with Arrow's
+//! compute kernels in SQL's null semantics (an operand that is NULL makes the result NULL;
+//! `coalesce` and `CASE` excepted) and Spark's ANSI mode: integer overflow, division by zero
+//! and a failing cast are errors, not NULLs. `/` divides as doubles, as Spark's does.
 
 use std::collections::HashSet;
 use std::fmt;
 
-use super::parse::{RESERVED, VALUE_KEYWORDS};
-use super::value::ValueExpr;
+use arrow_schema::{DataType, TimeUnit};
+
 use crate::scalar::Scalar;
+
+/// The words of the filter language: a column so named is written quoted.
+pub(super) const RESERVED: &[&str] = &[
+    "AND", "OR", "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "BETWEEN", "LIKE",
+];
+
+/// Words that start or delimit a value expression (`CASE WHEN ... THEN ... ELSE ... END`,
+/// `CAST(... AS ...)`): columns so named are written quoted.
+pub(super) const VALUE_KEYWORDS: &[&str] = &["CASE", "WHEN", "THEN", "ELSE", "END", "CAST", "AS"];
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -515,4 +536,390 @@ fn is_plain_identifier(name: &str) -> bool {
             .iter()
             .chain(VALUE_KEYWORDS)
             .any(|word| word.eq_ignore_ascii_case(name))
+}
+
+/// An arithmetic operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+/// A function of the value language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Function {
+    Concat,
+    Lower,
+    Upper,
+    Substring,
+    Coalesce,
+    CurrentTimestamp,
+    /// `year(x)`: the year of a date or timestamp (timestamps in UTC), an int.
+    Year,
+    /// `month(x)`: 1 to 12.
+    Month,
+    /// `day(x)`, `dayofmonth(x)`: 1 to 31.
+    Day,
+    /// `hour(x)`: 0 to 23 (a date is at hour 0).
+    Hour,
+    /// `to_date(x)`: `CAST(x AS DATE)`.
+    ToDate,
+    /// `date_format(x, 'pattern')`: the timestamp as text in UTC.
+    DateFormat,
+}
+
+/// A value expression (see the module documentation).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValueExpr {
+    Column(Vec<String>),
+    Literal(Scalar),
+    Negate(Box<ValueExpr>),
+    Arith {
+        op: ArithOp,
+        left: Box<ValueExpr>,
+        right: Box<ValueExpr>,
+    },
+    Call {
+        function: Function,
+        args: Vec<ValueExpr>,
+    },
+    /// `CASE WHEN c1 THEN v1 ... ELSE otherwise END` (NULL without `ELSE`).
+    Case {
+        branches: Vec<(Expr, ValueExpr)>,
+        otherwise: Option<Box<ValueExpr>>,
+    },
+    Cast {
+        expr: Box<ValueExpr>,
+        to: DataType,
+    },
+}
+
+impl ValueExpr {
+    /// The referenced column paths (conditions of `CASE` included).
+    pub fn column_paths(&self) -> Vec<Vec<String>> {
+        let mut paths = Vec::new();
+        self.visit_columns(&mut |path| {
+            if !paths.iter().any(|p: &Vec<String>| p == path) {
+                paths.push(path.to_vec());
+            }
+        });
+        paths
+    }
+
+    /// `self` with every column reference replaced by `replace(path)`; `None` when `replace`
+    /// has no replacement for one, or a `CASE` condition reads a column (conditions are
+    /// filters, whose columns are not replaced by values).
+    pub(crate) fn with_columns_replaced(
+        &self,
+        replace: &dyn Fn(&[String]) -> Option<ValueExpr>,
+    ) -> Option<ValueExpr> {
+        let boxed = |inner: &ValueExpr| inner.with_columns_replaced(replace).map(Box::new);
+        Some(match self {
+            ValueExpr::Column(path) => replace(path)?,
+            ValueExpr::Literal(_) => self.clone(),
+            ValueExpr::Negate(inner) => ValueExpr::Negate(boxed(inner)?),
+            ValueExpr::Cast { expr, to } => ValueExpr::Cast {
+                expr: boxed(expr)?,
+                to: to.clone(),
+            },
+            ValueExpr::Arith { op, left, right } => ValueExpr::Arith {
+                op: *op,
+                left: boxed(left)?,
+                right: boxed(right)?,
+            },
+            ValueExpr::Call { function, args } => ValueExpr::Call {
+                function: *function,
+                args: args
+                    .iter()
+                    .map(|arg| arg.with_columns_replaced(replace))
+                    .collect::<Option<Vec<_>>>()?,
+            },
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => {
+                if branches
+                    .iter()
+                    .any(|(condition, _)| !condition.column_paths().is_empty())
+                {
+                    return None;
+                }
+                ValueExpr::Case {
+                    branches: branches
+                        .iter()
+                        .map(|(condition, value)| {
+                            Some((condition.clone(), value.with_columns_replaced(replace)?))
+                        })
+                        .collect::<Option<Vec<_>>>()?,
+                    otherwise: match otherwise {
+                        Some(otherwise) => Some(boxed(otherwise)?),
+                        None => None,
+                    },
+                }
+            }
+        })
+    }
+
+    /// `self` with every column path replaced by `rename` of it, `CASE` conditions included
+    /// (the first error returned stops the rewrite and is returned).
+    pub fn try_map_columns<E, F>(&self, rename: &mut F) -> std::result::Result<ValueExpr, E>
+    where
+        F: FnMut(&[String]) -> std::result::Result<Vec<String>, E>,
+    {
+        Ok(match self {
+            ValueExpr::Column(path) => ValueExpr::Column(rename(path)?),
+            ValueExpr::Literal(_) => self.clone(),
+            ValueExpr::Negate(inner) => ValueExpr::Negate(Box::new(inner.try_map_columns(rename)?)),
+            ValueExpr::Cast { expr, to } => ValueExpr::Cast {
+                expr: Box::new(expr.try_map_columns(rename)?),
+                to: to.clone(),
+            },
+            ValueExpr::Arith { op, left, right } => ValueExpr::Arith {
+                op: *op,
+                left: Box::new(left.try_map_columns(rename)?),
+                right: Box::new(right.try_map_columns(rename)?),
+            },
+            ValueExpr::Call { function, args } => ValueExpr::Call {
+                function: *function,
+                args: args
+                    .iter()
+                    .map(|arg| arg.try_map_columns(rename))
+                    .collect::<std::result::Result<_, E>>()?,
+            },
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => ValueExpr::Case {
+                branches: branches
+                    .iter()
+                    .map(|(condition, value)| {
+                        Ok((
+                            condition.try_map_columns(rename)?,
+                            value.try_map_columns(rename)?,
+                        ))
+                    })
+                    .collect::<std::result::Result<_, E>>()?,
+                otherwise: match otherwise {
+                    Some(otherwise) => Some(Box::new(otherwise.try_map_columns(rename)?)),
+                    None => None,
+                },
+            },
+        })
+    }
+
+    pub(super) fn visit_columns(&self, visit: &mut dyn FnMut(&[String])) {
+        match self {
+            ValueExpr::Column(path) => visit(path),
+            ValueExpr::Literal(_) => {}
+            ValueExpr::Negate(inner) | ValueExpr::Cast { expr: inner, .. } => {
+                inner.visit_columns(visit)
+            }
+            ValueExpr::Arith { left, right, .. } => {
+                left.visit_columns(visit);
+                right.visit_columns(visit);
+            }
+            ValueExpr::Call { args, .. } => args.iter().for_each(|a| a.visit_columns(visit)),
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => {
+                for (condition, value) in branches {
+                    condition.visit_columns(visit);
+                    value.visit_columns(visit);
+                }
+                if let Some(otherwise) = otherwise {
+                    otherwise.visit_columns(visit);
+                }
+            }
+        }
+    }
+
+    /// Whether the value depends on the clock (`current_timestamp()`, `CASE` conditions
+    /// included): such a value is not deterministic.
+    pub fn reads_clock(&self) -> bool {
+        match self {
+            ValueExpr::Column(_) | ValueExpr::Literal(_) => false,
+            ValueExpr::Negate(inner) | ValueExpr::Cast { expr: inner, .. } => inner.reads_clock(),
+            ValueExpr::Arith { left, right, .. } => left.reads_clock() || right.reads_clock(),
+            ValueExpr::Call { function, args } => {
+                *function == Function::CurrentTimestamp || args.iter().any(ValueExpr::reads_clock)
+            }
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => {
+                branches
+                    .iter()
+                    .any(|(condition, value)| condition.reads_clock() || value.reads_clock())
+                    || otherwise.as_deref().is_some_and(ValueExpr::reads_clock)
+            }
+        }
+    }
+
+    /// How tightly the expression binds when written: arithmetic operands of a tighter
+    /// operator are parenthesised.
+    fn precedence(&self) -> u8 {
+        match self {
+            ValueExpr::Arith {
+                op: ArithOp::Add | ArithOp::Sub,
+                ..
+            } => 1,
+            ValueExpr::Arith { .. } => 2,
+            _ => 3,
+        }
+    }
+}
+
+impl ArithOp {
+    /// The SQL spelling (`+`, `-`, `*`, `/`, `%`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ArithOp::Add => "+",
+            ArithOp::Sub => "-",
+            ArithOp::Mul => "*",
+            ArithOp::Div => "/",
+            ArithOp::Rem => "%",
+        }
+    }
+}
+
+impl Function {
+    /// The function a SQL name (ASCII-case-insensitive, Spark's aliases included) calls.
+    pub fn named(name: &str) -> Option<Function> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "concat" => Function::Concat,
+            "lower" | "lcase" => Function::Lower,
+            "upper" | "ucase" => Function::Upper,
+            "substring" | "substr" => Function::Substring,
+            "coalesce" => Function::Coalesce,
+            "current_timestamp" | "now" => Function::CurrentTimestamp,
+            "year" => Function::Year,
+            "month" => Function::Month,
+            "day" | "dayofmonth" => Function::Day,
+            "hour" => Function::Hour,
+            "to_date" => Function::ToDate,
+            "date_format" => Function::DateFormat,
+            _ => return None,
+        })
+    }
+
+    /// The SQL name (Spark's).
+    pub fn sql_name(self) -> &'static str {
+        match self {
+            Function::Concat => "concat",
+            Function::Lower => "lower",
+            Function::Upper => "upper",
+            Function::Substring => "substring",
+            Function::Coalesce => "coalesce",
+            Function::CurrentTimestamp => "current_timestamp",
+            Function::Year => "year",
+            Function::Month => "month",
+            Function::Day => "day",
+            Function::Hour => "hour",
+            Function::ToDate => "to_date",
+            Function::DateFormat => "date_format",
+        }
+    }
+}
+
+impl fmt::Display for ValueExpr {
+    /// SQL that [`super::parse_value_sql`] (and, as an operand, [`super::parse_sql`]) parses
+    /// back into the same expression.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueExpr::Column(path) => write_column(f, path),
+            ValueExpr::Literal(value) => write!(f, "{value}"),
+            ValueExpr::Negate(inner) => write!(f, "-({inner})"),
+            ValueExpr::Arith { op, left, right } => {
+                let own = self.precedence();
+                write_arith_operand(f, left, left.precedence() < own)?;
+                write!(f, " {} ", op.symbol())?;
+                write_arith_operand(f, right, right.precedence() <= own)
+            }
+            ValueExpr::Call { function, args } => {
+                write!(f, "{}(", function.sql_name())?;
+                for (index, arg) in args.iter().enumerate() {
+                    if index > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{arg}")?;
+                }
+                f.write_str(")")
+            }
+            ValueExpr::Case {
+                branches,
+                otherwise,
+            } => {
+                f.write_str("CASE")?;
+                for (condition, value) in branches {
+                    write!(f, " WHEN {condition} THEN {value}")?;
+                }
+                if let Some(otherwise) = otherwise {
+                    write!(f, " ELSE {otherwise}")?;
+                }
+                f.write_str(" END")
+            }
+            ValueExpr::Cast { expr, to } => write!(f, "CAST({expr} AS {})", type_sql_name(to)),
+        }
+    }
+}
+
+fn write_arith_operand(
+    f: &mut fmt::Formatter<'_>,
+    operand: &ValueExpr,
+    parenthesise: bool,
+) -> fmt::Result {
+    if parenthesise {
+        write!(f, "({operand})")
+    } else {
+        write!(f, "{operand}")
+    }
+}
+
+/// The Spark SQL name of a type [`type_named`] reads.
+fn type_sql_name(data_type: &DataType) -> String {
+    match data_type {
+        DataType::Boolean => "BOOLEAN".into(),
+        DataType::Int8 => "TINYINT".into(),
+        DataType::Int16 => "SMALLINT".into(),
+        DataType::Int32 => "INT".into(),
+        DataType::Int64 => "BIGINT".into(),
+        DataType::Float32 => "FLOAT".into(),
+        DataType::Float64 => "DOUBLE".into(),
+        DataType::Utf8 => "STRING".into(),
+        DataType::Binary => "BINARY".into(),
+        DataType::Date32 => "DATE".into(),
+        DataType::Timestamp(_, Some(_)) => "TIMESTAMP".into(),
+        DataType::Timestamp(_, None) => "TIMESTAMP_NTZ".into(),
+        DataType::Decimal128(precision, scale) => format!("DECIMAL({precision},{scale})"),
+        other => other.to_string(),
+    }
+}
+
+/// The Arrow type a `CAST(x AS name)` names (Spark's SQL type names).
+pub(crate) fn type_named(name: &str) -> Option<DataType> {
+    let lower = name.trim().to_ascii_lowercase();
+    Some(match lower.as_str() {
+        "boolean" => DataType::Boolean,
+        "tinyint" | "byte" => DataType::Int8,
+        "smallint" | "short" => DataType::Int16,
+        "int" | "integer" => DataType::Int32,
+        "bigint" | "long" => DataType::Int64,
+        "float" | "real" => DataType::Float32,
+        "double" => DataType::Float64,
+        "string" => DataType::Utf8,
+        "binary" => DataType::Binary,
+        "date" => DataType::Date32,
+        "timestamp" => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        "timestamp_ntz" => DataType::Timestamp(TimeUnit::Microsecond, None),
+        _ => {
+            let inner = lower.strip_prefix("decimal")?.trim();
+            let inner = inner.strip_prefix('(')?.strip_suffix(')')?;
+            let (p, s) = inner.split_once(',')?;
+            DataType::Decimal128(p.trim().parse().ok()?, s.trim().parse().ok()?)
+        }
+    })
 }

@@ -19,19 +19,18 @@ mod dnf;
 mod eval;
 mod parse;
 mod skipping;
-mod value;
 mod value_parse;
 
 #[cfg(test)]
 mod tests;
 
+pub use ast::{ArithOp, Function, ValueExpr};
 pub use ast::{CompareOp, Expr};
 pub use dnf::{from_dnf, DnfLiteral};
+pub(crate) use eval::{cast_to, evaluate_value};
 pub(crate) use eval::{evaluate, evaluate_at};
 pub use parse::parse_sql;
 pub(crate) use skipping::{files_may_match, partition_only};
-pub(crate) use value::{cast_to, evaluate_value};
-pub use value::{ArithOp, Function, ValueExpr};
 pub use value_parse::parse_value_sql;
 
 use crate::error::Error;

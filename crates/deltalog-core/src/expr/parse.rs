@@ -32,14 +32,6 @@ pub fn parse_sql(text: &str) -> Result<Expr> {
 // ---------------------------------------------------------------------------------------------
 // Tokenizer and parser
 
-pub(super) const RESERVED: &[&str] = &[
-    "AND", "OR", "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "BETWEEN", "LIKE",
-];
-
-/// Words that start or delimit a value expression (`CASE WHEN ... THEN ... ELSE ... END`,
-/// `CAST(... AS ...)`): columns so named are written quoted.
-pub(super) const VALUE_KEYWORDS: &[&str] = &["CASE", "WHEN", "THEN", "ELSE", "END", "CAST", "AS"];
-
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum TokenKind {
     Word(String),

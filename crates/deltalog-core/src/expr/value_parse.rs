@@ -6,8 +6,9 @@
 //! `CAST(v AS type)` or a parenthesised filter (which is a value when it is one).
 
 use super::ast::Expr;
-use super::parse::{typed_literal, Parser, Token, TokenKind, MAX_DEPTH, RESERVED};
-use super::value::{type_named, ArithOp, Function, ValueExpr};
+use super::ast::RESERVED;
+use super::ast::{type_named, ArithOp, Function, ValueExpr};
+use super::parse::{typed_literal, Parser, Token, TokenKind, MAX_DEPTH};
 use crate::error::Result;
 use crate::scalar::{parse_sql_number, Scalar};
 
@@ -285,7 +286,7 @@ mod tests {
     use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 
     use super::parse_value_sql;
-    use crate::expr::value::evaluate_value;
+    use crate::expr::eval::evaluate_value;
 
     fn rows() -> RecordBatch {
         let ids: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), Some(7), None]));
