@@ -491,7 +491,8 @@ pub(crate) fn evaluate_value(
     }
 }
 
-/// `value` cast to `to`, failing (not NULL) on a value that does not convert (ANSI).
+/// `value` cast to `to`, failing (not NULL) on a value that does not convert (ANSI), except
+/// that NaN and the infinities become NULL decimals, as Spark casts them even in ANSI mode.
 pub(crate) fn cast_to(value: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     if value.data_type() == to {
         return Ok(value.clone());
@@ -500,7 +501,21 @@ pub(crate) fn cast_to(value: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         safe: false,
         ..CastOptions::default()
     };
-    cast_with_options(value, to, &options)
+    let value = match (value.data_type(), to) {
+        (DataType::Float16 | DataType::Float32 | DataType::Float64, DataType::Decimal128(..)) => {
+            let floats = cast(value, &DataType::Float64).map_err(|e| {
+                invalid(format!("cannot read {} as doubles: {e}", value.data_type()))
+            })?;
+            let finite: Float64Array = floats
+                .as_primitive::<Float64Type>()
+                .iter()
+                .map(|v| v.filter(|v| v.is_finite()))
+                .collect();
+            Arc::new(finite) as ArrayRef
+        }
+        _ => value.clone(),
+    };
+    cast_with_options(&value, to, &options)
         .map_err(|e| invalid(format!("cannot cast {} to {to}: {e}", value.data_type())))
 }
 

@@ -283,7 +283,7 @@ mod tests {
 
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Float64Type, Int64Type};
-    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 
     use super::parse_value_sql;
     use crate::expr::eval::evaluate_value;
@@ -296,6 +296,26 @@ mod tests {
 
     fn eval(text: &str) -> ArrayRef {
         evaluate_value(&parse_value_sql(text).unwrap(), &rows(), 0).unwrap()
+    }
+
+    #[test]
+    fn nan_and_infinities_cast_to_null_decimals_and_overflow_fails() {
+        let x: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![
+            f64::NAN,
+            f64::INFINITY,
+            -f64::INFINITY,
+            1.005,
+        ]));
+        let batch = RecordBatch::try_from_iter([("x", x)]).unwrap();
+        let cast = parse_value_sql("CAST(x AS DECIMAL(10,2))").unwrap();
+        let decimals = evaluate_value(&cast, &batch, 0).unwrap();
+        let decimals = decimals.as_primitive::<arrow_array::types::Decimal128Type>();
+        assert_eq!(decimals.null_count(), 3);
+        assert!(decimals.is_valid(3));
+        let overflow = parse_value_sql("CAST(x * 1e20 AS DECIMAL(10,2))").unwrap();
+        let finite: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![1.0]));
+        let batch = RecordBatch::try_from_iter([("x", finite)]).unwrap();
+        assert!(evaluate_value(&overflow, &batch, 0).is_err());
     }
 
     fn ints(text: &str) -> Vec<Option<i64>> {

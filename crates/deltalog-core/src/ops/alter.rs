@@ -37,7 +37,6 @@ use crate::table_config::writing::{
 use crate::table_config::TableFeature;
 use crate::transaction::{committed, MetadataUpdate, TableCommit, Transaction};
 
-pub(crate) use properties::checked_new_table_configuration;
 use properties::{check_values, known_feature_of, settable_key, PropertyTarget};
 
 use crate::ops::schema::{assign_column_mapping, max_column_id};
@@ -840,6 +839,6 @@ fn json_text<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-mod properties;
+pub(crate) mod properties;
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,7 @@ use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN
 use crate::table_config::writing::is_protocol_key;
 use crate::transaction::{committed, MetadataUpdate, TableCommit, TableSpec};
 
-use crate::ops::alter::checked_new_table_configuration;
+use crate::ops::alter::properties::checked_new_table_configuration;
 use crate::ops::schema::assign_column_mapping;
 
 /// A table to create.

@@ -331,6 +331,23 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
         optimize(&table, bad).await,
         Err(Error::InvalidArgument(_))
     ));
+    // As Spark (DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS): no Z-order by a column without
+    // statistics.
+    let no_stats = std::collections::BTreeMap::from([(
+        "delta.dataSkippingNumIndexedCols".to_string(),
+        "0".to_string(),
+    )]);
+    alter_table(&table, Alteration::SetProperties(no_stats))
+        .await
+        .unwrap();
+    let by_id = OptimizeOptions {
+        z_order_by: vec!["id".into()],
+        ..OptimizeOptions::default()
+    };
+    match optimize(&table, by_id).await {
+        Err(Error::InvalidArgument(message)) => assert!(message.contains("no statistics")),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]

@@ -35,6 +35,7 @@ use futures::{StreamExt, TryStreamExt};
 use serde_json::Value;
 
 use crate::actions::layout::add;
+use crate::actions::stats::select_stats_columns;
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
 use crate::replay::file_list::file_list_stats;
@@ -181,7 +182,8 @@ impl Candidate {
     }
 }
 
-/// Refuses unknown Z-order columns, partition columns among them, and a filter on other
+/// Refuses unknown Z-order columns, partition columns among them, Z-order columns without
+/// statistics (as Spark does: the Z-order could not skip files), and a filter on other
 /// columns than partition columns.
 fn check_columns(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<()> {
     let partition_columns = snapshot.partition_columns();
@@ -196,6 +198,10 @@ fn check_columns(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<()> {
         )));
     }
     let schema = snapshot.schema();
+    let with_stats = select_stats_columns(
+        &schema.data_schema(partition_columns),
+        &snapshot.metadata().configuration,
+    )?;
     for column in &options.z_order_by {
         if is_partition(column) {
             return Err(Error::InvalidArgument(format!(
@@ -209,6 +215,17 @@ fn check_columns(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<()> {
         {
             return Err(Error::InvalidArgument(format!(
                 "cannot Z-order by {column}: the table has no such column"
+            )));
+        }
+        if !with_stats
+            .fields
+            .iter()
+            .any(|f| f.name.eq_ignore_ascii_case(column))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "Z-ordering by {column} would be ineffective: the table collects no statistics \
+                 for it (Spark's DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS); name it in \
+                 delta.dataSkippingStatsColumns or raise delta.dataSkippingNumIndexedCols"
             )));
         }
     }
