@@ -49,6 +49,29 @@ pub(crate) struct WritePlan {
     pub file_counter: AtomicUsize,
 }
 
+/// `builder` with page-level statistics (the page index) off for every float and double
+/// column: the page index of a page holding a NaN leaves it out of min and max, and Spark's
+/// Parquet reader then skips that page for `x > v` although Spark's NaN is above every number
+/// (differential seed 201). Such columns keep their chunk statistics.
+fn without_float_page_indexes(
+    mut builder: parquet::file::properties::WriterPropertiesBuilder,
+    physical: &arrow_schema::Schema,
+) -> parquet::errors::Result<parquet::file::properties::WriterPropertiesBuilder> {
+    let descriptor = parquet::arrow::ArrowSchemaConverter::new().convert(physical)?;
+    for column in descriptor.columns() {
+        if matches!(
+            column.physical_type(),
+            parquet::basic::Type::FLOAT | parquet::basic::Type::DOUBLE
+        ) {
+            builder = builder.set_column_statistics_enabled(
+                column.path().clone(),
+                parquet::file::properties::EnabledStatistics::Chunk,
+            );
+        }
+    }
+    Ok(builder)
+}
+
 /// The rows of one input batch that go to one partition.
 #[derive(Debug)]
 pub(crate) struct Part {
@@ -130,10 +153,12 @@ impl WritePlan {
             Codec::Snappy => Compression::SNAPPY,
             Codec::Uncompressed => Compression::UNCOMPRESSED,
         };
-        let properties = WriterProperties::builder()
+        let builder = WriterProperties::builder()
             .set_compression(compression)
             .set_max_row_group_row_count(Some(options.row_group_rows))
-            .set_max_row_group_bytes(Some(options.row_group_bytes))
+            .set_max_row_group_bytes(Some(options.row_group_bytes));
+        let properties = without_float_page_indexes(builder, &physical_arrow)
+            .map_err(|e| Error::internal(table.as_str(), format!("the Parquet schema: {e}")))?
             .build();
         let properties_of_table = config.properties();
         let random_prefix = properties_of_table
