@@ -49,11 +49,11 @@ pub(crate) struct WritePlan {
     pub file_counter: AtomicUsize,
 }
 
-/// `builder` with page-level statistics (the page index) off for every float and double
-/// column: the page index of a page holding a NaN leaves it out of min and max, and Spark's
-/// Parquet reader then skips that page for `x > v` although Spark's NaN is above every number
-/// (differential seed 201). Such columns keep their chunk statistics.
-fn without_float_page_indexes(
+/// `builder` with no Parquet statistics (chunk or page) for float and double columns:
+/// parquet-rs leaves NaN out of their min and max, and Spark's Parquet reader then skips a
+/// row group or page holding a NaN for `x > v`, although Spark's NaN is above every number
+/// (differential seed 201). The Delta statistics of the file (`stats`) are ours and keep NaN.
+fn without_float_statistics(
     mut builder: parquet::file::properties::WriterPropertiesBuilder,
     physical: &arrow_schema::Schema,
 ) -> parquet::errors::Result<parquet::file::properties::WriterPropertiesBuilder> {
@@ -65,7 +65,7 @@ fn without_float_page_indexes(
         ) {
             builder = builder.set_column_statistics_enabled(
                 column.path().clone(),
-                parquet::file::properties::EnabledStatistics::Chunk,
+                parquet::file::properties::EnabledStatistics::None,
             );
         }
     }
@@ -157,7 +157,7 @@ impl WritePlan {
             .set_compression(compression)
             .set_max_row_group_row_count(Some(options.row_group_rows))
             .set_max_row_group_bytes(Some(options.row_group_bytes));
-        let properties = without_float_page_indexes(builder, &physical_arrow)
+        let properties = without_float_statistics(builder, &physical_arrow)
             .map_err(|e| Error::internal(table.as_str(), format!("the Parquet schema: {e}")))?
             .build();
         let properties_of_table = config.properties();
