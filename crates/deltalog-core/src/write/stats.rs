@@ -344,13 +344,19 @@ fn min_max_of(array: &ArrayRef, ty: PrimitiveType) -> Result<(Option<Scalar>, Op
     }
     // Arrow orders floats by the IEEE total order, where a NaN with its sign bit set (what
     // `-x` gives for a NaN `x`) sorts below every number. Spark has one NaN, above every
-    // number: make every NaN that one first.
+    // number. Only when the minimum is such a NaN are the values copied with every NaN made
+    // the positive one; otherwise the total order already is Spark's.
     macro_rules! float {
         ($arrow:ty, $variant:expr, $nan:expr) => {{
             let values = array.as_primitive_opt::<$arrow>().ok_or_else(wrong)?;
-            let values: PrimitiveArray<$arrow> =
-                values.unary(|v| if v.is_nan() { $nan } else { v });
-            (min(&values).map($variant), max(&values).map($variant))
+            let low = min(values);
+            if low.is_some_and(|v| v.is_nan()) {
+                let values: PrimitiveArray<$arrow> =
+                    values.unary(|v| if v.is_nan() { $nan } else { v });
+                (min(&values).map($variant), max(&values).map($variant))
+            } else {
+                (low.map($variant), max(values).map($variant))
+            }
         }};
     }
     Ok(match ty {
