@@ -12,9 +12,7 @@ Importing deltalog needs no Arrow library; results speak the Arrow PyCapsule int
 from __future__ import annotations
 
 from . import _core
-from ._alter import Alter
 from ._arrow import ArrowStream, Schema
-from ._maintenance import convert_to_delta
 from ._maintenance_log import (
     CheckpointInfo,
     CleanupResult,
@@ -24,8 +22,9 @@ from ._maintenance_log import (
     VersionChecksum,
 )
 from ._read import read_table
+from ._results import Metadata, Protocol
 from ._scan import Filter, Scan, ScanTask
-from ._table import CommitResult, DeltaTable, Metadata, Protocol, Snapshot, Transaction
+from ._table import Alter, CommitResult, DeltaTable, Snapshot, Transaction, convert_to_delta
 from ._write import write_table
 from .exceptions import (
     ArrowError,

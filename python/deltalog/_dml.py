@@ -1,5 +1,6 @@
 """Row-level changes: deleting and updating the rows of a table
-(:meth:`DeltaTable.delete`, :meth:`DeltaTable.update`)."""
+(:meth:`DeltaTable.delete`, :meth:`DeltaTable.update`). Each returns the extension's commit
+tuple, which ``_table.py`` wraps."""
 
 from __future__ import annotations
 
@@ -8,51 +9,53 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _core
+from ._results import _CommitTuple
 from ._scan import Filter
-from ._table import CommitResult, DeltaTable
 from .exceptions import InvalidArgumentError
 
 __all__ = ["delete_rows", "update_rows"]
 
 
 def delete_rows(
-    table: DeltaTable,
+    uri: str,
+    storage_options: dict[str, str] | None,
     predicate: Filter = None,
     target_file_size: int | None = None,
     commit_info: Mapping[str, Any] | None = None,
-) -> CommitResult:
-    """Deletes the rows of ``table`` matching ``predicate`` (see :meth:`DeltaTable.delete`)."""
-    raw = _core.delete_rows(
-        table.uri,
+) -> _CommitTuple:
+    """Deletes the rows of the table at ``uri`` matching ``predicate`` (see
+    :meth:`DeltaTable.delete`)."""
+    return _core.delete_rows(
+        uri,
         predicate,
         _file_size(target_file_size),
         _commit_info(commit_info),
-        table._storage_options,
+        storage_options,
     )
-    return CommitResult._from_tuple(raw, table)
 
 
 def update_rows(
-    table: DeltaTable,
+    uri: str,
+    storage_options: dict[str, str] | None,
     set: Mapping[str, str],
     predicate: Filter = None,
     target_file_size: int | None = None,
     commit_info: Mapping[str, Any] | None = None,
-) -> CommitResult:
-    """Updates the rows of ``table`` matching ``predicate`` (see :meth:`DeltaTable.update`)."""
+) -> _CommitTuple:
+    """Updates the rows of the table at ``uri`` matching ``predicate`` (see
+    :meth:`DeltaTable.update`)."""
     if not isinstance(set, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in set.items()
     ):
         raise InvalidArgumentError("set must map column names to SQL expression text")
-    raw = _core.update_rows(
-        table.uri,
+    return _core.update_rows(
+        uri,
         list(set.items()),
         predicate,
         _file_size(target_file_size),
         _commit_info(commit_info),
-        table._storage_options,
+        storage_options,
     )
-    return CommitResult._from_tuple(raw, table)
 
 
 def _file_size(target_file_size: int | None) -> int | None:

@@ -1,6 +1,6 @@
-"""Table maintenance: :func:`vacuum`, :func:`optimize`, :func:`restore` (also methods of
-:class:`DeltaTable`) and :func:`convert_to_delta`, as Delta on Spark's ``VACUUM``,
-``OPTIMIZE``, ``RESTORE`` and ``CONVERT TO DELTA``."""
+"""Table maintenance: :func:`vacuum`, :func:`optimize`, :func:`restore` (behind the methods
+of :class:`DeltaTable`) and :func:`convert` (behind :func:`convert_to_delta`), as Delta on
+Spark's ``VACUUM``, ``OPTIMIZE``, ``RESTORE`` and ``CONVERT TO DELTA``."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from datetime import date, datetime
 from typing import Any
 
 from . import _core
+from ._results import SchemaLike
 from ._scan import Filter
-from ._table import DeltaTable, SchemaLike, _string_mapping
 from ._time import to_epoch_ms
 from .exceptions import InvalidArgumentError
 
-__all__ = ["convert_to_delta", "optimize", "restore", "vacuum"]
+__all__ = ["convert", "optimize", "restore", "vacuum"]
 
 
 def vacuum(
-    table: DeltaTable,
+    table: _core.RawDeltaTable,
     retention_hours: float | None = None,
     dry_run: bool = True,
     enforce_retention_duration: bool = True,
@@ -40,12 +40,12 @@ def vacuum(
     if retention_hours is not None and not isinstance(retention_hours, (int, float)):
         raise InvalidArgumentError("retention_hours must be a number of hours")
     hours = None if retention_hours is None else float(retention_hours)
-    done = _core.vacuum(table._raw, hours, bool(dry_run), bool(enforce_retention_duration))
+    done = _core.vacuum(table, hours, bool(dry_run), bool(enforce_retention_duration))
     return list(done["files"])
 
 
 def optimize(
-    table: DeltaTable,
+    table: _core.RawDeltaTable,
     filter: Filter = None,
     target_size: int | None = None,
     z_order_by: Sequence[str] | None = None,
@@ -75,11 +75,11 @@ def optimize(
     if isinstance(z_order_by, str):
         z_order_by = [z_order_by]
     columns = None if z_order_by is None else list(z_order_by)
-    return dict(_core.optimize(table._raw, filter, target_size, columns, bool(dry_run)))
+    return dict(_core.optimize(table, filter, target_size, columns, bool(dry_run)))
 
 
 def restore(
-    table: DeltaTable,
+    table: _core.RawDeltaTable,
     version: int | None = None,
     timestamp: datetime | date | str | None = None,
     *,
@@ -104,24 +104,16 @@ def restore(
     if version is not None and (not isinstance(version, int) or version < 0):
         raise InvalidArgumentError("version must be a non-negative integer")
     timestamp_ms = None if timestamp is None else to_epoch_ms(timestamp)
-    return dict(_core.restore(table._raw, version, timestamp_ms, bool(dry_run)))
+    return dict(_core.restore(table, version, timestamp_ms, bool(dry_run)))
 
 
-def convert_to_delta(
+def convert(
     uri: str | os.PathLike[str],
-    partition_by: SchemaLike | Mapping[str, str] | None = None,
-    storage_options: Mapping[str, str] | None = None,
-) -> DeltaTable:
-    """Turns the directory of Parquet files at ``uri`` into a Delta table in place (version
-    0, operation ``CONVERT``) and opens it; a location that already holds a Delta table is
-    opened as it is.
-
-    ``partition_by``: the partition columns and their types, as an Arrow schema, Delta
-    schema JSON, or a mapping of column name to Delta type name (``{"year": "integer"}``);
-    every file must then sit in ``col=value`` directories for those columns, in order. The
-    schema is the union of the files' schemas; statistics are computed from the files.
-    """
-    options = _string_mapping(storage_options, "storage_options")
+    partition_by: SchemaLike | Mapping[str, str] | None,
+    storage_options: dict[str, str] | None,
+) -> None:
+    """Turns the directory of Parquet files at ``uri`` into a Delta table in place (see
+    :func:`convert_to_delta`); a mapping ``partition_by`` becomes Delta schema JSON."""
     partition: object = partition_by
     if isinstance(partition_by, Mapping):
         fields: list[dict[str, object]] = [
@@ -129,5 +121,4 @@ def convert_to_delta(
             for name, kind in partition_by.items()
         ]
         partition = json.dumps({"type": "struct", "fields": fields})
-    _core.convert_to_delta(os.fspath(uri), partition, options)
-    return DeltaTable(uri, storage_options=options)
+    _core.convert_to_delta(os.fspath(uri), partition, storage_options)

@@ -4,54 +4,62 @@ builder, as Delta on Spark's ``MERGE INTO`` / ``DeltaMergeBuilder``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
 
 from . import _core
-from ._table import CommitResult, DeltaTable
+from ._dml import _file_size
+from ._results import _CommitTuple
 from .exceptions import InvalidArgumentError
 
 __all__ = ["TableMerger"]
 
 _Clause = tuple[str, "str | None", "list[tuple[str, str]]"]
+_Result = TypeVar("_Result")
 
 
-class TableMerger:
+class TableMerger(Generic[_Result]):
     """A merge being described: add ``when_*`` clauses (each kind applies in the order
     added; the first clause of a kind whose ``predicate`` holds wins), then
     :meth:`execute`. Every method returns the merger, so calls chain.
 
     Conditions and values are SQL text; columns are qualified with the aliases
-    (``t.id``, ``s.value``) or bare when only one side has them.
+    (``t.id``, ``s.value``) or bare when only one side has them. :meth:`execute` returns what
+    ``done`` makes of the commit (a :class:`CommitResult` from :meth:`DeltaTable.merge`).
     """
 
     __slots__ = (
         "_clauses",
         "_commit_info",
+        "_done",
         "_on",
         "_source",
         "_source_alias",
-        "_table",
+        "_storage_options",
         "_target_alias",
         "_target_file_size",
+        "_uri",
     )
 
     def __init__(
         self,
-        table: DeltaTable,
+        uri: str,
+        storage_options: dict[str, str] | None,
         source: object,
         on: str,
         source_alias: str,
         target_alias: str,
         target_file_size: int | None,
         commit_info: Mapping[str, Any] | None,
+        done: Callable[[_CommitTuple], _Result],
     ) -> None:
         if not isinstance(on, str):
             raise InvalidArgumentError("on must be SQL text such as 't.id = s.id'")
         for name, alias in (("source_alias", source_alias), ("target_alias", target_alias)):
             if not isinstance(alias, str) or not alias:
                 raise InvalidArgumentError(f"{name} must be a non-empty str")
-        self._table = table
+        self._uri = uri
+        self._storage_options = storage_options
         self._source = source
         self._on = on
         self._source_alias = source_alias
@@ -59,55 +67,56 @@ class TableMerger:
         self._target_file_size = target_file_size
         self._commit_info = None if commit_info is None else json.dumps(dict(commit_info))
         self._clauses: list[_Clause] = []
+        self._done = done
 
     def when_matched_update(
         self, set: Mapping[str, str], predicate: str | None = None
-    ) -> TableMerger:
+    ) -> TableMerger[_Result]:
         """``WHEN MATCHED [AND predicate] THEN UPDATE SET column = value, ...``."""
         return self._add("matched_update", predicate, _assignments(set, "set"))
 
-    def when_matched_update_all(self, predicate: str | None = None) -> TableMerger:
+    def when_matched_update_all(self, predicate: str | None = None) -> TableMerger[_Result]:
         """``WHEN MATCHED [AND predicate] THEN UPDATE SET *``: every target column from the
         source column of the same name."""
         return self._add("matched_update_all", predicate, [])
 
-    def when_matched_delete(self, predicate: str | None = None) -> TableMerger:
+    def when_matched_delete(self, predicate: str | None = None) -> TableMerger[_Result]:
         """``WHEN MATCHED [AND predicate] THEN DELETE``."""
         return self._add("matched_delete", predicate, [])
 
     def when_not_matched_insert(
         self, values: Mapping[str, str], predicate: str | None = None
-    ) -> TableMerger:
+    ) -> TableMerger[_Result]:
         """``WHEN NOT MATCHED [AND predicate] THEN INSERT (columns) VALUES (values)``;
         columns not named are NULL. Only source columns may be referenced."""
         return self._add("not_matched_insert", predicate, _assignments(values, "values"))
 
-    def when_not_matched_insert_all(self, predicate: str | None = None) -> TableMerger:
+    def when_not_matched_insert_all(self, predicate: str | None = None) -> TableMerger[_Result]:
         """``WHEN NOT MATCHED [AND predicate] THEN INSERT *``."""
         return self._add("not_matched_insert_all", predicate, [])
 
     def when_not_matched_by_source_update(
         self, set: Mapping[str, str], predicate: str | None = None
-    ) -> TableMerger:
+    ) -> TableMerger[_Result]:
         """``WHEN NOT MATCHED BY SOURCE [AND predicate] THEN UPDATE SET ...`` (the target
         only may be referenced)."""
         return self._add("not_matched_by_source_update", predicate, _assignments(set, "set"))
 
-    def when_not_matched_by_source_delete(self, predicate: str | None = None) -> TableMerger:
+    def when_not_matched_by_source_delete(
+        self, predicate: str | None = None
+    ) -> TableMerger[_Result]:
         """``WHEN NOT MATCHED BY SOURCE [AND predicate] THEN DELETE``."""
         return self._add("not_matched_by_source_delete", predicate, [])
 
-    def execute(self) -> CommitResult:
+    def execute(self) -> _Result:
         """Runs the merge and commits a ``MERGE``; ``metrics`` holds Spark's
         (``numSourceRows``, ``numTargetRowsInserted``, ``numTargetRowsUpdated``,
         ``numTargetRowsDeleted``, ``numTargetRowsCopied``, ``numOutputRows``,
         ``numTargetFilesAdded``, ``numTargetFilesRemoved``,
         ``numTargetDeletionVectorsAdded``, ...). Nothing is committed when no row changes.
         """
-        from ._dml import _file_size
-
         raw = _core.merge_rows(
-            self._table.uri,
+            self._uri,
             self._source,
             self._on,
             list(self._clauses),
@@ -115,20 +124,20 @@ class TableMerger:
             self._target_alias,
             _file_size(self._target_file_size),
             self._commit_info,
-            self._table._storage_options,
+            self._storage_options,
         )
-        return CommitResult._from_tuple(raw, self._table)
+        return self._done(raw)
 
     def _add(
         self, kind: str, predicate: str | None, assignments: list[tuple[str, str]]
-    ) -> TableMerger:
+    ) -> TableMerger[_Result]:
         if predicate is not None and not isinstance(predicate, str):
             raise InvalidArgumentError("predicate must be SQL text or None")
         self._clauses.append((kind, predicate, assignments))
         return self
 
     def __repr__(self) -> str:
-        return f"TableMerger({self._table.uri!r}, on={self._on!r}, clauses={len(self._clauses)})"
+        return f"TableMerger({self._uri!r}, on={self._on!r}, clauses={len(self._clauses)})"
 
 
 def _assignments(mapping: Mapping[str, str], name: str) -> list[tuple[str, str]]:

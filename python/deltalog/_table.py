@@ -1,4 +1,6 @@
-"""The table API: :class:`DeltaTable`, :class:`Snapshot`, :class:`Protocol`, :class:`Metadata`."""
+"""The table API: :class:`DeltaTable`, whose verbs delegate to the verb modules (``_alter``,
+``_dml``, ``_merge``, ``_maintenance``, ``_maintenance_log``), :class:`Snapshot`,
+:class:`Transaction`, :class:`CommitResult`, :class:`Alter` and :func:`convert_to_delta`."""
 
 from __future__ import annotations
 
@@ -7,52 +9,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, final
+from typing import Any, ClassVar, Literal, final
 
-from . import _core, _maintenance_log
-from ._alter import Alter
+from . import _core, _dml, _maintenance, _maintenance_log
+from ._alter import Alterations
 from ._arrow import ArrowStream, Schema
 from ._frozen import Frozen
-from ._maintenance_log import (
-    CheckpointInfo,
-    CleanupResult,
-    PostCommitResult,
-    VersionChecksum,
-    _PostCommitTuple,
-)
+from ._maintenance_log import CheckpointInfo, CleanupResult, PostCommitResult, VersionChecksum
+from ._merge import TableMerger
+from ._results import ArrowData, Metadata, Protocol, SchemaLike, _CommitTuple
 from ._scan import Filter, Scan
 from ._time import from_epoch_ms, to_epoch_ms
 from .exceptions import InvalidArgumentError
 
-if TYPE_CHECKING:
-    from ._merge import TableMerger
-
-__all__ = ["CommitResult", "DeltaTable", "Metadata", "Protocol", "Snapshot", "Transaction"]
-
-#: Arrow data to write: any object with ``__arrow_c_stream__`` or ``__arrow_c_array__``
-#: (a pyarrow ``Table``, ``RecordBatch`` or ``RecordBatchReader``, a polars ``DataFrame``).
-ArrowData: TypeAlias = object
-#: A table schema: an object with ``__arrow_c_schema__`` or Delta schema JSON text.
-SchemaLike: TypeAlias = object
-#: ``RawTransaction.commit()``: version, committed, retries, snapshot, metrics, post-commit.
-_CommitTuple: TypeAlias = tuple[
-    int, bool, int, "_core.RawSnapshot | None", dict[str, int], _PostCommitTuple
-]
-
-#: ``RawSnapshot.protocol()``: min reader and writer versions, reader and writer features.
-_ProtocolTuple: TypeAlias = tuple[int, int, list[str] | None, list[str] | None]
-#: ``RawSnapshot.metadata()``: id, name, description, partition columns, configuration,
-#: created time (ms), format provider, format options, schema string.
-_MetadataTuple: TypeAlias = tuple[
-    str,
-    str | None,
-    str | None,
-    list[str],
-    dict[str, str],
-    int | None,
-    str,
-    dict[str, str],
-    str | None,
+__all__ = [
+    "Alter",
+    "CommitResult",
+    "DeltaTable",
+    "Metadata",
+    "Protocol",
+    "Snapshot",
+    "Transaction",
+    "convert_to_delta",
 ]
 
 
@@ -274,9 +252,7 @@ class DeltaTable(Frozen):
     ) -> list[str]:
         """Deletes (with ``dry_run``, the default: lists) the files no version within the
         retention needs; see :func:`deltalog._maintenance.vacuum`."""
-        from ._maintenance import vacuum
-
-        return vacuum(self, retention_hours, dry_run, enforce_retention_duration)
+        return _maintenance.vacuum(self._raw, retention_hours, dry_run, enforce_retention_duration)
 
     def optimize(
         self,
@@ -289,9 +265,7 @@ class DeltaTable(Frozen):
         """Compacts small files and purges deletion vectors (``dataChange=false``); with
         ``dry_run`` only plans it (``filesToRewrite``); see
         :func:`deltalog._maintenance.optimize`."""
-        from ._maintenance import optimize
-
-        return optimize(self, filter, target_size, z_order_by, dry_run=dry_run)
+        return _maintenance.optimize(self._raw, filter, target_size, z_order_by, dry_run=dry_run)
 
     def restore(
         self,
@@ -303,9 +277,7 @@ class DeltaTable(Frozen):
         """Commits a version whose state equals that of ``version`` (or of ``timestamp``);
         with ``dry_run`` only checks it and returns the metrics (``version`` ``None``); see
         :func:`deltalog._maintenance.restore`."""
-        from ._maintenance import restore
-
-        return restore(self, version, timestamp, dry_run=dry_run)
+        return _maintenance.restore(self._raw, version, timestamp, dry_run=dry_run)
 
     def delete(
         self,
@@ -323,9 +295,10 @@ class DeltaTable(Frozen):
         ``numDeletionVectorsAdded``, ``numDeletionVectorsRemoved``,
         ``numDeletionVectorsUpdated``, ``numAddedChangeFiles``, bytes and times.
         """
-        from ._dml import delete_rows
-
-        return delete_rows(self, predicate, target_file_size, commit_info)
+        raw = _dml.delete_rows(
+            self.uri, self._storage_options, predicate, target_file_size, commit_info
+        )
+        return self._commit_result(raw)
 
     def update(
         self,
@@ -344,9 +317,10 @@ class DeltaTable(Frozen):
         ``metrics``: ``numUpdatedRows``, ``numCopiedRows``, ``numRemovedFiles``,
         ``numAddedFiles``, ``numDeletionVectorsAdded``, ... (Spark's).
         """
-        from ._dml import update_rows
-
-        return update_rows(self, set, predicate, target_file_size, commit_info)
+        raw = _dml.update_rows(
+            self.uri, self._storage_options, set, predicate, target_file_size, commit_info
+        )
+        return self._commit_result(raw)
 
     def schema(self) -> Schema:
         """The logical schema of the latest version, read without replaying the log when the
@@ -369,15 +343,21 @@ class DeltaTable(Frozen):
         target_alias: str = "target",
         target_file_size: int | None = None,
         commit_info: Mapping[str, object] | None = None,
-    ) -> TableMerger:
+    ) -> TableMerger[CommitResult]:
         """A merge of ``source`` (any Arrow data: a pyarrow Table, a polars DataFrame, ...)
         into this table on the SQL condition ``on`` (``"t.id = s.id"``, with the aliases
         given), as Delta on Spark's ``MERGE INTO``: add ``when_*`` clauses to the returned
         :class:`TableMerger`, then call ``execute()``."""
-        from ._merge import TableMerger
-
         return TableMerger(
-            self, source, on, source_alias, target_alias, target_file_size, commit_info
+            self.uri,
+            self._storage_options,
+            source,
+            on,
+            source_alias,
+            target_alias,
+            target_file_size,
+            commit_info,
+            self._commit_result,
         )
 
     def __repr__(self) -> str:
@@ -689,73 +669,40 @@ class CommitResult:
         )
 
 
-@dataclass(frozen=True)
-class Protocol:
-    """The ``protocol`` action: what a reader and a writer must support."""
+@final
+class Alter(Alterations[CommitResult]):
+    """The alterations of a table, as Delta on Spark's ``ALTER TABLE``: each method commits
+    one new version on top of the latest one (with the operation name and parameters Delta on
+    Spark writes) and returns its :class:`CommitResult`. A failed alteration commits nothing.
 
-    min_reader_version: int
-    min_writer_version: int
-    reader_features: tuple[str, ...] | None = None
-    """The reader features (reader version 3), or ``None`` for older protocols."""
-    writer_features: tuple[str, ...] | None = None
-    """The writer features (writer version 7), or ``None`` for older protocols."""
+    Renaming and dropping columns need column mapping (``delta.columnMapping.mode`` =
+    ``name``): the data files keep their physical column names and are not rewritten.
+    """
 
-    @classmethod
-    def _from_raw(cls, raw: _ProtocolTuple) -> Protocol:
-        min_reader_version, min_writer_version, reader_features, writer_features = raw
-        return cls(
-            min_reader_version=min_reader_version,
-            min_writer_version=min_writer_version,
-            reader_features=_optional_tuple(reader_features),
-            writer_features=_optional_tuple(writer_features),
-        )
+    __slots__ = ()
+    _wraps: ClassVar[type] = _core.RawAlter
+
+    def __init__(self, table: DeltaTable) -> None:
+        super().__init__(table._raw, table._commit_result)
 
 
-@dataclass(frozen=True)
-class Metadata:
-    """The ``metaData`` action: the table's identity, partitioning and configuration."""
+def convert_to_delta(
+    uri: str | os.PathLike[str],
+    partition_by: SchemaLike | Mapping[str, str] | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> DeltaTable:
+    """Turns the directory of Parquet files at ``uri`` into a Delta table in place (version
+    0, operation ``CONVERT``) and opens it; a location that already holds a Delta table is
+    opened as it is.
 
-    id: str
-    name: str | None
-    description: str | None
-    partition_columns: tuple[str, ...]
-    configuration: Mapping[str, str] = field(hash=False)
-    """The table properties (``delta.*`` and user keys); read-only."""
-    created_time: datetime | None
-    """When the table was created (UTC), if the writer recorded it."""
-    format_provider: str = "parquet"
-    format_options: Mapping[str, str] = field(default_factory=dict, hash=False)
-    schema_string: str | None = None
-    """The Delta schema as written in the log (see :attr:`Snapshot.schema`)."""
-
-    @classmethod
-    def _from_raw(cls, raw: _MetadataTuple) -> Metadata:
-        (
-            id,
-            name,
-            description,
-            partitioning,
-            configuration,
-            created_ms,
-            provider,
-            options,
-            schema,
-        ) = raw
-        return cls(
-            id=id,
-            name=name,
-            description=description,
-            partition_columns=tuple(partitioning),
-            configuration=MappingProxyType(configuration),
-            created_time=None if created_ms is None else from_epoch_ms(created_ms),
-            format_provider=provider,
-            format_options=MappingProxyType(options),
-            schema_string=schema,
-        )
-
-
-def _optional_tuple(values: list[str] | None) -> tuple[str, ...] | None:
-    return None if values is None else tuple(values)
+    ``partition_by``: the partition columns and their types, as an Arrow schema, Delta
+    schema JSON, or a mapping of column name to Delta type name (``{"year": "integer"}``);
+    every file must then sit in ``col=value`` directories for those columns, in order. The
+    schema is the union of the files' schemas; statistics are computed from the files.
+    """
+    options = _string_mapping(storage_options, "storage_options")
+    _maintenance.convert(uri, partition_by, options)
+    return DeltaTable(uri, storage_options=options)
 
 
 def _version(value: object, name: str) -> int:

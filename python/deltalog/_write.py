@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import _core
+from ._results import ArrowData
 from ._scan import Filter
-from ._table import ArrowData, CommitResult, DeltaTable, _string_mapping
+from ._table import CommitResult, DeltaTable, _string_mapping
 from .exceptions import InvalidArgumentError
 
 __all__ = ["write_table"]

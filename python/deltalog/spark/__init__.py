@@ -25,19 +25,17 @@ ONE Delta version (see ``_write.py``).
 from __future__ import annotations
 
 from ._native import read
+from ._register import PUSHDOWN_CONF, filter_pushdown_enabled, register, write
 from ._source import (
-    PUSHDOWN_CONF,
     SOURCE_NAME,
     DeltalogDataSource,
     DeltalogPartition,
     DeltalogPushdownDataSource,
     DeltalogPushdownReader,
     DeltalogReader,
-    filter_pushdown_enabled,
-    register,
 )
 from ._types import arrow_schema, spark_schema
-from ._write import DeltalogWriter, write
+from ._write import DeltalogWriter
 
 __all__ = [
     "PUSHDOWN_CONF",

@@ -51,7 +51,8 @@ from pyspark.sql.types import (
 from .._scan import Scan
 from .._table import DeltaTable, Snapshot
 from ..exceptions import DeltaError, InvalidArgumentError, UnsupportedFeatureError
-from ._source import SOURCE_NAME, filter_pushdown_enabled, register
+from ._register import filter_pushdown_enabled, register
+from ._source import SOURCE_NAME
 from ._types import spark_type
 
 if TYPE_CHECKING:

@@ -42,10 +42,8 @@ from ._write import DeltalogWriter, plan_write
 
 if TYPE_CHECKING:
     import pyarrow
-    from pyspark.sql import SparkSession
 
 __all__ = [
-    "PUSHDOWN_CONF",
     "SOURCE_NAME",
     "DeltalogDataSource",
     "DeltalogPartition",
@@ -53,39 +51,10 @@ __all__ = [
     "DeltalogPushdownReader",
     "DeltalogReader",
     "PinnedTable",
-    "filter_pushdown_enabled",
-    "register",
 ]
 
 #: The name the data source is registered under (``delta`` belongs to delta-spark).
 SOURCE_NAME = "deltalog"
-
-#: The session configuration that lets Python data sources take filters (pyspark >= 4.1).
-PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
-
-
-def register(spark: SparkSession) -> None:
-    """Registers the ``deltalog`` data source in ``spark``'s session.
-
-    Its readers take Spark's filters when the session allows it
-    (``spark.sql.python.filterPushdown.enabled=true``, pyspark >= 4.1) at the time of the
-    call: register again after changing that setting, or set the ``filterPushdown`` option
-    per read.
-    """
-    data_source = (
-        DeltalogPushdownDataSource if filter_pushdown_enabled(spark) else DeltalogDataSource
-    )
-    spark.dataSource.register(data_source)
-
-
-def filter_pushdown_enabled(spark: SparkSession) -> bool:
-    """Whether Python data sources of ``spark``'s session may take filters: pyspark >= 4.1
-    and ``spark.sql.python.filterPushdown.enabled`` true."""
-    try:
-        from pyspark.sql.datasource import EqualTo  # noqa: F401 (present from pyspark 4.1)
-    except ImportError:
-        return False
-    return str(spark.conf.get(PUSHDOWN_CONF, "false")).strip().lower() == "true"
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,8 @@ Where each piece runs (pyspark's Python data source protocol):
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Any
@@ -35,14 +33,8 @@ from ._types import arrow_schema
 
 if TYPE_CHECKING:
     import pyarrow
-    from pyspark.sql import DataFrame
 
-__all__ = [
-    "DeltalogCommitMessage",
-    "DeltalogWriter",
-    "plan_write",
-    "write",
-]
+__all__ = ["DeltalogCommitMessage", "DeltalogWriter", "plan_write"]
 
 _log = logging.getLogger("deltalog.spark")
 
@@ -87,55 +79,6 @@ class DeltalogWriter(DataSourceArrowWriter):
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Commits nothing; names the data files the successful tasks left unreferenced."""
         log_unreferenced(self.options, messages)
-
-
-def write(
-    df: DataFrame,
-    uri: str | os.PathLike[str],
-    mode: str = "append",
-    partition_by: Sequence[str] | None = None,
-    replace_where: str | None = None,
-    schema_mode: str | None = None,
-    app_id: str | None = None,
-    app_version: int | None = None,
-    user_metadata: str | None = None,
-    max_records_per_file: int | None = None,
-    target_file_size: int | None = None,
-    storage_options: Mapping[str, str] | None = None,
-) -> None:
-    """Writes ``df`` to the Delta table at ``uri`` in one commit, creating the table (with
-    the DataFrame's schema and ``partition_by``) when there is none.
-
-    ``mode``: ``"append"`` or ``"overwrite"`` (with ``replace_where``, only the partitions
-    matching it, and every row written must match it). ``schema_mode``: ``"merge"`` adds new
-    columns, ``"overwrite"`` (mode ``"overwrite"``) replaces schema and partitioning.
-    ``app_id`` with ``app_version``: nothing is written when the table already holds that
-    application at that version or later. Same as
-    ``df.write.format("deltalog").mode(mode).options(...).save(uri)``.
-    """
-    from ._source import SOURCE_NAME, register
-
-    if mode not in ("append", "overwrite"):
-        raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
-    if schema_mode not in (None, "merge", "overwrite"):
-        raise InvalidArgumentError(
-            f"schema_mode must be 'merge' or 'overwrite', not {schema_mode!r}"
-        )
-    options: dict[str, str] = dict(storage_options or {})
-    named: dict[str, object | None] = {
-        "partitionBy": None if partition_by is None else json.dumps(list(partition_by)),
-        "replaceWhere": replace_where,
-        "mergeSchema": "true" if schema_mode == "merge" else None,
-        "overwriteSchema": "true" if schema_mode == "overwrite" else None,
-        "txnAppId": app_id,
-        "txnVersion": app_version,
-        "userMetadata": user_metadata,
-        "maxRecordsPerFile": max_records_per_file,
-        "targetFileSize": target_file_size,
-    }
-    options.update({key: str(value) for key, value in named.items() if value is not None})
-    register(df.sparkSession)
-    df.write.format(SOURCE_NAME).mode(mode).options(**options).save(os.fspath(uri))
 
 
 def write_task(
