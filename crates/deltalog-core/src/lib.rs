@@ -10,86 +10,90 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![warn(unreachable_pub)]
 
-// The modules, in data-flow layers (each imports only the layers above it; ARCHITECTURE.md):
+// The modules, in data-flow layers (each imports only the layers above it; ARCHITECTURE.md,
+// checked by tests/test_layout.py):
 // private, or public with the `internal-api` feature (for the crate's own benchmarks,
 // integration tests and fuzz targets; nothing reached that way is API).
 
-#[cfg(feature = "internal-api")]
-pub mod actions;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod actions;
+// ── the ground: errors, helpers, the only IO
 #[cfg(feature = "internal-api")]
 pub mod error;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod error;
 #[cfg(feature = "internal-api")]
+pub mod storage;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod storage;
+#[cfg(feature = "internal-api")]
+pub mod util;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod util;
+
+// ── the model: the spec's values
+#[cfg(feature = "internal-api")]
+pub mod actions;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod actions;
+#[cfg(feature = "internal-api")]
 pub mod expr;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod expr;
-#[cfg(feature = "internal-api")]
-pub mod log;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod log;
-#[cfg(feature = "internal-api")]
-pub mod maintenance;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod maintenance;
-#[cfg(feature = "internal-api")]
-pub mod ops;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod ops;
-#[cfg(feature = "internal-api")]
-pub mod replay;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod replay;
 #[cfg(feature = "internal-api")]
 pub mod scalar;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod scalar;
 #[cfg(feature = "internal-api")]
-pub mod scan;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod scan;
-#[cfg(feature = "internal-api")]
 pub mod schema;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod schema;
 #[cfg(feature = "internal-api")]
-pub mod snapshot;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod snapshot;
-#[cfg(feature = "internal-api")]
-pub mod snapshot_head;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod snapshot_head;
-#[cfg(feature = "internal-api")]
-pub mod storage;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod storage;
-#[cfg(feature = "internal-api")]
-pub mod table;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod table;
-#[cfg(feature = "internal-api")]
 pub mod table_config;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod table_config;
+
+// ── the log and its replay into state
+#[cfg(feature = "internal-api")]
+pub mod log;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod log;
+#[cfg(feature = "internal-api")]
+pub mod replay;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod replay;
+#[cfg(feature = "internal-api")]
+pub mod snapshot;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod snapshot;
+
+// ── reading rows
+#[cfg(feature = "internal-api")]
+pub mod scan;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod scan;
+
+// ── writing: data files, maintenance, commits
+#[cfg(feature = "internal-api")]
+pub mod maintenance;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod maintenance;
 #[cfg(feature = "internal-api")]
 pub mod transaction;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod transaction;
 #[cfg(feature = "internal-api")]
-pub mod util;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod util;
-#[cfg(feature = "internal-api")]
-pub mod version_checksum;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod version_checksum;
-#[cfg(feature = "internal-api")]
 pub mod write;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod write;
+
+// ── whole operations and the table handle
+#[cfg(feature = "internal-api")]
+pub mod ops;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod ops;
+#[cfg(feature = "internal-api")]
+pub mod table;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod table;
 
 /// Where the golden tables (written by Delta on Spark) are kept in this repository.
 #[cfg(test)]
@@ -103,6 +107,7 @@ pub use actions::{
 pub use error::{ConflictKind, Error, ProtocolKind, Result};
 pub use expr::{from_dnf, parse_sql, CompareOp, DnfLiteral, Expr};
 pub use expr::{parse_value_sql, ArithOp, Function, ValueExpr};
+pub use log::checksum::{FileSizeHistogram, VersionChecksum};
 pub use log::path::CheckpointFormat;
 pub use maintenance::checkpoint::{CheckpointOptions, CheckpointWritten};
 pub use maintenance::cleanup::CleanupReport;
@@ -134,8 +139,7 @@ pub use scan::{
     DEFAULT_OPEN_COST, DEFAULT_TARGET_SIZE,
 };
 pub use schema::{parse_schema, ColumnMappingMode, StructField, StructType};
-pub use snapshot::{Snapshot, SnapshotAt};
-pub use snapshot_head::{HeadSource, SnapshotHead, TableSize};
+pub use snapshot::{HeadSource, Snapshot, SnapshotAt, TableSize};
 pub use storage::MAX_WHOLE_READ_BYTES;
 pub use storage::{IoConfig, Storage};
 pub use table::Table;
@@ -144,7 +148,6 @@ pub use transaction::{
     AddFile, CommitOptions, CommitOutcome, CommitResult, Committer, FileSystemCommitter,
     MetadataUpdate, TableCommit, TableSpec, TableTransaction, Transaction,
 };
-pub use version_checksum::{FileSizeHistogram, VersionChecksum};
 pub use write::{
     unsupported_writer_duties, write_batches, Codec, DataFileWriter, RowOrigin, UnsupportedDuty,
     WriteFailure, WriteResult, WriterOptions, WrittenFile,

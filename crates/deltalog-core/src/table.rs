@@ -15,9 +15,12 @@ use crate::log::commit_range::CommitRange;
 use crate::log::decode::commit::action_lines;
 use crate::log::path::LogPath;
 use crate::log::segment::LogSegment;
+use crate::maintenance::checkpoint::{CheckpointOptions, CheckpointWritten};
+use crate::maintenance::cleanup::CleanupReport;
 use crate::snapshot::Snapshot;
 pub(crate) use crate::snapshot::SnapshotAt;
 use crate::storage::Storage;
+use crate::transaction::{CommitResult, TableSpec, Transaction};
 
 /// A Delta table at a location. Cheap to clone; holds no snapshot state.
 #[derive(Clone, Debug)]
@@ -66,6 +69,14 @@ impl Table {
     /// Loads the snapshot of the version `at` names.
     pub async fn snapshot(&self, at: SnapshotAt) -> Result<Snapshot> {
         Snapshot::load(&self.storage, at).await
+    }
+
+    /// The snapshot of the version `at` names, its file list replayed on first need: the head
+    /// (protocol, metadata, transactions, domains) comes from the version's `.crc` file when
+    /// it has a usable one, else from the log without the file actions (see
+    /// `crate::snapshot`).
+    pub async fn lazy_snapshot(&self, at: SnapshotAt) -> Result<Snapshot> {
+        Snapshot::load_lazy(&self.storage, at).await
     }
 
     /// The snapshot of the version `at` names, holding only the live files that may hold rows
@@ -132,6 +143,94 @@ impl Table {
     /// Every log file of version `start` or later.
     pub async fn list_from(&self, start: u64) -> Result<Vec<LogPath>> {
         crate::log::list_log_from(&self.storage, start).await
+    }
+
+    // ── transactions (crate::transaction)
+
+    /// A transaction reading the latest snapshot (see [`Snapshot::transaction`]).
+    pub async fn transaction(&self, operation: &str) -> Result<Transaction> {
+        Ok(self
+            .snapshot(SnapshotAt::Latest)
+            .await?
+            .transaction(operation))
+    }
+
+    /// A transaction for a blind append to the latest version: it reads the protocol,
+    /// metadata, `txn` versions and domains (the row-id high-water mark) from a lazy snapshot
+    /// ([`Table::lazy_snapshot`]), never the file list unless the transaction removes files
+    /// or records reads, so an append costs the same on a table of a million files as on one
+    /// of ten.
+    pub async fn append_transaction(&self, operation: &str) -> Result<Transaction> {
+        Ok(self
+            .lazy_snapshot(SnapshotAt::Latest)
+            .await?
+            .transaction(operation))
+    }
+
+    /// A transaction creating the table at version 0 with `spec` (operation `CREATE TABLE`);
+    /// files may be added to it. The protocol is the least one covering the features the
+    /// metadata uses (`least_protocol`).
+    ///
+    /// Errors: [`Error::NotAllowed`] when the location already holds a Delta log;
+    /// [`Error::InvalidArgument`] for partition columns not in the schema, or column mapping
+    /// asked for on a schema without physical names and ids. A creator that loses the race
+    /// for version 0 gets an [`Error::CommitConflict`] of kind
+    /// [`ProtocolChanged`](crate::ConflictKind::ProtocolChanged) from [`Transaction::commit`], as Delta on Spark.
+    pub async fn create_transaction(&self, spec: TableSpec) -> Result<Transaction> {
+        crate::transaction::create_transaction(&self.storage, spec).await
+    }
+
+    /// Creates the table at version 0 with `spec` and no files (see
+    /// [`Table::create_transaction`]).
+    pub async fn create(&self, spec: TableSpec) -> Result<CommitResult> {
+        self.create_transaction(spec).await?.commit().await
+    }
+
+    // ── log maintenance (crate::maintenance)
+
+    /// Writes a checkpoint of `version` (`None`: the latest), of the kind the table's
+    /// properties ask for (see `crate::maintenance::checkpoint`), with default options.
+    pub async fn checkpoint(&self, version: Option<u64>) -> Result<CheckpointWritten> {
+        self.checkpoint_with(version, &CheckpointOptions::default())
+            .await
+    }
+
+    /// [`Table::checkpoint`] with `options`.
+    ///
+    /// Errors: those of loading the snapshot, [`Error::Storage`] when a file cannot be written
+    /// (nothing is left under a checkpoint's name then; a sidecar already written stays, to be
+    /// removed by [`Table::cleanup_metadata`] after a day), [`Error::InvalidArgument`] for a
+    /// `part_size` or `sidecar_actions` of 0.
+    pub async fn checkpoint_with(
+        &self,
+        version: Option<u64>,
+        options: &CheckpointOptions,
+    ) -> Result<CheckpointWritten> {
+        crate::maintenance::checkpoint::checkpoint(&self.storage, version, options).await
+    }
+
+    /// Deletes the log files that `delta.logRetentionDuration` lets go (see
+    /// `crate::maintenance::cleanup`). Every version from the returned
+    /// [`CleanupReport::oldest_kept_version`] on stays readable. The table's files are not
+    /// read: only its protocol and metadata.
+    pub async fn cleanup_metadata(&self) -> Result<CleanupReport> {
+        self.cleanup_metadata_with(false).await
+    }
+
+    /// [`Table::cleanup_metadata`]; with `dry_run`, nothing is written or deleted and the
+    /// report lists what would be deleted (`compat_checkpoint` stays `None`).
+    pub async fn cleanup_metadata_with(&self, dry_run: bool) -> Result<CleanupReport> {
+        crate::maintenance::cleanup::cleanup_metadata(&self.storage, dry_run).await
+    }
+
+    /// Writes the log compaction file of the commits `start_version..=end_version` and returns
+    /// its URL. The file is never replaced: one already there is an [`Error::NotAllowed`].
+    ///
+    /// Errors: [`Error::InvalidArgument`] when `start_version >= end_version`,
+    /// [`Error::VersionNotFound`] when a commit of the range is not in the log.
+    pub async fn compact_logs(&self, start_version: u64, end_version: u64) -> Result<String> {
+        crate::maintenance::compaction::compact_logs(&self.storage, start_version, end_version)
+            .await
     }
 }
 

@@ -105,7 +105,7 @@ async fn batches_come_in_commit_order_and_the_function_form_matches() {
     t.commit(1, &[add(&b)]);
     t.commit(2, &[remove(&a)]);
     let table = t.table().await;
-    let (schema, stream) = changes(&table, 0, None, ChangesOptions::default())
+    let (schema, stream) = changes(table.storage(), 0, None, ChangesOptions::default())
         .await
         .unwrap();
     let batches: Vec<RecordBatch> = stream.try_collect().await.unwrap();
@@ -206,9 +206,14 @@ async fn a_change_data_file_without_change_type_is_a_corrupt_file() {
     let cdc = t.data_file("_change_data/bad.parquet", &[1], &["x"]);
     t.commit(0, &[protocol(), metadata(id_name(), &[], true)]);
     t.commit(1, &[cdc_action(&cdc, json!({}))]);
-    let scan = ChangeScan::new(&t.table().await, 1, None, ChangesOptions::default())
-        .await
-        .unwrap();
+    let scan = ChangeScan::new(
+        t.table().await.storage(),
+        1,
+        None,
+        ChangesOptions::default(),
+    )
+    .await
+    .unwrap();
     let error = scan.to_batches().await.unwrap_err();
     assert!(matches!(error, Error::CorruptDataFile { .. }), "{error}");
     assert!(error.to_string().contains("bad.parquet"), "{error}");
@@ -330,9 +335,14 @@ async fn re_adding_a_file_with_the_same_deletion_vector_changes_nothing() {
             add_with(&a, json!({"deletionVector": dv})),
         ],
     );
-    let scan = ChangeScan::new(&t.table().await, 2, None, ChangesOptions::default())
-        .await
-        .unwrap();
+    let scan = ChangeScan::new(
+        t.table().await.storage(),
+        2,
+        None,
+        ChangesOptions::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(scan.num_files(), 0);
     assert!(scan.to_batches().await.unwrap().is_empty());
 }
@@ -435,7 +445,7 @@ async fn columns_and_filters_may_name_change_columns() {
         filter: Some(parse_sql("_commit_version = 1").unwrap()),
         ..ChangesOptions::default()
     };
-    let scan = ChangeScan::new(&t.table().await, 0, None, options)
+    let scan = ChangeScan::new(t.table().await.storage(), 0, None, options)
         .await
         .unwrap();
     assert_eq!(scan.num_files(), 1);
@@ -464,7 +474,9 @@ async fn unknown_columns_and_bad_filters_are_invalid_arguments() {
             ..ChangesOptions::default()
         },
     ] {
-        let error = ChangeScan::new(&table, 0, None, options).await.unwrap_err();
+        let error = ChangeScan::new(table.storage(), 0, None, options)
+            .await
+            .unwrap_err();
         assert!(matches!(error, Error::InvalidArgument(_)), "{error}");
     }
 }
@@ -483,7 +495,7 @@ async fn a_range_where_the_change_data_feed_was_off_is_refused() {
     t.commit(3, &[remove(&a)]);
     let table = t.table().await;
     for (start, end) in [(0, Some(3)), (1, None), (0, Some(1))] {
-        let error = ChangeScan::new(&table, start, end, ChangesOptions::default())
+        let error = ChangeScan::new(table.storage(), start, end, ChangesOptions::default())
             .await
             .unwrap_err();
         let text = error.to_string();
@@ -504,7 +516,7 @@ async fn enabling_the_change_data_feed_mid_range_refuses_the_part_before() {
     t.commit(1, &[ict(2000), metadata(id_name(), &[], true), add(&b)]);
     t.commit(2, &[ict(3000), remove(&a)]);
     let table = t.table().await;
-    let error = ChangeScan::new(&table, 0, None, ChangesOptions::default())
+    let error = ChangeScan::new(table.storage(), 0, None, ChangesOptions::default())
         .await
         .unwrap_err();
     assert!(matches!(error, Error::NotAllowed(_)), "{error}");
@@ -521,9 +533,14 @@ async fn enabling_the_change_data_feed_mid_range_refuses_the_part_before() {
 async fn a_table_without_the_property_is_refused() {
     let t = TestTable::new();
     t.commit(0, &[protocol(), metadata(id_name(), &[], false)]);
-    let error = ChangeScan::new(&t.table().await, 0, None, ChangesOptions::default())
-        .await
-        .unwrap_err();
+    let error = ChangeScan::new(
+        t.table().await.storage(),
+        0,
+        None,
+        ChangesOptions::default(),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(error, Error::NotAllowed(_)), "{error}");
 }
 
@@ -534,19 +551,19 @@ async fn a_dropped_or_retyped_column_in_the_range_is_refused() {
     t.commit(1, &[metadata(json!([field("id", "long")]), &[], true)]);
     t.commit(2, &[metadata(json!([field("id", "string")]), &[], true)]);
     let table = t.table().await;
-    let dropped = ChangeScan::new(&table, 0, Some(1), ChangesOptions::default())
+    let dropped = ChangeScan::new(table.storage(), 0, Some(1), ChangesOptions::default())
         .await
         .unwrap_err();
     assert!(matches!(dropped, Error::NotAllowed(_)), "{dropped}");
     assert!(dropped.to_string().contains("`name`"), "{dropped}");
     assert!(dropped.to_string().contains("version 0"), "{dropped}");
-    let retyped = ChangeScan::new(&table, 1, Some(2), ChangesOptions::default())
+    let retyped = ChangeScan::new(table.storage(), 1, Some(2), ChangesOptions::default())
         .await
         .unwrap_err();
     assert!(matches!(retyped, Error::NotAllowed(_)), "{retyped}");
     assert!(retyped.to_string().contains("`id`"), "{retyped}");
     // A range after the change reads with its own schema.
-    ChangeScan::new(&table, 2, Some(2), ChangesOptions::default())
+    ChangeScan::new(table.storage(), 2, Some(2), ChangesOptions::default())
         .await
         .unwrap();
 }
@@ -556,9 +573,14 @@ async fn a_table_column_named_like_a_change_column_is_refused() {
     let t = TestTable::new();
     let fields = json!([field("id", "long"), field("_Commit_Version", "long")]);
     t.commit(0, &[protocol(), metadata(fields, &[], true)]);
-    let error = ChangeScan::new(&t.table().await, 0, None, ChangesOptions::default())
-        .await
-        .unwrap_err();
+    let error = ChangeScan::new(
+        t.table().await.storage(),
+        0,
+        None,
+        ChangesOptions::default(),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(error, Error::NotAllowed(_)), "{error}");
     assert!(error.to_string().contains("_Commit_Version"), "{error}");
 }
@@ -572,7 +594,7 @@ async fn versions_outside_the_log_are_not_found() {
     t.commit(2, &[add(&a)]);
     let table = t.table().await;
     for (start, end, missing) in [(3, None, 3), (0, Some(5), 5)] {
-        let error = ChangeScan::new(&table, start, end, ChangesOptions::default())
+        let error = ChangeScan::new(table.storage(), start, end, ChangesOptions::default())
             .await
             .unwrap_err();
         assert!(
@@ -580,13 +602,13 @@ async fn versions_outside_the_log_are_not_found() {
             "{error}"
         );
     }
-    let error = ChangeScan::new(&table, 2, Some(1), ChangesOptions::default())
+    let error = ChangeScan::new(table.storage(), 2, Some(1), ChangesOptions::default())
         .await
         .unwrap_err();
     assert!(matches!(error, Error::InvalidArgument(_)), "{error}");
 
     std::fs::remove_file(t.commit_path(1)).unwrap();
-    let error = ChangeScan::new(&table, 0, None, ChangesOptions::default())
+    let error = ChangeScan::new(table.storage(), 0, None, ChangesOptions::default())
         .await
         .unwrap_err();
     assert!(
@@ -620,7 +642,7 @@ async fn golden_get_changes_log() {
     let root = dir.path().join("deltalog-getChanges/delta");
     let uri = root.to_str().unwrap();
     let table = Table::open(uri, &HashMap::new()).await.unwrap();
-    let error = ChangeScan::new(&table, 0, None, ChangesOptions::default())
+    let error = ChangeScan::new(table.storage(), 0, None, ChangesOptions::default())
         .await
         .unwrap_err();
     assert!(matches!(error, Error::NotAllowed(_)), "{error}");
@@ -628,17 +650,17 @@ async fn golden_get_changes_log() {
 
     enable_change_data_feed(&root);
     let table = Table::open(uri, &HashMap::new()).await.unwrap();
-    let only_cdc = ChangeScan::new(&table, 1, Some(1), ChangesOptions::default())
+    let only_cdc = ChangeScan::new(table.storage(), 1, Some(1), ChangesOptions::default())
         .await
         .unwrap();
     assert_eq!(only_cdc.num_files(), 1);
     let error = only_cdc.to_batches().await.unwrap_err();
     assert!(error.to_string().contains("fake/path/2"), "{error}");
-    let nothing = ChangeScan::new(&table, 2, Some(2), ChangesOptions::default())
+    let nothing = ChangeScan::new(table.storage(), 2, Some(2), ChangesOptions::default())
         .await
         .unwrap();
     assert_eq!(nothing.num_files(), 0);
-    let everything = ChangeScan::new(&table, 0, None, ChangesOptions::default())
+    let everything = ChangeScan::new(table.storage(), 0, None, ChangesOptions::default())
         .await
         .unwrap();
     assert_eq!(everything.num_files(), 2);
@@ -710,7 +732,7 @@ async fn snapshot_rows(table: &Table, version: u64) -> HashMap<String, i64> {
 /// The data rows of the changes of `start..=end`, counted +1 for inserts and postimages and -1
 /// for deletes and preimages; rows netting to zero dropped.
 async fn net_changes(table: &Table, start: u64, end: u64) -> HashMap<String, i64> {
-    let scan = ChangeScan::new(table, start, Some(end), ChangesOptions::default())
+    let scan = ChangeScan::new(table.storage(), start, Some(end), ChangesOptions::default())
         .await
         .unwrap();
     let data_columns = scan.schema().fields().len() - 3;
@@ -975,7 +997,7 @@ async fn read_all(
     end: Option<u64>,
     options: ChangesOptions,
 ) -> (arrow_schema::SchemaRef, Vec<RecordBatch>) {
-    let scan = ChangeScan::new(&t.table().await, start, end, options)
+    let scan = ChangeScan::new(t.table().await.storage(), start, end, options)
         .await
         .unwrap();
     let batches = scan.to_batches().await.unwrap();

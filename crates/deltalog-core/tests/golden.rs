@@ -15,15 +15,15 @@ use deltalog_core::{Error, SnapshotAt, Table};
 async fn open(name: &str) -> deltalog_core::Result<deltalog_core::Snapshot> {
     let dir = unpacked().unwrap().join(name).join("delta");
     let table = Table::open(dir.to_str().unwrap(), &HashMap::new()).await?;
-    let head = table.snapshot_head(SnapshotAt::Latest).await?;
-    let snapshot = head.snapshot().await?;
-    assert_eq!(head.metadata(), snapshot.metadata(), "{name}");
+    let snapshot = table.lazy_snapshot(SnapshotAt::Latest).await?;
+    snapshot.num_files().await?;
     Ok(snapshot)
 }
 
 fn file_count(name: &str) -> Option<usize> {
     unpacked()?;
-    Some(runtime().block_on(open(name)).unwrap().num_files())
+    let snapshot = runtime().block_on(open(name)).unwrap();
+    Some(runtime().block_on(snapshot.num_files()).unwrap())
 }
 
 fn refused(name: &str) -> Option<Error> {
@@ -172,7 +172,7 @@ fn every_other_table_loads_and_lists_files() {
             let snapshot = open(name).await?;
             let (_, batches) = snapshot.files(true).await?;
             let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-            assert_eq!(rows, snapshot.num_files(), "{name}");
+            assert_eq!(rows, snapshot.num_files().await.unwrap(), "{name}");
             Ok::<_, Error>(snapshot.version())
         });
         if let Err(error) = result {

@@ -11,6 +11,7 @@
 
 mod common;
 use common::*;
+use futures::executor::block_on;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -1670,7 +1671,7 @@ fn same_path_with_different_deletion_vectors_is_two_logical_files() {
     log.commit(2, &[add_dv("p", "dv2")]);
 
     let snapshot = log.load(SnapshotAt::Latest).unwrap();
-    assert_eq!(snapshot.num_files(), 3);
+    assert_eq!(block_on(snapshot.num_files()).unwrap(), 3);
     assert_eq!(
         live_keys(&snapshot),
         keys(&[("p", None), ("p", Some("idv1")), ("p", Some("idv2"))])
@@ -1754,7 +1755,7 @@ fn deletion_vector_offset_is_part_of_the_key() {
     log.commit(0, &[protocol_dv(), metadata(), stored(1)]);
     log.commit(1, &[stored(41)]);
     let snapshot = log.load(SnapshotAt::Latest).unwrap();
-    assert_eq!(snapshot.num_files(), 2);
+    assert_eq!(block_on(snapshot.num_files()).unwrap(), 2);
 }
 
 #[test]
@@ -1763,14 +1764,14 @@ fn re_added_file_replaces_the_older_add() {
     log.commit(0, &[protocol(), metadata(), add_sized("a", 10)]);
     log.commit(1, &[add_sized("a", 20)]);
     let snapshot = log.load(SnapshotAt::Latest).unwrap();
-    assert_eq!(snapshot.num_files(), 1);
-    assert_eq!(snapshot.total_size(), 20);
+    assert_eq!(block_on(snapshot.num_files()).unwrap(), 1);
+    assert_eq!(block_on(snapshot.total_size()).unwrap(), 20);
 
     log.classic_checkpoint(1, &[protocol(), metadata(), add_sized("a", 20)]);
     log.commit(2, &[add_sized("a", 30)]);
     let snapshot = log.load(SnapshotAt::Latest).unwrap();
-    assert_eq!(snapshot.num_files(), 1);
-    assert_eq!(snapshot.total_size(), 30);
+    assert_eq!(block_on(snapshot.num_files()).unwrap(), 1);
+    assert_eq!(block_on(snapshot.total_size()).unwrap(), 30);
 }
 
 #[test]
@@ -2105,7 +2106,7 @@ fn tombstones(snapshot: &Snapshot) -> BTreeSet<String> {
 
 fn tombstone_keys(snapshot: &Snapshot) -> BTreeSet<Key> {
     let mut keys = BTreeSet::new();
-    for removes in snapshot.remove_actions() {
+    for removes in block_on(snapshot.remove_actions()).unwrap() {
         let paths = strings(removes.column_by_name("path").unwrap().as_ref());
         let dv = removes.column_by_name("deletionVector").unwrap();
         let dv_ids = dv_ids(dv.as_any().downcast_ref::<StructArray>().unwrap());
@@ -2197,7 +2198,10 @@ fn assert_same_state(left: &Snapshot, right: &Snapshot) {
     assert_eq!(left.transactions(), right.transactions());
     assert_eq!(left.domains(), right.domains());
     assert_eq!(left.timestamp_ms(), right.timestamp_ms());
-    assert_eq!(left.total_size(), right.total_size());
+    assert_eq!(
+        block_on(left.total_size()).unwrap(),
+        block_on(right.total_size()).unwrap()
+    );
     assert_eq!(file_rows(left), file_rows(right));
 }
 

@@ -8,6 +8,7 @@
 
 mod common;
 use common::*;
+use futures::executor::block_on;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -217,7 +218,7 @@ fn assert_matches_model(
         "live files at {version}"
     );
     assert_eq!(
-        snapshot.num_files(),
+        block_on(snapshot.num_files()).unwrap(),
         expected_live.len(),
         "file count at {version}"
     );
@@ -574,7 +575,7 @@ fn live_keys(runtime: &tokio::runtime::Runtime, snapshot: &Snapshot) -> BTreeSet
 fn tombstone_keys(snapshot: &Snapshot) -> BTreeSet<Key> {
     let root = snapshot.table_uri().to_string();
     let mut keys = BTreeSet::new();
-    for removes in snapshot.remove_actions() {
+    for removes in block_on(snapshot.remove_actions()).unwrap() {
         let paths = strings(removes.column_by_name("path").unwrap().as_ref());
         let dv = removes.column_by_name("deletionVector").unwrap();
         let ids = dv_ids(dv.as_any().downcast_ref::<StructArray>().unwrap());

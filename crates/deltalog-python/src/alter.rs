@@ -21,9 +21,9 @@ pub struct RawAlter {
 impl RawAlter {
     /// Alterations committed on top of `snapshot`.
     #[new]
-    fn new(py: Python<'_>, snapshot: &RawSnapshot) -> PyResult<Self> {
+    fn new(snapshot: &RawSnapshot) -> PyResult<Self> {
         Ok(RawAlter {
-            snapshot: snapshot.snapshot(py)?,
+            snapshot: snapshot.snapshot(),
         })
     }
 

@@ -108,7 +108,7 @@ pub fn compact_logs(
 /// from the `.crc` file (else it was computed from the state).
 #[pyfunction]
 pub fn version_checksum(py: Python<'_>, snapshot: &RawSnapshot) -> PyResult<ChecksumTuple> {
-    let snapshot = snapshot.snapshot(py)?;
+    let snapshot = snapshot.snapshot();
     let (checksum, stored) = wait_for_future(py, move || async move {
         match snapshot.stored_version_checksum().await? {
             Some(stored) => Ok((stored, true)),
@@ -154,7 +154,7 @@ fn checksum_tuple(checksum: VersionChecksum, text: String, stored: bool) -> Chec
 /// Checks the `.crc` file of `snapshot`'s version against its state; false when there is none.
 #[pyfunction]
 pub fn validate_checksum(py: Python<'_>, snapshot: &RawSnapshot) -> PyResult<bool> {
-    let snapshot = snapshot.snapshot(py)?;
+    let snapshot = snapshot.snapshot();
     wait_for_future(
         py,
         move || async move { snapshot.validate_checksum().await },

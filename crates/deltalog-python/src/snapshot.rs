@@ -1,10 +1,9 @@
 //! `RawSnapshot`: one immutable version of a table, wrapped by `deltalog.Snapshot`.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
 use deltalog_core::{deletion_vectors, NativeColumns, Scan, ScanOptions};
-use deltalog_core::{HeadSource, Snapshot, SnapshotHead, TableConfiguration, TableSize};
+use deltalog_core::{HeadSource, Snapshot, TableConfiguration};
 use deltalog_core::{Metadata, Protocol};
 use pyo3::prelude::*;
 
@@ -40,62 +39,27 @@ type NativeColumnsTuple<'py> = (
     Option<String>,
 );
 
-/// A core [`Snapshot`]: the table's state at one version. Opened from a [`SnapshotHead`]
-/// (protocol and metadata, from the version's `.crc` when it has one), its file list is
-/// replayed the first time something needs it.
+/// A core [`Snapshot`]: the table's state at one version. Opened lazily (protocol and
+/// metadata, from the version's `.crc` when it has one), its file list is replayed the first
+/// time something needs it.
 #[pyclass(frozen, module = "deltalog._core")]
 pub struct RawSnapshot {
-    loaded: Loaded,
-}
-
-enum Loaded {
-    Full(Snapshot),
-    Head(SnapshotHead, OnceLock<Snapshot>),
+    inner: Snapshot,
 }
 
 impl RawSnapshot {
     /// Wraps a core snapshot.
     pub fn new(inner: Snapshot) -> Self {
-        RawSnapshot {
-            loaded: Loaded::Full(inner),
-        }
+        RawSnapshot { inner }
     }
 
-    /// A snapshot whose file list is replayed when first needed.
-    pub fn lazy(head: SnapshotHead) -> Self {
-        RawSnapshot {
-            loaded: Loaded::Head(head, OnceLock::new()),
-        }
-    }
-
-    /// The core snapshot, its file list replayed now when it was not yet.
-    pub fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
-        match &self.loaded {
-            Loaded::Full(snapshot) => Ok(snapshot.clone()),
-            Loaded::Head(head, full) => {
-                if let Some(snapshot) = full.get() {
-                    return Ok(snapshot.clone());
-                }
-                let head = head.clone();
-                let snapshot = wait_for_future(py, move || async move { head.snapshot().await })?;
-                Ok(full.get_or_init(|| snapshot).clone())
-            }
-        }
-    }
-
-    /// The file count and size from the `.crc` file, while the file list is not replayed.
-    fn size_from_checksum(&self) -> Option<TableSize> {
-        match &self.loaded {
-            Loaded::Head(head, full) if full.get().is_none() => head.table_size_from_checksum(),
-            _ => None,
-        }
+    /// The core snapshot.
+    pub fn snapshot(&self) -> Snapshot {
+        self.inner.clone()
     }
 
     fn config(&self) -> &TableConfiguration {
-        match &self.loaded {
-            Loaded::Full(snapshot) => snapshot.table_configuration(),
-            Loaded::Head(head, _) => head.table_configuration(),
-        }
+        self.inner.table_configuration()
     }
 }
 
@@ -104,60 +68,46 @@ impl RawSnapshot {
     /// The version of this snapshot.
     #[getter]
     fn version(&self) -> u64 {
-        match &self.loaded {
-            Loaded::Full(snapshot) => snapshot.version(),
-            Loaded::Head(head, _) => head.version(),
-        }
+        self.inner.version()
     }
 
     /// When the version was committed, in ms since the epoch (UTC).
     #[getter]
     fn timestamp_ms(&self) -> i64 {
-        match &self.loaded {
-            Loaded::Full(snapshot) => snapshot.timestamp_ms(),
-            Loaded::Head(head, _) => head.timestamp_ms(),
-        }
+        self.inner.timestamp_ms()
     }
 
     /// True when the file list has been replayed.
     #[getter]
     fn files_loaded(&self) -> bool {
-        match &self.loaded {
-            Loaded::Full(_) => true,
-            Loaded::Head(_, full) => full.get().is_some(),
-        }
+        self.inner.files_replayed()
     }
 
     /// The `.crc` file the protocol and metadata were read from, when they were.
     #[getter]
     fn head_checksum(&self) -> Option<String> {
-        match &self.loaded {
-            Loaded::Head(head, _) => match head.source() {
-                HeadSource::Checksum(crc) => Some(crc.clone()),
-                HeadSource::Log => None,
-            },
-            Loaded::Full(_) => None,
+        match self.inner.source() {
+            HeadSource::Checksum(crc) => Some(crc.clone()),
+            HeadSource::Log => None,
         }
     }
 
     /// The number of active data files: the `.crc` file's `numFiles` while the file list is
     /// not replayed and the snapshot opened from one, else counted from the file list.
     #[getter]
-    fn num_files(&self, py: Python<'_>) -> PyResult<usize> {
-        if let Some(size) = self.size_from_checksum() {
-            return Ok(usize::try_from(size.num_files).unwrap_or(usize::MAX));
-        }
-        Ok(self.snapshot(py)?.num_files())
+    fn num_files(&self, py: Python<'_>) -> PyResult<u64> {
+        let snapshot = self.snapshot();
+        let size = wait_for_future(py, move || async move { snapshot.table_size().await })?;
+        Ok(size.num_files)
     }
 
     /// The total size in bytes of the active data files: the `.crc` file's `tableSizeBytes`
     /// while the file list is not replayed and the snapshot opened from one.
     #[getter]
-    fn total_size(&self, py: Python<'_>) -> PyResult<i64> {
-        if let Some(size) = self.size_from_checksum() {
-            return Ok(i64::try_from(size.size_in_bytes).unwrap_or(i64::MAX));
-        }
-        Ok(self.snapshot(py)?.total_size())
+    fn total_size(&self, py: Python<'_>) -> PyResult<u64> {
+        let snapshot = self.snapshot();
+        let size = wait_for_future(py, move || async move { snapshot.table_size().await })?;
+        Ok(size.size_in_bytes)
     }
 
     /// The partition columns, in order.
@@ -185,7 +135,7 @@ impl RawSnapshot {
     /// The active files (see [`Snapshot::files`]).
     #[pyo3(signature = (with_stats=false))]
     fn files(&self, py: Python<'_>, with_stats: bool) -> PyResult<RawArrowStream> {
-        let snapshot = self.snapshot(py)?;
+        let snapshot = self.snapshot();
         let (schema, batches) =
             wait_for_future(py, move || async move { snapshot.files(with_stats).await })?;
         Ok(RawArrowStream::new(schema, batches))
@@ -193,19 +143,12 @@ impl RawSnapshot {
 
     /// The version of the last transaction of application `app_id`, if any.
     fn transaction_version(&self, app_id: &str) -> Option<i64> {
-        match &self.loaded {
-            Loaded::Full(snapshot) => snapshot.transaction_version(app_id),
-            Loaded::Head(head, _) => head.transaction_version(app_id),
-        }
+        self.inner.transaction_version(app_id)
     }
 
     /// The configuration of `domain`, unless it is absent or removed.
     fn domain_metadata(&self, domain: &str) -> Option<String> {
-        let configuration = match &self.loaded {
-            Loaded::Full(snapshot) => snapshot.domain_metadata(domain),
-            Loaded::Head(head, _) => head.domain_metadata(domain),
-        };
-        configuration.map(str::to_string)
+        self.inner.domain_metadata(domain).map(str::to_string)
     }
 
     /// Plans a read of the rows: `columns` (logical names), a filter (SQL-like text or the
@@ -227,7 +170,7 @@ impl RawSnapshot {
             row_tracking,
             ..ScanOptions::default()
         };
-        let snapshot = self.snapshot(py)?;
+        let snapshot = self.snapshot();
         let scan = move || async move { Scan::new(&snapshot, options).await };
         wait_for_future(py, scan).map(RawScan::new)
     }
@@ -250,14 +193,14 @@ impl RawSnapshot {
 
     /// Every deletion vector, evaluated: `path` and `deleted_rows` (sorted row indexes).
     fn deletion_vectors(&self, py: Python<'_>) -> PyResult<RawArrowStream> {
-        let snapshot = self.snapshot(py)?;
+        let snapshot = self.snapshot();
         let batch = wait_for_future(py, move || async move { deletion_vectors(&snapshot).await })?;
         Ok(RawArrowStream::new(batch.schema(), vec![batch]))
     }
 
     /// A snapshot at the table's newest version, reading only the commits added since.
     fn refresh(&self, py: Python<'_>) -> PyResult<RawSnapshot> {
-        let snapshot = self.snapshot(py)?;
+        let snapshot = self.snapshot();
         wait_for_future(py, move || async move { snapshot.refresh().await }).map(RawSnapshot::new)
     }
 }

@@ -43,7 +43,7 @@ pub fn stream_initial_offset(
     };
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let offset = wait_for_future(py, move || async move {
-        StreamOffset::initial(&table, start).await
+        StreamOffset::initial(table.storage(), start).await
     })?;
     Ok(tuple(offset))
 }
@@ -72,7 +72,7 @@ pub fn stream_latest_offset(
     };
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let files = wait_for_future(py, move || async move {
-        stream_files(&table, offset(start), None, &options).await
+        stream_files(table.storage(), offset(start), None, &options).await
     })?;
     Ok(tuple(files.end))
 }
@@ -101,7 +101,8 @@ pub fn stream_tasks<'py>(
     };
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let tasks = wait_for_future(py, move || async move {
-        let files = stream_files(&table, offset(start), Some(offset(end)), &options).await?;
+        let files =
+            stream_files(table.storage(), offset(start), Some(offset(end)), &options).await?;
         if files.num_files == 0 {
             return Ok(Vec::new());
         }
@@ -111,7 +112,7 @@ pub fn stream_tasks<'py>(
         };
         let (protocol, metadata) = (&files.protocol, &files.metadata);
         let scan = Scan::over_files(
-            &table,
+            table.storage(),
             files.version,
             protocol,
             metadata,

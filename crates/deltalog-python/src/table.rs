@@ -155,14 +155,10 @@ impl RawDeltaTable {
         let at = PySnapshotAt::new(py, version, timestamp_ms)?.0;
         let filter = PyFilter::expr(filter);
         let table = self.inner.clone();
-        if filter.is_none() {
-            let head = wait_for_future(py, move || async move { table.snapshot_head(at).await })?;
-            return Ok(RawSnapshot::lazy(head));
-        }
         let snapshot = wait_for_future(py, move || async move {
             match filter {
                 Some(filter) => table.snapshot_matching(at, &filter).await,
-                None => table.snapshot(at).await,
+                None => table.lazy_snapshot(at).await,
             }
         })?;
         Ok(RawSnapshot::new(snapshot))
@@ -207,7 +203,8 @@ impl RawDeltaTable {
             timezone,
         };
         let table = self.inner.clone();
-        let plan = move || async move { ChangeScan::new(&table, start, end, options).await };
+        let plan =
+            move || async move { ChangeScan::new(table.storage(), start, end, options).await };
         let changes = wait_for_future(py, plan)?;
         Ok(RawArrowStream::lazy(changes.schema(), move || {
             changes.stream()

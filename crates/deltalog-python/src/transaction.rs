@@ -55,7 +55,7 @@ impl RawTransaction {
         operation: &str,
         isolation_level: Option<&str>,
     ) -> PyResult<Self> {
-        let mut transaction = snapshot.snapshot(py)?.transaction(operation);
+        let mut transaction = snapshot.snapshot().transaction(operation);
         if let Some(level) = isolation_level {
             let level = parse_isolation_level(level).map_err(|e| to_py_err(py, e))?;
             transaction = transaction.with_isolation_level(level);
@@ -109,8 +109,10 @@ impl RawTransaction {
         let (tx, outcome) = wait_for_future(py, move || async move {
             let staging = tx.transaction_mut();
             let outcome = match &paths {
-                Some(paths) => staging
-                    .remove_paths(&paths.iter().map(String::as_str).collect::<Vec<_>>(), true),
+                Some(paths) => {
+                    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+                    staging.remove_paths(&paths, true).await
+                }
                 None => staging.remove_where(filter.as_ref(), true).await,
             };
             Ok((tx, outcome))

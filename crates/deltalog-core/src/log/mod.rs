@@ -4,6 +4,10 @@
 //! the timestamp of each commit. Nothing here replays actions into table state.
 
 #[cfg(feature = "internal-api")]
+pub mod checksum;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod checksum;
+#[cfg(feature = "internal-api")]
 pub mod commit_range;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod commit_range;

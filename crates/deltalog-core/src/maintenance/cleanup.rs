@@ -33,7 +33,6 @@ use crate::log::segment::{complete_checkpoints, CheckpointFiles};
 use crate::maintenance::checkpoint::compat::{needs_classic_copy, write_classic_copy};
 use crate::replay::load::load_segment_without_files;
 use crate::storage::Storage;
-use crate::table::Table;
 use crate::table_config::{TableConfiguration, TableFeature};
 use crate::util::time::{duration_ms, now_ms};
 
@@ -53,26 +52,17 @@ pub struct CleanupReport {
     pub compat_checkpoint: Option<String>,
 }
 
-impl Table {
-    /// Deletes the log files that `delta.logRetentionDuration` lets go (see the
-    /// `log_cleanup` module). Every version from the returned
-    /// [`CleanupReport::oldest_kept_version`] on stays readable.
-    /// The table's files are not read: only its protocol and metadata.
-    pub async fn cleanup_metadata(&self) -> Result<CleanupReport> {
-        self.cleanup_metadata_with(false).await
-    }
-
-    /// [`Table::cleanup_metadata`]; with `dry_run`, nothing is written or deleted and the
-    /// report lists what would be deleted (`compat_checkpoint` stays `None`).
-    pub async fn cleanup_metadata_with(&self, dry_run: bool) -> Result<CleanupReport> {
-        let segment = crate::log::locate_segment(self.storage(), None).await?;
-        let state = load_segment_without_files(self.storage(), self.uri(), &segment).await?;
-        let config = TableConfiguration::try_new(state.protocol, state.metadata, self.uri())?;
-        let (storage, latest) = (self.storage(), state.version);
-        match dry_run {
-            false => cleanup_expired_logs(storage, &config, latest, now_ms()).await,
-            true => plan_cleanup(storage, &config, latest, now_ms(), true).await,
-        }
+/// Deletes the log files that `delta.logRetentionDuration` lets go, or with `dry_run` only
+/// reports them ([`crate::Table::cleanup_metadata_with`]). Reads the protocol and metadata,
+/// never the file list.
+pub(crate) async fn cleanup_metadata(storage: &Storage, dry_run: bool) -> Result<CleanupReport> {
+    let segment = crate::log::locate_segment(storage, None).await?;
+    let state = load_segment_without_files(storage, storage.uri(), &segment).await?;
+    let config = TableConfiguration::try_new(state.protocol, state.metadata, storage.uri())?;
+    let latest = state.version;
+    match dry_run {
+        false => cleanup_expired_logs(storage, &config, latest, now_ms()).await,
+        true => plan_cleanup(storage, &config, latest, now_ms(), true).await,
     }
 }
 
@@ -423,7 +413,7 @@ mod tests {
             std::fs::read_dir(&sidecars).unwrap().count(),
             written.sidecars.len()
         );
-        assert_eq!(snapshot.num_files(), 3);
+        assert_eq!(snapshot.num_files().await.unwrap(), 3);
     }
 
     #[tokio::test]
@@ -452,7 +442,10 @@ mod tests {
         let manifest = newest.files[0].rsplit('/').next().unwrap().to_string();
         std::fs::remove_file(dir.path().join("_delta_log").join(manifest)).unwrap();
         let through_copy = table.snapshot(SnapshotAt::Latest).await.unwrap();
-        assert_eq!(through_copy.num_files(), snapshot.num_files());
+        assert_eq!(
+            through_copy.num_files().await.unwrap(),
+            snapshot.num_files().await.unwrap()
+        );
         // With a classic-named checkpoint of the newest version, no copy is written again.
         let again = cleanup(&through_copy, now).await;
         assert_eq!(again.compat_checkpoint, None);

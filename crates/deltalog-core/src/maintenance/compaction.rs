@@ -22,41 +22,39 @@ use crate::log::list_log_from;
 use crate::log::path::compaction_file_name;
 use crate::replay::load::decode_commits;
 use crate::replay::reconcile::{replay_files, FileKeys};
-use crate::table::Table;
+use crate::storage::Storage;
 
-impl Table {
-    /// Writes the log compaction file of the commits `start_version..=end_version` and returns
-    /// its URL. The file is never replaced: one already there is an [`Error::NotAllowed`].
-    ///
-    /// Errors: [`Error::InvalidArgument`] when `start_version >= end_version`,
-    /// [`Error::VersionNotFound`] when a commit of the range is not in the log.
-    pub async fn compact_logs(&self, start_version: u64, end_version: u64) -> Result<String> {
-        if start_version >= end_version {
-            return Err(Error::InvalidArgument(format!(
-                "a log compaction needs start_version < end_version, got {start_version} and \
-                 {end_version}"
-            )));
-        }
-        let storage = self.storage();
-        let listing = list_log_from(storage, start_version).await?;
-        let range = CommitRange::from_listing(self.uri(), &listing, start_version, end_version)?;
-        let commits = decode_commits(range.read_all(storage).await?, true).await?;
-        let keys = FileKeys::new(storage.root_url());
-        let uri = self.uri().to_string();
-        let content = crate::util::cpu::run(
-            move || compacted_lines(commits, &keys),
-            |reason| Error::invalid_table(uri, reason),
-        )
-        .await?;
-        let path = storage.log_file(&compaction_file_name(start_version, end_version));
-        if !storage.put_if_absent(&path, Bytes::from(content)).await? {
-            return Err(Error::NotAllowed(format!(
-                "the log compaction file {} already exists",
-                storage.url_of(&path)
-            )));
-        }
-        Ok(storage.url_of(&path))
+/// Writes the log compaction file of the commits `start_version..=end_version` and returns
+/// its URL ([`crate::Table::compact_logs`]).
+pub(crate) async fn compact_logs(
+    storage: &Storage,
+    start_version: u64,
+    end_version: u64,
+) -> Result<String> {
+    if start_version >= end_version {
+        return Err(Error::InvalidArgument(format!(
+            "a log compaction needs start_version < end_version, got {start_version} and \
+             {end_version}"
+        )));
     }
+    let listing = list_log_from(storage, start_version).await?;
+    let range = CommitRange::from_listing(storage.uri(), &listing, start_version, end_version)?;
+    let commits = decode_commits(range.read_all(storage).await?, true).await?;
+    let keys = FileKeys::new(storage.root_url());
+    let uri = storage.uri().to_string();
+    let content = crate::util::cpu::run(
+        move || compacted_lines(commits, &keys),
+        |reason| Error::invalid_table(uri, reason),
+    )
+    .await?;
+    let path = storage.log_file(&compaction_file_name(start_version, end_version));
+    if !storage.put_if_absent(&path, Bytes::from(content)).await? {
+        return Err(Error::NotAllowed(format!(
+            "the log compaction file {} already exists",
+            storage.url_of(&path)
+        )));
+    }
+    Ok(storage.url_of(&path))
 }
 
 /// The reconciled actions of `commits` (newest first) as JSON lines.

@@ -8,6 +8,10 @@ pub mod checkpoint;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod checkpoint;
 #[cfg(feature = "internal-api")]
+pub mod checksum;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod checksum;
+#[cfg(feature = "internal-api")]
 pub mod cleanup;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod cleanup;

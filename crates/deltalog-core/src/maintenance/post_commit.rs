@@ -5,14 +5,15 @@
 //! [`PostCommitReport`] and never turns the committed write into an error.
 
 use crate::error::Result;
+use crate::log::checksum::{read_checksum, VersionChecksum};
 use crate::log::decode::commit::{decode_actions, DecodeOptions};
 use crate::log::path::commit_file_name;
 use crate::maintenance::checkpoint::{write_checkpoint, CheckpointOptions, CheckpointWritten};
+use crate::maintenance::checksum::write_checksum;
 use crate::maintenance::cleanup::{cleanup_expired_logs, CleanupReport};
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
 use crate::util::time::now_ms;
-use crate::version_checksum::{read_checksum, write_checksum, VersionChecksum};
 
 /// Which post-commit steps run. All on by default, as in Delta on Spark.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,7 +187,7 @@ async fn write_version_checksum(committed: &Committed<'_>) -> Result<Option<Stri
     }
     if checksum.is_none() {
         if let Some(snapshot) = committed.snapshot.filter(|s| !s.is_filtered()) {
-            checksum = Some(VersionChecksum::from_snapshot(snapshot, txn_id)?);
+            checksum = Some(VersionChecksum::from_snapshot(snapshot, txn_id).await?);
         }
     }
     match checksum {
@@ -247,7 +248,7 @@ mod tests {
             tx.set_domain_metadata("user.d", Some(version.to_string()))
                 .unwrap();
             if version == 5 {
-                tx.remove_paths(&["f1.parquet"], true).unwrap();
+                tx.remove_paths(&["f1.parquet"], true).await.unwrap();
             }
             let result = tx.commit().await.unwrap();
             assert!(
@@ -263,8 +264,11 @@ mod tests {
                 "version {version}"
             );
             let stored = snapshot.version_checksum().await.unwrap();
-            assert_eq!(stored.num_files, snapshot.num_files() as i64);
-            assert_eq!(stored.table_size_bytes, snapshot.total_size());
+            assert_eq!(stored.num_files, snapshot.num_files().await.unwrap() as i64);
+            assert_eq!(
+                stored.table_size_bytes,
+                snapshot.total_size().await.unwrap()
+            );
         }
         let kinds: Vec<_> = crate::log::list_log_from(table.storage(), 0)
             .await

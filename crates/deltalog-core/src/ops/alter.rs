@@ -100,7 +100,7 @@ pub async fn alter_table(table: &Table, alteration: Alteration) -> Result<TableC
 /// commit conflicts.
 pub async fn alter_snapshot(snapshot: &Snapshot, alteration: Alteration) -> Result<TableCommit> {
     let transaction = match alteration {
-        Alteration::SetProperties(properties) => set_properties(snapshot, properties)?,
+        Alteration::SetProperties(properties) => set_properties(snapshot, properties).await?,
         Alteration::UnsetProperties { keys, if_exists } => {
             unset_properties(snapshot, &keys, if_exists)?
         }
@@ -118,18 +118,18 @@ pub async fn alter_snapshot(snapshot: &Snapshot, alteration: Alteration) -> Resu
         Alteration::AddFeature(name) => {
             let feature = known_feature(snapshot, &name)?;
             let key = format!("{FEATURE_PREFIX}{}", feature.name());
-            set_properties(snapshot, BTreeMap::from([(key, "supported".into())]))?
+            set_properties(snapshot, BTreeMap::from([(key, "supported".into())])).await?
         }
-        Alteration::SetDescription(text) => set_properties(
-            snapshot,
-            BTreeMap::from([(COMMENT_PROPERTY.to_string(), text)]),
-        )?,
+        Alteration::SetDescription(text) => {
+            let comment = BTreeMap::from([(COMMENT_PROPERTY.to_string(), text)]);
+            set_properties(snapshot, comment).await?
+        }
     };
     Ok(committed(transaction.commit().await?))
 }
 
 /// `SET TBLPROPERTIES`: every key validated and spelled as Delta on Spark stores it.
-fn set_properties(
+async fn set_properties(
     snapshot: &Snapshot,
     properties: BTreeMap<String, String>,
 ) -> Result<Transaction> {
@@ -162,7 +162,7 @@ fn set_properties(
     let config = snapshot.table_configuration();
     if enables_row_tracking
         && !config.is_feature_supported(&TableFeature::RowTracking)
-        && snapshot.num_files() > 0
+        && snapshot.num_files().await? > 0
     {
         return Err(Error::NotAllowed(format!(
             "enabling row tracking on {table}, which holds data files, needs a backfill of row \

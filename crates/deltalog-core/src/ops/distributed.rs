@@ -491,7 +491,7 @@ mod tests {
         let commit = plan.commit(&table, adds).await.unwrap();
         assert_eq!((commit.version, commit.metrics["numOutputRows"]), (0, 3));
         let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
-        assert_eq!(snapshot.num_files(), 3);
+        assert_eq!(snapshot.num_files().await.unwrap(), 3);
         assert_eq!(snapshot.partition_columns(), ["p"]);
 
         let again = DistributedWrite::plan(&table, schema, options)

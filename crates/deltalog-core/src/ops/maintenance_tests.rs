@@ -270,7 +270,7 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
         .await;
     }
     let before = latest(&table).await;
-    assert_eq!(before.num_files(), 8);
+    assert_eq!(before.num_files().await.unwrap(), 8);
     let on_disk = files_under(dir.path());
     let dry_run = OptimizeOptions {
         dry_run: true,
@@ -307,7 +307,7 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
     assert_eq!((metrics.num_files_removed, metrics.num_files_added), (8, 2));
     assert_eq!(metrics.partitions_optimized, 2);
     let after = latest(&table).await;
-    assert_eq!(after.num_files(), 2);
+    assert_eq!(after.num_files().await.unwrap(), 2);
     assert_eq!(ids(&after).await, ids(&before).await);
     assert_eq!(operations(&table).await[0], "OPTIMIZE");
     let again = optimize(&table, OptimizeOptions::default()).await.unwrap();
@@ -322,7 +322,7 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
     };
     let metrics = optimize(&table, only_a).await.unwrap();
     assert_eq!(metrics.num_files_removed, 2);
-    assert_eq!(latest(&table).await.num_files(), 3);
+    assert_eq!(latest(&table).await.num_files().await.unwrap(), 3);
     let bad = OptimizeOptions {
         filter: Some(crate::expr::parse_sql("id = 1").unwrap()),
         ..OptimizeOptions::default()
@@ -419,7 +419,7 @@ async fn an_append_racing_optimize_is_kept() {
     let mut expected: Vec<i64> = (0..30).collect();
     expected.extend(1000..1010);
     assert_eq!(ids(&after).await, expected);
-    assert_eq!(after.num_files(), 2);
+    assert_eq!(after.num_files().await.unwrap(), 2);
 }
 
 #[tokio::test]

@@ -54,7 +54,10 @@ async fn writes_create_append_overwrite_and_skip_committed_app_versions() {
     let replaced = write(&table, batch(&[3], &["a"]), overwrite.clone()).await;
     assert_eq!(replaced.metrics["numRemovedFiles"], 1);
     let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
-    assert_eq!((snapshot.version(), snapshot.num_files()), (1, 2));
+    assert_eq!(
+        (snapshot.version(), snapshot.num_files().await.unwrap()),
+        (1, 2)
+    );
 
     let data = batch(&[4], &["b"]);
     let stream = futures::stream::iter(vec![Ok(data.clone())]);

@@ -50,8 +50,8 @@ use crate::schema::{
     ColumnMappingMode, DataType, PrimitiveType, StructField, StructType,
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
+use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::{IoConfig, Storage};
-use crate::table::{SnapshotAt, Table};
 use crate::table_config::features::ensure_readable;
 use crate::table_config::properties::{parse_bool, ENABLE_CHANGE_DATA_FEED};
 use crate::table_config::TableConfiguration;
@@ -154,15 +154,15 @@ impl ChangeScan {
     ///   schema in the range that cannot be read as the schema of `end`, or a table column
     ///   named like a change column: [`Error::NotAllowed`], naming the versions.
     pub async fn new(
-        table: &Table,
+        storage: &Storage,
         start: u64,
         end: Option<u64>,
         options: ChangesOptions,
     ) -> Result<ChangeScan> {
-        let commits = read_commits(table, start, end).await?;
+        let commits = read_commits(storage, start, end).await?;
         let end = commits.last().map_or(start, |commit| commit.version);
-        let layout = check_range(table, start, end, &commits).await?;
-        let planner = Planner::new(table, &layout, &options)?;
+        let layout = check_range(storage, start, end, &commits).await?;
+        let planner = Planner::new(storage, &layout, &options)?;
         let reads = planner.plan(&commits).await?;
         Ok(ChangeScan {
             inner: Arc::new(ChangeScanInner {
@@ -221,12 +221,12 @@ impl ChangeScan {
 #[cfg(any(test, feature = "internal-api"))]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) async fn changes(
-    table: &Table,
+    storage: &Storage,
     start: u64,
     end: Option<u64>,
     options: ChangesOptions,
 ) -> Result<(SchemaRef, BoxStream<'static, Result<RecordBatch>>)> {
-    let scan = ChangeScan::new(table, start, end, options).await?;
+    let scan = ChangeScan::new(storage, start, end, options).await?;
     Ok((scan.schema(), scan.stream()))
 }
 
@@ -292,13 +292,17 @@ impl LoggedFile {
 }
 
 /// Lists, reads and decodes the commits `start..=end`, checking that every one is there.
-async fn read_commits(table: &Table, start: u64, end: Option<u64>) -> Result<Vec<DecodedCommit>> {
+async fn read_commits(
+    storage: &Storage,
+    start: u64,
+    end: Option<u64>,
+) -> Result<Vec<DecodedCommit>> {
     if let Some(end) = end.filter(|end| start > *end) {
         return Err(Error::InvalidArgument(format!(
             "the changes cannot start at version {start}, after their end version {end}"
         )));
     }
-    let storage = table.storage();
+
     let range = CommitRange::list(storage, start, end).await?;
     let files = range.read_all(storage).await?;
     let decode = move || files.iter().map(decode_commit).collect();
@@ -380,7 +384,7 @@ fn action<T: DeserializeOwned>(line: ActionLine<'_>) -> serde_json::Result<T> {
 /// the change data feed on, schemas readable as the last one. Returns the configuration rows
 /// are read with: the last metadata of the range, with the protocol in force at its end.
 async fn check_range(
-    table: &Table,
+    storage: &Storage,
     start: u64,
     end: u64,
     commits: &[DecodedCommit],
@@ -389,18 +393,18 @@ async fn check_range(
     let (start_metadata, start_protocol) = match first.map(|c| (&c.metadata, &c.protocol)) {
         Some((Some(metadata), Some(protocol))) => (metadata.clone(), protocol.clone()),
         _ => {
-            let snapshot = table.snapshot(SnapshotAt::Version(start)).await?;
+            let snapshot = Snapshot::load(storage, SnapshotAt::Version(start)).await?;
             (snapshot.metadata().clone(), snapshot.protocol().clone())
         }
     };
-    ensure_readable(&start_protocol, table.uri())?;
+    ensure_readable(&start_protocol, storage.uri())?;
     // Each metadata of the range with the protocol in force where it took effect.
     let mut metadata_versions: Vec<(u64, &Metadata, &Protocol)> =
         vec![(start, &start_metadata, &start_protocol)];
     let mut protocol_in_force = &start_protocol;
     for commit in commits.iter().filter(|commit| commit.version > start) {
         if let Some(protocol) = &commit.protocol {
-            ensure_readable(protocol, table.uri())?;
+            ensure_readable(protocol, storage.uri())?;
             protocol_in_force = protocol;
         }
         if let Some(metadata) = &commit.metadata {
@@ -413,7 +417,7 @@ async fn check_range(
                 "change data feed was not enabled at version {version} of {} \
                  ({ENABLE_CHANGE_DATA_FEED} is not `true` in the metadata in force there), \
                  so the changes of versions {start} to {end} cannot be read",
-                table.uri()
+                storage.uri()
             )));
         }
     }
@@ -422,14 +426,14 @@ async fn check_range(
             .last()
             .copied()
             .unwrap_or((start, &start_metadata, &start_protocol));
-    let layout = read_layout(table, end_version, end_metadata, protocol_in_force)?;
+    let layout = read_layout(storage, end_version, end_metadata, protocol_in_force)?;
     for (version, metadata, protocol) in &metadata_versions {
-        let older = read_layout(table, *version, metadata, protocol)?;
+        let older = read_layout(storage, *version, metadata, protocol)?;
         if let Some(reason) = read_incompatibility(&older, &layout) {
             return Err(Error::NotAllowed(format!(
                 "the changes of versions {start} to {end} of {} cannot be read with the schema \
                  of version {end}: at version {version}, {reason}",
-                table.uri()
+                storage.uri()
             )));
         }
     }
@@ -438,12 +442,17 @@ async fn check_range(
 
 /// The configuration of `metadata` and `protocol`, in force at `version`.
 fn read_layout(
-    table: &Table,
+    storage: &Storage,
     version: u64,
     metadata: &Metadata,
     protocol: &Protocol,
 ) -> Result<TableConfiguration> {
-    TableConfiguration::try_new_at_version(protocol.clone(), metadata.clone(), table.uri(), version)
+    TableConfiguration::try_new_at_version(
+        protocol.clone(),
+        metadata.clone(),
+        storage.uri(),
+        version,
+    )
 }
 
 /// Why rows written under `old` cannot be read as rows of `new`, or `None` when they can: the
@@ -714,7 +723,7 @@ impl FileKind {
 
     /// The reader of rows of the table columns of `layout` and the change columns.
     fn new(
-        table: &Table,
+        storage: &Storage,
         layout: &TableConfiguration,
         constants: Vec<String>,
         change_type_in_file: bool,
@@ -739,7 +748,7 @@ impl FileKind {
         ));
         let names: Vec<&str> = constants.iter().map(String::as_str).collect();
         let scan = FileSetScan::new(
-            table.storage(),
+            storage,
             &StructType::new(fields),
             &names,
             layout.column_mapping(),
@@ -818,12 +827,12 @@ struct Planner {
 
 impl Planner {
     fn new(
-        table: &Table,
+        storage: &Storage,
         layout: &TableConfiguration,
         options: &ChangesOptions,
     ) -> Result<Planner> {
-        refuse_change_column_names(table.uri(), layout.schema())?;
-        let partitions = partition_columns(table.uri(), layout)?;
+        refuse_change_column_names(storage.uri(), layout.schema())?;
+        let partitions = partition_columns(storage.uri(), layout)?;
         let scan_options = ScanOptions {
             columns: options.columns.clone(),
             timezone: options.timezone.clone(),
@@ -834,10 +843,16 @@ impl Planner {
         let partition_names: Vec<String> = partitions.iter().map(|p| p.name.clone()).collect();
         let kind = |change_type_in_file| {
             let constants = FileKind::constant_names(&partition_names, change_type_in_file);
-            FileKind::new(table, layout, constants, change_type_in_file, &scan_options)
+            FileKind::new(
+                storage,
+                layout,
+                constants,
+                change_type_in_file,
+                &scan_options,
+            )
         };
         Ok(Planner {
-            storage: table.storage().clone(),
+            storage: storage.clone(),
             timezone: options.timezone.clone(),
             partitions,
             data: kind(false)?,
@@ -1006,6 +1021,7 @@ fn with_schema(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::Table;
 
     fn layout(fields: Vec<StructField>, partitions: &[&str], mode: &str) -> TableConfiguration {
         let schema = StructType::new(fields);
@@ -1316,8 +1332,13 @@ mod tests {
     /// The futures and streams of the public API can be spawned on a multi-threaded runtime.
     #[allow(dead_code)]
     fn futures_are_send(table: Table, scan: ChangeScan) {
-        assert_send(ChangeScan::new(&table, 0, None, ChangesOptions::default()));
-        assert_send(changes(&table, 0, None, ChangesOptions::default()));
+        assert_send(ChangeScan::new(
+            table.storage(),
+            0,
+            None,
+            ChangesOptions::default(),
+        ));
+        assert_send(changes(table.storage(), 0, None, ChangesOptions::default()));
         assert_send(scan.stream());
         assert_send(scan.to_batches());
     }

@@ -49,7 +49,6 @@ use crate::schema::{
 };
 use crate::snapshot::Snapshot;
 use crate::storage::{IoConfig, Storage};
-use crate::table::Table;
 use crate::table_config::TableConfiguration;
 pub(crate) use files::{FileSetScan, FileToRead};
 pub use native::{NativeColumn, NativeColumns, NativeFiles};
@@ -155,16 +154,17 @@ impl Scan {
     /// skipping. `options` work as for [`Scan::new`], with the same errors; a protocol this
     /// library cannot read is refused as by [`Snapshot`].
     pub fn over_files(
-        table: &Table,
+        storage: &Storage,
         version: u64,
         protocol: &Protocol,
         metadata: &Metadata,
         options: ScanOptions,
         files: Vec<RecordBatch>,
     ) -> Result<Scan> {
-        let config = TableConfiguration::try_new(protocol.clone(), metadata.clone(), table.uri())?;
+        let config =
+            TableConfiguration::try_new(protocol.clone(), metadata.clone(), storage.uri())?;
         let shape = TableShape {
-            storage: table.storage(),
+            storage,
             config: &config,
         };
         let plan = plan(&shape, &options)?;
@@ -172,7 +172,7 @@ impl Scan {
             .first()
             .map_or_else(|| Arc::new(Schema::empty()), RecordBatch::schema);
         let source = TaskSource {
-            table_uri: table.uri().to_string(),
+            table_uri: storage.uri().to_string(),
             version,
             protocol: protocol.clone(),
             metadata: metadata.clone(),

@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::log::commit_range::CommitRange;
 use crate::replay::file_list::{active_files, FileListOptions};
 use crate::snapshot::{Snapshot, SnapshotAt};
-use crate::table::Table;
+use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
 
 /// A position in a table's stream of added files: after the file `index` (`-1`: before the
@@ -84,21 +84,21 @@ pub struct StreamFiles {
 impl StreamOffset {
     /// The offset before the first file of a stream starting at `start`. A version or time
     /// after the latest commit is a [`Error::VersionNotFound`] (as for a snapshot).
-    pub async fn initial(table: &Table, start: StreamStart) -> Result<StreamOffset> {
+    pub async fn initial(storage: &Storage, start: StreamStart) -> Result<StreamOffset> {
         let (version, snapshot) = match start {
-            StreamStart::LatestSnapshot => (table.latest_version().await?, true),
+            StreamStart::LatestSnapshot => (crate::log::latest_version(storage).await?, true),
             StreamStart::Version(version) => {
-                let latest = table.latest_version().await?;
+                let latest = crate::log::latest_version(storage).await?;
                 if version > latest {
                     return Err(Error::VersionNotFound {
-                        table: table.uri().to_string(),
+                        table: storage.uri().to_string(),
                         version,
                         reason: format!("the latest version is {latest}"),
                     });
                 }
                 (version, false)
             }
-            StreamStart::Timestamp(ms) => (first_version_at_or_after(table, ms).await?, false),
+            StreamStart::Timestamp(ms) => (first_version_at_or_after(storage, ms).await?, false),
         };
         Ok(StreamOffset {
             version,
@@ -115,31 +115,31 @@ impl StreamOffset {
 /// Errors: [`Error::NotAllowed`] for a commit that removes data (see the module docs) or
 /// changes the schema or partition columns, naming the version.
 pub async fn stream_files(
-    table: &Table,
+    storage: &Storage,
     start: StreamOffset,
     end: Option<StreamOffset>,
     options: &StreamOptions,
 ) -> Result<StreamFiles> {
-    let latest = table.latest_version().await?;
+    let latest = crate::log::latest_version(storage).await?;
     let last = match end {
         Some(end) => end.version,
         None => options.until_version.unwrap_or(latest),
     }
     .min(latest);
     let read_version = last.max(start.version).min(latest);
-    let read_snapshot = table.snapshot(SnapshotAt::Version(read_version)).await?;
+    let read_snapshot = Snapshot::load(storage, SnapshotAt::Version(read_version)).await?;
     let config = read_snapshot.table_configuration().clone();
     let mut picker = Picker::new(start, end, options);
     if start.snapshot {
         let snapshot = match start.version == read_version {
             true => read_snapshot,
-            false => table.snapshot(SnapshotAt::Version(start.version)).await?,
+            false => Snapshot::load(storage, SnapshotAt::Version(start.version)).await?,
         };
         picker.take(start.version, true, snapshot_files(&snapshot).await?)?;
     }
     let first = start.version + u64::from(start.snapshot);
     if !picker.full && first <= last {
-        read_commits(table, &config, options, first, last, &mut picker).await?;
+        read_commits(storage, &config, options, first, last, &mut picker).await?;
     }
     Ok(StreamFiles {
         end: picker.last.unwrap_or(start),
@@ -155,14 +155,13 @@ pub async fn stream_files(
 /// Takes the added files of the commits `first..=last` into `picker`, in order, until it is
 /// full.
 async fn read_commits(
-    table: &Table,
+    storage: &Storage,
     config: &TableConfiguration,
     options: &StreamOptions,
     first: u64,
     last: u64,
     picker: &mut Picker<'_>,
 ) -> Result<()> {
-    let storage = table.storage();
     let range = CommitRange::list(storage, first, Some(last)).await?;
     let mut commits = std::pin::pin!(range.stream(storage));
     let list_options = FileListOptions::default();
@@ -175,7 +174,7 @@ async fn read_commits(
         )
         .await?;
         if let Some(metadata) = &actions.metadata {
-            ensure_same_shape(table, config, metadata, version)?;
+            ensure_same_shape(storage, config, metadata, version)?;
         }
         let adds = data_change_adds(&actions.file_actions)?;
         let removes = actions
@@ -191,7 +190,7 @@ async fn read_commits(
                 "version {version} of {} removes data (a delete, update, merge or overwrite): \
                  a streaming read takes only appended rows; set option skipChangeCommits to \
                  skip such commits, or ignoreDeletes to skip commits that only delete",
-                table.uri()
+                storage.uri()
             )));
         }
         let (_, batches) = active_files(config, &adds, &list_options)?;
@@ -336,7 +335,7 @@ fn data_change(actions: &StructArray, row: usize) -> bool {
 /// Refuses a `metaData` action of `version` whose schema or partition columns differ from
 /// those the stream reads with.
 fn ensure_same_shape(
-    table: &Table,
+    storage: &Storage,
     config: &TableConfiguration,
     metadata: &Metadata,
     version: u64,
@@ -350,18 +349,20 @@ fn ensure_same_shape(
     Err(Error::NotAllowed(format!(
         "version {version} of {} changes the table's schema or partition columns: a streaming \
          read cannot go on across it; restart the query",
-        table.uri()
+        storage.uri()
     )))
 }
 
 /// The first version committed at or after `ms`.
-async fn first_version_at_or_after(table: &Table, ms: i64) -> Result<u64> {
-    let latest = table.latest_version().await?;
-    let before = table.version_at(ms.saturating_sub(1)).await.ok();
+async fn first_version_at_or_after(storage: &Storage, ms: i64) -> Result<u64> {
+    let latest = crate::log::latest_version(storage).await?;
+    let before = crate::log::version_at(storage, ms.saturating_sub(1))
+        .await
+        .ok();
     let candidate = before.map_or(0, |version| version + 1);
     if candidate > latest {
         return Err(Error::VersionNotFound {
-            table: table.uri().to_string(),
+            table: storage.uri().to_string(),
             version: candidate,
             reason: format!("no commit at or after timestamp {ms} ms (latest is {latest})"),
         });
@@ -380,6 +381,7 @@ mod tests {
     use super::*;
     use crate::ops::{write_table, WriteMode, WriteTableOptions};
     use crate::storage::Storage;
+    use crate::table::Table;
 
     async fn append(table: &Table, ids: &[i64], mode: WriteMode) {
         let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
@@ -411,7 +413,7 @@ mod tests {
         let table = Table::from_storage(storage);
         append(&table, &[1], WriteMode::Append).await;
         append(&table, &[2], WriteMode::Append).await;
-        let start = StreamOffset::initial(&table, StreamStart::LatestSnapshot)
+        let start = StreamOffset::initial(table.storage(), StreamStart::LatestSnapshot)
             .await
             .unwrap();
         assert_eq!(start, offset(1, -1, true));
@@ -419,28 +421,32 @@ mod tests {
             max_files: Some(1),
             ..StreamOptions::default()
         };
-        let first = stream_files(&table, start, None, &one_file).await.unwrap();
+        let first = stream_files(table.storage(), start, None, &one_file)
+            .await
+            .unwrap();
         assert_eq!((first.end, first.num_files), (offset(1, 0, true), 1));
-        let second = stream_files(&table, first.end, None, &one_file)
+        let second = stream_files(table.storage(), first.end, None, &one_file)
             .await
             .unwrap();
         assert_eq!(second.end, offset(1, 1, true));
-        let idle = stream_files(&table, second.end, None, &one_file)
+        let idle = stream_files(table.storage(), second.end, None, &one_file)
             .await
             .unwrap();
         assert_eq!((idle.end, idle.num_files), (second.end, 0));
 
         append(&table, &[3], WriteMode::Append).await;
         let all = StreamOptions::default();
-        let third = stream_files(&table, second.end, None, &all).await.unwrap();
+        let third = stream_files(table.storage(), second.end, None, &all)
+            .await
+            .unwrap();
         assert_eq!((third.end, third.num_files), (offset(2, 0, false), 1));
-        let replay = stream_files(&table, start, Some(third.end), &one_file)
+        let replay = stream_files(table.storage(), start, Some(third.end), &one_file)
             .await
             .unwrap();
         assert_eq!(replay.num_files, 3);
 
         append(&table, &[4], WriteMode::Overwrite).await;
-        let refused = stream_files(&table, third.end, None, &all)
+        let refused = stream_files(table.storage(), third.end, None, &all)
             .await
             .unwrap_err();
         assert!(matches!(refused, Error::NotAllowed(message) if message.contains("version 3")));
@@ -448,14 +454,18 @@ mod tests {
             skip_change_commits: true,
             ..StreamOptions::default()
         };
-        let skipped = stream_files(&table, third.end, None, &skip).await.unwrap();
+        let skipped = stream_files(table.storage(), third.end, None, &skip)
+            .await
+            .unwrap();
         assert_eq!(skipped.num_files, 0);
-        let from_v2 = StreamOffset::initial(&table, StreamStart::Version(2))
+        let from_v2 = StreamOffset::initial(table.storage(), StreamStart::Version(2))
             .await
             .unwrap();
         assert_eq!(from_v2, offset(2, -1, false));
-        assert!(StreamOffset::initial(&table, StreamStart::Version(9))
-            .await
-            .is_err());
+        assert!(
+            StreamOffset::initial(table.storage(), StreamStart::Version(9))
+                .await
+                .is_err()
+        );
     }
 }

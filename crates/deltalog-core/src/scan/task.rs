@@ -31,7 +31,6 @@ use crate::actions::{Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::parse_sql;
 use crate::storage::Storage;
-use crate::table::Table;
 
 /// The size in bytes a task aims at unless asked otherwise (Spark's
 /// `spark.sql.files.maxPartitionBytes` default).
@@ -121,9 +120,8 @@ impl ScanTask {
     /// [`Scan::over_files`]), through a store opened with `storage_options`.
     pub fn scan(&self, storage_options: &HashMap<String, String>) -> Result<Scan> {
         let storage = Storage::open(self.table_uri(), storage_options)?;
-        let table = Table::from_storage(storage);
         Scan::over_files(
-            &table,
+            &storage,
             self.version(),
             self.protocol(),
             self.metadata(),

@@ -742,7 +742,7 @@ async fn a_scan_over_given_files_reads_them_without_the_log() {
     let mut ids = Vec::new();
     for group in groups {
         let scan = Scan::over_files(
-            &Table::from_storage(snapshot.storage().clone()),
+            snapshot.storage(),
             snapshot.version(),
             snapshot.protocol(),
             snapshot.metadata(),
@@ -765,7 +765,7 @@ async fn a_scan_over_files_refuses_what_a_snapshot_would() {
     let mut protocol = snapshot.protocol().clone();
     protocol.min_reader_version = 9;
     let unreadable = Scan::over_files(
-        &Table::from_storage(snapshot.storage().clone()),
+        snapshot.storage(),
         snapshot.version(),
         &protocol,
         snapshot.metadata(),
@@ -781,7 +781,7 @@ async fn a_scan_over_files_refuses_what_a_snapshot_would() {
         ..ScanOptions::default()
     };
     let refused = Scan::over_files(
-        &Table::from_storage(snapshot.storage().clone()),
+        snapshot.storage(),
         snapshot.version(),
         snapshot.protocol(),
         snapshot.metadata(),

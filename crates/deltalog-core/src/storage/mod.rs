@@ -160,6 +160,11 @@ impl Storage {
         &self.root_url
     }
 
+    /// The table root as a URL string ending in `/`: the name errors give the table.
+    pub fn uri(&self) -> &str {
+        self.root_url.as_str()
+    }
+
     /// The path of `_delta_log` in the store.
     pub fn log_dir(&self) -> &Path {
         &self.log

@@ -5,15 +5,15 @@
 use crate::actions::Metadata;
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
-use crate::table::Table;
+use crate::storage::Storage;
 use crate::table_config::{TableConfiguration, TableFeature};
 
 use super::{MetadataUpdate, Transaction};
 
 impl Transaction {
-    /// The table written to.
-    pub fn table(&self) -> &Table {
-        &self.table
+    /// The store of the table written to.
+    pub fn storage(&self) -> &Storage {
+        &self.storage
     }
 
     /// The snapshot read, when the transaction read one ([`Snapshot::transaction`]).

@@ -146,7 +146,7 @@ impl TableTransaction {
         config
             .ensure_writable(true, &DATA_WRITER_FEATURES)
             .map_err(|e| self.failure(e))?;
-        let storage = self.transaction.table().storage().clone();
+        let storage = self.transaction.storage().clone();
         let writer = self.writer.clone();
         let result = match insert_changes {
             false => write_batches(&config, storage, writer, batches)

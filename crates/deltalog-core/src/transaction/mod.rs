@@ -4,9 +4,9 @@
 //! notes §1 and §2).
 //!
 //! A [`Transaction`] starts from what it reads: a [`Snapshot`] ([`Snapshot::transaction`],
-//! [`Table::transaction`]), the non-file state a blind append needs
-//! ([`Table::append_transaction`], which never builds the file list), or nothing when it
-//! creates the table ([`Table::create_transaction`], [`Table::create`]). It stages file
+//! [`Table::transaction`](crate::Table::transaction)), the non-file state a blind append needs
+//! ([`Table::append_transaction`](crate::Table::append_transaction), which never builds the file list), or nothing when it
+//! creates the table ([`Table::create_transaction`](crate::Table::create_transaction), [`Table::create`](crate::Table::create)). It stages file
 //! actions as Arrow rows of the internal add/remove layout, `txn` versions, domain metadata,
 //! metadata and protocol changes, and records what it read. [`Transaction::commit`] checks
 //! the commit (writer features, append-only, action reconciliation), writes it in one
@@ -49,8 +49,8 @@ use crate::maintenance::post_commit::{
 use crate::replay::file_list::{file_list_stats, FileListOptions};
 use crate::replay::reconcile::FileKeys;
 use crate::schema::{ColumnMappingMode, StructType};
-use crate::snapshot::Snapshot;
-use crate::table::{SnapshotAt, Table};
+use crate::snapshot::{Snapshot, SnapshotAt};
+use crate::storage::Storage;
 use crate::table_config::properties::{
     IsolationLevel, IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP,
     IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION,
@@ -124,7 +124,7 @@ pub struct CommitResult {
     pub txn_id: String,
     /// The snapshot of the committed version, refreshed from the snapshot read (loaded at
     /// version 0 for a created table); `None` for a transaction that started without one
-    /// ([`Table::append_transaction`]), or when loading it failed after the commit landed
+    /// ([`Table::append_transaction`](crate::Table::append_transaction)), or when loading it failed after the commit landed
     /// (then a [`PostCommitStep::Snapshot`] error in `post_commit`: the commit stands).
     pub snapshot: Option<Snapshot>,
     /// The number of add actions committed.
@@ -158,11 +158,11 @@ pub struct MetadataUpdate {
 }
 
 /// A pending write to one table. Built by [`Snapshot::transaction`],
-/// [`Table::transaction`], [`Table::append_transaction`] or [`Table::create_transaction`];
+/// [`Table::transaction`](crate::Table::transaction), [`Table::append_transaction`](crate::Table::append_transaction) or [`Table::create_transaction`](crate::Table::create_transaction);
 /// nothing is written until [`Transaction::commit`].
 #[derive(Debug)]
 pub struct Transaction {
-    table: Table,
+    storage: Storage,
     read: ReadBase,
     operation: String,
     operation_parameters: Map<String, Value>,
@@ -220,96 +220,61 @@ impl Snapshot {
             timestamp_ms: Some(self.timestamp_ms()),
             snapshot: Some(self.clone()),
         };
-        Transaction::new(Table::from_storage(self.storage().clone()), read, operation)
+        Transaction::new(self.storage().clone(), read, operation)
     }
 }
 
-impl Table {
-    /// A transaction reading the latest snapshot (see [`Snapshot::transaction`]).
-    pub async fn transaction(&self, operation: &str) -> Result<Transaction> {
-        Ok(self
-            .snapshot(SnapshotAt::Latest)
-            .await?
-            .transaction(operation))
+/// A transaction creating the table at version 0 with `spec` (operation `CREATE TABLE`);
+/// files may be added to it. The protocol is the least one covering the features the
+/// metadata uses (`least_protocol`).
+///
+/// Errors: [`Error::NotAllowed`] when the location already holds a Delta log;
+/// [`Error::InvalidArgument`] for partition columns not in the schema, or column mapping
+/// asked for on a schema without physical names and ids. A creator that loses the race
+/// for version 0 gets an [`Error::CommitConflict`] of kind
+/// [`ConflictKind::ProtocolChanged`] from [`Transaction::commit`], as Delta on Spark.
+pub(crate) async fn create_transaction(storage: &Storage, spec: TableSpec) -> Result<Transaction> {
+    if crate::log::has_log_files(storage).await? {
+        return Err(Error::NotAllowed(format!(
+            "a Delta table already exists at {}",
+            storage.uri()
+        )));
     }
-
-    /// A transaction for a blind append to the latest version: it reads the protocol,
-    /// metadata, `txn` versions and domains (the row-id high-water mark), never the file
-    /// list, so it costs the same on a table of a million files as on one of ten. It may
-    /// add files, set application versions and domain metadata and change metadata; it
-    /// cannot remove files or record reads of files.
-    pub async fn append_transaction(&self, operation: &str) -> Result<Transaction> {
-        let head = self.snapshot_head(SnapshotAt::Latest).await?;
-        let domains = head.domain_actions().iter().filter(|(_, d)| !d.removed);
-        let read = ReadBase {
-            version: Some(head.version()),
-            config: Some(head.table_configuration().clone()),
-            txns: head.transactions(),
-            domains: domains.map(|(name, d)| (name.clone(), d.clone())).collect(),
-            timestamp_ms: Some(head.timestamp_ms()),
-            snapshot: None,
-        };
-        Ok(Transaction::new(self.clone(), read, operation))
-    }
-
-    /// A transaction creating the table at version 0 with `spec` (operation `CREATE TABLE`);
-    /// files may be added to it. The protocol is the least one covering the features the
-    /// metadata uses (`least_protocol`).
-    ///
-    /// Errors: [`Error::NotAllowed`] when the location already holds a Delta log;
-    /// [`Error::InvalidArgument`] for partition columns not in the schema, or column mapping
-    /// asked for on a schema without physical names and ids. A creator that loses the race
-    /// for version 0 gets an [`Error::CommitConflict`] of kind
-    /// [`ConflictKind::ProtocolChanged`] from [`Transaction::commit`], as Delta on Spark.
-    pub async fn create_transaction(&self, spec: TableSpec) -> Result<Transaction> {
-        if crate::log::has_log_files(self.storage()).await? {
-            return Err(Error::NotAllowed(format!(
-                "a Delta table already exists at {}",
-                self.uri()
-            )));
-        }
-        let metadata = new_metadata(&spec)?;
-        let schema = &spec.schema;
-        let (reader, writer) = requested_versions(&spec.configuration);
-        let protocol = least_protocol(
-            &required_features(&spec_metadata(&spec)?, schema),
-            reader,
-            writer,
-        );
-        let read = ReadBase {
-            version: None,
-            config: None,
-            txns: HashMap::new(),
-            domains: HashMap::new(),
-            timestamp_ms: None,
-            snapshot: None,
-        };
-        let mut metadata = metadata;
-        name_row_tracking_columns(&mut metadata, &protocol);
-        let mut transaction = Transaction::new(self.clone(), read, "CREATE TABLE");
-        transaction.metadata = Some(metadata);
-        transaction.protocol = Some(protocol);
-        let partition_by = serde_json::to_string(&spec.partition_columns).unwrap_or_default();
-        transaction
-            .operation_parameters
-            .insert("partitionBy".into(), Value::String(partition_by));
-        transaction
-            .operation_parameters
-            .insert("isManaged".into(), Value::String("false".into()));
-        Ok(transaction)
-    }
-
-    /// Creates the table at version 0 with `spec` and no files (see
-    /// [`Table::create_transaction`]).
-    pub async fn create(&self, spec: TableSpec) -> Result<CommitResult> {
-        self.create_transaction(spec).await?.commit().await
-    }
+    let metadata = new_metadata(&spec)?;
+    let schema = &spec.schema;
+    let (reader, writer) = requested_versions(&spec.configuration);
+    let protocol = least_protocol(
+        &required_features(&spec_metadata(&spec)?, schema),
+        reader,
+        writer,
+    );
+    let read = ReadBase {
+        version: None,
+        config: None,
+        txns: HashMap::new(),
+        domains: HashMap::new(),
+        timestamp_ms: None,
+        snapshot: None,
+    };
+    let mut metadata = metadata;
+    name_row_tracking_columns(&mut metadata, &protocol);
+    let mut transaction = Transaction::new(storage.clone(), read, "CREATE TABLE");
+    transaction.metadata = Some(metadata);
+    transaction.protocol = Some(protocol);
+    let partition_by = serde_json::to_string(&spec.partition_columns).unwrap_or_default();
+    transaction
+        .operation_parameters
+        .insert("partitionBy".into(), Value::String(partition_by));
+    transaction
+        .operation_parameters
+        .insert("isManaged".into(), Value::String("false".into()));
+    Ok(transaction)
 }
 
 impl Transaction {
-    fn new(table: Table, read: ReadBase, operation: &str) -> Transaction {
+    fn new(storage: Storage, read: ReadBase, operation: &str) -> Transaction {
         Transaction {
-            table,
+            storage,
             read,
             operation: operation.to_string(),
             operation_parameters: Map::new(),
@@ -387,7 +352,7 @@ impl Transaction {
     pub fn add_files(&mut self, adds: StructArray) -> Result<()> {
         let Some(adds) = in_add_layout(&adds) else {
             return Err(Error::internal(
-                self.table.uri(),
+                self.storage.uri(),
                 format!(
                     "added files must be in the add layout of action_schema::add_fields, not \
                      the fields {}",
@@ -409,7 +374,7 @@ impl Transaction {
     pub fn add_cdc_files(&mut self, cdc: StructArray) -> Result<()> {
         if cdc.fields() != &cdc_fields() {
             return Err(Error::internal(
-                self.table.uri(),
+                self.storage.uri(),
                 "change data files must be in the layout of action_schema::cdc_fields",
             ));
         }
@@ -431,12 +396,12 @@ impl Transaction {
     /// Stages removes of the live files of the snapshot read whose paths (as
     /// [`Snapshot::files`] lists them: relative and URL-decoded) are in `paths`. Returns how
     /// many files were found; paths not in the snapshot are an [`Error::InvalidArgument`].
-    pub fn remove_paths(&mut self, wanted: &[&str], data_change: bool) -> Result<usize> {
+    pub async fn remove_paths(&mut self, wanted: &[&str], data_change: bool) -> Result<usize> {
         let snapshot = self.require_snapshot("remove files")?.clone();
         let wanted: HashSet<&str> = wanted.iter().copied().collect();
         let keys = self.keys();
         let mut found: HashSet<String> = HashSet::new();
-        for adds in snapshot.add_actions() {
+        for adds in snapshot.add_actions().await? {
             let Some(column) = adds
                 .column_by_name(add::PATH)
                 .and_then(|c| c.as_string_opt::<i32>())
@@ -463,7 +428,7 @@ impl Transaction {
             return Err(Error::InvalidArgument(format!(
                 "{missing} is not a live file of version {} of {}",
                 snapshot.version(),
-                self.table.uri()
+                self.storage.uri()
             )));
         }
         Ok(found.len())
@@ -497,7 +462,7 @@ impl Transaction {
         }
         let (_, files) = snapshot.file_list(&FileListOptions::default()).await?;
         let mut removed = 0;
-        for (adds, listed) in snapshot.add_actions().iter().zip(&files) {
+        for (adds, listed) in snapshot.add_actions().await?.iter().zip(&files) {
             let mask = match filter {
                 Some(filter) => files_may_match(filter, &file_list_stats(listed)?)?,
                 None => BooleanArray::from(vec![true; adds.len()]),
@@ -523,17 +488,17 @@ impl Transaction {
     /// commit adding rows that may match (under the isolation level's rules) or removing a
     /// file read is a conflict (reliability notes §1.3). Returns how many files were read.
     ///
-    /// Errors: [`Error::InvalidArgument`] for a transaction without a snapshot
-    /// ([`Table::append_transaction`]).
+    /// Errors: [`Error::InvalidArgument`] for a transaction without a snapshot (one creating
+    /// the table).
     pub async fn record_read(&mut self, filter: Option<&Expr>) -> Result<usize> {
         let snapshot = self.require_snapshot("record a read")?.clone();
         let Some(filter) = filter else {
             self.read_whole_table = true;
-            return Ok(snapshot.num_files());
+            return snapshot.num_files().await;
         };
         let (_, files) = snapshot.file_list(&FileListOptions::default()).await?;
         let mut read = 0;
-        for (adds, listed) in snapshot.add_actions().iter().zip(&files) {
+        for (adds, listed) in snapshot.add_actions().await?.iter().zip(&files) {
             let mask = files_may_match(filter, &file_list_stats(listed)?)?;
             read += mask.true_count();
             let selected = select(adds, &mask)?;
@@ -672,7 +637,7 @@ impl Transaction {
         if update.description.is_some() {
             metadata.description = update.description;
         }
-        let schema = crate::table_config::logical_schema(&metadata, self.table.uri())?;
+        let schema = crate::table_config::logical_schema(&metadata, self.storage.uri())?;
         schema
             .partition_schema(&metadata.partition_columns)
             .map_err(|error| Error::InvalidArgument(error.to_string()))?;
@@ -736,7 +701,7 @@ impl Transaction {
     pub async fn commit(self) -> Result<CommitResult> {
         let prepared = self.prepare()?;
         let txn_id = uuid::Uuid::new_v4().to_string();
-        let storage = self.table.storage().clone();
+        let storage = self.storage.clone();
         let committer = self.options.committer.clone();
         let mut version = self.read.version.map_or(0, |v| v + 1);
         let mut rebase = conflict::Rebase {
@@ -784,10 +749,13 @@ impl Transaction {
             }
         }
         // The commit has landed: from here on nothing may turn it into an error.
+        // A snapshot whose file list was never replayed is not replayed for the post-commit
+        // steps: they load what they need.
         let loaded = match &self.read.snapshot {
-            Some(snapshot) => Some(snapshot.refresh_to(version).await),
+            Some(snapshot) if snapshot.files_replayed() => Some(snapshot.refresh_to(version).await),
+            Some(_) => None,
             None if self.read.version.is_none() => {
-                Some(self.table.snapshot(SnapshotAt::Version(version)).await)
+                Some(Snapshot::load(&self.storage, SnapshotAt::Version(version)).await)
             }
             None => None,
         };
@@ -834,7 +802,7 @@ impl Transaction {
         version: u64,
         rebase: &conflict::Rebase,
     ) -> Result<()> {
-        let storage = self.table.storage();
+        let storage = &self.storage;
         let retention = prepared.config.properties().log_retention_duration;
         let retention_ms = crate::util::time::duration_ms(retention);
         let previous_ms = rebase.last_commit_timestamp;
@@ -852,7 +820,7 @@ impl Transaction {
             ),
         };
         Err(Error::VersionNotFound {
-            table: self.table.uri().to_string(),
+            table: self.storage.uri().to_string(),
             version,
             reason: format!(
                 "metadata cleanup deleted the log up to this version while the transaction \
@@ -874,7 +842,7 @@ impl Transaction {
             return Err(Error::CommitConflict {
                 kind: ConflictKind::MaxCommitAttemptsExceeded,
                 version,
-                table: self.table.uri().to_string(),
+                table: self.storage.uri().to_string(),
                 reason: format!(
                     "gave up after {} retries; nothing was committed",
                     self.options.max_retries
@@ -906,20 +874,20 @@ impl Transaction {
         txn_id: &str,
         rebase: &mut conflict::Rebase,
     ) -> Result<Winners> {
-        let storage = self.table.storage();
+        let storage = &self.storage;
         let listing =
             crate::log::list_log_from(storage, version.saturating_sub(MONOTONIC_LOOKBACK)).await?;
         let Some(newest) = latest_version(&listing).filter(|newest| *newest >= version) else {
             return Ok(Winners::NoneLanded);
         };
-        let range = CommitRange::from_listing(self.table.uri(), &listing, version, newest)?;
+        let range = CommitRange::from_listing(self.storage.uri(), &listing, version, newest)?;
         let winners = range.read_all(storage).await?;
         let keys = self.keys();
         let domains: HashSet<String> = self.domains.iter().map(|d| d.domain.clone()).collect();
         let mut app_ids = self.read_app_ids.clone();
         app_ids.extend(self.txns.iter().map(|txn| txn.app_id.clone()));
         let current = conflict::Current {
-            table: self.table.uri(),
+            table: self.storage.uri(),
             snapshot: self.read.snapshot.as_ref(),
             read_protocol: self.read.config.as_ref().map(|c| c.protocol()),
             isolation: prepared.isolation,
@@ -940,7 +908,7 @@ impl Transaction {
                 return Ok(Winners::Ours(file.version));
             }
             if self.read.version.is_none() {
-                return Err(lost_creation_race(self.table.uri(), file.version));
+                return Err(lost_creation_race(self.storage.uri(), file.version));
             }
             let winner = conflict::Winner {
                 version: file.version,
@@ -967,7 +935,7 @@ impl Transaction {
         if removes_data && config.properties().append_only {
             return Err(Error::NotAllowed(format!(
                 "{} is append-only (delta.appendOnly): this transaction removes data",
-                self.table.uri()
+                self.storage.uri()
             )));
         }
         let keys = self.keys();
@@ -1000,7 +968,7 @@ impl Transaction {
         if !self.domains.is_empty() && !config.is_feature_supported(&TableFeature::DomainMetadata) {
             return Err(Error::NotAllowed(format!(
                 "{} does not support the domainMetadata feature",
-                self.table.uri()
+                self.storage.uri()
             )));
         }
         let is_blind_append = self.removes.is_empty()
@@ -1191,7 +1159,7 @@ impl Transaction {
                 return Err(Error::InvalidArgument("a new table needs metadata".into()))
             }
         };
-        TableConfiguration::try_new(protocol, metadata, self.table.uri())
+        TableConfiguration::try_new(protocol, metadata, self.storage.uri())
     }
 
     fn effective_protocol(&self) -> Result<Protocol> {
@@ -1213,7 +1181,7 @@ impl Transaction {
     }
 
     fn keys(&self) -> FileKeys {
-        FileKeys::new(self.table.storage().root_url())
+        FileKeys::new(self.storage.root_url())
     }
 }
 

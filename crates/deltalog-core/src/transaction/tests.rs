@@ -3,6 +3,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
+use futures::executor::block_on;
 use futures::future::BoxFuture;
 
 use super::*;
@@ -10,6 +11,7 @@ use crate::log::decode::commit::DecodedActions;
 use crate::log::path::commit_file_name;
 use crate::schema::{PrimitiveType, StructField};
 use crate::storage::Storage;
+use crate::table::Table;
 
 fn schema() -> StructType {
     StructType::new(vec![
@@ -103,7 +105,10 @@ async fn create_and_append_read_back() {
         (1, 0, 2)
     );
     let snapshot = result.snapshot.unwrap();
-    assert_eq!((snapshot.version(), snapshot.num_files()), (1, 2));
+    assert_eq!(
+        (snapshot.version(), snapshot.num_files().await.unwrap()),
+        (1, 2)
+    );
     let info = snapshot.commit_info().unwrap();
     assert_eq!(info.operation(), Some("WRITE"));
     assert_eq!(info.txn_id(), Some(result.txn_id.as_str()));
@@ -118,7 +123,7 @@ async fn create_and_append_read_back() {
     assert_eq!(paths, ["p=x y/a.parquet", "p=z/b.parquet"]);
     let reopened = Table::open(table.uri(), &HashMap::new()).await.unwrap();
     let latest = reopened.snapshot(SnapshotAt::Latest).await.unwrap();
-    assert_eq!(latest.num_files(), 2);
+    assert_eq!(latest.num_files().await.unwrap(), 2);
 }
 
 #[tokio::test]
@@ -131,12 +136,12 @@ async fn blind_appends_do_not_build_the_file_list() {
     assert_eq!(tx.app_version("app"), None);
     tx.set_app_version("app", 1).unwrap();
     tx.add(&[file("b", "x", 1)]).unwrap();
-    assert!(tx.remove_paths(&["p=x/a.parquet"], true).is_err());
+    assert!(!tx.read_snapshot().unwrap().files_replayed());
     let result = tx.commit().await.unwrap();
     assert_eq!(result.version, 2);
     assert!(result.snapshot.is_none());
     let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
-    assert_eq!(snapshot.num_files(), 2);
+    assert_eq!(snapshot.num_files().await.unwrap(), 2);
     assert_eq!(snapshot.transaction_version("app"), Some(1));
     let mut again = table.append_transaction("WRITE").await.unwrap();
     assert_eq!(again.app_version("app"), Some(1));
@@ -297,7 +302,7 @@ async fn conflict_matrix_of_the_other_rules() {
         (
             "delete-read",
             |w| {
-                w.remove_paths(&["p=x/a.parquet"], true).unwrap();
+                block_on(w.remove_paths(&["p=x/a.parquet"], true)).unwrap();
             },
             |l| {
                 l.record_read_files(["p=x/a.parquet"]);
@@ -308,11 +313,12 @@ async fn conflict_matrix_of_the_other_rules() {
         (
             "delete-delete",
             |w| {
-                w.remove_paths(&["p=x/a.parquet"], true).unwrap();
+                block_on(w.remove_paths(&["p=x/a.parquet"], true)).unwrap();
             },
             |l| {
                 let snapshot = l.read.snapshot.clone().unwrap();
-                l.remove_files(&snapshot.add_actions()[0], false).unwrap();
+                l.remove_files(&block_on(snapshot.add_actions()).unwrap()[0], false)
+                    .unwrap();
             },
             ConflictKind::ConcurrentDeleteDelete,
         ),
@@ -513,10 +519,13 @@ async fn append_only_tables_refuse_data_removes() {
     let table = created(&dir, &[("delta.appendOnly", "true")]).await;
     append(&table, &[file("a", "x", 1)]).await;
     let mut tx = table.transaction("DELETE").await.unwrap();
-    tx.remove_paths(&["p=x/a.parquet"], true).unwrap();
+    tx.remove_paths(&["p=x/a.parquet"], true).await.unwrap();
     assert!(matches!(tx.commit().await, Err(Error::NotAllowed(_))));
     let mut compaction = table.transaction("OPTIMIZE").await.unwrap();
-    compaction.remove_paths(&["p=x/a.parquet"], false).unwrap();
+    compaction
+        .remove_paths(&["p=x/a.parquet"], false)
+        .await
+        .unwrap();
     let mut merged = file("merged", "x", 1);
     merged.data_change = false;
     compaction.add(&[merged]).unwrap();
@@ -567,14 +576,17 @@ async fn reconciliation_rules_are_checked_before_writing() {
         Err(Error::InvalidArgument(_))
     ));
     let mut both = table.transaction("WRITE").await.unwrap();
-    both.remove_paths(&["p=x/a.parquet"], true).unwrap();
+    both.remove_paths(&["p=x/a.parquet"], true).await.unwrap();
     both.add(&[file("a", "x", 1)]).unwrap();
     assert!(matches!(
         both.commit().await,
         Err(Error::InvalidArgument(_))
     ));
     let mut missing = table.transaction("DELETE").await.unwrap();
-    assert!(missing.remove_paths(&["p=x/nope.parquet"], true).is_err());
+    assert!(missing
+        .remove_paths(&["p=x/nope.parquet"], true)
+        .await
+        .is_err());
     assert_eq!(table.latest_version().await.unwrap(), 1);
 }
 
@@ -649,11 +661,13 @@ async fn recorded_reads_conflict_as_the_isolation_level_says() {
     delete_x.commit().await.unwrap();
     let error = reads_x.commit().await.unwrap_err();
     assert_eq!(kind(&error), ConflictKind::ConcurrentDeleteRead, "{error}");
-    let mut blind = table.append_transaction("WRITE").await.unwrap();
-    assert!(matches!(
-        blind.record_read(None).await,
-        Err(Error::InvalidArgument(_))
-    ));
+    // A transaction on a lazy snapshot replays the file list to record a read.
+    let mut lazy = table.append_transaction("WRITE").await.unwrap();
+    assert!(!lazy.read_snapshot().unwrap().files_replayed());
+    let live = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    let expected = live.num_files().await.unwrap();
+    assert_eq!(lazy.record_read(None).await.unwrap(), expected);
+    assert!(lazy.read_snapshot().unwrap().files_replayed());
 }
 
 #[tokio::test]
@@ -712,7 +726,10 @@ fn writers_racing_in_threads_lose_nothing() {
     }
     runtime.block_on(async {
         let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
-        assert_eq!((snapshot.version(), snapshot.num_files()), (20, 20));
+        assert_eq!(
+            (snapshot.version(), snapshot.num_files().await.unwrap()),
+            (20, 20)
+        );
         let mut bases = Vec::new();
         for version in 1..=20 {
             bases.extend(column(&decoded(&table, version).await, add::BASE_ROW_ID));
@@ -726,7 +743,7 @@ fn writers_racing_in_threads_lose_nothing() {
             let snapshot = racing.clone();
             handles.push(tokio::spawn(async move {
                 let mut tx = snapshot.transaction("DELETE");
-                tx.remove_paths(&["p=x/w0-0.parquet"], true).unwrap();
+                tx.remove_paths(&["p=x/w0-0.parquet"], true).await.unwrap();
                 tx.commit().await
             }));
         }

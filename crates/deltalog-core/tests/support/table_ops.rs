@@ -148,7 +148,7 @@ pub fn new_path(op: Op, part: &str, tag: &str) -> Option<String> {
 pub async fn stage(tx: &mut Transaction, op: Op, part: &str, tag: &str) {
     let predicate = parse_sql(&format!("p = '{part}'")).unwrap();
     let existing = format!("p={part}/{part}1.parquet");
-    let root = url::Url::parse(tx.table().uri())
+    let root = url::Url::parse(tx.storage().uri())
         .unwrap()
         .to_file_path()
         .unwrap();
@@ -176,7 +176,10 @@ pub async fn stage(tx: &mut Transaction, op: Op, part: &str, tag: &str) {
         }
         Op::DvDelete => {
             tx.record_read(Some(&predicate)).await.unwrap();
-            assert_eq!(tx.remove_paths(&[existing.as_str()], true).unwrap(), 1);
+            assert_eq!(
+                tx.remove_paths(&[existing.as_str()], true).await.unwrap(),
+                1
+            );
             let mut with_dv = file(&existing, part, true);
             with_dv.deletion_vector = Some(DeletionVectorDescriptor {
                 storage_type: "i".into(),
@@ -189,7 +192,10 @@ pub async fn stage(tx: &mut Transaction, op: Op, part: &str, tag: &str) {
         }
         Op::Update => {
             tx.record_read(Some(&predicate)).await.unwrap();
-            assert_eq!(tx.remove_paths(&[existing.as_str()], true).unwrap(), 1);
+            assert_eq!(
+                tx.remove_paths(&[existing.as_str()], true).await.unwrap(),
+                1
+            );
             tx.add(&[new]).unwrap();
         }
         Op::Merge => panic!("a merge is an operation of its own: run it with run_merge"),

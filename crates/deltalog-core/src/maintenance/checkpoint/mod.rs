@@ -44,7 +44,6 @@ use crate::log::path::{
 use crate::replay::load::TableState;
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
-use crate::table::Table;
 use crate::table_config::properties::CheckpointPolicy;
 use crate::table_config::{TableConfiguration, TableFeature};
 use crate::util::time::{duration_ms, now_ms};
@@ -152,29 +151,16 @@ pub struct CheckpointWritten {
     pub dry_run: bool,
 }
 
-impl Table {
-    /// Writes a checkpoint of `version` (`None`: the latest), of the kind the table's
-    /// properties ask for (see the `checkpoint_write` module), with default options.
-    pub async fn checkpoint(&self, version: Option<u64>) -> Result<CheckpointWritten> {
-        self.checkpoint_with(version, &CheckpointOptions::default())
-            .await
-    }
-
-    /// [`Table::checkpoint`] with `options`.
-    ///
-    /// Errors: those of loading the snapshot, [`Error::Storage`] when a file cannot be written
-    /// (nothing is left under a checkpoint's name then; a sidecar already written stays, to be
-    /// removed by [`Table::cleanup_metadata`] after a day), [`Error::InvalidArgument`] for a
-    /// `part_size` or `sidecar_actions` of 0.
-    pub async fn checkpoint_with(
-        &self,
-        version: Option<u64>,
-        options: &CheckpointOptions,
-    ) -> Result<CheckpointWritten> {
-        let at = version.map_or(SnapshotAt::Latest, SnapshotAt::Version);
-        let snapshot = Snapshot::load(self.storage(), at).await?;
-        write_checkpoint(&snapshot, options).await
-    }
+/// Writes a checkpoint of `version` (`None`: the latest) with `options`, of the kind the
+/// table's properties ask for ([`crate::Table::checkpoint_with`]).
+pub(crate) async fn checkpoint(
+    storage: &Storage,
+    version: Option<u64>,
+    options: &CheckpointOptions,
+) -> Result<CheckpointWritten> {
+    let at = version.map_or(SnapshotAt::Latest, SnapshotAt::Version);
+    let snapshot = Snapshot::load(storage, at).await?;
+    write_checkpoint(&snapshot, options).await
 }
 
 /// Writes a checkpoint of `snapshot`'s version (which must hold every live file, not a
@@ -199,7 +185,7 @@ pub(crate) async fn write_checkpoint(
     let needs_stats = layout.stats_json || layout.stats_parsed.is_some();
     let state = match needs_stats && !options.dry_run {
         true => snapshot.state_with_stats().await?,
-        false => snapshot.state(),
+        false => snapshot.replayed().await?,
     };
     let cutoff = now_ms().saturating_sub(duration_ms(
         config.properties().deleted_file_retention_duration,

@@ -4,6 +4,7 @@ use super::*;
 use crate::log::list_log_from;
 use crate::log::path::{CheckpointKind, LogFileKind};
 use crate::schema::{PrimitiveType, StructField, StructType};
+use crate::table::Table;
 use crate::transaction::{AddFile, CommitOptions, TableSpec};
 
 /// The table properties of a table that writes V2 checkpoints.
@@ -65,7 +66,7 @@ pub(crate) async fn table_with_history(
         tx.set_domain_metadata("user.d", Some(format!("c{commit}")))
             .unwrap();
         if commit == 1 {
-            tx.remove_paths(&["p=0/f0.parquet"], true).unwrap();
+            tx.remove_paths(&["p=0/f0.parquet"], true).await.unwrap();
         }
         tx.with_commit_options(quiet.clone())
             .commit()
@@ -147,6 +148,8 @@ async fn a_classic_checkpoint_reads_back_as_the_replayed_state() {
     assert_eq!(
         snapshot
             .remove_actions()
+            .await
+            .unwrap()
             .iter()
             .map(|r| r.len())
             .sum::<usize>(),
@@ -268,7 +271,12 @@ async fn expired_tombstones_are_left_out() {
     let written = table.checkpoint(None).await.unwrap();
     assert_eq!(written.num_actions, 4 + 3);
     let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
-    assert!(snapshot.remove_actions().iter().all(|r| r.is_empty()));
+    assert!(snapshot
+        .remove_actions()
+        .await
+        .unwrap()
+        .iter()
+        .all(|r| r.is_empty()));
 }
 
 #[tokio::test]
@@ -286,7 +294,7 @@ async fn the_hint_never_moves_back() {
         3
     );
     let old = table.snapshot(SnapshotAt::Version(1)).await.unwrap();
-    assert_eq!(old.num_files(), 2);
+    assert_eq!(old.num_files().await.unwrap(), 2);
 }
 
 #[tokio::test]

@@ -241,7 +241,7 @@ async fn candidate_files(
 ) -> Result<Vec<Candidate>> {
     let (_, listed) = snapshot.files(false).await?;
     let mut candidates = Vec::new();
-    for (adds, files) in snapshot.add_actions().iter().zip(&listed) {
+    for (adds, files) in snapshot.add_actions().await?.iter().zip(&listed) {
         let mask = match &options.filter {
             Some(filter) => files_may_match(filter, &file_list_stats(files)?)?,
             None => BooleanArray::from(vec![true; files.num_rows()]),
@@ -327,7 +327,6 @@ async fn rewrite_and_commit(
 ) -> Result<u64> {
     let mut transaction = snapshot.transaction("OPTIMIZE");
     let row_tracking = row_tracking_columns(snapshot.table_configuration(), &mut transaction)?;
-    let table = Table::from_storage(snapshot.storage().clone());
     for bin in bins {
         let files: Vec<RecordBatch> = bin.iter().map(|file| file.listed.clone()).collect();
         let scan_options = ScanOptions {
@@ -335,7 +334,7 @@ async fn rewrite_and_commit(
             ..ScanOptions::default()
         };
         let scan = Scan::over_files(
-            &table,
+            snapshot.storage(),
             snapshot.version(),
             snapshot.protocol(),
             snapshot.metadata(),

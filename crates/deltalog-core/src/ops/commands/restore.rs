@@ -111,8 +111,8 @@ pub async fn restore_with(
         return Ok(RestoreMetrics {
             version: None,
             restored_version: version,
-            table_size_after_restore: u64::try_from(latest.total_size()).unwrap_or(0),
-            num_of_files_after_restore: latest.num_files() as u64,
+            table_size_after_restore: u64::try_from(latest.total_size().await?).unwrap_or(0),
+            num_of_files_after_restore: latest.num_files().await? as u64,
             ..RestoreMetrics::default()
         });
     }
@@ -120,16 +120,16 @@ pub async fn restore_with(
     let segment = table.log_segment(Some(version)).await?;
     let old_state = load_segment(table.storage(), table.uri(), &segment, true, None).await?;
     let keys = FileKeys::new(table.storage().root_url());
-    let current_keys = file_keys(latest.add_actions(), &keys);
+    let current_keys = file_keys(latest.add_actions().await?, &keys);
     let old_keys = file_keys(&old_state.files.adds, &keys);
     let to_add = select_missing(&old_state.files.adds, &keys, &current_keys)?;
-    let to_remove = select_missing(latest.add_actions(), &keys, &old_keys)?;
+    let to_remove = select_missing(latest.add_actions().await?, &keys, &old_keys)?;
     check_files_exist(table, version, &to_add).await?;
     let metrics = RestoreMetrics {
         version: None,
         restored_version: version,
-        table_size_after_restore: u64::try_from(old.total_size()).unwrap_or(0),
-        num_of_files_after_restore: old.num_files() as u64,
+        table_size_after_restore: u64::try_from(old.total_size().await?).unwrap_or(0),
+        num_of_files_after_restore: old.num_files().await? as u64,
         num_removed_files: rows(&to_remove),
         num_restored_files: rows(&to_add),
         removed_files_size: total_size(&to_remove),
@@ -265,7 +265,7 @@ fn stage_files(
     for adds in to_add {
         let adds = as_data_change_adds(adds).ok_or_else(|| {
             Error::internal(
-                transaction.table().uri(),
+                transaction.storage().uri(),
                 "the files to restore must be rows of the add layout (action_schema::add_fields)",
             )
         })?;

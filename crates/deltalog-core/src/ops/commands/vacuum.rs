@@ -101,7 +101,7 @@ pub async fn vacuum(table: &Table, options: VacuumOptions) -> Result<VacuumResul
     let specified_ms = specified_retention_ms(&options, configured_ms)?;
     let now = chrono::Utc::now().timestamp_millis();
     let cutoff_ms = now - specified_ms.unwrap_or(configured_ms);
-    let referenced = referenced_paths(&snapshot, cutoff_ms)?;
+    let referenced = referenced_paths(&snapshot, cutoff_ms).await?;
     let partition_columns = snapshot.partition_columns().to_vec();
     let found = find_unreferenced(table.storage(), &referenced, &partition_columns, cutoff_ms);
     let found = found.await?;
@@ -171,13 +171,13 @@ fn specified_retention_ms(options: &VacuumOptions, configured_ms: i64) -> Result
 /// The root-relative store paths (as [`Storage::list_table`] names them) of every file the
 /// retained versions need: live files, tombstones removed at or after `cutoff_ms`, and the
 /// deletion vector files of both.
-fn referenced_paths(snapshot: &Snapshot, cutoff_ms: i64) -> Result<HashSet<String>> {
+async fn referenced_paths(snapshot: &Snapshot, cutoff_ms: i64) -> Result<HashSet<String>> {
     let storage = snapshot.storage();
     let mut referenced = HashSet::new();
-    for adds in snapshot.add_actions() {
+    for adds in snapshot.add_actions().await? {
         collect_referenced(storage, adds, None, &mut referenced)?;
     }
-    for removes in snapshot.remove_actions() {
+    for removes in snapshot.remove_actions().await? {
         collect_referenced(storage, removes, Some(cutoff_ms), &mut referenced)?;
     }
     Ok(referenced)

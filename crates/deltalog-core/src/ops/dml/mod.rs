@@ -418,9 +418,8 @@ pub(crate) fn read_every_row(
         row_tracking,
         ..ScanOptions::default()
     };
-    let table = Table::from_storage(snapshot.storage().clone());
     let scan = Scan::over_files(
-        &table,
+        snapshot.storage(),
         snapshot.version(),
         snapshot.protocol(),
         snapshot.metadata(),

@@ -166,7 +166,7 @@ mod tests {
             .await
             .unwrap();
         let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
-        let changes = ChangeScan::new(&table, 1, Some(1), Default::default())
+        let changes = ChangeScan::new(table.storage(), 1, Some(1), Default::default())
             .await
             .unwrap()
             .to_batches()
