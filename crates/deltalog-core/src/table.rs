@@ -5,22 +5,31 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray};
-use arrow_schema::{DataType, Field, Schema, TimeUnit};
-use futures::{StreamExt, TryStreamExt};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use futures::{Stream, StreamExt, TryStreamExt};
 
 use crate::actions::CommitInfo;
 use crate::error::{Error, Result};
-use crate::expr::Expr;
+use crate::expr::{Expr, ValueExpr};
 use crate::log::commit_range::CommitRange;
 use crate::log::decode::commit::action_lines;
 use crate::log::path::LogPath;
 use crate::log::segment::LogSegment;
 use crate::maintenance::checkpoint::{CheckpointOptions, CheckpointWritten};
 use crate::maintenance::cleanup::CleanupReport;
+use crate::ops::{
+    Alteration, ConvertResult, CreateMode, CreateTable, DeleteOptions, MergeClauses, MergeOptions,
+    OptimizeMetrics, OptimizeOptions, RestoreMetrics, RestoreOptions, UpdateOptions, VacuumOptions,
+    VacuumResult, WriteTableOptions,
+};
+use crate::scan::changes::{ChangeScan, ChangesOptions};
+use crate::schema::StructType;
 use crate::snapshot::Snapshot;
 pub(crate) use crate::snapshot::SnapshotAt;
 use crate::storage::Storage;
+use crate::transaction::TableCommit;
 use crate::transaction::{CommitResult, TableSpec, Transaction};
+use crate::write::WriteFailure;
 
 /// A Delta table at a location. Cheap to clone; holds no snapshot state.
 #[derive(Clone, Debug)]
@@ -184,6 +193,112 @@ impl Table {
     /// [`Table::create_transaction`]).
     pub async fn create(&self, spec: TableSpec) -> Result<CommitResult> {
         self.create_transaction(spec).await?.commit().await
+    }
+
+    // ── reads (crate::scan)
+
+    /// The change data feed of the versions `start..=end` (`end` `None`: the latest); see
+    /// [`ChangeScan::new`].
+    pub async fn changes(
+        &self,
+        start: u64,
+        end: Option<u64>,
+        options: ChangesOptions,
+    ) -> Result<ChangeScan> {
+        ChangeScan::new(&self.storage, start, end, options).await
+    }
+
+    // ── writes and row-level changes (crate::ops)
+
+    /// Writes `batches` of `schema` to the table, creating it when absent (see
+    /// [`crate::write_table`]).
+    pub async fn write<S>(
+        &self,
+        schema: SchemaRef,
+        batches: S,
+        options: WriteTableOptions,
+    ) -> std::result::Result<TableCommit, WriteFailure>
+    where
+        S: Stream<Item = Result<RecordBatch>> + Send,
+    {
+        crate::ops::write_table(&self.storage, schema, batches, options).await
+    }
+
+    /// Creates the table as `create` describes, as Delta on Spark's `CREATE TABLE` with
+    /// `mode` (see [`crate::create_table`]).
+    pub async fn create_table(&self, create: CreateTable, mode: CreateMode) -> Result<TableCommit> {
+        crate::ops::create_table(&self.storage, create, mode).await
+    }
+
+    /// Commits one `ALTER TABLE` change on the latest version (see [`crate::alter_table`]).
+    pub async fn alter(&self, alteration: Alteration) -> Result<TableCommit> {
+        crate::ops::alter_table(&self.storage, alteration).await
+    }
+
+    /// Deletes the rows matching `predicate` (every row when `None`); see [`crate::delete`].
+    pub async fn delete(
+        &self,
+        predicate: Option<Expr>,
+        options: DeleteOptions,
+    ) -> std::result::Result<TableCommit, WriteFailure> {
+        crate::ops::delete(&self.storage, predicate, options).await
+    }
+
+    /// Sets the columns of `set` in the rows matching `predicate` (see [`crate::update`]).
+    pub async fn update(
+        &self,
+        set: Vec<(String, ValueExpr)>,
+        predicate: Option<Expr>,
+        options: UpdateOptions,
+    ) -> std::result::Result<TableCommit, WriteFailure> {
+        crate::ops::update(&self.storage, set, predicate, options).await
+    }
+
+    /// Merges `source` into the table on `on` with `clauses` (see [`crate::merge`]).
+    pub async fn merge(
+        &self,
+        source: Vec<RecordBatch>,
+        source_schema: SchemaRef,
+        on: Expr,
+        clauses: MergeClauses,
+        options: MergeOptions,
+    ) -> std::result::Result<TableCommit, WriteFailure> {
+        crate::ops::merge(&self.storage, source, source_schema, on, clauses, options).await
+    }
+
+    // ── table maintenance (crate::ops::commands)
+
+    /// Deletes the files no retained version needs (see [`crate::vacuum`]).
+    pub async fn vacuum(&self, options: VacuumOptions) -> Result<VacuumResult> {
+        crate::ops::vacuum(&self.storage, options).await
+    }
+
+    /// Compacts small files, optionally Z-ordered (see [`crate::optimize`]).
+    pub async fn optimize(&self, options: OptimizeOptions) -> Result<OptimizeMetrics> {
+        crate::ops::optimize(&self.storage, options).await
+    }
+
+    /// Restores the table to the version `at` names (see [`crate::restore`]).
+    pub async fn restore(&self, at: SnapshotAt) -> Result<RestoreMetrics> {
+        crate::ops::restore(&self.storage, at).await
+    }
+
+    /// [`Table::restore`] with `options` (see [`crate::restore_with`]).
+    pub async fn restore_with(
+        &self,
+        at: SnapshotAt,
+        options: &RestoreOptions,
+    ) -> Result<RestoreMetrics> {
+        crate::ops::restore_with(&self.storage, at, options).await
+    }
+
+    /// Makes the Parquet files at this location a Delta table (see
+    /// [`crate::convert_to_delta`]).
+    pub async fn convert_to_delta(
+        &self,
+        partition_schema: Option<StructType>,
+    ) -> Result<ConvertResult> {
+        crate::ops::convert_to_delta(&self.storage, partition_schema).await
     }
 
     // ── log maintenance (crate::maintenance)

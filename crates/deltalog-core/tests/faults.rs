@@ -230,7 +230,7 @@ async fn write(
     )
     .unwrap();
     let stream = futures::stream::iter(vec![Ok(batch)]);
-    write_table(table, schema, stream, options).await
+    write_table(table.storage(), schema, stream, options).await
 }
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -1,7 +1,7 @@
 //! Row-level changes: `delete` (and `update`) on the table at a location, wrapped by
 //! `deltalog.DeltaTable.delete` / `update` (`python/deltalog/_dml.py`).
 
-use deltalog_core::{delete, parse_value_sql, update, DeleteOptions, Error, Table};
+use deltalog_core::{parse_value_sql, DeleteOptions, Error, Table};
 use deltalog_core::{UpdateOptions, WriterOptions};
 use pyo3::prelude::*;
 
@@ -29,7 +29,7 @@ pub fn delete_rows(
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let predicate = PyFilter::expr(predicate);
     let outcome = wait_for_future(py, move || async move {
-        Ok(delete(&table, predicate, options).await)
+        Ok(table.delete(predicate, options).await)
     })?;
     outcome
         .map(commit_tuple)
@@ -61,7 +61,7 @@ pub fn update_rows(
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let predicate = PyFilter::expr(predicate);
     let outcome = wait_for_future(py, move || async move {
-        Ok(update(&table, assignments, predicate, options).await)
+        Ok(table.update(assignments, predicate, options).await)
     })?;
     outcome
         .map(commit_tuple)

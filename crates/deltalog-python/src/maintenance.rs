@@ -2,9 +2,7 @@
 //! `deltalog._maintenance`. Results come back as dicts named as Delta on Spark names them.
 
 use deltalog_core::{
-    convert_to_delta as convert_core, optimize as optimize_core, restore_with as restore_core,
-    vacuum as vacuum_core, FileSizeMetrics, OptimizeOptions, RestoreOptions, SnapshotAt, Table,
-    VacuumOptions,
+    FileSizeMetrics, OptimizeOptions, RestoreOptions, SnapshotAt, Table, VacuumOptions,
 };
 use pyo3::prelude::*;
 use serde_json::{json, Value};
@@ -31,10 +29,7 @@ pub fn vacuum<'py>(
         enforce_retention_duration,
     };
     let table = table.table().clone();
-    let done = wait_for_future(
-        py,
-        move || async move { vacuum_core(&table, options).await },
-    )?;
+    let done = wait_for_future(py, move || async move { table.vacuum(options).await })?;
     let value = json!({
         "files": done.files,
         "dry_run": done.dry_run,
@@ -68,10 +63,7 @@ pub fn optimize<'py>(
         ..OptimizeOptions::default()
     };
     let table = table.table().clone();
-    let done = wait_for_future(
-        py,
-        move || async move { optimize_core(&table, options).await },
-    )?;
+    let done = wait_for_future(py, move || async move { table.optimize(options).await })?;
     let value = json!({
         "version": done.version,
         "numFilesAdded": done.num_files_added,
@@ -110,9 +102,10 @@ pub fn restore<'py>(
     };
     let table = table.table().clone();
     let options = RestoreOptions { dry_run };
-    let done = wait_for_future(py, move || async move {
-        restore_core(&table, at, &options).await
-    })?;
+    let done = wait_for_future(
+        py,
+        move || async move { table.restore_with(at, &options).await },
+    )?;
     let value = json!({
         "version": done.version,
         "restored_version": done.restored_version,
@@ -139,10 +132,9 @@ pub fn convert_to_delta(
 ) -> PyResult<(u64, bool, u64)> {
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let partition = partition_by.map(|schema| schema.0);
-    let done = wait_for_future(
-        py,
-        move || async move { convert_core(&table, partition).await },
-    )?;
+    let done = wait_for_future(py, move || async move {
+        table.convert_to_delta(partition).await
+    })?;
     Ok((done.version, done.converted, done.num_files))
 }
 

@@ -2,8 +2,8 @@
 //! `deltalog.DeltaTable.merge` (`python/deltalog/_merge.py`, the `TableMerger` builder).
 
 use deltalog_core::{
-    merge, parse_sql, parse_value_sql, Error, MatchedAction, MergeClauses, MergeOptions,
-    NotMatchedAction, NotMatchedBySourceAction, Table, ValueExpr,
+    parse_sql, parse_value_sql, Error, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction,
+    NotMatchedBySourceAction, Table, ValueExpr,
 };
 use pyo3::prelude::*;
 
@@ -53,7 +53,7 @@ pub fn merge_rows(
     let batches = source.collect().map_err(|error| to_py_err(py, error))?;
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let outcome = wait_for_future(py, move || async move {
-        Ok(merge(&table, batches, schema, on, clauses, options).await)
+        Ok(table.merge(batches, schema, on, clauses, options).await)
     })?;
     outcome
         .map(commit_tuple)

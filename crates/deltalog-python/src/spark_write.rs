@@ -44,7 +44,7 @@ pub fn plan_distributed_write(
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let schema = data.schema.clone();
     wait_for_future(py, move || async move {
-        DistributedWrite::plan(&table, schema, options)
+        DistributedWrite::plan(table.storage(), schema, options)
             .await?
             .to_json()
     })
@@ -65,7 +65,7 @@ pub fn write_distributed_files<'py>(
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let stream = data.into_stream();
     let outcome = wait_for_future(py, move || async move {
-        Ok(plan.write_files(&table, stream).await)
+        Ok(plan.write_files(table.storage(), stream).await)
     })?;
     let adds = outcome.map_err(|failure| failure_to_py_err(py, failure))?;
     let bytes = ipc_bytes(&adds).map_err(|error| to_py_err(py, error))?;
@@ -98,10 +98,9 @@ pub fn commit_distributed_write(
         adds.extend(adds_of_ipc(message.as_bytes()).map_err(|error| to_py_err(py, error))?);
     }
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
-    let outcome = wait_for_future(
-        py,
-        move || async move { Ok(plan.commit(&table, adds).await) },
-    )?;
+    let outcome = wait_for_future(py, move || async move {
+        Ok(plan.commit(table.storage(), adds).await)
+    })?;
     outcome
         .map(commit_tuple)
         .map_err(|failure| failure_to_py_err(py, failure))

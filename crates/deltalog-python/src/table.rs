@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use crate::arrow_export::RawArrowStream;
 use std::collections::HashMap;
 
-use deltalog_core::{create_table, write_table, CreateMode, CreateTable};
+use deltalog_core::{CreateMode, CreateTable};
 
 use crate::arrow_import::PyArrowInput;
 use crate::convert::{
@@ -81,7 +81,7 @@ impl RawDeltaTable {
             description,
         };
         let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
-        let done = wait_for_future(py, || async { create_table(&table, create, mode).await })?;
+        let done = wait_for_future(py, || async { table.create_table(create, mode).await })?;
         Ok((Self::new(table), commit_tuple(done)))
     }
 
@@ -122,7 +122,7 @@ impl RawDeltaTable {
         let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
         let (schema, stream) = (data.schema.clone(), data.into_stream());
         let outcome = wait_for_future(py, move || async move {
-            Ok(write_table(&table, schema, stream, options).await)
+            Ok(table.write(schema, stream, options).await)
         })?;
         outcome
             .map(commit_tuple)

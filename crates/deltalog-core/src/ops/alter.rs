@@ -25,7 +25,8 @@ use crate::schema::{
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
 use crate::snapshot::Snapshot;
-use crate::table::{SnapshotAt, Table};
+use crate::snapshot::SnapshotAt;
+use crate::storage::Storage;
 use crate::table_config::properties::{
     known_key, COLUMN_MAPPING_MAX_COLUMN_ID, COLUMN_MAPPING_MODE, ENABLE_ROW_TRACKING,
     FEATURE_PREFIX,
@@ -82,8 +83,8 @@ pub struct NewColumn {
 
 /// Applies `alteration` to the latest version of `table` in one commit (see
 /// [`alter_snapshot`]).
-pub async fn alter_table(table: &Table, alteration: Alteration) -> Result<TableCommit> {
-    let snapshot = table.snapshot(SnapshotAt::Latest).await?;
+pub async fn alter_table(storage: &Storage, alteration: Alteration) -> Result<TableCommit> {
+    let snapshot = Snapshot::load(storage, SnapshotAt::Latest).await?;
     alter_snapshot(&snapshot, alteration).await
 }
 

@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use crate::error::{ConflictKind, Error, Result};
 use crate::maintenance::post_commit::PostCommitReport;
 use crate::schema::StructType;
-use crate::table::{SnapshotAt, Table};
+use crate::snapshot::{Snapshot, SnapshotAt};
+use crate::storage::Storage;
 use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID};
 use crate::table_config::writing::is_protocol_key;
 use crate::transaction::{committed, MetadataUpdate, TableCommit, TableSpec};
@@ -66,34 +67,41 @@ impl CreateMode {
 /// Spark), except under [`CreateMode::Ignore`], where the table now existing means nothing
 /// is to be done.
 pub async fn create_table(
-    table: &Table,
+    storage: &Storage,
     create: CreateTable,
     mode: CreateMode,
 ) -> Result<TableCommit> {
-    if !crate::log::has_log_files(table.storage()).await? {
-        let error = match table.create(new_table_spec(table.uri(), create)?).await {
+    if !crate::log::has_log_files(storage).await? {
+        let spec = new_table_spec(storage.uri(), create)?;
+        let created = async {
+            crate::transaction::create_transaction(storage, spec)
+                .await?
+                .commit()
+                .await
+        };
+        let error = match created.await {
             Ok(result) => return Ok(committed(result)),
             Err(error) => error,
         };
-        if mode == CreateMode::Ignore && created_by_another(table, &error).await? {
-            return ignored(table).await;
+        if mode == CreateMode::Ignore && created_by_another(storage, &error).await? {
+            return ignored(storage).await;
         }
         return Err(error);
     }
     match mode {
         CreateMode::ErrorIfExists => Err(Error::NotAllowed(format!(
             "a Delta table already exists at {} (mode 'error'; use 'ignore' or 'overwrite')",
-            table.uri()
+            storage.uri()
         ))),
-        CreateMode::Ignore => ignored(table).await,
-        CreateMode::Overwrite => replace(table, create).await,
+        CreateMode::Ignore => ignored(storage).await,
+        CreateMode::Overwrite => replace(storage, create).await,
     }
 }
 
 /// Nothing committed: the table exists.
-async fn ignored(table: &Table) -> Result<TableCommit> {
+async fn ignored(storage: &Storage) -> Result<TableCommit> {
     Ok(TableCommit {
-        version: table.latest_version().await?,
+        version: crate::log::latest_version(storage).await?,
         committed: false,
         retries: 0,
         snapshot: None,
@@ -104,14 +112,14 @@ async fn ignored(table: &Table) -> Result<TableCommit> {
 
 /// True when `error` says another creator made the table first: this creator lost the race
 /// for version 0, or found the log there when it looked again before committing.
-async fn created_by_another(table: &Table, error: &Error) -> Result<bool> {
+async fn created_by_another(storage: &Storage, error: &Error) -> Result<bool> {
     Ok(match error {
         Error::CommitConflict {
             kind: ConflictKind::ProtocolChanged,
             version: 0,
             ..
         } => true,
-        Error::NotAllowed(_) => crate::log::has_log_files(table.storage()).await?,
+        Error::NotAllowed(_) => crate::log::has_log_files(storage).await?,
         _ => false,
     })
 }
@@ -137,11 +145,11 @@ pub(crate) fn new_table_spec(table: &str, create: CreateTable) -> Result<TableSp
 }
 
 /// `CREATE OR REPLACE TABLE` of an existing table.
-async fn replace(table: &Table, create: CreateTable) -> Result<TableCommit> {
-    let snapshot = table.snapshot(SnapshotAt::Latest).await?;
+async fn replace(storage: &Storage, create: CreateTable) -> Result<TableCommit> {
+    let snapshot = Snapshot::load(storage, SnapshotAt::Latest).await?;
     let mut transaction = snapshot.transaction("CREATE OR REPLACE TABLE");
     transaction.remove_where(None, true).await?;
-    let spec = new_table_spec(table.uri(), create)?;
+    let spec = new_table_spec(storage.uri(), create)?;
     let mut configuration: Vec<(String, Option<String>)> = snapshot
         .metadata()
         .configuration

@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use crate::actions::{Metadata, Protocol};
 use crate::error::{ConflictKind, Error, Result};
 use crate::expr::parse_sql;
-use crate::table::Table;
+use crate::storage::Storage;
 use crate::table_config::{TableConfiguration, TableFeature};
 use crate::transaction::{add_file, AddFile, TableCommit, Transaction, DATA_WRITER_FEATURES};
 use crate::write::changes::{cdc_rows, rows_match, write_with_insert_changes, CHANGE_DATA_DIR};
@@ -132,12 +132,12 @@ impl DistributedWrite {
     /// when its identity columns would need values generated across tasks). Nothing is
     /// written.
     pub async fn plan(
-        table: &Table,
+        storage: &Storage,
         data_schema: SchemaRef,
         options: DistributedWriteOptions,
     ) -> Result<DistributedWrite> {
         let table_options = options.table_options()?;
-        let prepared = prepare_write(table, &data_schema, &table_options).await?;
+        let prepared = prepare_write(storage, &data_schema, &table_options).await?;
         let mut plan = DistributedWrite {
             options,
             data_schema: data_schema.as_ref().clone(),
@@ -199,13 +199,16 @@ impl DistributedWrite {
     /// completed, which nothing references.
     pub async fn write_files<S>(
         &self,
-        table: &Table,
+        storage: &Storage,
         batches: S,
     ) -> Result<Vec<AddFile>, WriteFailure>
     where
         S: Stream<Item = Result<RecordBatch>> + Send,
     {
-        let Some(config) = self.configuration(table).map_err(WriteFailure::unwritten)? else {
+        let Some(config) = self
+            .configuration(storage)
+            .map_err(WriteFailure::unwritten)?
+        else {
             return Ok(Vec::new());
         };
         let options = self
@@ -216,7 +219,7 @@ impl DistributedWrite {
         let check = replaced
             .filter(|_| !options.skip_predicate_check)
             .map(|predicate| {
-                let uri = table.uri().to_string();
+                let uri = storage.uri().to_string();
                 move |batch: &RecordBatch| rows_match(&predicate, batch, &uri)
             });
         let batches = batches.map(move |batch| {
@@ -226,7 +229,7 @@ impl DistributedWrite {
             }
             Ok(batch)
         });
-        let storage = table.storage().clone();
+        let storage = storage.clone();
         if !self.insert_changes {
             let result = write_batches(&config, storage, options.writer, batches).await?;
             return Ok(result.files.iter().map(add_file).collect());
@@ -249,7 +252,7 @@ impl DistributedWrite {
     /// unreferenced. Errors name the data files left unreferenced.
     pub async fn commit(
         &self,
-        table: &Table,
+        storage: &Storage,
         adds: Vec<AddFile>,
     ) -> Result<TableCommit, WriteFailure> {
         let paths: Vec<String> = adds.iter().map(|add| add.path.clone()).collect();
@@ -258,11 +261,11 @@ impl DistributedWrite {
             written_files: paths.clone(),
         };
         let options = self.options.table_options().map_err(failure)?;
-        let prepared = prepare_write(table, &self.data_schema(), &options)
+        let prepared = prepare_write(storage, &self.data_schema(), &options)
             .await
             .map_err(failure)?;
         let Some(mut transaction) = prepared.filter(|_| self.target.is_some()) else {
-            let version = table.latest_version().await.map_err(failure)?;
+            let version = crate::log::latest_version(storage).await.map_err(failure)?;
             return Ok(TableCommit {
                 version,
                 committed: false,
@@ -274,7 +277,7 @@ impl DistributedWrite {
         };
         let config = transaction.transaction().configuration().map_err(failure)?;
         let read_version = transaction.transaction().read_version().unwrap_or(0);
-        self.ensure_same_target(table, &config, read_version)
+        self.ensure_same_target(storage, &config, read_version)
             .map_err(failure)?;
         if let Some(predicate) = replaced_predicate(&transaction, &options) {
             let staged = stage_replaced_rows(transaction, &predicate, &options.writer).await;
@@ -324,11 +327,12 @@ impl DistributedWrite {
     }
 
     /// The planned configuration, validated, and the table writable with it.
-    fn configuration(&self, table: &Table) -> Result<Option<TableConfiguration>> {
+    fn configuration(&self, storage: &Storage) -> Result<Option<TableConfiguration>> {
         let Some((protocol, metadata)) = &self.target else {
             return Ok(None);
         };
-        let config = TableConfiguration::try_new(protocol.clone(), metadata.clone(), table.uri())?;
+        let config =
+            TableConfiguration::try_new(protocol.clone(), metadata.clone(), storage.uri())?;
         config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
         Ok(Some(config))
     }
@@ -337,7 +341,7 @@ impl DistributedWrite {
     /// depend on: protocol, schema, partition columns, table properties.
     fn ensure_same_target(
         &self,
-        table: &Table,
+        storage: &Storage,
         config: &TableConfiguration,
         version: u64,
     ) -> Result<()> {
@@ -355,7 +359,7 @@ impl DistributedWrite {
         Err(Error::CommitConflict {
             kind: ConflictKind::MetadataChanged,
             version,
-            table: table.uri().to_string(),
+            table: storage.uri().to_string(),
             reason: "the table's protocol, schema, partitioning or properties changed while the \
                      write's tasks ran; its data files follow the configuration it was planned \
                      with"
@@ -443,6 +447,7 @@ mod tests {
     use crate::ops::write::write_table;
     use crate::storage::Storage;
     use crate::table::SnapshotAt;
+    use crate::table::Table;
 
     fn batch(ids: &[i64], parts: &[&str]) -> RecordBatch {
         let schema = Arc::new(Schema::new(vec![
@@ -465,7 +470,7 @@ mod tests {
     async fn task(plan: &str, table: &Table, data: RecordBatch) -> Vec<AddFile> {
         let plan = DistributedWrite::from_json(plan).unwrap();
         let stream = futures::stream::iter(vec![Ok(data)]);
-        let adds = plan.write_files(table, stream).await.unwrap();
+        let adds = plan.write_files(table.storage(), stream).await.unwrap();
         adds_from_file_list(&file_list_batch(&adds).unwrap()).unwrap()
     }
 
@@ -480,7 +485,7 @@ mod tests {
             ..DistributedWriteOptions::default()
         };
         let schema = batch(&[], &[]).schema();
-        let plan = DistributedWrite::plan(&table, schema.clone(), options.clone())
+        let plan = DistributedWrite::plan(table.storage(), schema.clone(), options.clone())
             .await
             .unwrap();
         assert!(!crate::log::has_log_files(table.storage()).await.unwrap());
@@ -488,17 +493,17 @@ mod tests {
         let mut adds = task(&text, &table, batch(&[1, 2], &["a", "b"])).await;
         adds.extend(task(&text, &table, batch(&[3], &["a"])).await);
         assert_eq!(adds.len(), 3);
-        let commit = plan.commit(&table, adds).await.unwrap();
+        let commit = plan.commit(table.storage(), adds).await.unwrap();
         assert_eq!((commit.version, commit.metrics["numOutputRows"]), (0, 3));
         let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
         assert_eq!(snapshot.num_files().await.unwrap(), 3);
         assert_eq!(snapshot.partition_columns(), ["p"]);
 
-        let again = DistributedWrite::plan(&table, schema, options)
+        let again = DistributedWrite::plan(table.storage(), schema, options)
             .await
             .unwrap();
         assert!(again.is_noop());
-        let replay = plan.commit(&table, Vec::new()).await.unwrap();
+        let replay = plan.commit(table.storage(), Vec::new()).await.unwrap();
         assert!(!replay.committed);
     }
 
@@ -511,7 +516,7 @@ mod tests {
             mode: "append".into(),
             ..DistributedWriteOptions::default()
         };
-        let plan = DistributedWrite::plan(&table, data.schema(), append)
+        let plan = DistributedWrite::plan(table.storage(), data.schema(), append)
             .await
             .unwrap();
         let adds = task(&plan.to_json().unwrap(), &table, data).await;
@@ -524,8 +529,13 @@ mod tests {
             .unwrap()
             .for_micro_batch(micro_batch);
         let plan = DistributedWrite::from_json(&plan.to_json().unwrap()).unwrap();
-        assert!(plan.commit(&table, adds.clone()).await.unwrap().committed);
-        assert!(!plan.commit(&table, adds).await.unwrap().committed);
+        assert!(
+            plan.commit(table.storage(), adds.clone())
+                .await
+                .unwrap()
+                .committed
+        );
+        assert!(!plan.commit(table.storage(), adds).await.unwrap().committed);
 
         let log = dir.path().join("_delta_log/00000000000000000000.json");
         let text = std::fs::read_to_string(log).unwrap();
@@ -547,14 +557,14 @@ mod tests {
         let table = local_table(&dir);
         let data = batch(&[1], &["a"]);
         let stream = futures::stream::iter(vec![Ok(data.clone())]);
-        write_table(&table, data.schema(), stream, Default::default())
+        write_table(table.storage(), data.schema(), stream, Default::default())
             .await
             .unwrap();
         let append = DistributedWriteOptions {
             mode: "append".into(),
             ..DistributedWriteOptions::default()
         };
-        let plan = DistributedWrite::plan(&table, data.schema(), append)
+        let plan = DistributedWrite::plan(table.storage(), data.schema(), append)
             .await
             .unwrap();
         let adds = task(&plan.to_json().unwrap(), &table, batch(&[2], &["b"])).await;
@@ -569,9 +579,14 @@ mod tests {
             ..WriteTableOptions::default()
         };
         let empty = futures::stream::iter(Vec::new());
-        write_table(&table, wider, empty, merge).await.unwrap();
+        write_table(table.storage(), wider, empty, merge)
+            .await
+            .unwrap();
 
-        let refused = plan.commit(&table, adds.clone()).await.unwrap_err();
+        let refused = plan
+            .commit(table.storage(), adds.clone())
+            .await
+            .unwrap_err();
         assert!(matches!(
             refused.error,
             Error::CommitConflict {

@@ -40,7 +40,7 @@ async fn write(table: &Table, batch: RecordBatch, mode: WriteMode, partitioned: 
         ..WriteTableOptions::default()
     };
     let batches = stream::iter([Ok(batch)]);
-    write_table(table, schema(), batches, options)
+    write_table(table.storage(), schema(), batches, options)
         .await
         .unwrap()
         .version
@@ -131,14 +131,16 @@ async fn vacuum_deletes_only_unreferenced_files_older_than_the_retention() {
     age(&dir.path().join("_staging/hidden.parquet"), 30);
 
     // The table's retention (7 days) keeps the tombstones of the overwrite (made now).
-    let kept = vacuum(&table, VacuumOptions::default()).await.unwrap();
+    let kept = vacuum(table.storage(), VacuumOptions::default())
+        .await
+        .unwrap();
     assert_eq!(kept.files, vec!["stray.parquet"]);
     assert!(
         dir.path().join("stray.parquet").exists(),
         "a dry run deletes nothing"
     );
     let done = vacuum(
-        &table,
+        table.storage(),
         VacuumOptions {
             dry_run: false,
             ..VacuumOptions::default()
@@ -160,14 +162,14 @@ async fn vacuum_deletes_only_unreferenced_files_older_than_the_retention() {
         enforce_retention_duration: true,
     };
     assert!(matches!(
-        vacuum(&table, short).await,
+        vacuum(table.storage(), short).await,
         Err(Error::NotAllowed(_))
     ));
     let unchecked = VacuumOptions {
         enforce_retention_duration: false,
         ..short
     };
-    let purged = vacuum(&table, unchecked).await.unwrap();
+    let purged = vacuum(table.storage(), unchecked).await.unwrap();
     assert_eq!(purged.files, before_overwrite);
     assert_eq!(ids_at(&table, v2).await, (20..30).collect::<Vec<_>>());
     assert_eq!(
@@ -188,7 +190,7 @@ async fn vacuum_keeps_deletion_vector_files_and_never_leaves_the_root() {
     let table = open(dir.path());
     let expected = ids_by_value(&latest(&table).await).await;
     let outcome = vacuum(
-        &table,
+        table.storage(),
         VacuumOptions {
             retention_hours: Some(0.0),
             dry_run: false,
@@ -276,7 +278,7 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
         dry_run: true,
         ..OptimizeOptions::default()
     };
-    let planned = optimize(&table, dry_run).await.unwrap();
+    let planned = optimize(table.storage(), dry_run).await.unwrap();
     assert_eq!(
         files_under(dir.path()),
         on_disk,
@@ -287,7 +289,9 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
     listed.sort();
     to_rewrite.sort();
     assert_eq!(to_rewrite, listed, "every file, by the paths the log names");
-    let metrics = optimize(&table, OptimizeOptions::default()).await.unwrap();
+    let metrics = optimize(table.storage(), OptimizeOptions::default())
+        .await
+        .unwrap();
     assert_eq!(planned.version, None);
     assert_eq!(
         OptimizeMetrics {
@@ -310,7 +314,9 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
     assert_eq!(after.num_files().await.unwrap(), 2);
     assert_eq!(ids(&after).await, ids(&before).await);
     assert_eq!(operations(&table).await[0], "OPTIMIZE");
-    let again = optimize(&table, OptimizeOptions::default()).await.unwrap();
+    let again = optimize(table.storage(), OptimizeOptions::default())
+        .await
+        .unwrap();
     assert_eq!(again.version, None, "nothing left to compact");
 
     write(&table, rows(500..510, "a"), WriteMode::Append, true).await;
@@ -320,7 +326,7 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
         z_order_by: vec!["id".into()],
         ..OptimizeOptions::default()
     };
-    let metrics = optimize(&table, only_a).await.unwrap();
+    let metrics = optimize(table.storage(), only_a).await.unwrap();
     assert_eq!(metrics.num_files_removed, 2);
     assert_eq!(latest(&table).await.num_files().await.unwrap(), 3);
     let bad = OptimizeOptions {
@@ -328,7 +334,7 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
         ..OptimizeOptions::default()
     };
     assert!(matches!(
-        optimize(&table, bad).await,
+        optimize(table.storage(), bad).await,
         Err(Error::InvalidArgument(_))
     ));
     // As Spark (DELTA_ZORDERING_ON_COLUMN_WITHOUT_STATS): no Z-order by a column without
@@ -337,14 +343,14 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
         "delta.dataSkippingNumIndexedCols".to_string(),
         "0".to_string(),
     )]);
-    alter_table(&table, Alteration::SetProperties(no_stats))
+    alter_table(table.storage(), Alteration::SetProperties(no_stats))
         .await
         .unwrap();
     let by_id = OptimizeOptions {
         z_order_by: vec!["id".into()],
         ..OptimizeOptions::default()
     };
-    match optimize(&table, by_id).await {
+    match optimize(table.storage(), by_id).await {
         Err(Error::InvalidArgument(message)) => assert!(message.contains("no statistics")),
         other => panic!("{other:?}"),
     }
@@ -364,8 +370,10 @@ async fn optimize_purges_deletion_vectors() {
         dry_run: true,
         ..OptimizeOptions::default()
     };
-    let planned = optimize(&table, dry_run).await.unwrap();
-    let metrics = optimize(&table, OptimizeOptions::default()).await.unwrap();
+    let planned = optimize(table.storage(), dry_run).await.unwrap();
+    let metrics = optimize(table.storage(), OptimizeOptions::default())
+        .await
+        .unwrap();
     assert!(metrics.num_deletion_vectors_removed > 0);
     assert_eq!(
         (
@@ -437,12 +445,14 @@ async fn restore_brings_back_an_old_version_and_refuses_vacuumed_files() {
     assert_eq!(overwrite_files.len(), 1);
     let before = files_under(dir.path());
     let dry_run = RestoreOptions { dry_run: true };
-    let planned = restore_with(&table, SnapshotAt::Version(1), &dry_run)
+    let planned = restore_with(table.storage(), SnapshotAt::Version(1), &dry_run)
         .await
         .unwrap();
     assert_eq!(files_under(dir.path()), before, "a dry run changes nothing");
     assert_eq!(planned.version, None);
-    let metrics = restore(&table, SnapshotAt::Version(1)).await.unwrap();
+    let metrics = restore(table.storage(), SnapshotAt::Version(1))
+        .await
+        .unwrap();
     assert_eq!(metrics.version, Some(3));
     assert_eq!(
         RestoreMetrics {
@@ -462,13 +472,13 @@ async fn restore_brings_back_an_old_version_and_refuses_vacuumed_files() {
     );
     assert_eq!(operations(&table).await[0], "RESTORE");
     let committed = metrics.version.unwrap();
-    let again = restore(&table, SnapshotAt::Version(committed))
+    let again = restore(table.storage(), SnapshotAt::Version(committed))
         .await
         .unwrap();
     assert_eq!((again.version, again.num_restored_files), (None, 0));
     assert_eq!(latest(&table).await.version(), committed);
     assert!(matches!(
-        restore(&table, SnapshotAt::Version(committed + 1)).await,
+        restore(table.storage(), SnapshotAt::Version(committed + 1)).await,
         Err(Error::InvalidArgument(_))
     ));
 
@@ -477,9 +487,9 @@ async fn restore_brings_back_an_old_version_and_refuses_vacuumed_files() {
         dry_run: false,
         enforce_retention_duration: false,
     };
-    let purged = vacuum(&table, purge).await.unwrap();
+    let purged = vacuum(table.storage(), purge).await.unwrap();
     assert_eq!(purged.files, overwrite_files);
-    match restore(&table, SnapshotAt::Version(2)).await {
+    match restore(table.storage(), SnapshotAt::Version(2)).await {
         Err(Error::MissingDataFiles { version, paths, .. }) => {
             assert_eq!(version, 2);
             assert_eq!(paths.len(), 1);
@@ -487,7 +497,7 @@ async fn restore_brings_back_an_old_version_and_refuses_vacuumed_files() {
         other => panic!("expected MissingDataFiles, got {other:?}"),
     }
     assert!(matches!(
-        restore_with(&table, SnapshotAt::Version(2), &dry_run).await,
+        restore_with(table.storage(), SnapshotAt::Version(2), &dry_run).await,
         Err(Error::MissingDataFiles { .. })
     ));
 }
@@ -515,7 +525,7 @@ async fn convert_turns_parquet_directories_into_a_table() {
         r#"{"type":"struct","fields":[{"name":"part","type":"string","nullable":true,"metadata":{}}]}"#,
     )
     .unwrap();
-    let converted = convert_to_delta(&table, Some(partition.clone()))
+    let converted = convert_to_delta(table.storage(), Some(partition.clone()))
         .await
         .unwrap();
     assert_eq!((converted.version, converted.num_files), (0, 2));
@@ -526,7 +536,9 @@ async fn convert_turns_parquet_directories_into_a_table() {
     let (_, files) = snapshot.files(true).await.unwrap();
     let records = files[0].column_by_name("num_records").unwrap();
     assert_eq!(records.null_count(), 0);
-    let again = convert_to_delta(&table, Some(partition)).await.unwrap();
+    let again = convert_to_delta(table.storage(), Some(partition))
+        .await
+        .unwrap();
     assert!(!again.converted);
 
     let other = tempfile::tempdir().unwrap();
@@ -535,7 +547,7 @@ async fn convert_turns_parquet_directories_into_a_table() {
         r#"{"type":"struct","fields":[{"name":"n","type":"integer","nullable":true,"metadata":{}}]}"#,
     )
     .unwrap();
-    let refused = convert_to_delta(&open(other.path()), Some(typed)).await;
+    let refused = convert_to_delta(open(other.path()).storage(), Some(typed)).await;
     assert!(
         matches!(refused, Err(Error::InvalidArgument(_))),
         "{refused:?}"

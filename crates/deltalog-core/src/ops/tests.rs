@@ -27,7 +27,7 @@ fn batch(ids: &[i64], parts: &[&str]) -> RecordBatch {
 
 async fn write(table: &Table, data: RecordBatch, options: WriteTableOptions) -> TableCommit {
     let stream = futures::stream::iter(vec![Ok(data.clone())]);
-    write_table(table, data.schema(), stream, options)
+    write_table(table.storage(), data.schema(), stream, options)
         .await
         .unwrap()
 }
@@ -61,11 +61,16 @@ async fn writes_create_append_overwrite_and_skip_committed_app_versions() {
 
     let data = batch(&[4], &["b"]);
     let stream = futures::stream::iter(vec![Ok(data.clone())]);
-    let refused = write_table(&table, data.schema(), stream, overwrite)
+    let refused = write_table(table.storage(), data.schema(), stream, overwrite)
         .await
         .unwrap_err();
     assert!(matches!(refused.error, Error::ReplaceWhereMismatch { .. }));
-    let exists = create_table(&table, CreateTable::default(), CreateMode::ErrorIfExists).await;
+    let exists = create_table(
+        table.storage(),
+        CreateTable::default(),
+        CreateMode::ErrorIfExists,
+    )
+    .await;
     assert!(matches!(exists, Err(Error::NotAllowed(_))));
     assert_eq!(table.latest_version().await.unwrap(), 1);
 }
@@ -90,7 +95,7 @@ async fn row_level_changes_work_on_a_partitioned_deletion_vector_table_read_from
     table.checkpoint(None).await.unwrap();
 
     let deleted = delete(
-        &table,
+        table.storage(),
         Some(parse_sql("id = 1").unwrap()),
         DeleteOptions::default(),
     )
@@ -103,7 +108,7 @@ async fn row_level_changes_work_on_a_partitioned_deletion_vector_table_read_from
         crate::expr::parse_value_sql("id + 10").unwrap(),
     )];
     let updated = update(
-        &table,
+        table.storage(),
         set,
         Some(parse_sql("id = 2").unwrap()),
         UpdateOptions::default(),
@@ -111,7 +116,9 @@ async fn row_level_changes_work_on_a_partitioned_deletion_vector_table_read_from
     .await
     .unwrap();
     assert!(updated.committed);
-    restore(&table, SnapshotAt::Version(0)).await.unwrap();
+    restore(table.storage(), SnapshotAt::Version(0))
+        .await
+        .unwrap();
 
     let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
     assert_eq!(snapshot.version(), 3);

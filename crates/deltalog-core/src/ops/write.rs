@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::maintenance::post_commit::PostCommitReport;
 use crate::schema::{ColumnMappingMode, StructType};
-use crate::table::{SnapshotAt, Table};
+use crate::storage::Storage;
 use crate::table_config::properties::COLUMN_MAPPING_MAX_COLUMN_ID;
 use crate::table_config::TableConfiguration;
 use crate::transaction::{
@@ -152,7 +152,7 @@ pub struct WriteTableOptions {
 ///
 /// Errors come as a [`WriteFailure`] naming the data files written and left unreferenced.
 pub async fn write_table<S>(
-    table: &Table,
+    storage: &Storage,
     schema: SchemaRef,
     batches: S,
     options: WriteTableOptions,
@@ -160,13 +160,12 @@ pub async fn write_table<S>(
 where
     S: Stream<Item = Result<RecordBatch>> + Send,
 {
-    let prepared = prepare_write(table, &schema, &options)
+    let prepared = prepare_write(storage, &schema, &options)
         .await
         .map_err(WriteFailure::unwritten)?;
     let Some(mut transaction) = prepared else {
         return Ok(TableCommit {
-            version: table
-                .latest_version()
+            version: crate::log::latest_version(storage)
                 .await
                 .map_err(WriteFailure::unwritten)?,
             committed: false,
@@ -187,7 +186,7 @@ where
     let check = replaced
         .filter(|_| !options.skip_predicate_check)
         .map(|predicate| {
-            let table = table.uri().to_string();
+            let table = storage.uri().to_string();
             move |batch: &RecordBatch| rows_match(&predicate, batch, &table)
         });
     let batches = batches.map(move |batch| {
@@ -215,7 +214,7 @@ pub(super) fn replaced_predicate(
 
 /// The transaction of a write, ready for its data, or `None` when the write commits nothing.
 pub(super) async fn prepare_write(
-    table: &Table,
+    storage: &Storage,
     schema: &SchemaRef,
     options: &WriteTableOptions,
 ) -> Result<Option<TableTransaction>> {
@@ -237,9 +236,9 @@ pub(super) async fn prepare_write(
         ));
     }
     let data_schema = struct_type_from_arrow(schema)?;
-    let mut transaction = match crate::log::has_log_files(table.storage()).await? {
-        false => create_for_write(table, data_schema, options).await?,
-        true => match existing_for_write(table, data_schema, options).await? {
+    let mut transaction = match crate::log::has_log_files(storage).await? {
+        false => create_for_write(storage, data_schema, options).await?,
+        true => match existing_for_write(storage, data_schema, options).await? {
             Some(transaction) => transaction,
             None => return Ok(None),
         },
@@ -265,7 +264,7 @@ pub(super) async fn prepare_write(
 
 /// The transaction creating the table with the data's schema.
 async fn create_for_write(
-    table: &Table,
+    storage: &Storage,
     data_schema: StructType,
     options: &WriteTableOptions,
 ) -> Result<Transaction> {
@@ -276,15 +275,15 @@ async fn create_for_write(
         name: None,
         description: None,
     };
-    let spec: TableSpec = new_table_spec(table.uri(), create)?;
-    let mut transaction = table.create_transaction(spec).await?;
+    let spec: TableSpec = new_table_spec(storage.uri(), create)?;
+    let mut transaction = crate::transaction::create_transaction(storage, spec).await?;
     transaction.set_operation("WRITE");
     Ok(transaction)
 }
 
 /// The transaction writing to the existing table, or `None` when the write commits nothing.
 async fn existing_for_write(
-    table: &Table,
+    storage: &Storage,
     data_schema: StructType,
     options: &WriteTableOptions,
 ) -> Result<Option<Transaction>> {
@@ -292,15 +291,12 @@ async fn existing_for_write(
         WriteMode::ErrorIfExists => {
             return Err(Error::NotAllowed(format!(
                 "a Delta table already exists at {} (mode 'error'; use 'append', 'overwrite' or 'ignore')",
-                table.uri()
+                storage.uri()
             )))
         }
         WriteMode::Ignore => return Ok(None),
-        WriteMode::Append => table.append_transaction("WRITE").await?,
-        WriteMode::Overwrite => table
-            .snapshot(SnapshotAt::Latest)
-            .await?
-            .transaction("WRITE"),
+        WriteMode::Append => crate::transaction::append_transaction(storage, "WRITE").await?,
+        WriteMode::Overwrite => crate::transaction::latest_transaction(storage, "WRITE").await?,
     };
     if let Some((app_id, version)) = &options.app_version {
         if transaction
@@ -350,7 +346,7 @@ async fn existing_for_write(
         if config.properties().append_only {
             return Err(Error::NotAllowed(format!(
                 "{} is append-only (delta.appendOnly): it cannot be overwritten",
-                table.uri()
+                storage.uri()
             )));
         }
         match &options.predicate {

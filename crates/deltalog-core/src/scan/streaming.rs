@@ -395,7 +395,9 @@ mod tests {
             ..WriteTableOptions::default()
         };
         let stream = futures::stream::iter(vec![Ok(batch)]);
-        write_table(table, schema, stream, options).await.unwrap();
+        write_table(table.storage(), schema, stream, options)
+            .await
+            .unwrap();
     }
 
     fn offset(version: u64, index: i64, snapshot: bool) -> StreamOffset {

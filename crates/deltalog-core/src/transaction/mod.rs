@@ -224,6 +224,21 @@ impl Snapshot {
     }
 }
 
+/// A transaction reading the latest snapshot of the table on `storage`
+/// ([`crate::Table::transaction`]).
+pub(crate) async fn latest_transaction(storage: &Storage, operation: &str) -> Result<Transaction> {
+    Ok(Snapshot::load(storage, SnapshotAt::Latest)
+        .await?
+        .transaction(operation))
+}
+
+/// A transaction for a blind append to the latest version of the table on `storage`, on a
+/// lazy snapshot ([`crate::Table::append_transaction`]).
+pub(crate) async fn append_transaction(storage: &Storage, operation: &str) -> Result<Transaction> {
+    let snapshot = Snapshot::load_lazy(storage, SnapshotAt::Latest).await?;
+    Ok(snapshot.transaction(operation))
+}
+
 /// A transaction creating the table at version 0 with `spec` (operation `CREATE TABLE`);
 /// files may be added to it. The protocol is the least one covering the features the
 /// metadata uses (`least_protocol`).

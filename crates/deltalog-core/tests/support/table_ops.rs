@@ -250,7 +250,7 @@ pub async fn run_merge(table: &Table, part: &str, actor: &str) -> Result<(u64, u
     };
     options.commit_info.insert("actor".into(), actor.into());
     let schema = source.schema();
-    let done = merge(table, vec![source], schema, on, clauses, options)
+    let done = merge(table.storage(), vec![source], schema, on, clauses, options)
         .await
         .map_err(|failure| failure.error)?;
     assert!(done.committed, "the merge changes rows: it commits");
@@ -281,7 +281,7 @@ pub async fn run_write_append(table: &Table, part: &str, actor: &str) -> Result<
     options.commit_info.insert("actor".into(), actor.into());
     let schema = batch.schema();
     let batches = futures::stream::iter([Ok(batch)]);
-    let done = deltalog_core::write_table(table, schema, batches, options)
+    let done = deltalog_core::write_table(table.storage(), schema, batches, options)
         .await
         .map_err(|failure| failure.error)?;
     Ok((done.version, done.retries))
@@ -294,7 +294,7 @@ pub async fn run_row_delete(table: &Table, part: &str, actor: &str) -> Result<(u
     let predicate = parse_sql(&format!("p = '{part}' AND a = 5")).unwrap();
     let mut options = deltalog_core::DeleteOptions::default();
     options.commit_info.insert("actor".into(), actor.into());
-    let done = deltalog_core::delete(table, Some(predicate), options)
+    let done = deltalog_core::delete(table.storage(), Some(predicate), options)
         .await
         .map_err(|failure| failure.error)?;
     assert!(done.committed, "the delete removes a row: it commits");

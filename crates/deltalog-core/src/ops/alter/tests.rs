@@ -10,6 +10,7 @@ use crate::ops::create::{create_table, CreateMode, CreateTable};
 use crate::ops::write::{write_table, WriteTableOptions};
 use crate::schema::PrimitiveType;
 use crate::storage::Storage;
+use crate::table::Table;
 
 fn table(dir: &tempfile::TempDir) -> Table {
     Table::from_storage(Storage::open(dir.path().to_str().unwrap(), &HashMap::new()).unwrap())
@@ -29,7 +30,7 @@ async fn created(dir: &tempfile::TempDir, configuration: &[(&str, &str)]) -> Tab
             .collect(),
         ..CreateTable::default()
     };
-    create_table(&table, create, CreateMode::ErrorIfExists)
+    create_table(table.storage(), create, CreateMode::ErrorIfExists)
         .await
         .unwrap();
     table
@@ -49,7 +50,7 @@ async fn append(table: &Table, values: &[i64]) {
     )
     .unwrap();
     write_table(
-        table,
+        table.storage(),
         schema,
         stream::iter(vec![Ok(batch)]),
         WriteTableOptions::default(),
@@ -87,7 +88,7 @@ async fn set_properties_validates_canonicalises_and_upgrades_the_protocol() {
     let dir = tempfile::tempdir().unwrap();
     let table = created(&dir, &[]).await;
     let done = alter_table(
-        &table,
+        table.storage(),
         props(&[
             ("DELTA.appendonly", "true"),
             ("delta.enableDeletionVectors", "true"),
@@ -142,7 +143,7 @@ async fn set_properties_validates_canonicalises_and_upgrades_the_protocol() {
         ),
         ("delta.columnMapping.maxColumnId", "9", "cannot be set"),
     ] {
-        let error = alter_table(&table, props(&[(key, value)]))
+        let error = alter_table(table.storage(), props(&[(key, value)]))
             .await
             .unwrap_err();
         assert!(error.to_string().contains(expected), "{key}: {error}");
@@ -158,13 +159,16 @@ async fn unset_properties_and_if_exists() {
         keys: keys.iter().map(|k| k.to_string()).collect(),
         if_exists,
     };
-    let error = alter_table(&table, unset(&["nope"], false))
+    let error = alter_table(table.storage(), unset(&["nope"], false))
         .await
         .unwrap_err();
     assert!(error.to_string().contains("no property nope"), "{error}");
-    alter_table(&table, unset(&["delta.APPENDONLY", "k", "nope"], true))
-        .await
-        .unwrap();
+    alter_table(
+        table.storage(),
+        unset(&["delta.APPENDONLY", "k", "nope"], true),
+    )
+    .await
+    .unwrap();
     let snapshot = latest(&table).await;
     assert!(snapshot.metadata().configuration.is_empty());
     let info = last_commit_info(&table).await;
@@ -181,15 +185,20 @@ async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
         from: "a".into(),
         to: "b".into(),
     };
-    let error = alter_table(&table, rename.clone()).await.unwrap_err();
+    let error = alter_table(table.storage(), rename.clone())
+        .await
+        .unwrap_err();
     assert!(
         error.to_string().contains("delta.columnMapping.mode"),
         "{error}"
     );
 
-    alter_table(&table, props(&[("delta.columnMapping.mode", "name")]))
-        .await
-        .unwrap();
+    alter_table(
+        table.storage(),
+        props(&[("delta.columnMapping.mode", "name")]),
+    )
+    .await
+    .unwrap();
     let snapshot = latest(&table).await;
     let a = snapshot.schema().field("a").unwrap();
     assert_eq!(a.metadata[COLUMN_MAPPING_PHYSICAL_NAME_KEY], "a");
@@ -214,7 +223,7 @@ async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
             field: StructField::new("y", PrimitiveType::String, true),
         },
     ]);
-    alter_table(&table, add).await.unwrap();
+    alter_table(table.storage(), add).await.unwrap();
     let snapshot = latest(&table).await;
     let s = snapshot.schema().field("s").unwrap();
     let inner = s.data_type.as_struct().unwrap();
@@ -227,12 +236,12 @@ async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
     let info = last_commit_info(&table).await;
     assert_eq!(info["operation"], "ADD COLUMNS");
 
-    alter_table(&table, rename).await.unwrap();
+    alter_table(table.storage(), rename).await.unwrap();
     let info = last_commit_info(&table).await;
     assert_eq!(info["operationParameters"]["oldColumnPath"], "a");
     assert_eq!(info["operationParameters"]["newColumnPath"], "b");
     alter_table(
-        &table,
+        table.storage(),
         Alteration::RenameColumn {
             from: "p".into(),
             to: "part".into(),
@@ -242,7 +251,7 @@ async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
     .unwrap();
     assert_eq!(latest(&table).await.partition_columns(), ["part"]);
     alter_table(
-        &table,
+        table.storage(),
         Alteration::RenameColumn {
             from: "part".into(),
             to: "the part".into(),
@@ -253,7 +262,7 @@ async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
     let info = last_commit_info(&table).await;
     assert_eq!(info["operationParameters"]["newColumnPath"], "the part");
     alter_table(
-        &table,
+        table.storage(),
         Alteration::RenameColumn {
             from: "`the part`".into(),
             to: "part".into(),
@@ -266,18 +275,18 @@ async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
         columns: columns.iter().map(|c| c.to_string()).collect(),
         if_exists,
     };
-    let error = alter_table(&table, drop(&["part"], false))
+    let error = alter_table(table.storage(), drop(&["part"], false))
         .await
         .unwrap_err();
     assert!(error.to_string().contains("partition column"), "{error}");
-    let error = alter_table(&table, drop(&["zzz"], false))
+    let error = alter_table(table.storage(), drop(&["zzz"], false))
         .await
         .unwrap_err();
     assert!(error.to_string().contains("no column zzz"), "{error}");
-    alter_table(&table, drop(&["s.x", "zzz"], true))
+    alter_table(table.storage(), drop(&["s.x", "zzz"], true))
         .await
         .unwrap();
-    let error = alter_table(&table, drop(&["s.y"], false))
+    let error = alter_table(table.storage(), drop(&["s.y"], false))
         .await
         .unwrap_err();
     assert!(error.to_string().contains("last column"), "{error}");
@@ -305,9 +314,12 @@ async fn columns_are_added_renamed_and_dropped_under_column_mapping() {
         .unwrap();
     assert_eq!(b.values(), &[1, 2]);
 
-    let error = alter_table(&table, props(&[("delta.columnMapping.mode", "none")]))
-        .await
-        .unwrap_err();
+    let error = alter_table(
+        table.storage(),
+        props(&[("delta.columnMapping.mode", "none")]),
+    )
+    .await
+    .unwrap_err();
     assert!(error.to_string().contains("not supported"), "{error}");
 }
 
@@ -320,17 +332,21 @@ async fn a_new_constraint_is_checked_against_existing_rows() {
         name: "Positive".into(),
         expression: expression.into(),
     };
-    let error = alter_table(&table, add("a > 2")).await.unwrap_err();
+    let error = alter_table(table.storage(), add("a > 2"))
+        .await
+        .unwrap_err();
     let Error::ConstraintViolation { reason, .. } = &error else {
         panic!("{error}")
     };
     assert!(reason.contains("1 existing row"), "{reason}");
     assert!(reason.contains("a = 1"), "{reason}");
     assert_eq!(latest(&table).await.version(), 1);
-    let error = alter_table(&table, add("zz > 2")).await.unwrap_err();
+    let error = alter_table(table.storage(), add("zz > 2"))
+        .await
+        .unwrap_err();
     assert!(error.to_string().contains("unknown column `zz`"), "{error}");
 
-    alter_table(&table, add("a > 0")).await.unwrap();
+    alter_table(table.storage(), add("a > 0")).await.unwrap();
     let snapshot = latest(&table).await;
     assert_eq!(
         snapshot.metadata().configuration["delta.constraints.positive"],
@@ -340,14 +356,19 @@ async fn a_new_constraint_is_checked_against_existing_rows() {
     let info = last_commit_info(&table).await;
     assert_eq!(info["operation"], "ADD CONSTRAINT");
     assert_eq!(info["operationParameters"]["expr"], "a > 0");
-    let error = alter_table(&table, add("a > 0")).await.unwrap_err();
+    let error = alter_table(table.storage(), add("a > 0"))
+        .await
+        .unwrap_err();
     assert!(error.to_string().contains("already exists"), "{error}");
 
-    alter_table(&table, props(&[("delta.columnMapping.mode", "name")]))
-        .await
-        .unwrap();
+    alter_table(
+        table.storage(),
+        props(&[("delta.columnMapping.mode", "name")]),
+    )
+    .await
+    .unwrap();
     let error = alter_table(
-        &table,
+        table.storage(),
         Alteration::RenameColumn {
             from: "a".into(),
             to: "b".into(),
@@ -366,7 +387,7 @@ async fn a_new_constraint_is_checked_against_existing_rows() {
         name: "POSITIVE".into(),
         if_exists,
     };
-    alter_table(&table, drop(false)).await.unwrap();
+    alter_table(table.storage(), drop(false)).await.unwrap();
     let info = last_commit_info(&table).await;
     assert_eq!(info["operationParameters"]["existed"], "true");
     assert!(latest(&table)
@@ -375,9 +396,9 @@ async fn a_new_constraint_is_checked_against_existing_rows() {
         .configuration
         .keys()
         .all(|k| !k.starts_with("delta.constraints")));
-    let error = alter_table(&table, drop(false)).await.unwrap_err();
+    let error = alter_table(table.storage(), drop(false)).await.unwrap_err();
     assert!(error.to_string().contains("no constraint"), "{error}");
-    alter_table(&table, drop(true)).await.unwrap();
+    alter_table(table.storage(), drop(true)).await.unwrap();
     let info = last_commit_info(&table).await;
     assert_eq!(info["operationParameters"]["existed"], "false");
 }
@@ -399,7 +420,7 @@ async fn a_null_value_breaks_a_new_constraint() {
     )
     .unwrap();
     write_table(
-        &table,
+        table.storage(),
         schema,
         stream::iter(vec![Ok(batch)]),
         WriteTableOptions::default(),
@@ -407,7 +428,7 @@ async fn a_null_value_breaks_a_new_constraint() {
     .await
     .unwrap();
     let error = alter_table(
-        &table,
+        table.storage(),
         Alteration::AddConstraint {
             name: "c".into(),
             expression: "a > 0".into(),
@@ -422,9 +443,12 @@ async fn a_null_value_breaks_a_new_constraint() {
 async fn features_are_added_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let table = created(&dir, &[]).await;
-    alter_table(&table, Alteration::AddFeature("DeletionVectors".into()))
-        .await
-        .unwrap();
+    alter_table(
+        table.storage(),
+        Alteration::AddFeature("DeletionVectors".into()),
+    )
+    .await
+    .unwrap();
     let snapshot = latest(&table).await;
     assert_eq!(
         snapshot.protocol().reader_features,
@@ -435,15 +459,21 @@ async fn features_are_added_by_name() {
         .configuration
         .keys()
         .any(|k| k.starts_with("delta.feature.")));
-    let error = alter_table(&table, Alteration::AddFeature("teleportation".into()))
-        .await
-        .unwrap_err();
+    let error = alter_table(
+        table.storage(),
+        Alteration::AddFeature("teleportation".into()),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(error, Error::UnsupportedFeature { .. }), "{error}");
-    let error = alter_table(&table, Alteration::AddFeature("icebergCompatV2".into()))
-        .await
-        .unwrap_err();
+    let error = alter_table(
+        table.storage(),
+        Alteration::AddFeature("icebergCompatV2".into()),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(error, Error::UnsupportedFeature { .. }), "{error}");
-    alter_table(&table, Alteration::SetDescription("about".into()))
+    alter_table(table.storage(), Alteration::SetDescription("about".into()))
         .await
         .unwrap();
     assert_eq!(
@@ -456,16 +486,22 @@ async fn features_are_added_by_name() {
 async fn row_tracking_is_enabled_only_before_data_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let table = created(&dir, &[]).await;
-    alter_table(&table, props(&[("delta.enableRowTracking", "true")]))
-        .await
-        .unwrap();
+    alter_table(
+        table.storage(),
+        props(&[("delta.enableRowTracking", "true")]),
+    )
+    .await
+    .unwrap();
     append(&table, &[1]).await;
     let dir = tempfile::tempdir().unwrap();
     let table = created(&dir, &[]).await;
     append(&table, &[1]).await;
-    let error = alter_table(&table, props(&[("delta.enableRowTracking", "true")]))
-        .await
-        .unwrap_err();
+    let error = alter_table(
+        table.storage(),
+        props(&[("delta.enableRowTracking", "true")]),
+    )
+    .await
+    .unwrap_err();
     assert!(error.to_string().contains("backfill"), "{error}");
 }
 

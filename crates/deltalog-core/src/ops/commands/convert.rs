@@ -26,7 +26,6 @@ use crate::actions::partition::{
 use crate::error::{Error, Result};
 use crate::schema::{to_arrow_schema, ColumnMappingMode, DataType, StructField, StructType};
 use crate::storage::{Storage, TableObject};
-use crate::table::Table;
 use crate::transaction::{AddFile, TableSpec};
 use crate::write::stats::StatsPlan;
 
@@ -57,12 +56,12 @@ pub struct ConvertResult {
 /// files, or a partition column also stored in the files; [`Error::CorruptDataFile`] for a
 /// file that is not Parquet.
 pub async fn convert_to_delta(
-    table: &Table,
+    storage: &Storage,
     partition_schema: Option<StructType>,
 ) -> Result<ConvertResult> {
-    if crate::log::has_log_files(table.storage()).await? {
+    if crate::log::has_log_files(storage).await? {
         return Ok(ConvertResult {
-            version: table.latest_version().await?,
+            version: crate::log::latest_version(storage).await?,
             converted: false,
             num_files: 0,
         });
@@ -73,14 +72,14 @@ pub async fn convert_to_delta(
         .iter()
         .map(|f| f.name.clone())
         .collect();
-    let files = parquet_files(table.storage(), &partition_columns).await?;
+    let files = parquet_files(storage, &partition_columns).await?;
     if files.is_empty() {
         return Err(Error::InvalidArgument(format!(
             "{} holds no Parquet file to convert",
-            table.uri()
+            storage.uri()
         )));
     }
-    let data_schema = merged_schema(table.storage(), &files).await?;
+    let data_schema = merged_schema(storage, &files).await?;
     for column in &partition_columns {
         if data_schema
             .fields
@@ -88,7 +87,7 @@ pub async fn convert_to_delta(
             .any(|f| f.name.eq_ignore_ascii_case(column))
         {
             return Err(Error::SchemaMismatch {
-                table: table.uri().to_string(),
+                table: storage.uri().to_string(),
                 column: column.clone(),
                 reason: "a partition column is also stored in the data files".into(),
             });
@@ -104,7 +103,7 @@ pub async fn convert_to_delta(
     let mut adds = Vec::with_capacity(files.len());
     for file in &files {
         let partition_values = partition_values(&file.path, &partition_columns)?;
-        let stats = file_stats(table.storage(), file, &plan, &arrow_schema).await?;
+        let stats = file_stats(storage, file, &plan, &arrow_schema).await?;
         adds.push(AddFile {
             path: file.path.clone(),
             partition_values,
@@ -123,7 +122,7 @@ pub async fn convert_to_delta(
         partition_columns: partition_columns.clone(),
         ..TableSpec::default()
     };
-    let mut transaction = table.create_transaction(spec).await?;
+    let mut transaction = crate::transaction::create_transaction(storage, spec).await?;
     transaction.set_operation("CONVERT");
     transaction.set_operation_parameter("numFiles", adds.len());
     transaction.set_operation_parameter(

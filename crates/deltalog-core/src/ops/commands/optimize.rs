@@ -41,7 +41,8 @@ use crate::expr::{files_may_match, Expr};
 use crate::replay::file_list::file_list_stats;
 use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::Snapshot;
-use crate::table::{SnapshotAt, Table};
+use crate::snapshot::SnapshotAt;
+use crate::storage::Storage;
 use crate::transaction::{add_file, AddFile, Transaction, DATA_WRITER_FEATURES};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions, WrittenFile};
 
@@ -109,8 +110,8 @@ pub struct OptimizeMetrics {
 /// [`Error::UnsupportedFeature`] for a table this library cannot write;
 /// commit conflicts as [`Transaction::commit`] reports them. Files written before a failure
 /// are deleted again when possible (and are unreferenced in any case).
-pub async fn optimize(table: &Table, options: OptimizeOptions) -> Result<OptimizeMetrics> {
-    let snapshot = table.snapshot(SnapshotAt::Latest).await?;
+pub async fn optimize(storage: &Storage, options: OptimizeOptions) -> Result<OptimizeMetrics> {
+    let snapshot = Snapshot::load(storage, SnapshotAt::Latest).await?;
     let config = snapshot.table_configuration();
     config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
     let target = options
@@ -151,7 +152,7 @@ pub async fn optimize(table: &Table, options: OptimizeOptions) -> Result<Optimiz
         }
         Err(error) => {
             let paths = written.iter().map(|file| file.path.clone()).collect();
-            let _ = table.storage().delete_relative(paths).await;
+            let _ = storage.delete_relative(paths).await;
             Err(error)
         }
     }

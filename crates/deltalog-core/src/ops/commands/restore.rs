@@ -33,7 +33,8 @@ use crate::error::{Error, Result};
 use crate::replay::load::load_segment;
 use crate::replay::reconcile::FileKeys;
 use crate::snapshot::Snapshot;
-use crate::table::{SnapshotAt, Table};
+use crate::snapshot::SnapshotAt;
+use crate::storage::Storage;
 use crate::table_config::features::{reader_features, writer_features};
 use crate::table_config::properties::IsolationLevel;
 use crate::table_config::writing::upgrade_protocol;
@@ -78,32 +79,32 @@ pub struct RestoreMetrics {
 /// latest; [`Error::VersionNotFound`] / [`Error::TimestampNotFound`] when the
 /// version cannot be loaded; [`Error::MissingDataFiles`] when files it needs are gone;
 /// [`Error::UnsupportedFeature`] for a table this library cannot write; commit conflicts.
-pub async fn restore(table: &Table, at: SnapshotAt) -> Result<RestoreMetrics> {
-    restore_with(table, at, &RestoreOptions::default()).await
+pub async fn restore(storage: &Storage, at: SnapshotAt) -> Result<RestoreMetrics> {
+    restore_with(storage, at, &RestoreOptions::default()).await
 }
 
 /// [`restore`] with `options`: with [`RestoreOptions::dry_run`], every check and no commit.
 /// The errors are those of [`restore`].
 pub async fn restore_with(
-    table: &Table,
+    storage: &Storage,
     at: SnapshotAt,
     options: &RestoreOptions,
 ) -> Result<RestoreMetrics> {
     let (version, timestamp) = match at {
         SnapshotAt::Version(version) => (version, None),
-        SnapshotAt::Timestamp(ms) => (table.version_at(ms).await?, Some(ms)),
+        SnapshotAt::Timestamp(ms) => (crate::log::version_at(storage, ms).await?, Some(ms)),
         SnapshotAt::Latest => {
             return Err(Error::InvalidArgument(
                 "RESTORE needs a version or a timestamp".into(),
             ))
         }
     };
-    let latest = table.snapshot(SnapshotAt::Latest).await?;
+    let latest = Snapshot::load(storage, SnapshotAt::Latest).await?;
     if version > latest.version() {
         return Err(Error::InvalidArgument(format!(
             "the version to restore ({version}) is newer than the latest version ({}) of {}",
             latest.version(),
-            table.uri()
+            storage.uri()
         )));
     }
     latest.table_configuration().ensure_writable(false, &[])?;
@@ -116,15 +117,15 @@ pub async fn restore_with(
             ..RestoreMetrics::default()
         });
     }
-    let old = table.snapshot(SnapshotAt::Version(version)).await?;
-    let segment = table.log_segment(Some(version)).await?;
-    let old_state = load_segment(table.storage(), table.uri(), &segment, true, None).await?;
-    let keys = FileKeys::new(table.storage().root_url());
+    let old = Snapshot::load(storage, SnapshotAt::Version(version)).await?;
+    let segment = crate::log::locate_segment(storage, Some(version)).await?;
+    let old_state = load_segment(storage, storage.uri(), &segment, true, None).await?;
+    let keys = FileKeys::new(storage.root_url());
     let current_keys = file_keys(latest.add_actions().await?, &keys);
     let old_keys = file_keys(&old_state.files.adds, &keys);
     let to_add = select_missing(&old_state.files.adds, &keys, &current_keys)?;
     let to_remove = select_missing(latest.add_actions().await?, &keys, &old_keys)?;
-    check_files_exist(table, version, &to_add).await?;
+    check_files_exist(storage, version, &to_add).await?;
     let metrics = RestoreMetrics {
         version: None,
         restored_version: version,
@@ -352,7 +353,7 @@ fn row_key(batch: &StructArray, row: usize, keys: &FileKeys) -> Option<String> {
 }
 
 /// Refuses the restore when a file of `to_add` no longer exists.
-async fn check_files_exist(table: &Table, version: u64, to_add: &[StructArray]) -> Result<()> {
+async fn check_files_exist(storage: &Storage, version: u64, to_add: &[StructArray]) -> Result<()> {
     let paths: Vec<String> = to_add
         .iter()
         .flat_map(|batch| {
@@ -364,7 +365,6 @@ async fn check_files_exist(table: &Table, version: u64, to_add: &[StructArray]) 
                 .filter_map(move |row| column.as_ref().map(|c| c.value(row).to_string()))
         })
         .collect();
-    let storage = table.storage();
     let checks = futures::stream::iter(paths)
         .map(|path| async move {
             let exists = storage.exists(&path).await;
@@ -384,7 +384,7 @@ async fn check_files_exist(table: &Table, version: u64, to_add: &[StructArray]) 
     }
     missing.truncate(MAX_MISSING_NAMED);
     Err(Error::MissingDataFiles {
-        table: table.uri().to_string(),
+        table: storage.uri().to_string(),
         version,
         paths: missing,
     })

@@ -30,8 +30,8 @@ use crate::actions::layout::{add, remove};
 use crate::actions::DeletionVectorDescriptor;
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
+use crate::snapshot::SnapshotAt;
 use crate::storage::{Storage, TableObject};
-use crate::table::{SnapshotAt, Table};
 
 /// How many files one delete batch holds (each batch runs its deletes in parallel).
 pub(crate) const DELETE_BATCH: usize = 1000;
@@ -89,8 +89,8 @@ pub struct VacuumResult {
 /// may not write (Spark checks the writer protocol before vacuuming, and the reader protocol
 /// too under `vacuumProtocolCheck`, which loading the snapshot does); storage errors of the
 /// listing or of a delete (after which `VACUUM END` records `FAILED`).
-pub async fn vacuum(table: &Table, options: VacuumOptions) -> Result<VacuumResult> {
-    let snapshot = table.snapshot(SnapshotAt::Latest).await?;
+pub async fn vacuum(storage: &Storage, options: VacuumOptions) -> Result<VacuumResult> {
+    let snapshot = Snapshot::load(storage, SnapshotAt::Latest).await?;
     snapshot.table_configuration().ensure_writable(false, &[])?;
     let configured_ms = duration_ms(
         snapshot
@@ -103,7 +103,7 @@ pub async fn vacuum(table: &Table, options: VacuumOptions) -> Result<VacuumResul
     let cutoff_ms = now - specified_ms.unwrap_or(configured_ms);
     let referenced = referenced_paths(&snapshot, cutoff_ms).await?;
     let partition_columns = snapshot.partition_columns().to_vec();
-    let found = find_unreferenced(table.storage(), &referenced, &partition_columns, cutoff_ms);
+    let found = find_unreferenced(storage, &referenced, &partition_columns, cutoff_ms);
     let found = found.await?;
     let mut result = VacuumResult {
         dry_run: options.dry_run,
@@ -129,8 +129,8 @@ pub async fn vacuum(table: &Table, options: VacuumOptions) -> Result<VacuumResul
         .with_operation_metric("numFilesToDelete", result.files.len().to_string())
         .with_operation_metric("sizeOfDataToDelete", result.size_in_bytes.to_string());
     result.start_version = Some(start.commit().await?.version);
-    let deleted = delete_in_batches(table.storage(), &result.files).await;
-    let end = table.append_transaction("VACUUM END").await?;
+    let deleted = delete_in_batches(storage, &result.files).await;
+    let end = crate::transaction::append_transaction(storage, "VACUUM END").await?;
     let end = match &deleted {
         Ok(count) => end
             .with_operation_parameter("status", "COMPLETED")

@@ -22,7 +22,7 @@ use futures::StreamExt;
 use crate::error::Result;
 use crate::expr::Expr;
 use crate::snapshot::Snapshot;
-use crate::table::Table;
+use crate::storage::Storage;
 use crate::transaction::TableCommit;
 use crate::write::{WriteFailure, WriterOptions};
 
@@ -71,11 +71,11 @@ pub struct DeleteOptions {
 /// them. Files written before a failure are named in the [`WriteFailure`] (unreferenced;
 /// VACUUM removes them).
 pub async fn delete(
-    table: &Table,
+    storage: &Storage,
     predicate: Option<Expr>,
     options: DeleteOptions,
 ) -> Result<TableCommit, WriteFailure> {
-    let mut change = RowChange::open(table, "DELETE").await?;
+    let mut change = RowChange::open(storage, "DELETE").await?;
     if let Err(error) = prepare(&mut change, predicate.as_ref(), &options).await {
         return Err(change.fail(error));
     }
@@ -225,6 +225,7 @@ mod tests {
     use crate::error::Error;
     use crate::expr::parse_sql;
     use crate::ops::dml::test_tables::{ids, ids_batch, table_of};
+    use crate::table::Table;
 
     async fn table_with_rows(dir: &std::path::Path, deletion_vectors: bool) -> Table {
         let dv = deletion_vectors.to_string();
@@ -241,7 +242,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let table = table_with_rows(dir.path(), true).await;
         let predicate = Some(parse_sql("id >= 3 AND id < 6").unwrap());
-        let done = delete(&table, predicate, DeleteOptions::default())
+        let done = delete(table.storage(), predicate, DeleteOptions::default())
             .await
             .unwrap();
         assert!(done.committed);
@@ -260,7 +261,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let table = table_with_rows(dir.path(), false).await;
         let none = delete(
-            &table,
+            table.storage(),
             Some(parse_sql("id > 100").unwrap()),
             DeleteOptions::default(),
         )
@@ -268,7 +269,7 @@ mod tests {
         .unwrap();
         assert!(!none.committed);
         let done = delete(
-            &table,
+            table.storage(),
             Some(parse_sql("id = 4").unwrap()),
             DeleteOptions::default(),
         )
@@ -285,7 +286,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let table = table_with_rows(dir.path(), true).await;
         let failure = delete(
-            &table,
+            table.storage(),
             Some(parse_sql("missing = 1").unwrap()),
             DeleteOptions::default(),
         )

@@ -37,7 +37,8 @@ use crate::replay::file_list::{file_list_stats, FileListOptions};
 use crate::scan::{Scan, ScanOptions, ROW_COMMIT_VERSION_COLUMN, ROW_ID_COLUMN};
 use crate::schema::{PrimitiveType, StructType};
 use crate::snapshot::Snapshot;
-use crate::table::{SnapshotAt, Table};
+use crate::snapshot::SnapshotAt;
+use crate::storage::Storage;
 use crate::table_config::properties::{
     ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
     ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
@@ -170,9 +171,11 @@ impl RowChange {
 
     /// The operation `operation` (its `commitInfo.operation`) on the latest version of
     /// `table`; `executionTimeMs` counts from here.
-    pub(crate) async fn open(table: &Table, operation: &str) -> Result<RowChange, WriteFailure> {
-        let snapshot = table
-            .snapshot(SnapshotAt::Latest)
+    pub(crate) async fn open(
+        storage: &Storage,
+        operation: &str,
+    ) -> Result<RowChange, WriteFailure> {
+        let snapshot = Snapshot::load(storage, SnapshotAt::Latest)
             .await
             .map_err(WriteFailure::unwritten)?;
         let transaction = snapshot.transaction(operation);

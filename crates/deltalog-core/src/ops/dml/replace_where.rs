@@ -124,7 +124,7 @@ mod tests {
             ..WriteTableOptions::default()
         };
         let stream = futures::stream::iter([Ok(batch.clone())]);
-        let commit = write_table(table, batch.schema(), stream, options).await?;
+        let commit = write_table(table.storage(), batch.schema(), stream, options).await?;
         Ok(commit.version)
     }
 

@@ -36,7 +36,7 @@ pub(crate) async fn table_of(
         ..WriteTableOptions::default()
     };
     let stream = futures::stream::iter([Ok(batch.clone())]);
-    write_table(&table, batch.schema(), stream, options)
+    write_table(table.storage(), batch.schema(), stream, options)
         .await
         .unwrap();
     table

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::expr::{cast_to, evaluate_value, Expr, ValueExpr};
 use crate::scalar::Scalar;
 use crate::snapshot::Snapshot;
-use crate::table::Table;
+use crate::storage::Storage;
 use crate::transaction::TableCommit;
 use crate::write::duties::{generated_columns_reading, refuse_identity_update};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions};
@@ -71,12 +71,12 @@ pub struct UpdateOptions {
 /// [`crate::Transaction::commit`] reports them. Files written before a failure are named in
 /// the [`WriteFailure`].
 pub async fn update(
-    table: &Table,
+    storage: &Storage,
     set: Vec<(String, ValueExpr)>,
     predicate: Option<Expr>,
     options: UpdateOptions,
 ) -> Result<TableCommit, WriteFailure> {
-    let mut change = RowChange::open(table, "UPDATE").await?;
+    let mut change = RowChange::open(storage, "UPDATE").await?;
     if let Err(error) = prepare(&mut change, set, predicate.as_ref(), &options).await {
         return Err(change.fail(error));
     }
@@ -281,7 +281,7 @@ mod tests {
         let table = table_of(dir.path(), ids_batch(0..6), &configuration).await;
         let set = vec![("id".to_string(), parse_value_sql("id * 100").unwrap())];
         let predicate = Some(parse_sql("id >= 4").unwrap());
-        let done = update(&table, set, predicate, UpdateOptions::default())
+        let done = update(table.storage(), set, predicate, UpdateOptions::default())
             .await
             .unwrap();
         (done, ids(&table).await)

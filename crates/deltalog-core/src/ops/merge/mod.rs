@@ -39,7 +39,7 @@ pub use clauses::{MatchedAction, MergeClauses, NotMatchedAction, NotMatchedBySou
 
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::table::Table;
+use crate::storage::Storage;
 use crate::transaction::TableCommit;
 use crate::write::{WriteFailure, WriterOptions};
 
@@ -123,7 +123,7 @@ impl Default for MergeOptions {
 /// conflicts as [`crate::Transaction::commit`] reports them. Files written before a failure
 /// are named in the [`WriteFailure`].
 pub async fn merge(
-    table: &Table,
+    storage: &Storage,
     source: Vec<RecordBatch>,
     source_schema: SchemaRef,
     on: Expr,
@@ -131,7 +131,7 @@ pub async fn merge(
     options: MergeOptions,
 ) -> Result<TableCommit, WriteFailure> {
     let mut run = MergeRun {
-        change: RowChange::open(table, "MERGE").await?,
+        change: RowChange::open(storage, "MERGE").await?,
         counts: Counts::default(),
     };
     let prepared = match run.plan(source, source_schema, &on, clauses, &options) {

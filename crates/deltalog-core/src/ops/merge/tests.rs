@@ -9,6 +9,7 @@ use crate::expr::{parse_sql, parse_value_sql};
 use crate::ops::dml::test_tables::table_of;
 use crate::scan::{Scan, ScanOptions};
 use crate::table::SnapshotAt;
+use crate::table::Table;
 
 /// A table of `id` 0..10 and `v` = "old", in one file.
 async fn target(dir: &std::path::Path, configuration: &[(&str, &str)]) -> Table {
@@ -64,7 +65,7 @@ async fn an_upsert_updates_matches_and_inserts_the_rest_in_both_modes() {
         let table = target(dir.path(), &[("delta.enableDeletionVectors", dv)]).await;
         let (batches, schema) = source(vec![Some(3), Some(42), None], vec!["new", "ins", "nul"]);
         let on = parse_sql("t.id = s.id").unwrap();
-        let done = merge(&table, batches, schema, on, upsert(), options())
+        let done = merge(table.storage(), batches, schema, on, upsert(), options())
             .await
             .unwrap();
         assert!(done.committed);
@@ -122,7 +123,7 @@ async fn clauses_apply_in_order_and_by_source_clauses_see_unmatched_rows() {
         ..MergeClauses::default()
     };
     let on = parse_sql("t.id = s.id").unwrap();
-    let done = merge(&table, batches, schema, on, clauses, options())
+    let done = merge(table.storage(), batches, schema, on, clauses, options())
         .await
         .unwrap();
     assert_eq!(done.metrics["numTargetRowsMatchedDeleted"], 1);
@@ -149,7 +150,7 @@ async fn a_target_row_matched_twice_is_an_error_unless_only_deleted() {
     let (batches, schema) = source(vec![Some(1), Some(1)], vec!["a", "b"]);
     let on = parse_sql("t.id = s.id").unwrap();
     let failure = merge(
-        &table,
+        table.storage(),
         batches.clone(),
         schema.clone(),
         on.clone(),
@@ -168,7 +169,7 @@ async fn a_target_row_matched_twice_is_an_error_unless_only_deleted() {
         matched: vec![(None, MatchedAction::Delete)],
         ..MergeClauses::default()
     };
-    let done = merge(&table, batches, schema, on, delete_only, options())
+    let done = merge(table.storage(), batches, schema, on, delete_only, options())
         .await
         .unwrap();
     assert_eq!(done.metrics["numTargetRowsDeleted"], 1);
@@ -186,7 +187,7 @@ async fn a_target_row_matched_twice_without_matched_clauses_is_spark_s_call() {
         ..MergeClauses::default()
     };
     let failure = merge(
-        &table,
+        table.storage(),
         batches.clone(),
         schema.clone(),
         on.clone(),
@@ -204,7 +205,7 @@ async fn a_target_row_matched_twice_without_matched_clauses_is_spark_s_call() {
         not_matched: vec![(None, NotMatchedAction::InsertAll)],
         ..MergeClauses::default()
     };
-    let done = merge(&table, batches, schema, on, insert_only, options())
+    let done = merge(table.storage(), batches, schema, on, insert_only, options())
         .await
         .unwrap();
     assert_eq!(done.metrics["numTargetRowsInserted"], 1);
@@ -220,7 +221,7 @@ async fn star_actions_refuse_source_columns_the_target_lacks() {
     let batch = RecordBatch::try_from_iter([("id", ids), ("v", values), ("extra", extra)]).unwrap();
     let on = parse_sql("t.id = s.id").unwrap();
     let failure = merge(
-        &table,
+        table.storage(),
         vec![batch.clone()],
         batch.schema(),
         on,
@@ -241,7 +242,7 @@ async fn files_whose_statistics_exclude_the_source_keys_are_not_read() {
     let table = target(dir.path(), &[]).await;
     let (batches, schema) = source(vec![Some(100), Some(200)], vec!["a", "b"]);
     let on = parse_sql("t.id = s.id").unwrap();
-    let done = merge(&table, batches, schema, on, upsert(), options())
+    let done = merge(table.storage(), batches, schema, on, upsert(), options())
         .await
         .unwrap();
     assert_eq!(done.metrics["numTargetFilesAfterSkipping"], 0);
@@ -260,7 +261,7 @@ async fn commit_info_names_the_operation_and_clauses_as_spark() {
         ..MergeClauses::default()
     };
     let on = parse_sql("t.id = s.id").unwrap();
-    merge(&table, batches, schema, on, clauses, options())
+    merge(table.storage(), batches, schema, on, clauses, options())
         .await
         .unwrap();
     let log =
