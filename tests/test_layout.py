@@ -1,9 +1,9 @@
-"""The house rules of ARCHITECTURE.md, checked on the source: no import circle, in the Rust
-core or the Python package."""
+"""The house rules of ARCHITECTURE.md, checked on the source: no import circle in the Rust
+core or the Python package, and the core's layers imported only from below."""
 
 from __future__ import annotations
 
-from _imports import cycles, python_edges, rust_edges
+from _imports import CORE, LAYERS, cycles, python_edges, rust_edges, upward_imports
 
 
 def test_the_core_has_no_import_circle() -> None:
@@ -12,3 +12,14 @@ def test_the_core_has_no_import_circle() -> None:
 
 def test_the_python_package_has_no_import_circle() -> None:
     assert cycles(python_edges()) == []
+
+
+def test_no_core_module_imports_from_a_lower_layer() -> None:
+    assert upward_imports(rust_edges()) == []
+
+
+def test_the_core_top_level_has_at_most_twenty_entries() -> None:
+    entries = sorted(entry.name for entry in CORE.iterdir())
+    assert len(entries) <= 20, entries
+    layers = {entry.removesuffix(".rs") for entry in entries} - {"lib"}
+    assert layers == set(LAYERS) - {"lib"}, "every top-level module is a layer of LAYERS"

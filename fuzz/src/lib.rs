@@ -13,7 +13,6 @@ use deltalog_core::actions::deletion_vector::{
     decode_bitmap, decode_dv_file, decode_inline, resolve, DvLocation,
 };
 use deltalog_core::actions::partition::partition_values_to_arrow;
-use deltalog_core::actions::stats::{parse_stats, stats_schema};
 use deltalog_core::actions::DeletionVectorDescriptor;
 use deltalog_core::log::decode::checkpoint::{read_parquet_actions, CheckpointProjection};
 use deltalog_core::log::decode::commit::{decode_actions, DecodeOptions};
@@ -23,6 +22,7 @@ use deltalog_core::schema::{PrimitiveType, StructType};
 use deltalog_core::snapshot::SnapshotAt;
 use deltalog_core::storage::Storage;
 use deltalog_core::table::Table;
+use deltalog_core::table_config::stats::{parse_stats, stats_schema};
 use deltalog_core::{parse_sql, parse_value_sql, Error, SessionTimeZone};
 use object_store::memory::InMemory;
 use object_store::path::Path;

@@ -1,7 +1,148 @@
-//! deltalog-core: the Delta Lake transaction log, with no Python in it. It reads a table's log
-//! into an immutable [`Snapshot`] and its rows through a [`Scan`], and writes: data files
-//! ([`DataFileWriter`]) committed atomically by a [`Transaction`]. `ARCHITECTURE.md` (at the
-//! top of the repository) says how the modules fit together.
+//! deltalog-core: the Delta Lake transaction log, with no Python in it.
+//!
+//! A [`Table`] is a location; every verb on a table is a method of it. A [`Snapshot`] is one
+//! version, immutable: its head (protocol, metadata, transactions, domains) is known when it
+//! loads, its file list replayed when it loads ([`Table::snapshot`]) or on first need
+//! ([`Table::lazy_snapshot`]). A [`Scan`] reads its rows as Arrow batches. Writes go through a
+//! [`Transaction`], which commits atomically or not at all; whole operations (write, delete,
+//! update, merge, optimize, vacuum, restore, ...) are [`Table`] methods built on it.
+//! `ARCHITECTURE.md` (at the top of the repository) says how the modules fit together.
+//!
+//! # Read
+//!
+//! ```
+//! # async fn run() -> deltalog_core::Result<()> {
+//! use deltalog_core::{parse_sql, Scan, ScanOptions, SnapshotAt, Table};
+//! use futures::TryStreamExt;
+//!
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let uri = dir.path().to_str().unwrap();
+//! # let table = deltalog_core::Table::from_storage(deltalog_core::Storage::open(uri, &Default::default())?);
+//! # {
+//! #     use std::sync::Arc;
+//! #     use arrow_array::{Int64Array, RecordBatch};
+//! #     use arrow_schema::{DataType, Field, Schema};
+//! #     let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+//! #     let ids = Arc::new(Int64Array::from(vec![0, 1, 2, 3]));
+//! #     let batch = RecordBatch::try_new(schema.clone(), vec![ids]).expect("a valid batch");
+//! #     let rows = futures::stream::iter([Ok(batch)]);
+//! #     table.write(schema, rows, Default::default()).await.map_err(|f| f.error)?;
+//! # }
+//! let table = Table::open(uri, &Default::default()).await?;
+//! let snapshot = table.snapshot(SnapshotAt::Latest).await?;
+//! let options = ScanOptions {
+//!     filter: Some(parse_sql("id >= 2")?),
+//!     ..ScanOptions::default()
+//! };
+//! let scan = Scan::new(&snapshot, options).await?;
+//! let batches: Vec<_> = scan.stream().try_collect().await?;
+//! assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
+//! # Ok(())
+//! # }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(run()).unwrap();
+//! ```
+//!
+//! # Append
+//!
+//! ```
+//! # async fn run() -> deltalog_core::Result<()> {
+//! use std::sync::Arc;
+//! use arrow_array::{Int64Array, RecordBatch};
+//! use arrow_schema::{DataType, Field, Schema};
+//! use deltalog_core::{Table, WriteMode, WriteTableOptions};
+//!
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let uri = dir.path().to_str().unwrap();
+//! let table = Table::from_storage(deltalog_core::Storage::open(uri, &Default::default())?);
+//! let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+//! let ids = Arc::new(Int64Array::from(vec![1, 2]));
+//! let batch = RecordBatch::try_new(schema.clone(), vec![ids]).expect("a valid batch");
+//! let options = WriteTableOptions {
+//!     mode: WriteMode::Append,
+//!     ..WriteTableOptions::default()
+//! };
+//! let stream = futures::stream::iter([Ok(batch)]);
+//! let commit = table.write(schema, stream, options).await.map_err(|f| f.error)?;
+//! assert_eq!(commit.version, 0);
+//! # Ok(())
+//! # }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(run()).unwrap();
+//! ```
+//!
+//! # Merge
+//!
+//! ```
+//! # async fn run() -> deltalog_core::Result<()> {
+//! use deltalog_core::{parse_sql, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction};
+//! # use std::sync::Arc;
+//! # use arrow_array::{Int64Array, RecordBatch};
+//! # use arrow_schema::{DataType, Field, Schema};
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let uri = dir.path().to_str().unwrap();
+//! # let table = deltalog_core::Table::from_storage(deltalog_core::Storage::open(uri, &Default::default())?);
+//! # {
+//! #     use std::sync::Arc;
+//! #     use arrow_array::{Int64Array, RecordBatch};
+//! #     use arrow_schema::{DataType, Field, Schema};
+//! #     let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+//! #     let ids = Arc::new(Int64Array::from(vec![0, 1, 2, 3]));
+//! #     let batch = RecordBatch::try_new(schema.clone(), vec![ids]).expect("a valid batch");
+//! #     let rows = futures::stream::iter([Ok(batch)]);
+//! #     table.write(schema, rows, Default::default()).await.map_err(|f| f.error)?;
+//! # }
+//! # let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+//! # let ids = Arc::new(Int64Array::from(vec![3, 9]));
+//! # let source = RecordBatch::try_new(schema.clone(), vec![ids]).expect("a valid batch");
+//! // `source`: a batch of ids 3 and 9; the table holds ids 0 to 3.
+//! let clauses = MergeClauses {
+//!     matched: vec![(None, MatchedAction::Delete)],
+//!     not_matched: vec![(None, NotMatchedAction::InsertAll)],
+//!     not_matched_by_source: vec![],
+//! };
+//! let on = parse_sql("target.id = source.id")?;
+//! let commit = table
+//!     .merge(vec![source], schema, on, clauses, MergeOptions::default())
+//!     .await
+//!     .map_err(|f| f.error)?;
+//! assert_eq!(commit.metrics["numTargetRowsDeleted"], 1);
+//! # Ok(())
+//! # }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(run()).unwrap();
+//! ```
+//!
+//! # Checkpoint
+//!
+//! ```
+//! # async fn run() -> deltalog_core::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let uri = dir.path().to_str().unwrap();
+//! # let table = deltalog_core::Table::from_storage(deltalog_core::Storage::open(uri, &Default::default())?);
+//! # {
+//! #     use std::sync::Arc;
+//! #     use arrow_array::{Int64Array, RecordBatch};
+//! #     use arrow_schema::{DataType, Field, Schema};
+//! #     let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+//! #     let ids = Arc::new(Int64Array::from(vec![0, 1, 2, 3]));
+//! #     let batch = RecordBatch::try_new(schema.clone(), vec![ids]).expect("a valid batch");
+//! #     let rows = futures::stream::iter([Ok(batch)]);
+//! #     table.write(schema, rows, Default::default()).await.map_err(|f| f.error)?;
+//! # }
+//! let written = table.checkpoint(None).await?;
+//! assert_eq!(written.version, table.latest_version().await?);
+//! # Ok(())
+//! # }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(run()).unwrap();
+//! ```
+//!
+//! # Modules
+//!
+//! In data-flow layers, each importing only the layers above it (`ARCHITECTURE.md` says what
+//! each owns): `error`, `util`, `storage` (the only IO) -> `scalar`, `schema`, `actions`,
+//! `table_config`, `expr` (the spec's values) -> `log` (the files of `_delta_log`: listing,
+//! decoding, encoding, `.crc` files) -> `replay` -> `snapshot` -> `scan` (rows, the change
+//! feed, streaming) -> `write` (data files) -> `maintenance` (checkpoints, checksums, cleanup,
+//! log compaction, post-commit) -> `transaction` -> `ops` (write, create, alter, DML, merge,
+//! vacuum, optimize, restore, convert, distributed writes) -> `table` ([`Table`]'s verbs).
 //!
 //! The spec sections cited in doc comments are those of the Delta protocol document
 //! (`PROTOCOL.md`); catalogue ids (`A-01`, `C-07`, ...) are those of the project's requirements

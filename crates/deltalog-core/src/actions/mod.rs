@@ -19,10 +19,6 @@ pub(crate) mod layout;
 pub mod partition;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod partition;
-#[cfg(feature = "internal-api")]
-pub mod stats;
-#[cfg(not(feature = "internal-api"))]
-pub(crate) mod stats;
 
 use std::collections::{BTreeSet, HashMap};
 

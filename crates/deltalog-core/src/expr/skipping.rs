@@ -17,15 +17,15 @@ use super::ast::{CompareOp, Expr};
 use super::convert::{normalize_comparison, Normalized};
 use super::eval::{apply_compare, evaluate, find_field, lookup, null_as_false};
 use crate::actions::layout::PARTITION_VALUES_PARSED;
-use crate::actions::stats::{MAX_VALUES, MIN_VALUES, NULL_COUNT, NUM_RECORDS};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use crate::table_config::stats::{MAX_VALUES, MIN_VALUES, NULL_COUNT, NUM_RECORDS};
 
 /// Decides for every file of a batch of per-file statistics whether it COULD hold a row
 /// matching `expr`: false only when no row of the file can match (catalogue G-25).
 ///
 /// `stats` has one row per file, in the layout of the decoded statistics
-/// ([`crate::actions::stats::parse_stats`]) with the typed partition values beside them, every column
+/// ([`crate::table_config::stats::parse_stats`]) with the typed partition values beside them, every column
 /// optional (a missing column means no information):
 /// * `partitionValues_parsed` ([`PARTITION_VALUES_PARSED`]): a struct of the typed partition
 ///   columns, logical names;

@@ -18,10 +18,10 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
 use crate::actions::layout::{add, PARTITION_VALUES_PARSED};
 use crate::actions::partition::{partition_values_to_arrow, SessionTimeZone};
-use crate::actions::stats::{self, parse_stats, stats_schema};
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
 use crate::schema::{to_arrow_data_type, ColumnMappingMode, DataType as DeltaType, StructType};
+use crate::table_config::stats::{self, parse_stats, stats_schema};
 use crate::table_config::TableConfiguration;
 
 /// What to put in the file list.

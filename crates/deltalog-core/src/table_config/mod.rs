@@ -10,6 +10,10 @@
 
 pub(crate) mod features;
 pub(crate) mod properties;
+#[cfg(feature = "internal-api")]
+pub mod stats;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod stats;
 pub(crate) mod writing;
 
 use std::sync::{Arc, OnceLock};

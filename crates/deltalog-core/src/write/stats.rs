@@ -1,7 +1,7 @@
 //! Per-file statistics as Delta on Spark writes them (spec "Per-file Statistics", catalogue
 //! H-ST; Delta's `StatisticsCollection`).
 //!
-//! - The columns: those [`crate::actions::stats::select_stats_columns`] picks from the data columns
+//! - The columns: those [`crate::table_config::stats::select_stats_columns`] picks from the data columns
 //!   (`delta.dataSkippingStatsColumns`, else the first `delta.dataSkippingNumIndexedCols`
 //!   leaves, 32 by default), keyed by physical name under column mapping, structs nested.
 //! - `numRecords`: the rows of the file.
@@ -33,12 +33,12 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrayRef, BooleanArray, PrimitiveArray, RecordBatch};
 
-use crate::actions::stats::{
-    select_stats_columns, MAX_VALUES, MIN_VALUES, NULL_COUNT, NUM_RECORDS, TIGHT_BOUNDS,
-};
 use crate::error::{Error, Result};
 use crate::scalar::{to_stats_value, Scalar};
 use crate::schema::{ColumnMappingMode, DataType, PrimitiveType, StructType};
+use crate::table_config::stats::{
+    select_stats_columns, MAX_VALUES, MIN_VALUES, NULL_COUNT, NUM_RECORDS, TIGHT_BOUNDS,
+};
 
 /// Characters kept of string min/max values (Spark's `dataSkippingStringPrefixLength`).
 pub(crate) const STRING_PREFIX_LENGTH: usize = 32;

@@ -290,10 +290,17 @@ impl RowGroupSkipping {
             return Ok(BooleanArray::from(vec![true; rows]));
         };
         let mut columns = vec![
-            (crate::actions::stats::MIN_VALUES, Arc::new(min) as ArrayRef),
-            (crate::actions::stats::MAX_VALUES, Arc::new(max) as ArrayRef),
+            (
+                crate::table_config::stats::MIN_VALUES,
+                Arc::new(min) as ArrayRef,
+            ),
+            (
+                crate::table_config::stats::MAX_VALUES,
+                Arc::new(max) as ArrayRef,
+            ),
         ];
-        columns.extend(num_records.map(|records| (crate::actions::stats::NUM_RECORDS, records)));
+        columns
+            .extend(num_records.map(|records| (crate::table_config::stats::NUM_RECORDS, records)));
         let batch = RecordBatch::try_from_iter(columns)
             .map_err(|error| Error::arrow("statistics for skipping", error))?;
         files_may_match(&self.filter, &batch)

@@ -19,11 +19,11 @@ use arrow_schema::{DataType, Fields, SchemaRef};
 use super::schema::{CheckpointLayout, STATS_PARSED};
 use crate::actions::layout::{add, remove, PARTITION_VALUES_PARSED};
 use crate::actions::partition::{partition_values_to_arrow, SessionTimeZone};
-use crate::actions::stats::parse_stats;
 use crate::actions::{DomainMetadata, Metadata, Protocol, Txn};
 use crate::error::{Error, Result};
 use crate::replay::file_list::map_values;
 use crate::schema::DataType as DeltaType;
+use crate::table_config::stats::parse_stats;
 use crate::table_config::TableConfiguration;
 
 /// One JSON line per non-file action of a checkpoint: `protocol`, `metaData`, every `txn`,

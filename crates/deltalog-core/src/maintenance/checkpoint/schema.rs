@@ -19,9 +19,9 @@ use serde_json::{json, Value};
 use crate::actions::layout::{
     add, deletion_vector_type, remove, string_map, PARTITION_VALUES_PARSED,
 };
-use crate::actions::stats::stats_schema_with_mode;
 use crate::error::{Error, Result};
 use crate::schema::{to_arrow_data_type, DataType as DeltaType};
+use crate::table_config::stats::stats_schema_with_mode;
 use crate::table_config::TableConfiguration;
 
 /// `add.stats_parsed` (spec "Checkpoint Schema").

@@ -35,7 +35,6 @@ use futures::{StreamExt, TryStreamExt};
 use serde_json::Value;
 
 use crate::actions::layout::add;
-use crate::actions::stats::select_stats_columns;
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
 use crate::replay::file_list::file_list_stats;
@@ -43,6 +42,7 @@ use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::Snapshot;
 use crate::snapshot::SnapshotAt;
 use crate::storage::Storage;
+use crate::table_config::stats::select_stats_columns;
 use crate::transaction::{add_file, AddFile, Transaction, DATA_WRITER_FEATURES};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions, WrittenFile};
 

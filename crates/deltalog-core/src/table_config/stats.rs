@@ -1,6 +1,8 @@
 //! Per-file statistics: which columns carry them, their typed schema, and decoding the JSON
 //! `stats` strings of file actions into that schema (spec "Per-file Statistics", catalogue
-//! H-ST, E1-08).
+//! H-ST, E1-08). It sits with the table configuration because the table's properties
+//! (`delta.dataSkippingStatsColumns`, `delta.dataSkippingNumIndexedCols`, the column mapping
+//! mode) choose the columns.
 //!
 //! The stats struct is `{numRecords: long, minValues: {..}, maxValues: {..}, nullCount: {..},
 //! tightBounds: boolean}`. `minValues`/`maxValues` mirror the data schema (structs nested by
