@@ -5,6 +5,7 @@ ours finds; tables Spark wrote, with deletion vectors, take our optimize and vac
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -159,3 +160,37 @@ def test_spark_reads_our_converted_table(spark: Any, tmp_path: Path) -> None:
     assert spark_history(spark, path)[0] == "CONVERT"
     spark.sql(f"INSERT INTO delta.`{path}` VALUES (99, 'x', 1)")
     assert_same_rows(ours(path), spark_rows(spark, path), "Spark writes to the converted table")
+
+
+PARTITION_VALUES = ["é", "日本語", "emoji 🚀", "x\u00a0y", "a b", "a%b", "c\u0085d", "plain"]
+
+
+def partition_dirs(path: Path) -> list[str]:
+    """The partition directories of the live files, as the log's `add.path` spells them."""
+    commits = pa.table(deltalog.DeltaTable(path).commits(0)).to_pylist()
+    adds = [json.loads(row["json"])["path"] for row in commits if row["action"] == "add"]
+    return sorted(name.rsplit("/", 1)[0] for name in adds)
+
+
+def test_spark_vacuum_keeps_our_files_under_non_ascii_partition_values(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Differential seed 344: Delta on Spark's VACUUM matches `add.path` against its listing
+    in `Path.toUri` form, where non-ASCII stays as it is. Paths written as `%C3%A9` were files
+    it did not know, and it deleted them while they were live."""
+    ours_path, spark_path = tmp_path / "ours", tmp_path / "spark"
+    data = pa.table(
+        {
+            "id": pa.array(range(len(PARTITION_VALUES)), pa.int64()),
+            "p": pa.array(PARTITION_VALUES, pa.string()),
+        }
+    )
+    deltalog.write_table(ours_path, data, partition_by=["p"])
+    spark.createDataFrame(data.to_pylist(), "id long, p string").write.format("delta").partitionBy(
+        "p"
+    ).save(str(spark_path))
+    assert partition_dirs(ours_path) == partition_dirs(spark_path)
+    assert spark_vacuum_dry_run(spark, ours_path) == []
+    spark.sql(f"VACUUM delta.`{ours_path}` RETAIN 0 HOURS")
+    assert_same_rows(spark_rows(spark, ours_path), data, "Spark's read after its vacuum")
+    assert_same_rows(ours(ours_path), data, "our read after Spark's vacuum")

@@ -126,13 +126,32 @@ pub(crate) fn removes_from_adds(
 }
 
 /// The `path` of a file relative to the table root, URL-encoded as the spec requires (RFC
-/// 2396, as Hadoop's `Path.toUri` writes it: characters outside the URI path alphabet, `%`
-/// included, are escaped; `/` separates segments). Absolute URIs are returned unchanged.
+/// 2396), exactly as Hadoop's `Path.toUri` writes it for Delta on Spark: ASCII characters
+/// outside the URI path alphabet, `%` included, are escaped; `/` separates segments; other
+/// characters stay as they are, except white space and control characters (`java.net.URI`'s
+/// "other" category), which are escaped as UTF-8. Delta on Spark's VACUUM compares these
+/// strings with its listing in that form: a `é` written as `%C3%A9` is a file it does not
+/// know, and deletes. Absolute URIs are returned unchanged.
 pub(crate) fn encode_path(path: &str) -> String {
     if has_scheme(path) {
         return path.to_string();
     }
-    percent_encoding::utf8_percent_encode(path, PATH_ESCAPES).to_string()
+    let mut encoded = String::with_capacity(path.len());
+    let mut buffer = [0u8; 4];
+    for character in path.chars() {
+        let text: &str = character.encode_utf8(&mut buffer);
+        if character.is_ascii() {
+            encoded.extend(percent_encoding::utf8_percent_encode(text, PATH_ESCAPES));
+        } else if character.is_whitespace() || character.is_control() {
+            encoded.extend(percent_encoding::percent_encode(
+                text.as_bytes(),
+                NON_ALPHANUMERIC,
+            ));
+        } else {
+            encoded.push_str(text);
+        }
+    }
+    encoded
 }
 
 /// `{"protocol":...}`. `readerFeatures` is written only at reader version 3 and

@@ -48,7 +48,7 @@ fn paths_are_encoded_as_hadoop_encodes_them() {
         encode_path("p=2020-01-01 08%3A09%3A10/f.parquet"),
         "p=2020-01-01%2008%253A09%253A10/f.parquet"
     );
-    assert_eq!(encode_path("a#b?c/é.parquet"), "a%23b%3Fc/%C3%A9.parquet");
+    assert_eq!(encode_path("a#b?c/é.parquet"), "a%23b%3Fc/é.parquet");
     assert_eq!(encode_path("s3://bucket/a b"), "s3://bucket/a b");
     assert_eq!(encode_path("p=x:y/f.parquet"), "p=x:y/f.parquet");
 }
@@ -225,4 +225,25 @@ fn bad_files_are_refused() {
         add_rows(&[file("")]),
         Err(Error::InvalidArgument(_))
     ));
+}
+
+/// The paths Delta on Spark 4.4 wrote for these partition values (Hive-escaped directory
+/// names, then `Path.toUri`): non-ASCII stays, but white space and control characters are
+/// escaped as UTF-8 (differential seed 344: Spark's VACUUM deleted live files written as
+/// `%C3%A9`).
+#[test]
+fn paths_are_encoded_as_delta_on_spark_writes_them() {
+    let cases = [
+        ("p=é/f", "p=é/f"),
+        ("p=emoji 🚀/f", "p=emoji%20🚀/f"),
+        ("p=a%25b/f", "p=a%2525b/f"),
+        ("p=x\u{a0}y/f", "p=x%C2%A0y/f"),
+        ("p=c\u{85}d/f", "p=c%C2%85d/f"),
+        ("p=z\u{2028}w/f", "p=z%E2%80%A8w/f"),
+        ("p=q%23%3F/f", "p=q%2523%253F/f"),
+        ("p=日本語/f", "p=日本語/f"),
+    ];
+    for (path, expected) in cases {
+        assert_eq!(encode_path(path), expected, "{path:?}");
+    }
 }
