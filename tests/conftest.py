@@ -32,6 +32,22 @@ DEFAULT_SCHEMA: dict[str, Any] = {
 S3_SERVER_MODULES = ("tests/test_concurrency.py", "tests/test_hostile_input.py")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "spark: needs Delta on Spark (tests/spark)")
+    config.addinivalue_line("markers", "s3: starts the S3-compatible server on loopback")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks the Spark suite `spark` and the S3 modules `s3`, so that
+    `pytest -m "not spark and not s3"` runs the rest."""
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if module.startswith("tests/spark/"):
+            item.add_marker(pytest.mark.spark)
+        if module in S3_SERVER_MODULES:
+            item.add_marker(pytest.mark.s3)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Spreads the tests over pytest-xdist's processes (`-n auto`) one by one, except what

@@ -35,7 +35,6 @@ use crate::write::WriteFailure;
 #[derive(Clone, Debug)]
 pub struct Table {
     storage: Storage,
-    name: Arc<str>,
 }
 
 impl Table {
@@ -47,7 +46,7 @@ impl Table {
         let table = Table::from_storage(storage);
         if !crate::log::has_log_files(&table.storage).await? {
             return Err(Error::TableNotFound {
-                location: table.name.to_string(),
+                location: table.uri().to_string(),
                 reason: "it has no _delta_log folder, or no commit or checkpoint in it".into(),
             });
         }
@@ -56,13 +55,12 @@ impl Table {
 
     /// A table on an already configured store.
     pub fn from_storage(storage: Storage) -> Table {
-        let name = Arc::from(storage.root_url().as_str());
-        Table { storage, name }
+        Table { storage }
     }
 
     /// The table root as a URL ending in `/`.
     pub fn uri(&self) -> &str {
-        &self.name
+        self.storage.uri()
     }
 
     /// The store access of this table.
@@ -75,7 +73,8 @@ impl Table {
         crate::log::latest_version(&self.storage).await
     }
 
-    /// Loads the snapshot of the version `at` names.
+    /// Loads the snapshot of the version `at` names, its file list replayed now (see
+    /// [`Table::lazy_snapshot`] for one that replays it on first need).
     pub async fn snapshot(&self, at: SnapshotAt) -> Result<Snapshot> {
         Snapshot::load(&self.storage, at).await
     }
@@ -133,7 +132,7 @@ impl Table {
     pub async fn commits(&self, start: u64, end: Option<u64>) -> Result<Vec<RecordBatch>> {
         if let Some(end) = end.filter(|end| start > *end) {
             return Err(Error::VersionNotFound {
-                table: self.name.to_string(),
+                table: self.uri().to_string(),
                 version: start,
                 reason: format!("the requested range {start}..={end} is empty"),
             });
