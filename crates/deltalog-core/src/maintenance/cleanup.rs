@@ -286,8 +286,8 @@ async fn sidecars_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::maintenance::checkpoint::tests::table_with_history;
     use crate::snapshot::{Snapshot, SnapshotAt};
+    use crate::util::test_tables::table_with_history;
 
     async fn cleanup(snapshot: &Snapshot, now: i64) -> CleanupReport {
         let config = snapshot.table_configuration();
@@ -387,7 +387,7 @@ mod tests {
     #[tokio::test]
     async fn unreferenced_old_sidecars_go_and_referenced_ones_stay() {
         let dir = tempfile::tempdir().unwrap();
-        let table = table_with_history(&dir, crate::maintenance::checkpoint::tests::V2, 2).await;
+        let table = table_with_history(&dir, crate::util::test_tables::V2, 2).await;
         let written = table.checkpoint(None).await.unwrap();
         let sidecars = dir.path().join("_delta_log/_sidecars");
         let stray = sidecars.join("stray.parquet");
@@ -419,7 +419,7 @@ mod tests {
     #[tokio::test]
     async fn cleanup_writes_the_classic_copy_of_the_newest_v2_checkpoint_before_deleting() {
         let dir = tempfile::tempdir().unwrap();
-        let mut properties = crate::maintenance::checkpoint::tests::V2.to_vec();
+        let mut properties = crate::util::test_tables::V2.to_vec();
         properties.push(("delta.logRetentionDuration", "interval 2 days"));
         let table = table_with_history(&dir, &properties, 4).await;
         table.checkpoint(Some(2)).await.unwrap();

@@ -107,8 +107,8 @@ fn compacted_lines(commits: crate::replay::load::Deltas, keys: &FileKeys) -> Res
 #[cfg(test)]
 mod tests {
     use crate::log::segment::build_log_segment;
-    use crate::maintenance::checkpoint::tests::{state_of, table_with_history};
     use crate::snapshot::SnapshotAt;
+    use crate::util::test_tables::{state_of, table_with_history};
 
     #[tokio::test]
     async fn a_compaction_file_replaces_its_commits_for_readers() {

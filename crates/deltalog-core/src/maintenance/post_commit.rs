@@ -211,10 +211,10 @@ mod tests {
     use std::collections::HashMap;
 
     use crate::log::path::{CheckpointKind, LogFileKind};
-    use crate::maintenance::checkpoint::tests::table;
     use crate::schema::{PrimitiveType, StructField, StructType};
     use crate::snapshot::SnapshotAt;
     use crate::transaction::{AddFile, TableSpec};
+    use crate::util::test_tables::table;
 
     #[tokio::test]
     async fn every_commit_gets_a_checksum_and_every_tenth_a_checkpoint() {

@@ -212,7 +212,7 @@ async fn vacuum_keeps_deletion_vector_files_and_never_leaves_the_root() {
 
 /// Every file under `dir` (the log and the data), with its bytes.
 fn files_under(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    crate::maintenance::checkpoint::tests::files_under(dir)
+    crate::util::test_tables::files_under(dir)
 }
 
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {

@@ -2,10 +2,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::*;
-use crate::maintenance::checkpoint::tests::table;
 use crate::schema::{PrimitiveType, StructField};
 use crate::table::Table;
 use crate::transaction::{AddFile, MetadataUpdate, TableSpec};
+use crate::util::test_tables::table;
 
 /// A table of versions 0..=2 (each with its `.crc`), a domain set at version 1.
 async fn three_versions(dir: &tempfile::TempDir) -> Table {

@@ -1,5 +1,6 @@
 //! Small helpers every layer uses: running CPU work off the async runtime (`cpu`), the clock
-//! (`time`) and JSON text mended before arrow-json decodes it (`json_text`).
+//! (`time`) and JSON text mended before arrow-json decodes it (`json_text`); for the unit tests,
+//! the tables they share (`test_tables`).
 
 #[cfg(feature = "internal-api")]
 pub mod cpu;
@@ -13,3 +14,6 @@ pub(crate) mod json_text;
 pub mod time;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod time;
+
+#[cfg(test)]
+pub(crate) mod test_tables;
