@@ -1,9 +1,7 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Golden conformance: every table of `shared/conformance/golden` (written by Delta on Spark)
 //! loads as its README says. One line per table; the test names say what each pins down.
 
-mod common;
-use common::*;
+use crate::support::common::*;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -14,12 +14,9 @@
 //! live unless a later commit removed it, and no failed writer's file is live.
 //!
 //! The table (`table_ops`): partitions `p=a` and `p=b`, one file each, at version 1.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "support/phased_store.rs"]
-mod phased_store;
-#[path = "support/table_ops.rs"]
-mod table_ops;
+use crate::support::phased_store;
+use crate::support::table_ops;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path as FsPath, PathBuf};

@@ -1,11 +1,9 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Golden data conformance: for every golden table with `expected/` (written by Delta on
 //! Spark), scanning the latest snapshot with every column returns exactly the expected rows, in
 //! any order. Rows are compared as a multiset of canonical text lines (columns sorted by name,
 //! timestamps as UTC microseconds, string and binary kinds unified).
 
-mod common;
-use common::*;
+use crate::support::common::*;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -10,10 +10,8 @@
 //! whose answer was lost is recognised by its `commitInfo.txnId` when read back.
 //!
 //! `DELTALOG_FAULT_SEEDS` sets the seeds per point (default 16).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "support/faulty_store.rs"]
-mod faulty_store;
+use crate::support::faulty_store;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Log replay against a model: random histories of 30 to 60 commits over eight paths, with
 //! deletion vectors, `txn`, `domainMetadata` and `metaData` changes, optional checkpoints of
 //! every kind, an optional log compaction file, an optional `_last_checkpoint` hint and an
@@ -6,8 +5,7 @@
 //! snapshot must equal a plain in-memory replay of the spec's reconciliation rules (spec
 //! "Action Reconciliation"; catalogue C-01..C-15, C-17, C-18, C-21).
 
-mod common;
-use common::*;
+use crate::support::common::*;
 use futures::executor::block_on;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The change data feed (spec "Change Data Files", "Add CDC File", "Reader Requirements for
 //! AddCDCFile"; catalogue B-C, E3, G-20) on hand-made tables: inserts and deletes from add and
 //! remove actions, commits with change data files (column mapping too), deletion vector updates

@@ -1,11 +1,9 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The shape of file lists read from JSON-only logs: the rows leave in a handful of large
 //! batches whatever the number of commits, and a filtered listing (`snapshot_matching`) keeps
 //! exactly the files of the full listing whose statistics may match (spec "Action
 //! Reconciliation", "Per-file Statistics").
 
-mod common;
-use common::*;
+use crate::support::common::*;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -2,9 +2,7 @@
 //! target (`fuzz/regressions/<target>/`) through the targets' entry points, on the stable
 //! toolchain: none may panic.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-#[path = "../../../fuzz/src/lib.rs"]
+#[path = "../../../../fuzz/src/lib.rs"]
 mod fuzz_entry_points;
 
 use std::path::Path;

@@ -15,12 +15,9 @@
 //! target's Parquet files. The loser runs as a task over a [`PhasedStore`]: it reads and
 //! stages, stops just before writing `2.json`, the winner commits version 2, and the loser
 //! goes on. The isolation level is the table's `delta.isolationLevel`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "support/phased_store.rs"]
-mod phased_store;
-#[path = "support/table_ops.rs"]
-mod table_ops;
+use crate::support::phased_store;
+use crate::support::table_ops;
 
 use std::sync::Arc;
 

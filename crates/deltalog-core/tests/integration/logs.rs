@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Hand-made logs: one per checkpoint kind (classic, multi-part, V2 UUID-named JSON and Parquet
 //! with sidecars, V2 content under a classic name), log compaction files, the
 //! `_last_checkpoint` hint and its failure modes, and every way a log can be refused (spec
@@ -9,8 +8,7 @@
 //! the public API and checks the version, the exact set of live paths, and for failures the
 //! error variant and that the message names the file at fault.
 
-mod common;
-use common::*;
+use crate::support::common::*;
 use futures::executor::block_on;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
