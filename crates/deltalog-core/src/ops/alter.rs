@@ -40,7 +40,7 @@ use crate::transaction::{committed, MetadataUpdate, TableCommit, Transaction};
 
 use properties::{check_values, known_feature_of, settable_key, PropertyTarget};
 
-use crate::ops::schema::{assign_column_mapping, max_column_id};
+use crate::schema::from_arrow::{assign_column_mapping, max_column_id};
 
 /// The table property Delta on Spark maps to the table description (`metaData.description`).
 const COMMENT_PROPERTY: &str = "comment";

@@ -14,7 +14,7 @@ use crate::table_config::writing::is_protocol_key;
 use crate::transaction::{committed, MetadataUpdate, TableCommit, TableSpec};
 
 use crate::ops::alter::properties::checked_new_table_configuration;
-use crate::ops::schema::assign_column_mapping;
+use crate::schema::from_arrow::assign_column_mapping;
 
 /// A table to create.
 #[derive(Debug, Clone, Default)]

@@ -16,9 +16,9 @@ pub(crate) mod distributed;
 pub(crate) mod dml;
 pub(crate) mod files;
 pub(crate) mod merge;
-pub(crate) mod schema;
 pub(crate) mod write;
 
+pub use crate::schema::from_arrow::struct_type_from_arrow;
 pub use alter::{alter_snapshot, alter_table, Alteration, NewColumn};
 pub use commands::convert::{convert_to_delta, ConvertResult};
 pub use commands::optimize::{
@@ -35,7 +35,6 @@ pub use files::{adds_from_file_list, parse_isolation_level};
 pub use merge::{
     merge, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction, NotMatchedBySourceAction,
 };
-pub use schema::struct_type_from_arrow;
 pub use write::{write_table, SchemaMode, WriteMode, WriteTableOptions};
 
 #[cfg(test)]

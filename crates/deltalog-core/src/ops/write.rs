@@ -32,7 +32,7 @@ use crate::write::{WriteFailure, WriterOptions};
 use crate::ops::create::{new_table_spec, CreateTable};
 use crate::ops::dml::check_predicate;
 use crate::ops::dml::replace_where::stage_replaced_rows;
-use crate::ops::schema::{
+use crate::schema::from_arrow::{
     assign_column_mapping, max_column_id, merge_new_columns, struct_type_from_arrow,
 };
 

@@ -30,7 +30,7 @@ use crate::transaction::{AddFile, TableSpec};
 use crate::write::stats::StatsPlan;
 
 use crate::ops::commands::vacuum::is_hidden;
-use crate::ops::schema::struct_type_from_arrow;
+use crate::schema::from_arrow::struct_type_from_arrow;
 
 /// The name Spark gives a NULL partition value in a directory name.
 const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";

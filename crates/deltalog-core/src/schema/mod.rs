@@ -8,6 +8,11 @@
 //! arrays and maps as objects. Column metadata values are arbitrary JSON and are kept as they
 //! are (catalogue H-SC07).
 
+#[cfg(feature = "internal-api")]
+pub mod from_arrow;
+#[cfg(not(feature = "internal-api"))]
+pub(crate) mod from_arrow;
+
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
