@@ -1,5 +1,7 @@
-//! A Delta table: where it is, its versions, and snapshots of them (spec "Delta Log Entries",
-//! "Last Checkpoint File", "Checkpoints"; catalogue A, G).
+//! A Delta table: where it is, and every verb on it (spec "Delta Log Entries", "Last
+//! Checkpoint File", "Checkpoints"; catalogue A, G). The verbs that read the log (snapshots,
+//! history, commits) are here; the others are one-line delegations to the module that does
+//! the work, in the order of the layers.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,10 +27,9 @@ use crate::ops::{
 use crate::scan::changes::{ChangeScan, ChangesOptions};
 use crate::schema::StructType;
 use crate::snapshot::Snapshot;
-pub(crate) use crate::snapshot::SnapshotAt;
+use crate::snapshot::SnapshotAt;
 use crate::storage::Storage;
-use crate::transaction::TableCommit;
-use crate::transaction::{CommitResult, TableSpec, Transaction};
+use crate::transaction::{CommitResult, TableCommit, TableSpec, Transaction};
 use crate::write::WriteFailure;
 
 /// A Delta table at a location. Cheap to clone; holds no snapshot state.

@@ -20,7 +20,8 @@ use arrow_array::{
 use super::*;
 use crate::scalar::Scalar;
 use crate::schema::tests::golden_table;
-use crate::table::{SnapshotAt, Table};
+use crate::snapshot::SnapshotAt;
+use crate::table::Table;
 
 // --- helpers -----------------------------------------------------------------------------
 

@@ -445,8 +445,8 @@ mod tests {
     use super::*;
     use crate::ops::files::adds_from_file_list;
     use crate::ops::write::write_table;
+    use crate::snapshot::SnapshotAt;
     use crate::storage::Storage;
-    use crate::table::SnapshotAt;
     use crate::table::Table;
 
     fn batch(ids: &[i64], parts: &[&str]) -> RecordBatch {

@@ -15,7 +15,8 @@ use crate::error::Error;
 use crate::ops::*;
 use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::Snapshot;
-use crate::table::{SnapshotAt, Table};
+use crate::snapshot::SnapshotAt;
+use crate::table::Table;
 
 fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![

@@ -9,8 +9,9 @@ use arrow_schema::{DataType, Field, Schema};
 use crate::error::Error;
 use crate::expr::parse_sql;
 use crate::ops::*;
+use crate::snapshot::SnapshotAt;
 use crate::storage::Storage;
-use crate::table::{SnapshotAt, Table};
+use crate::table::Table;
 use crate::transaction::TableCommit;
 
 fn batch(ids: &[i64], parts: &[&str]) -> RecordBatch {

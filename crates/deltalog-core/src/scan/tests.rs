@@ -20,7 +20,8 @@ use crate::actions::deletion_vector::{
     encode_dv_file, encode_inline, uuid_descriptor, uuid_relative_path,
 };
 use crate::schema::PARQUET_FIELD_ID_META_KEY;
-use crate::table::{SnapshotAt, Table};
+use crate::snapshot::SnapshotAt;
+use crate::table::Table;
 
 /// A table folder with one commit holding `actions`, written when the snapshot is taken.
 struct TestTable {

@@ -19,7 +19,8 @@ use serde_json::{json, Value};
 use super::*;
 use crate::actions::{Metadata, Protocol};
 use crate::scan::{Scan, ScanOptions};
-use crate::table::{SnapshotAt, Table};
+use crate::snapshot::SnapshotAt;
+use crate::table::Table;
 
 struct Fixture {
     dir: tempfile::TempDir,

@@ -109,7 +109,8 @@ mod tests {
     use crate::ops::dml::test_tables::{ids, ids_batch, table_of};
     use crate::ops::{write_table, WriteMode, WriteTableOptions};
     use crate::scan::changes::ChangeScan;
-    use crate::table::{SnapshotAt, Table};
+    use crate::snapshot::SnapshotAt;
+    use crate::table::Table;
     use crate::write::changes::CHANGE_TYPE;
 
     async fn table_with_rows(dir: &std::path::Path, properties: &[(&str, &str)]) -> Table {

@@ -10,8 +10,9 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 
 use crate::ops::{write_table, WriteTableOptions};
 use crate::scan::{Scan, ScanOptions};
+use crate::snapshot::SnapshotAt;
 use crate::storage::Storage;
-use crate::table::{SnapshotAt, Table};
+use crate::table::Table;
 
 /// One `id` column (Int64, nullable) holding `ids`.
 pub(crate) fn ids_batch(ids: impl IntoIterator<Item = i64>) -> RecordBatch {

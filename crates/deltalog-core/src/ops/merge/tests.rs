@@ -8,7 +8,7 @@ use super::*;
 use crate::expr::{parse_sql, parse_value_sql};
 use crate::ops::dml::test_tables::table_of;
 use crate::scan::{Scan, ScanOptions};
-use crate::table::SnapshotAt;
+use crate::snapshot::SnapshotAt;
 use crate::table::Table;
 
 /// A table of `id` 0..10 and `v` = "old", in one file.
