@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 import deltalog
-from deltalog.exceptions import DeltaError
+from deltalog.exceptions import DeltaError, ObjectNotFoundError
 
 from .conftest import delta_jars, spark_unavailable
 from .test_interop_read import canonical_rows, comparable_type
@@ -1974,12 +1974,19 @@ def describe_read(result: Any) -> str:
 
 
 def files_present(path: Path, version: int) -> bool:
-    """Whether every data file of ``version`` (by deltalog's file list) is still there."""
-    files = deltalog.DeltaTable(str(path)).snapshot(version).files().to_pyarrow()
+    """Whether every data file and deletion vector file of ``version`` (by deltalog's file
+    list) is still there (seed 371: a vacuum removed a deletion vector only an old version
+    used)."""
+    snapshot = deltalog.DeltaTable(str(path)).snapshot(version)
+    files = snapshot.files().to_pyarrow()
     for name in files.column("path").to_pylist():
         target = Path(name.removeprefix("file://")) if name.startswith("file:") else path / name
         if not target.exists():
             return False
+    try:
+        snapshot.deletion_vectors()
+    except ObjectNotFoundError:
+        return False
     return True
 
 
