@@ -31,21 +31,43 @@ DEFAULT_SCHEMA: dict[str, Any] = {
 #: The test modules that start the S3-compatible server (`tests/s3.py`) on loopback.
 S3_SERVER_MODULES = ("tests/test_concurrency.py", "tests/test_hostile_input.py")
 
+#: What `-m "not slow"` leaves out, measured (`pytest --durations=0`, 2 processes, 2026-11-28):
+#: the modules that together take most of the suite's time outside Spark and S3 (the feature
+#: combinations, 250 s; the benchmark harness's runs, 110 s; the other engines' readers, 90 s;
+#: writers killed at random moments, 24 s), and the single tests over a second.
+SLOW_MODULES = (
+    "tests/test_combinations.py",
+    "tests/test_bench.py",
+    "tests/test_cross_engine.py",
+    "tests/test_faults.py",
+)
+SLOW_TESTS = (
+    "tests/test_scan.py::test_scan_returns_the_expected_rows[parquet-decimal-dictionaries-v2]",
+    "tests/test_scan.py::test_scan_returns_the_expected_rows[parquet-decimal-dictionaries]",
+    "tests/test_scan.py::test_scan_returns_the_expected_rows[parquet-decimal-type]",
+    "tests/test_write.py::test_two_processes_racing_appends_both_land",
+    "tests/test_maintenance.py::test_vacuum_racing_appends_loses_none",
+    "tests/test_maintenance.py::test_appends_racing_optimize_are_never_lost",
+)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "spark: needs Delta on Spark (tests/spark)")
     config.addinivalue_line("markers", "s3: starts the S3-compatible server on loopback")
+    config.addinivalue_line("markers", "slow: takes seconds or minutes (SLOW_MODULES, SLOW_TESTS)")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Marks the Spark suite `spark` and the S3 modules `s3`, so that
-    `pytest -m "not spark and not s3"` runs the rest."""
+    """Marks the Spark suite `spark`, the S3 modules `s3` and the slow tests `slow`, so that
+    `pytest -m "not spark and not s3 and not slow"` runs the fast rest."""
     for item in items:
         module = item.nodeid.split("::", 1)[0]
         if module.startswith("tests/spark/"):
             item.add_marker(pytest.mark.spark)
         if module in S3_SERVER_MODULES:
             item.add_marker(pytest.mark.s3)
+        if module in SLOW_MODULES or item.nodeid in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.hookimpl(optionalhook=True)

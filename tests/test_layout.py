@@ -3,6 +3,8 @@ core or the Python package, and the core's layers imported only from below."""
 
 from __future__ import annotations
 
+import re
+
 from _imports import CORE, LAYERS, cycles, python_edges, rust_edges, upward_imports
 
 
@@ -23,3 +25,13 @@ def test_the_core_top_level_has_at_most_twenty_entries() -> None:
     assert len(entries) <= 20, entries
     layers = {entry.removesuffix(".rs") for entry in entries} - {"lib"}
     assert layers == set(LAYERS) - {"lib"}, "every top-level module is a layer of LAYERS"
+
+
+def test_the_core_root_re_exports_about_twenty_five_names() -> None:
+    """The crate root keeps the names a user starts with; every other public name lives in the
+    namespace of its layer (ARCHITECTURE.md, "Public API")."""
+    lib = (CORE / "lib.rs").read_text()
+    uses = re.findall(r"^pub use [a-z_]+(?:::[a-z_]+)*::(\{[^}]*\}|\w+);", lib, re.MULTILINE)
+    names = [name.strip() for group in uses for name in group.strip("{}").split(",")]
+    names = [name for name in names if name]
+    assert 20 <= len(names) <= 30, names

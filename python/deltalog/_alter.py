@@ -8,7 +8,7 @@ from typing import Generic, TypeVar
 
 from . import _core
 from ._frozen import Frozen
-from ._results import SchemaLike, _CommitTuple
+from ._results import SchemaLike
 from .exceptions import InvalidArgumentError
 
 __all__ = ["Alterations"]
@@ -24,9 +24,11 @@ class Alterations(Frozen, Generic[_Result]):
     __slots__ = ("_done", "_table")
 
     _table: _core.RawDeltaTable
-    _done: Callable[[_CommitTuple], _Result]
+    _done: Callable[[_core.RawCommit], _Result]
 
-    def __init__(self, table: _core.RawDeltaTable, done: Callable[[_CommitTuple], _Result]) -> None:
+    def __init__(
+        self, table: _core.RawDeltaTable, done: Callable[[_core.RawCommit], _Result]
+    ) -> None:
         object.__setattr__(self, "_table", table)
         object.__setattr__(self, "_done", done)
 

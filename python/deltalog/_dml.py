@@ -4,12 +4,10 @@ tuple, which ``_table.py`` wraps."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from . import _core
-from ._results import _CommitTuple
 from ._scan import Filter
 from .exceptions import InvalidArgumentError
 
@@ -22,14 +20,14 @@ def delete_rows(
     predicate: Filter = None,
     target_file_size: int | None = None,
     commit_info: Mapping[str, Any] | None = None,
-) -> _CommitTuple:
+) -> _core.RawCommit:
     """Deletes the rows of the table at ``uri`` matching ``predicate`` (see
     :meth:`DeltaTable.delete`)."""
     return _core.delete_rows(
         uri,
         predicate,
         _file_size(target_file_size),
-        _commit_info(commit_info),
+        commit_info,
         storage_options,
     )
 
@@ -41,7 +39,7 @@ def update_rows(
     predicate: Filter = None,
     target_file_size: int | None = None,
     commit_info: Mapping[str, Any] | None = None,
-) -> _CommitTuple:
+) -> _core.RawCommit:
     """Updates the rows of the table at ``uri`` matching ``predicate`` (see
     :meth:`DeltaTable.update`)."""
     if not isinstance(set, Mapping) or not all(
@@ -53,7 +51,7 @@ def update_rows(
         list(set.items()),
         predicate,
         _file_size(target_file_size),
-        _commit_info(commit_info),
+        commit_info,
         storage_options,
     )
 
@@ -68,7 +66,3 @@ def _file_size(target_file_size: int | None) -> int | None:
             f"target_file_size must be a positive int, got {target_file_size!r}"
         )
     return target_file_size
-
-
-def _commit_info(commit_info: Mapping[str, Any] | None) -> str | None:
-    return None if commit_info is None else json.dumps(dict(commit_info))

@@ -8,7 +8,7 @@ of every :class:`CommitResult` (:class:`PostCommitResult`) are built here on ``d
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import ClassVar, Literal
 
 from . import _core
 
@@ -21,16 +21,12 @@ __all__ = [
     "VersionChecksum",
 ]
 
-_CheckpointTuple: TypeAlias = tuple[int, str, list[str], list[str], int, int, int, bool]
-_CleanupTuple: TypeAlias = tuple[int | None, list[str], list[str], str | None]
-_PostCommitTuple: TypeAlias = tuple[
-    str | None, _CheckpointTuple | None, _CleanupTuple | None, list[tuple[str, str]]
-]
-
 
 @dataclass(frozen=True)
 class CheckpointInfo:
     """A checkpoint written, or with ``dry_run`` planned."""
+
+    _wraps: ClassVar[type] = _core.RawCheckpoint
 
     version: int
     """The version checkpointed."""
@@ -52,14 +48,24 @@ class CheckpointInfo:
     produce (a V2 checkpoint's with UUIDs drawn for the plan; the write draws fresh ones)."""
 
     @classmethod
-    def _from_tuple(cls, raw: _CheckpointTuple) -> CheckpointInfo:
-        version, kind, files, sidecars, actions, adds, size, dry_run = raw
-        return cls(version, kind, tuple(files), tuple(sidecars), actions, adds, size, dry_run)
+    def _from_raw(cls, raw: _core.RawCheckpoint) -> CheckpointInfo:
+        return cls(
+            version=raw.version,
+            kind=raw.kind,
+            files=tuple(raw.files),
+            sidecars=tuple(raw.sidecars),
+            num_actions=raw.num_actions,
+            num_add_files=raw.num_add_files,
+            size_in_bytes=raw.size_in_bytes,
+            dry_run=raw.dry_run,
+        )
 
 
 @dataclass(frozen=True)
 class CleanupResult:
     """What a metadata cleanup deleted."""
+
+    _wraps: ClassVar[type] = _core.RawCleanup
 
     oldest_kept_version: int | None
     """The oldest version still readable (``None``: nothing was old enough to delete)."""
@@ -72,9 +78,13 @@ class CleanupResult:
     deleted so that readers knowing only classic names still find a checkpoint (URL)."""
 
     @classmethod
-    def _from_tuple(cls, raw: _CleanupTuple) -> CleanupResult:
-        oldest, deleted, sidecars, compat = raw
-        return cls(oldest, tuple(deleted), tuple(sidecars), compat)
+    def _from_raw(cls, raw: _core.RawCleanup) -> CleanupResult:
+        return cls(
+            oldest_kept_version=raw.oldest_kept_version,
+            deleted=tuple(raw.deleted),
+            deleted_sidecars=tuple(raw.deleted_sidecars),
+            compat_checkpoint=raw.compat_checkpoint,
+        )
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,8 @@ class PostCommitError:
 class PostCommitResult:
     """What ran after a commit landed."""
 
+    _wraps: ClassVar[type] = _core.RawPostCommit
+
     checksum: str | None = None
     """The ``.crc`` file written (URL), if any."""
     checkpoint: CheckpointInfo | None = None
@@ -101,13 +113,13 @@ class PostCommitResult:
     """The steps that failed."""
 
     @classmethod
-    def _from_tuple(cls, raw: _PostCommitTuple) -> PostCommitResult:
-        checksum, checkpoint, cleanup, errors = raw
+    def _from_raw(cls, raw: _core.RawPostCommit) -> PostCommitResult:
+        checkpoint, cleanup = raw.checkpoint, raw.cleanup
         return cls(
-            checksum=checksum,
-            checkpoint=None if checkpoint is None else CheckpointInfo._from_tuple(checkpoint),
-            cleanup=None if cleanup is None else CleanupResult._from_tuple(cleanup),
-            errors=tuple(PostCommitError(step, message) for step, message in errors),
+            checksum=raw.checksum,
+            checkpoint=None if checkpoint is None else CheckpointInfo._from_raw(checkpoint),
+            cleanup=None if cleanup is None else CleanupResult._from_raw(cleanup),
+            errors=tuple(PostCommitError(step, message) for step, message in raw.errors),
         )
 
 
@@ -123,6 +135,8 @@ class FileSizeHistogram:
 @dataclass(frozen=True)
 class VersionChecksum:
     """The ``.crc`` content of a version (Delta on Spark's ``VersionChecksum``)."""
+
+    _wraps: ClassVar[type] = _core.RawVersionChecksum
 
     txn_id: str | None
     table_size_bytes: int
@@ -155,11 +169,11 @@ def checkpoint(
     raw = _core.write_checkpoint(
         table, version, part_size, v2_format, v2_sidecars, classic_compat, bool(dry_run)
     )
-    return CheckpointInfo._from_tuple(raw)
+    return CheckpointInfo._from_raw(raw)
 
 
 def cleanup_metadata(table: _core.RawDeltaTable, dry_run: bool = False) -> CleanupResult:
-    return CleanupResult._from_tuple(_core.cleanup_metadata(table, dry_run))
+    return CleanupResult._from_raw(_core.cleanup_metadata(table, dry_run))
 
 
 def compact_logs(table: _core.RawDeltaTable, start_version: int, end_version: int) -> str:
@@ -167,25 +181,24 @@ def compact_logs(table: _core.RawDeltaTable, start_version: int, end_version: in
 
 
 def version_checksum(snapshot: _core.RawSnapshot) -> VersionChecksum:
-    counts, state, text, stored = _core.version_checksum(snapshot)
-    txn_id, size, files, metadata, protocol, ict = counts
-    txns, domains, histogram, deleted, vectors = state
+    raw = _core.version_checksum(snapshot)
+    txns, domains, histogram = raw.set_transactions, raw.domain_metadata, raw.histogram
     return VersionChecksum(
-        txn_id=txn_id,
-        table_size_bytes=size,
-        num_files=files,
-        num_metadata=metadata,
-        num_protocol=protocol,
-        in_commit_timestamp=ict,
+        txn_id=raw.txn_id,
+        table_size_bytes=raw.table_size_bytes,
+        num_files=raw.num_files,
+        num_metadata=raw.num_metadata,
+        num_protocol=raw.num_protocol,
+        in_commit_timestamp=raw.in_commit_timestamp,
         set_transactions=None if txns is None else {app: v for app, v, _ in txns},
         domain_metadata=None if domains is None else dict(domains),
         histogram=None
         if histogram is None
         else FileSizeHistogram(*(tuple(values) for values in histogram)),
-        num_deleted_records=deleted,
-        num_deletion_vectors=vectors,
-        json=text,
-        stored=stored,
+        num_deleted_records=raw.num_deleted_records,
+        num_deletion_vectors=raw.num_deletion_vectors,
+        json=raw.json,
+        stored=raw.stored,
     )
 
 

@@ -3,13 +3,11 @@ builder, as Delta on Spark's ``MERGE INTO`` / ``DeltaMergeBuilder``."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 from . import _core
 from ._dml import _file_size
-from ._results import _CommitTuple
 from .exceptions import InvalidArgumentError
 
 __all__ = ["TableMerger"]
@@ -51,7 +49,7 @@ class TableMerger(Generic[_Result]):
         target_alias: str,
         target_file_size: int | None,
         commit_info: Mapping[str, Any] | None,
-        done: Callable[[_CommitTuple], _Result],
+        done: Callable[[_core.RawCommit], _Result],
     ) -> None:
         if not isinstance(on, str):
             raise InvalidArgumentError("on must be SQL text such as 't.id = s.id'")
@@ -65,7 +63,7 @@ class TableMerger(Generic[_Result]):
         self._source_alias = source_alias
         self._target_alias = target_alias
         self._target_file_size = target_file_size
-        self._commit_info = None if commit_info is None else json.dumps(dict(commit_info))
+        self._commit_info = commit_info
         self._clauses: list[_Clause] = []
         self._done = done
 

@@ -1,6 +1,7 @@
 """Values the table API returns, and the types the verb modules share with ``_table.py``:
-:class:`Protocol`, :class:`Metadata`, the commit tuple every committing verb returns (which
-``_table.py`` wraps into a :class:`CommitResult`), ``ArrowData`` and ``SchemaLike``."""
+:class:`Protocol`, :class:`Metadata`, ``ArrowData`` and ``SchemaLike``. Every committing verb
+of the extension returns a ``_core.RawCommit``, which ``_table.py`` wraps into a
+:class:`CommitResult`."""
 
 from __future__ import annotations
 
@@ -8,10 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import TypeAlias
+from typing import ClassVar, TypeAlias
 
 from . import _core
-from ._maintenance_log import _PostCommitTuple
 from ._time import from_epoch_ms
 
 __all__ = ["ArrowData", "Metadata", "Protocol", "SchemaLike"]
@@ -21,32 +21,13 @@ __all__ = ["ArrowData", "Metadata", "Protocol", "SchemaLike"]
 ArrowData: TypeAlias = object
 #: A table schema: an object with ``__arrow_c_schema__`` or Delta schema JSON text.
 SchemaLike: TypeAlias = object
-#: A commit as the extension returns it: version, committed, retries, snapshot, metrics,
-#: post-commit.
-_CommitTuple: TypeAlias = tuple[
-    int, bool, int, "_core.RawSnapshot | None", dict[str, int], _PostCommitTuple
-]
-
-#: ``RawSnapshot.protocol()``: min reader and writer versions, reader and writer features.
-_ProtocolTuple: TypeAlias = tuple[int, int, list[str] | None, list[str] | None]
-#: ``RawSnapshot.metadata()``: id, name, description, partition columns, configuration,
-#: created time (ms), format provider, format options, schema string.
-_MetadataTuple: TypeAlias = tuple[
-    str,
-    str | None,
-    str | None,
-    list[str],
-    dict[str, str],
-    int | None,
-    str,
-    dict[str, str],
-    str | None,
-]
 
 
 @dataclass(frozen=True)
 class Protocol:
     """The ``protocol`` action: what a reader and a writer must support."""
+
+    _wraps: ClassVar[type] = _core.RawProtocol
 
     min_reader_version: int
     min_writer_version: int
@@ -56,19 +37,20 @@ class Protocol:
     """The writer features (writer version 7), or ``None`` for older protocols."""
 
     @classmethod
-    def _from_raw(cls, raw: _ProtocolTuple) -> Protocol:
-        min_reader_version, min_writer_version, reader_features, writer_features = raw
+    def _from_raw(cls, raw: _core.RawProtocol) -> Protocol:
         return cls(
-            min_reader_version=min_reader_version,
-            min_writer_version=min_writer_version,
-            reader_features=_optional_tuple(reader_features),
-            writer_features=_optional_tuple(writer_features),
+            min_reader_version=raw.min_reader_version,
+            min_writer_version=raw.min_writer_version,
+            reader_features=_optional_tuple(raw.reader_features),
+            writer_features=_optional_tuple(raw.writer_features),
         )
 
 
 @dataclass(frozen=True)
 class Metadata:
     """The ``metaData`` action: the table's identity, partitioning and configuration."""
+
+    _wraps: ClassVar[type] = _core.RawMetadata
 
     id: str
     name: str | None
@@ -84,28 +66,18 @@ class Metadata:
     """The Delta schema as written in the log (see :attr:`Snapshot.schema`)."""
 
     @classmethod
-    def _from_raw(cls, raw: _MetadataTuple) -> Metadata:
-        (
-            id,
-            name,
-            description,
-            partitioning,
-            configuration,
-            created_ms,
-            provider,
-            options,
-            schema,
-        ) = raw
+    def _from_raw(cls, raw: _core.RawMetadata) -> Metadata:
+        created_ms = raw.created_time
         return cls(
-            id=id,
-            name=name,
-            description=description,
-            partition_columns=tuple(partitioning),
-            configuration=MappingProxyType(configuration),
+            id=raw.id,
+            name=raw.name,
+            description=raw.description,
+            partition_columns=tuple(raw.partition_columns),
+            configuration=MappingProxyType(raw.configuration),
             created_time=None if created_ms is None else from_epoch_ms(created_ms),
-            format_provider=provider,
-            format_options=MappingProxyType(options),
-            schema_string=schema,
+            format_provider=raw.format_provider,
+            format_options=MappingProxyType(raw.format_options),
+            schema_string=raw.schema_string,
         )
 
 

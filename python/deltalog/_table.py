@@ -17,7 +17,7 @@ from ._arrow import ArrowStream, Schema
 from ._frozen import Frozen
 from ._maintenance_log import CheckpointInfo, CleanupResult, PostCommitResult, VersionChecksum
 from ._merge import TableMerger
-from ._results import ArrowData, Metadata, Protocol, SchemaLike, _CommitTuple
+from ._results import ArrowData, Metadata, Protocol, SchemaLike
 from ._scan import Filter, Scan
 from ._time import from_epoch_ms, to_epoch_ms
 from .exceptions import InvalidArgumentError
@@ -116,8 +116,8 @@ class DeltaTable(Frozen):
         :class:`Alter`)."""
         return Alter(self)
 
-    def _commit_result(self, raw: _CommitTuple) -> CommitResult:
-        return CommitResult._from_tuple(raw, self)
+    def _commit_result(self, raw: _core.RawCommit) -> CommitResult:
+        return CommitResult._from_raw(raw, self)
 
     def transaction(
         self, operation: str = "WRITE", isolation_level: str | None = None
@@ -622,7 +622,7 @@ class Transaction(Frozen):
 
     def commit(self) -> CommitResult:
         """Commits every staged action as the next version; the transaction is spent."""
-        return CommitResult._from_tuple(self._raw.commit(), self._table)
+        return CommitResult._from_raw(self._raw.commit(), self._table)
 
     def __repr__(self) -> str:
         return f"Transaction({self._table.uri!r}, read_version={self.read_version})"
@@ -631,6 +631,8 @@ class Transaction(Frozen):
 @dataclass(frozen=True)
 class CommitResult:
     """What a write or a transaction committed."""
+
+    _wraps: ClassVar[type] = _core.RawCommit
 
     version: int
     """The version committed (the table's current version when nothing was)."""
@@ -656,16 +658,15 @@ class CommitResult:
         return self.table.snapshot(self.version)
 
     @classmethod
-    def _from_tuple(cls, raw: _CommitTuple, table: DeltaTable) -> CommitResult:
-        version, committed, retries, snapshot, metrics, post_commit = raw
+    def _from_raw(cls, raw: _core.RawCommit, table: DeltaTable) -> CommitResult:
         return cls(
-            version=version,
-            committed=committed,
-            retries=retries,
-            metrics=MappingProxyType(metrics),
+            version=raw.version,
+            committed=raw.committed,
+            retries=raw.retries,
+            metrics=MappingProxyType(raw.metrics),
             table=table,
-            _snapshot=snapshot,
-            post_commit=PostCommitResult._from_tuple(post_commit),
+            _snapshot=raw.snapshot,
+            post_commit=PostCommitResult._from_raw(raw.post_commit),
         )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -69,8 +68,7 @@ def write_table(
         raise InvalidArgumentError(
             f"target_file_size must be a positive int, got {target_file_size!r}"
         )
-    info = None if commit_info is None else json.dumps(dict(commit_info))
-    raw = _core.RawDeltaTable.write_table(
+    raw_table, raw = _core.RawDeltaTable.write_table(
         uri,
         data,
         mode,
@@ -81,9 +79,9 @@ def write_table(
         target_file_size,
         app_id,
         app_version,
-        info,
+        commit_info,
         checked,
         predicate_check,
     )
-    table = DeltaTable(uri, storage_options=checked)
-    return CommitResult._from_tuple(raw, table)
+    table = DeltaTable._from_raw(raw_table, checked)
+    return CommitResult._from_raw(raw, table)

@@ -23,7 +23,8 @@ use common::{commit_info_action, json_lines, no_options, runtime, write_log_file
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use deltalog_core::log::path::{classic_checkpoint_file_name, commit_file_name};
 use deltalog_core::maintenance::checkpoint::write_checkpoint;
-use deltalog_core::{CheckpointOptions, SnapshotAt, Storage, Table};
+use deltalog_core::maintenance::CheckpointOptions;
+use deltalog_core::{SnapshotAt, Storage, Table};
 use serde_json::{json, Value};
 
 /// The live files of each table.

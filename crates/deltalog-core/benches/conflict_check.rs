@@ -29,12 +29,14 @@ use common::{no_options, runtime};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use deltalog_core::log::decode::commit::{decode_actions, DecodeOptions, DecodedActions};
 use deltalog_core::log::path::commit_file_name;
+use deltalog_core::maintenance::PostCommitOptions;
+use deltalog_core::ops::parse_isolation_level;
 use deltalog_core::replay::reconcile::FileKeys;
 use deltalog_core::schema::{PrimitiveType, StructField};
 use deltalog_core::transaction::conflict::{check_winner, Current, Rebase, Winner};
+use deltalog_core::transaction::{AddFile, TableSpec};
 use deltalog_core::{
-    parse_isolation_level, parse_sql, AddFile, CommitOptions, Expr, PostCommitOptions, Snapshot,
-    SnapshotAt, Storage, StructType, Table, TableSpec, Transaction,
+    parse_sql, CommitOptions, Expr, Snapshot, SnapshotAt, Storage, StructType, Table, Transaction,
 };
 
 /// Commits of 10 files each after the table's creation: the read version `v`.

@@ -17,11 +17,11 @@ use crate::log::commit_range::CommitRange;
 use crate::log::decode::commit::action_lines;
 use crate::log::path::LogPath;
 use crate::log::segment::LogSegment;
-use crate::maintenance::checkpoint::{CheckpointOptions, CheckpointWritten};
-use crate::maintenance::cleanup::CleanupReport;
+use crate::maintenance::checkpoint::{CheckpointOptions, CheckpointResult};
+use crate::maintenance::cleanup::CleanupResult;
 use crate::ops::{
     Alteration, ConvertResult, CreateMode, CreateTable, DeleteOptions, MergeClauses, MergeOptions,
-    OptimizeMetrics, OptimizeOptions, RestoreMetrics, RestoreOptions, UpdateOptions, VacuumOptions,
+    OptimizeOptions, OptimizeResult, RestoreOptions, RestoreResult, UpdateOptions, VacuumOptions,
     VacuumResult, WriteTableOptions,
 };
 use crate::scan::changes::{ChangeScan, ChangesOptions};
@@ -29,7 +29,7 @@ use crate::schema::StructType;
 use crate::snapshot::Snapshot;
 use crate::snapshot::SnapshotAt;
 use crate::storage::Storage;
-use crate::transaction::{CommitResult, TableCommit, TableSpec, Transaction};
+use crate::transaction::{CommitResult, TableSpec, Transaction};
 use crate::write::WriteFailure;
 
 /// A Delta table at a location. Cheap to clone; holds no snapshot state.
@@ -211,13 +211,13 @@ impl Table {
     // ── writes and row-level changes (crate::ops)
 
     /// Writes `batches` of `schema` to the table, creating it when absent (see
-    /// [`crate::write_table`]).
+    /// [`crate::ops::write_table`]).
     pub async fn write<S>(
         &self,
         schema: SchemaRef,
         batches: S,
         options: WriteTableOptions,
-    ) -> std::result::Result<TableCommit, WriteFailure>
+    ) -> std::result::Result<CommitResult, WriteFailure>
     where
         S: Stream<Item = Result<RecordBatch>> + Send,
     {
@@ -225,36 +225,40 @@ impl Table {
     }
 
     /// Creates the table as `create` describes, as Delta on Spark's `CREATE TABLE` with
-    /// `mode` (see [`crate::create_table`]).
-    pub async fn create_table(&self, create: CreateTable, mode: CreateMode) -> Result<TableCommit> {
+    /// `mode` (see [`crate::ops::create_table`]).
+    pub async fn create_table(
+        &self,
+        create: CreateTable,
+        mode: CreateMode,
+    ) -> Result<CommitResult> {
         crate::ops::create_table(&self.storage, create, mode).await
     }
 
-    /// Commits one `ALTER TABLE` change on the latest version (see [`crate::alter_table`]).
-    pub async fn alter(&self, alteration: Alteration) -> Result<TableCommit> {
+    /// Commits one `ALTER TABLE` change on the latest version (see [`crate::ops::alter_table`]).
+    pub async fn alter(&self, alteration: Alteration) -> Result<CommitResult> {
         crate::ops::alter_table(&self.storage, alteration).await
     }
 
-    /// Deletes the rows matching `predicate` (every row when `None`); see [`crate::delete`].
+    /// Deletes the rows matching `predicate` (every row when `None`); see [`crate::ops::delete`].
     pub async fn delete(
         &self,
         predicate: Option<Expr>,
         options: DeleteOptions,
-    ) -> std::result::Result<TableCommit, WriteFailure> {
+    ) -> std::result::Result<CommitResult, WriteFailure> {
         crate::ops::delete(&self.storage, predicate, options).await
     }
 
-    /// Sets the columns of `set` in the rows matching `predicate` (see [`crate::update`]).
+    /// Sets the columns of `set` in the rows matching `predicate` (see [`crate::ops::update`]).
     pub async fn update(
         &self,
         set: Vec<(String, ValueExpr)>,
         predicate: Option<Expr>,
         options: UpdateOptions,
-    ) -> std::result::Result<TableCommit, WriteFailure> {
+    ) -> std::result::Result<CommitResult, WriteFailure> {
         crate::ops::update(&self.storage, set, predicate, options).await
     }
 
-    /// Merges `source` into the table on `on` with `clauses` (see [`crate::merge`]).
+    /// Merges `source` into the table on `on` with `clauses` (see [`crate::ops::merge`]).
     pub async fn merge(
         &self,
         source: Vec<RecordBatch>,
@@ -262,38 +266,38 @@ impl Table {
         on: Expr,
         clauses: MergeClauses,
         options: MergeOptions,
-    ) -> std::result::Result<TableCommit, WriteFailure> {
+    ) -> std::result::Result<CommitResult, WriteFailure> {
         crate::ops::merge(&self.storage, source, source_schema, on, clauses, options).await
     }
 
     // ── table maintenance (crate::ops::commands)
 
-    /// Deletes the files no retained version needs (see [`crate::vacuum`]).
+    /// Deletes the files no retained version needs (see [`crate::ops::vacuum`]).
     pub async fn vacuum(&self, options: VacuumOptions) -> Result<VacuumResult> {
         crate::ops::vacuum(&self.storage, options).await
     }
 
-    /// Compacts small files, optionally Z-ordered (see [`crate::optimize`]).
-    pub async fn optimize(&self, options: OptimizeOptions) -> Result<OptimizeMetrics> {
+    /// Compacts small files, optionally Z-ordered (see [`crate::ops::optimize`]).
+    pub async fn optimize(&self, options: OptimizeOptions) -> Result<OptimizeResult> {
         crate::ops::optimize(&self.storage, options).await
     }
 
-    /// Restores the table to the version `at` names (see [`crate::restore`]).
-    pub async fn restore(&self, at: SnapshotAt) -> Result<RestoreMetrics> {
+    /// Restores the table to the version `at` names (see [`crate::ops::restore`]).
+    pub async fn restore(&self, at: SnapshotAt) -> Result<RestoreResult> {
         crate::ops::restore(&self.storage, at).await
     }
 
-    /// [`Table::restore`] with `options` (see [`crate::restore_with`]).
+    /// [`Table::restore`] with `options` (see [`crate::ops::restore_with`]).
     pub async fn restore_with(
         &self,
         at: SnapshotAt,
         options: &RestoreOptions,
-    ) -> Result<RestoreMetrics> {
+    ) -> Result<RestoreResult> {
         crate::ops::restore_with(&self.storage, at, options).await
     }
 
     /// Makes the Parquet files at this location a Delta table (see
-    /// [`crate::convert_to_delta`]).
+    /// [`crate::ops::convert_to_delta`]).
     pub async fn convert_to_delta(
         &self,
         partition_schema: Option<StructType>,
@@ -305,7 +309,7 @@ impl Table {
 
     /// Writes a checkpoint of `version` (`None`: the latest), of the kind the table's
     /// properties ask for (see `crate::maintenance::checkpoint`), with default options.
-    pub async fn checkpoint(&self, version: Option<u64>) -> Result<CheckpointWritten> {
+    pub async fn checkpoint(&self, version: Option<u64>) -> Result<CheckpointResult> {
         self.checkpoint_with(version, &CheckpointOptions::default())
             .await
     }
@@ -320,21 +324,21 @@ impl Table {
         &self,
         version: Option<u64>,
         options: &CheckpointOptions,
-    ) -> Result<CheckpointWritten> {
+    ) -> Result<CheckpointResult> {
         crate::maintenance::checkpoint::checkpoint(&self.storage, version, options).await
     }
 
     /// Deletes the log files that `delta.logRetentionDuration` lets go (see
     /// `crate::maintenance::cleanup`). Every version from the returned
-    /// [`CleanupReport::oldest_kept_version`] on stays readable. The table's files are not
+    /// [`CleanupResult::oldest_kept_version`] on stays readable. The table's files are not
     /// read: only its protocol and metadata.
-    pub async fn cleanup_metadata(&self) -> Result<CleanupReport> {
+    pub async fn cleanup_metadata(&self) -> Result<CleanupResult> {
         self.cleanup_metadata_with(false).await
     }
 
     /// [`Table::cleanup_metadata`]; with `dry_run`, nothing is written or deleted and the
     /// report lists what would be deleted (`compat_checkpoint` stays `None`).
-    pub async fn cleanup_metadata_with(&self, dry_run: bool) -> Result<CleanupReport> {
+    pub async fn cleanup_metadata_with(&self, dry_run: bool) -> Result<CleanupResult> {
         crate::maintenance::cleanup::cleanup_metadata(&self.storage, dry_run).await
     }
 

@@ -3,13 +3,14 @@
 
 use std::collections::BTreeMap;
 
-use deltalog_core::{alter_snapshot, Alteration, NewColumn, Snapshot};
+use deltalog_core::ops::{alter_snapshot, Alteration, NewColumn};
+use deltalog_core::Snapshot;
 use pyo3::prelude::*;
 
 use crate::convert::PySchemaInput;
+use crate::results::RawCommit;
 use crate::runtime::wait_for_future;
 use crate::snapshot::RawSnapshot;
-use crate::transaction::{commit_tuple, CommitTuple};
 
 /// Alterations of the table of one snapshot.
 #[pyclass(frozen, module = "deltalog._core")]
@@ -32,7 +33,7 @@ impl RawAlter {
         &self,
         py: Python<'_>,
         properties: BTreeMap<String, String>,
-    ) -> PyResult<CommitTuple> {
+    ) -> PyResult<RawCommit> {
         self.apply(py, Alteration::SetProperties(properties))
     }
 
@@ -43,7 +44,7 @@ impl RawAlter {
         py: Python<'_>,
         keys: Vec<String>,
         if_exists: bool,
-    ) -> PyResult<CommitTuple> {
+    ) -> PyResult<RawCommit> {
         self.apply(py, Alteration::UnsetProperties { keys, if_exists })
     }
 
@@ -54,7 +55,7 @@ impl RawAlter {
         py: Python<'_>,
         fields: PySchemaInput,
         parent: Option<String>,
-    ) -> PyResult<CommitTuple> {
+    ) -> PyResult<RawCommit> {
         let columns = fields
             .0
             .fields
@@ -68,7 +69,7 @@ impl RawAlter {
     }
 
     /// `RENAME COLUMN source TO name`.
-    fn rename_column(&self, py: Python<'_>, source: String, name: String) -> PyResult<CommitTuple> {
+    fn rename_column(&self, py: Python<'_>, source: String, name: String) -> PyResult<RawCommit> {
         let alteration = Alteration::RenameColumn {
             from: source,
             to: name,
@@ -83,7 +84,7 @@ impl RawAlter {
         py: Python<'_>,
         columns: Vec<String>,
         if_exists: bool,
-    ) -> PyResult<CommitTuple> {
+    ) -> PyResult<RawCommit> {
         self.apply(py, Alteration::DropColumns { columns, if_exists })
     }
 
@@ -93,7 +94,7 @@ impl RawAlter {
         py: Python<'_>,
         name: String,
         expression: String,
-    ) -> PyResult<CommitTuple> {
+    ) -> PyResult<RawCommit> {
         self.apply(py, Alteration::AddConstraint { name, expression })
     }
 
@@ -104,25 +105,25 @@ impl RawAlter {
         py: Python<'_>,
         name: String,
         if_exists: bool,
-    ) -> PyResult<CommitTuple> {
+    ) -> PyResult<RawCommit> {
         self.apply(py, Alteration::DropConstraint { name, if_exists })
     }
 
     /// Adds the table feature `name` to the protocol.
-    fn add_feature(&self, py: Python<'_>, name: String) -> PyResult<CommitTuple> {
+    fn add_feature(&self, py: Python<'_>, name: String) -> PyResult<RawCommit> {
         self.apply(py, Alteration::AddFeature(name))
     }
 
     /// Sets the table description.
-    fn set_description(&self, py: Python<'_>, text: String) -> PyResult<CommitTuple> {
+    fn set_description(&self, py: Python<'_>, text: String) -> PyResult<RawCommit> {
         self.apply(py, Alteration::SetDescription(text))
     }
 }
 
 impl RawAlter {
-    fn apply(&self, py: Python<'_>, alteration: Alteration) -> PyResult<CommitTuple> {
+    fn apply(&self, py: Python<'_>, alteration: Alteration) -> PyResult<RawCommit> {
         let snapshot = &self.snapshot;
         let done = wait_for_future(py, || alter_snapshot(snapshot, alteration))?;
-        Ok(commit_tuple(done))
+        Ok(RawCommit::from(done))
     }
 }

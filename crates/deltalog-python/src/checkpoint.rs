@@ -1,31 +1,15 @@
 //! Checkpoints, version checksums, log cleanup and log compaction for Python: module functions
 //! over a `RawDeltaTable` or `RawSnapshot`, wrapped by `deltalog._maintenance_log`.
 
-use deltalog_core::{CheckpointFormat, CheckpointOptions, VersionChecksum};
+use deltalog_core::log::CheckpointFormat;
+use deltalog_core::maintenance::CheckpointOptions;
 use pyo3::prelude::*;
 
 use crate::errors::to_py_err;
-use crate::post_commit::{checkpoint_tuple, cleanup_tuple, CheckpointTuple, CleanupTuple};
+use crate::results::{RawCheckpoint, RawCleanup, RawVersionChecksum};
 use crate::runtime::wait_for_future;
 use crate::snapshot::RawSnapshot;
 use crate::table::RawDeltaTable;
-
-/// A version checksum: `(txn id, table size, files, metadata count, protocol count,
-/// in-commit timestamp)`, `(set transactions (app id, version, last updated), domains
-/// (domain, configuration), histogram (boundaries, counts, bytes), deleted records, deletion
-/// vectors)`, the JSON line, and whether it was read from the `.crc` file.
-pub type ChecksumTuple = (
-    (Option<String>, i64, i64, i64, i64, Option<i64>),
-    (
-        Option<Vec<(String, i64, Option<i64>)>>,
-        Option<Vec<(String, String)>>,
-        Option<(Vec<i64>, Vec<i64>, Vec<i64>)>,
-        Option<i64>,
-        Option<i64>,
-    ),
-    String,
-    bool,
-);
 
 /// Writes a checkpoint of `version` (the latest when `None`); see `Table::checkpoint_with`.
 /// `v2_format` is `parquet` or `json`; `None` leaves it to the core
@@ -46,7 +30,7 @@ pub fn write_checkpoint(
     v2_sidecars: bool,
     classic_compat: bool,
     dry_run: bool,
-) -> PyResult<CheckpointTuple> {
+) -> PyResult<RawCheckpoint> {
     let v2_format = match v2_format {
         None => None,
         Some("parquet") => Some(CheckpointFormat::Parquet),
@@ -71,7 +55,7 @@ pub fn write_checkpoint(
     let written = wait_for_future(py, move || async move {
         table.checkpoint_with(version, &options).await
     });
-    written.map(checkpoint_tuple)
+    written.map(RawCheckpoint::from)
 }
 
 /// Deletes expired log files, or with `dry_run` only lists them (see
@@ -82,12 +66,12 @@ pub fn cleanup_metadata(
     py: Python<'_>,
     table: &RawDeltaTable,
     dry_run: bool,
-) -> PyResult<CleanupTuple> {
+) -> PyResult<RawCleanup> {
     let table = table.table().clone();
     let report = wait_for_future(py, move || async move {
         table.cleanup_metadata_with(dry_run).await
     });
-    report.map(cleanup_tuple)
+    report.map(RawCleanup::from)
 }
 
 /// Writes the log compaction file of `start_version..=end_version`; returns its URL.
@@ -107,7 +91,7 @@ pub fn compact_logs(
 /// The version checksum of `snapshot`'s version as its JSON line, and whether it was read
 /// from the `.crc` file (else it was computed from the state).
 #[pyfunction]
-pub fn version_checksum(py: Python<'_>, snapshot: &RawSnapshot) -> PyResult<ChecksumTuple> {
+pub fn version_checksum(py: Python<'_>, snapshot: &RawSnapshot) -> PyResult<RawVersionChecksum> {
     let snapshot = snapshot.snapshot();
     let (checksum, stored) = wait_for_future(py, move || async move {
         match snapshot.stored_version_checksum().await? {
@@ -116,39 +100,7 @@ pub fn version_checksum(py: Python<'_>, snapshot: &RawSnapshot) -> PyResult<Chec
         }
     })?;
     let text = checksum.to_json().map_err(|error| to_py_err(py, error))?;
-    Ok(checksum_tuple(checksum, text, stored))
-}
-
-fn checksum_tuple(checksum: VersionChecksum, text: String, stored: bool) -> ChecksumTuple {
-    let txns = checksum.set_transactions.map(|txns| {
-        let txns = txns.into_iter();
-        txns.map(|t| (t.app_id, t.version, t.last_updated))
-            .collect()
-    });
-    let domains = checksum.domain_metadata.map(|domains| {
-        let domains = domains.into_iter();
-        domains.map(|d| (d.domain, d.configuration)).collect()
-    });
-    let histogram = checksum
-        .file_size_histogram
-        .map(|h| (h.sorted_bin_boundaries, h.file_counts, h.total_bytes));
-    let counts = (
-        checksum.txn_id,
-        checksum.table_size_bytes,
-        checksum.num_files,
-        checksum.num_metadata,
-        checksum.num_protocol,
-        checksum.in_commit_timestamp_opt,
-    );
-    let deleted = checksum.num_deleted_records_opt;
-    let state = (
-        txns,
-        domains,
-        histogram,
-        deleted,
-        checksum.num_deletion_vectors_opt,
-    );
-    (counts, state, text, stored)
+    Ok(RawVersionChecksum::new(checksum, text, stored))
 }
 
 /// Checks the `.crc` file of `snapshot`'s version against its state; false when there is none.

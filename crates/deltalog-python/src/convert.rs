@@ -9,9 +9,12 @@ use std::collections::HashMap;
 
 use arrow::datatypes::Schema as ArrowSchema;
 use arrow::ffi::FFI_ArrowSchema;
+use deltalog_core::expr::{from_dnf, DnfLiteral};
+use deltalog_core::ops::{struct_type_from_arrow, SchemaMode};
+use deltalog_core::scalar::{Scalar, SessionTimeZone};
+use deltalog_core::schema::parse_schema;
 use deltalog_core::{
-    from_dnf, parse_schema, parse_sql, struct_type_from_arrow, DnfLiteral, Expr, Scalar,
-    SchemaMode, SessionTimeZone, Storage, StructType, WriteMode, WriteTableOptions, WriterOptions,
+    parse_sql, Expr, Storage, StructType, WriteMode, WriteTableOptions, WriterOptions,
 };
 use deltalog_core::{Error, SnapshotAt};
 use pyo3::prelude::*;
@@ -102,6 +105,34 @@ impl PyStorageOptions {
     }
 }
 
+/// Extra fields for a commit's `commitInfo` (the `commit_info` argument of every write): a
+/// mapping of JSON values, encoded as Python's `json.dumps` encodes it.
+#[derive(Default)]
+pub struct PyCommitInfo(pub serde_json::Map<String, Value>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for PyCommitInfo {
+    type Error = PyErr;
+
+    fn extract(info: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let py = info.py();
+        let mapping = py.get_type::<PyDict>().call1((info,))?;
+        let text = py.import("json")?.call_method1("dumps", (mapping,))?;
+        serde_json::from_str(text.extract::<&str>()?)
+            .map(PyCommitInfo)
+            .map_err(|error| {
+                let message = format!("commit_info must be a JSON object: {error}");
+                to_py_err(py, Error::InvalidArgument(message))
+            })
+    }
+}
+
+impl PyCommitInfo {
+    /// The fields of an optional argument, none when it is absent.
+    pub fn or_empty(info: Option<PyCommitInfo>) -> serde_json::Map<String, Value> {
+        info.unwrap_or_default().0
+    }
+}
+
 /// A table schema argument: Delta schema JSON text, or any object with
 /// `__arrow_c_schema__` (a pyarrow schema, a polars schema, ...) converted by the core.
 pub struct PySchemaInput(pub StructType);
@@ -136,8 +167,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for PySchemaInput {
     }
 }
 
-/// The arguments of a write, as the core's [`WriteTableOptions`]; `commit_info` is a JSON
-/// object as text.
+/// The arguments of a write, as the core's [`WriteTableOptions`].
 #[allow(clippy::too_many_arguments)]
 pub fn write_options(
     mode: &str,
@@ -148,7 +178,7 @@ pub fn write_options(
     target_file_size: Option<u64>,
     app_id: Option<String>,
     app_version: Option<i64>,
-    commit_info: Option<&str>,
+    commit_info: Option<PyCommitInfo>,
 ) -> Result<WriteTableOptions, Error> {
     let app = match (app_id, app_version) {
         (Some(id), Some(version)) => Some((id, version)),
@@ -158,12 +188,6 @@ pub fn write_options(
                 "app_id and app_version go together".into(),
             ))
         }
-    };
-    let commit_info = match commit_info {
-        None => serde_json::Map::new(),
-        Some(text) => serde_json::from_str(text).map_err(|error| {
-            Error::InvalidArgument(format!("commit_info must be a JSON object: {error}"))
-        })?,
     };
     Ok(WriteTableOptions {
         mode: WriteMode::parse(mode)?,
@@ -176,7 +200,7 @@ pub fn write_options(
             ..WriterOptions::default()
         },
         app_version: app,
-        commit_info,
+        commit_info: PyCommitInfo::or_empty(commit_info),
         ..WriteTableOptions::default()
     })
 }

@@ -1,14 +1,15 @@
 //! Row-level changes: `delete` (and `update`) on the table at a location, wrapped by
 //! `deltalog.DeltaTable.delete` / `update` (`python/deltalog/_dml.py`).
 
-use deltalog_core::{parse_value_sql, DeleteOptions, Error, Table};
-use deltalog_core::{UpdateOptions, WriterOptions};
+use deltalog_core::expr::parse_value_sql;
+use deltalog_core::ops::{DeleteOptions, UpdateOptions};
+use deltalog_core::{Error, Table, WriterOptions};
 use pyo3::prelude::*;
 
-use crate::convert::{PyFilter, PyStorageOptions};
+use crate::convert::{PyCommitInfo, PyFilter, PyStorageOptions};
 use crate::errors::{failure_to_py_err, to_py_err};
+use crate::results::RawCommit;
 use crate::runtime::wait_for_future;
-use crate::transaction::{commit_tuple, CommitTuple};
 
 /// Deletes the rows of the table at `uri` matching `predicate` (every row when `None`) and
 /// commits (see [`delete`]). `commit_info` is a JSON object of extra `commitInfo` fields.
@@ -19,12 +20,12 @@ pub fn delete_rows(
     uri: String,
     predicate: Option<PyFilter>,
     target_file_size: Option<u64>,
-    commit_info: Option<&str>,
+    commit_info: Option<PyCommitInfo>,
     storage_options: Option<PyStorageOptions>,
-) -> PyResult<CommitTuple> {
+) -> PyResult<RawCommit> {
     let options = DeleteOptions {
         writer: writer_options(target_file_size),
-        commit_info: commit_info_map(commit_info).map_err(|error| to_py_err(py, error))?,
+        commit_info: PyCommitInfo::or_empty(commit_info),
     };
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let predicate = PyFilter::expr(predicate);
@@ -32,7 +33,7 @@ pub fn delete_rows(
         Ok(table.delete(predicate, options).await)
     })?;
     outcome
-        .map(commit_tuple)
+        .map(RawCommit::from)
         .map_err(|failure| failure_to_py_err(py, failure))
 }
 
@@ -46,9 +47,9 @@ pub fn update_rows(
     set: Vec<(String, String)>,
     predicate: Option<PyFilter>,
     target_file_size: Option<u64>,
-    commit_info: Option<&str>,
+    commit_info: Option<PyCommitInfo>,
     storage_options: Option<PyStorageOptions>,
-) -> PyResult<CommitTuple> {
+) -> PyResult<RawCommit> {
     let assignments = set
         .into_iter()
         .map(|(column, text)| parse_value_sql(&text).map(|expr| (column, expr)))
@@ -56,7 +57,7 @@ pub fn update_rows(
         .map_err(|error| to_py_err(py, error))?;
     let options = UpdateOptions {
         writer: writer_options(target_file_size),
-        commit_info: commit_info_map(commit_info).map_err(|error| to_py_err(py, error))?,
+        commit_info: PyCommitInfo::or_empty(commit_info),
     };
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let predicate = PyFilter::expr(predicate);
@@ -64,7 +65,7 @@ pub fn update_rows(
         Ok(table.update(assignments, predicate, options).await)
     })?;
     outcome
-        .map(commit_tuple)
+        .map(RawCommit::from)
         .map_err(|failure| failure_to_py_err(py, failure))
 }
 
@@ -72,16 +73,5 @@ pub(crate) fn writer_options(target_file_size: Option<u64>) -> WriterOptions {
     WriterOptions {
         target_file_size,
         ..WriterOptions::default()
-    }
-}
-
-pub(crate) fn commit_info_map(
-    text: Option<&str>,
-) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
-    match text {
-        None => Ok(serde_json::Map::new()),
-        Some(text) => serde_json::from_str(text).map_err(|error| {
-            Error::InvalidArgument(format!("commit_info must be a JSON object: {error}"))
-        }),
     }
 }

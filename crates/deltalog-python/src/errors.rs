@@ -5,7 +5,7 @@
 //! exactly one of them, and the fields that name what went wrong (the file, the version, the
 //! feature) become attributes of the exception.
 
-use deltalog_core::WriteFailure;
+use deltalog_core::write::WriteFailure;
 use deltalog_core::{ConflictKind, Error};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;

@@ -18,7 +18,7 @@ mod dml;
 mod errors;
 mod maintenance;
 mod merge;
-mod post_commit;
+mod results;
 mod runtime;
 mod scan;
 mod snapshot;
@@ -34,8 +34,11 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    module.add("DEFAULT_TARGET_SIZE", deltalog_core::DEFAULT_TARGET_SIZE)?;
-    module.add("DEFAULT_OPEN_COST", deltalog_core::DEFAULT_OPEN_COST)?;
+    module.add(
+        "DEFAULT_TARGET_SIZE",
+        deltalog_core::scan::DEFAULT_TARGET_SIZE,
+    )?;
+    module.add("DEFAULT_OPEN_COST", deltalog_core::scan::DEFAULT_OPEN_COST)?;
     module.add_function(wrap_pyfunction!(parse_timestamp_ms, module)?)?;
     module.add_class::<table::RawDeltaTable>()?;
     module.add_class::<snapshot::RawSnapshot>()?;
@@ -43,6 +46,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<arrow_export::RawArrowStream>()?;
     module.add_class::<scan::RawScan>()?;
     module.add_class::<transaction::RawTransaction>()?;
+    results::register(module)?;
     spark_write::register(module)?;
     spark_stream::register(module)?;
     module.add_function(wrap_pyfunction!(maintenance::vacuum, module)?)?;
@@ -65,5 +69,6 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
 /// without a zone), read by the core's one timestamp grammar.
 #[pyfunction]
 fn parse_timestamp_ms(py: Python<'_>, text: &str) -> PyResult<i64> {
-    deltalog_core::parse_user_timestamp_ms(text).map_err(|error| errors::to_py_err(py, error))
+    deltalog_core::scalar::parse_user_timestamp_ms(text)
+        .map_err(|error| errors::to_py_err(py, error))
 }

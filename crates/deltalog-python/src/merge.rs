@@ -1,18 +1,19 @@
 //! Merging Arrow data into the table at a location: `merge` of the core, wrapped by
 //! `deltalog.DeltaTable.merge` (`python/deltalog/_merge.py`, the `TableMerger` builder).
 
-use deltalog_core::{
-    parse_sql, parse_value_sql, Error, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction,
-    NotMatchedBySourceAction, Table, ValueExpr,
+use deltalog_core::expr::{parse_value_sql, ValueExpr};
+use deltalog_core::ops::{
+    MatchedAction, MergeClauses, MergeOptions, NotMatchedAction, NotMatchedBySourceAction,
 };
+use deltalog_core::{parse_sql, Error, Table};
 use pyo3::prelude::*;
 
 use crate::arrow_import::PyArrowInput;
-use crate::convert::PyStorageOptions;
-use crate::dml::{commit_info_map, writer_options};
+use crate::convert::{PyCommitInfo, PyStorageOptions};
+use crate::dml::writer_options;
 use crate::errors::{failure_to_py_err, to_py_err};
+use crate::results::RawCommit;
 use crate::runtime::wait_for_future;
-use crate::transaction::{commit_tuple, CommitTuple};
 
 /// One `WHEN` clause as Python gives it: its kind (`matched_update`, `matched_update_all`,
 /// `matched_delete`, `not_matched_insert`, `not_matched_insert_all`,
@@ -34,9 +35,9 @@ pub fn merge_rows(
     source_alias: String,
     target_alias: String,
     target_file_size: Option<u64>,
-    commit_info: Option<&str>,
+    commit_info: Option<PyCommitInfo>,
     storage_options: Option<PyStorageOptions>,
-) -> PyResult<CommitTuple> {
+) -> PyResult<RawCommit> {
     let prepared = (|| {
         let on = parse_sql(on)?;
         let clauses = merge_clauses(clauses)?;
@@ -44,7 +45,7 @@ pub fn merge_rows(
             source_alias,
             target_alias,
             writer: writer_options(target_file_size),
-            commit_info: commit_info_map(commit_info)?,
+            commit_info: PyCommitInfo::or_empty(commit_info),
         };
         Ok::<_, Error>((on, clauses, options))
     })();
@@ -56,7 +57,7 @@ pub fn merge_rows(
         Ok(table.merge(batches, schema, on, clauses, options).await)
     })?;
     outcome
-        .map(commit_tuple)
+        .map(RawCommit::from)
         .map_err(|failure| failure_to_py_err(py, failure))
 }
 

@@ -1,35 +1,16 @@
 //! `RawSnapshot`: one immutable version of a table, wrapped by `deltalog.Snapshot`.
 
-use std::collections::HashMap;
-
-use deltalog_core::{deletion_vectors, NativeColumns, Scan, ScanOptions};
-use deltalog_core::{HeadSource, Snapshot, TableConfiguration};
-use deltalog_core::{Metadata, Protocol};
+use deltalog_core::scan::{deletion_vectors, NativeColumns};
+use deltalog_core::snapshot::HeadSource;
+use deltalog_core::{Scan, ScanOptions, Snapshot, TableConfiguration};
 use pyo3::prelude::*;
 
 use crate::arrow_export::{RawArrowStream, RawSchema};
 use crate::convert::{to_py, PyFilter, PyTimeZone};
 use crate::errors::to_py_err;
+use crate::results::{RawMetadata, RawProtocol};
 use crate::runtime::wait_for_future;
 use crate::scan::RawScan;
-
-/// The `protocol` action as Python receives it: `(min_reader_version, min_writer_version,
-/// reader_features, writer_features)`.
-type ProtocolTuple = (i32, i32, Option<Vec<String>>, Option<Vec<String>>);
-
-/// The `metaData` action as Python receives it: `(id, name, description, partition_columns,
-/// configuration, created_time_ms, format_provider, format_options, schema_string)`.
-type MetadataTuple = (
-    String,
-    Option<String>,
-    Option<String>,
-    Vec<String>,
-    HashMap<String, String>,
-    Option<i64>,
-    String,
-    HashMap<String, String>,
-    Option<String>,
-);
 
 /// The selected columns for a plain Parquet reader: per column its logical field and its
 /// physical field (`None` for a partition column) as dicts, and why the reader cannot read
@@ -43,6 +24,7 @@ type NativeColumnsTuple<'py> = (
 /// metadata, from the version's `.crc` when it has one), its file list is replayed the first
 /// time something needs it.
 #[pyclass(frozen, module = "deltalog._core")]
+#[derive(Clone)]
 pub struct RawSnapshot {
     inner: Snapshot,
 }
@@ -123,13 +105,13 @@ impl RawSnapshot {
     }
 
     /// The `protocol` action in force.
-    fn protocol(&self) -> ProtocolTuple {
-        protocol_tuple(self.config().protocol().clone())
+    fn protocol(&self) -> RawProtocol {
+        self.config().protocol().clone().into()
     }
 
     /// The `metaData` action in force.
-    fn metadata(&self) -> MetadataTuple {
-        metadata_tuple(self.config().metadata().clone())
+    fn metadata(&self) -> RawMetadata {
+        self.config().metadata().clone().into()
     }
 
     /// The active files (see [`Snapshot::files`]).
@@ -205,33 +187,10 @@ impl RawSnapshot {
     }
 }
 
-fn protocol_tuple(protocol: Protocol) -> ProtocolTuple {
-    (
-        protocol.min_reader_version,
-        protocol.min_writer_version,
-        protocol.reader_features,
-        protocol.writer_features,
-    )
-}
-
-fn metadata_tuple(metadata: Metadata) -> MetadataTuple {
-    (
-        metadata.id,
-        metadata.name,
-        metadata.description,
-        metadata.partition_columns,
-        metadata.configuration,
-        metadata.created_time,
-        metadata.format.provider,
-        metadata.format.options,
-        metadata.schema_string,
-    )
-}
-
 /// One native column as its logical and physical field dicts.
 fn native_column<'py>(
     py: Python<'py>,
-    column: &deltalog_core::NativeColumn,
+    column: &deltalog_core::scan::NativeColumn,
 ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
     let physical = column.physical.as_ref().map(|f| to_py(py, f)).transpose()?;
     Ok((to_py(py, &column.logical)?, physical))

@@ -2,8 +2,8 @@
 //! [`stream_files`]): offsets as `(version, index, snapshot)` tuples, micro-batches as scan
 //! tasks in the one wire format.
 
-use deltalog_core::{stream_files, Scan, ScanOptions, ScanTask, Table};
-use deltalog_core::{StreamOffset, StreamOptions, StreamStart};
+use deltalog_core::scan::{stream_files, StreamOffset, StreamOptions, StreamStart};
+use deltalog_core::{Scan, ScanOptions, ScanTask, Table};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -80,7 +80,7 @@ pub fn stream_latest_offset(
 /// The scan tasks reading the files after `start` up to `end` (of `columns`, every column
 /// when `None`), packed into tasks of about `target_size` bytes.
 #[pyfunction]
-#[pyo3(signature = (uri, start, end, columns=None, ignore_deletes=false, skip_change_commits=false, target_size=deltalog_core::DEFAULT_TARGET_SIZE, open_cost=deltalog_core::DEFAULT_OPEN_COST, storage_options=None))]
+#[pyo3(signature = (uri, start, end, columns=None, ignore_deletes=false, skip_change_commits=false, target_size=deltalog_core::scan::DEFAULT_TARGET_SIZE, open_cost=deltalog_core::scan::DEFAULT_OPEN_COST, storage_options=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn stream_tasks<'py>(
     py: Python<'py>,

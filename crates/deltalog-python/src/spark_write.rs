@@ -8,16 +8,19 @@ use std::io::Cursor;
 use arrow::ipc::reader::StreamReader;
 use arrow::ipc::writer::StreamWriter;
 use arrow_array::RecordBatch;
-use deltalog_core::{adds_from_file_list, file_list_batch, AddFile, Error, Table};
-use deltalog_core::{DistributedWrite, DistributedWriteOptions, MicroBatch};
+use deltalog_core::distributed::{
+    adds_from_file_list, file_list_batch, DistributedWrite, DistributedWriteOptions, MicroBatch,
+};
+use deltalog_core::transaction::AddFile;
+use deltalog_core::{Error, Table};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::arrow_import::PyArrowInput;
 use crate::convert::PyStorageOptions;
 use crate::errors::{failure_to_py_err, to_py_err};
+use crate::results::RawCommit;
 use crate::runtime::wait_for_future;
-use crate::transaction::{commit_tuple, CommitTuple};
 
 /// Plans writing data of `data`'s schema (its rows are not read) to the table at `uri` with
 /// Adds this file's functions to the module `deltalog._core`.
@@ -84,7 +87,7 @@ pub fn commit_distributed_write(
     files: Vec<Bound<'_, PyBytes>>,
     micro_batch: Option<(String, String, i64)>,
     storage_options: Option<PyStorageOptions>,
-) -> PyResult<CommitTuple> {
+) -> PyResult<RawCommit> {
     let mut plan = DistributedWrite::from_json(plan).map_err(|error| to_py_err(py, error))?;
     if let Some((app_id, query_id, epoch_id)) = micro_batch {
         plan = plan.for_micro_batch(MicroBatch {
@@ -102,7 +105,7 @@ pub fn commit_distributed_write(
         Ok(plan.commit(table.storage(), adds).await)
     })?;
     outcome
-        .map(commit_tuple)
+        .map(RawCommit::from)
         .map_err(|failure| failure_to_py_err(py, failure))
 }
 

@@ -3,23 +3,23 @@
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use deltalog_core::Table;
-use deltalog_core::{ChangeScan, ChangesOptions};
+use deltalog_core::{ChangeScan, ChangesOptions, Table};
 use pyo3::prelude::*;
 
 use crate::arrow_export::RawArrowStream;
 use std::collections::HashMap;
 
-use deltalog_core::{CreateMode, CreateTable};
+use deltalog_core::ops::{CreateMode, CreateTable};
 
 use crate::arrow_import::PyArrowInput;
 use crate::convert::{
-    write_options, PyFilter, PySchemaInput, PySnapshotAt, PyStorageOptions, PyTimeZone,
+    write_options, PyCommitInfo, PyFilter, PySchemaInput, PySnapshotAt, PyStorageOptions,
+    PyTimeZone,
 };
 use crate::errors::{failure_to_py_err, to_py_err};
+use crate::results::RawCommit;
 use crate::runtime::wait_for_future;
 use crate::snapshot::RawSnapshot;
-use crate::transaction::{commit_tuple, CommitTuple};
 
 /// An opened Delta table (core [`Table`]); cheap to clone, shared between snapshots.
 #[pyclass(frozen, module = "deltalog._core")]
@@ -67,7 +67,7 @@ impl RawDeltaTable {
         description: Option<String>,
         mode: &str,
         storage_options: Option<PyStorageOptions>,
-    ) -> PyResult<(Self, CommitTuple)> {
+    ) -> PyResult<(Self, RawCommit)> {
         let mode = CreateMode::parse(mode).map_err(|error| to_py_err(py, error))?;
         let (partition_by, configuration) = (
             partition_by.unwrap_or_default(),
@@ -82,10 +82,11 @@ impl RawDeltaTable {
         };
         let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
         let done = wait_for_future(py, || async { table.create_table(create, mode).await })?;
-        Ok((Self::new(table), commit_tuple(done)))
+        Ok((Self::new(table), RawCommit::from(done)))
     }
 
-    /// Writes `data` to the table at `uri`, creating it when absent (see [`write_table`]).
+    /// Writes `data` to the table at `uri`, creating it when absent (see [`write_table`]);
+    /// the table written and its commit.
     #[staticmethod]
     #[pyo3(signature = (uri, data, mode="append", partition_by=None, predicate=None, schema_mode=None, configuration=None, target_file_size=None, app_id=None, app_version=None, commit_info=None, storage_options=None, predicate_check=true))]
     #[allow(clippy::too_many_arguments)]
@@ -101,10 +102,10 @@ impl RawDeltaTable {
         target_file_size: Option<u64>,
         app_id: Option<String>,
         app_version: Option<i64>,
-        commit_info: Option<&str>,
+        commit_info: Option<PyCommitInfo>,
         storage_options: Option<PyStorageOptions>,
         predicate_check: bool,
-    ) -> PyResult<CommitTuple> {
+    ) -> PyResult<(Self, RawCommit)> {
         let (predicate, app) = (PyFilter::expr(predicate), (app_id, app_version));
         let options = write_options(
             mode,
@@ -121,12 +122,12 @@ impl RawDeltaTable {
         options.skip_predicate_check = !predicate_check;
         let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
         let (schema, stream) = (data.schema.clone(), data.into_stream());
+        let writer = table.clone();
         let outcome = wait_for_future(py, move || async move {
-            Ok(table.write(schema, stream, options).await)
+            Ok(writer.write(schema, stream, options).await)
         })?;
-        outcome
-            .map(commit_tuple)
-            .map_err(|failure| failure_to_py_err(py, failure))
+        let commit = outcome.map_err(|failure| failure_to_py_err(py, failure))?;
+        Ok((Self::new(table), RawCommit::from(commit)))
     }
 
     /// The table root as a URL ending in '/'.

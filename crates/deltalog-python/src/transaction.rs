@@ -1,41 +1,20 @@
-//! `RawTransaction`: a pending write to a table, wrapped by `deltalog.Transaction`; and the
-//! commit results every write returns.
+//! `RawTransaction`: a pending write to a table, wrapped by `deltalog.Transaction`.
 
-use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use deltalog_core::Error;
-use deltalog_core::MetadataUpdate;
-use deltalog_core::{adds_from_file_list, parse_isolation_level, TableCommit, TableTransaction};
-use deltalog_core::{WriteFailure, WriterOptions};
+use deltalog_core::distributed::adds_from_file_list;
+use deltalog_core::ops::parse_isolation_level;
+use deltalog_core::transaction::{MetadataUpdate, TableTransaction};
+use deltalog_core::write::WriteFailure;
+use deltalog_core::{Error, WriterOptions};
 use pyo3::prelude::*;
 
 use crate::arrow_import::PyArrowInput;
 use crate::convert::{PyFilter, PySchemaInput};
 use crate::errors::{failure_to_py_err, to_py_err};
-use crate::post_commit::{post_commit_tuple, PostCommitTuple};
+use crate::results::RawCommit;
 use crate::runtime::wait_for_future;
 use crate::snapshot::RawSnapshot;
-
-/// A commit's outcome as Python receives it: `(version, committed, retries, snapshot,
-/// metrics, post-commit report)`.
-pub type CommitTuple = (
-    u64,
-    bool,
-    u32,
-    Option<RawSnapshot>,
-    BTreeMap<String, u64>,
-    PostCommitTuple,
-);
-
-/// The tuple of a core [`TableCommit`].
-pub fn commit_tuple(commit: TableCommit) -> CommitTuple {
-    let snapshot = commit.snapshot.map(RawSnapshot::new);
-    let (version, committed) = (commit.version, commit.committed);
-    let post_commit = post_commit_tuple(commit.post_commit);
-    let (retries, metrics) = (commit.retries, commit.metrics);
-    (version, committed, retries, snapshot, metrics, post_commit)
-}
 
 /// A core [`TableTransaction`]; gone once committed.
 #[pyclass(frozen, module = "deltalog._core")]
@@ -180,11 +159,11 @@ impl RawTransaction {
     }
 
     /// Commits; the transaction cannot be used afterwards.
-    fn commit(&self, py: Python<'_>) -> PyResult<CommitTuple> {
+    fn commit(&self, py: Python<'_>) -> PyResult<RawCommit> {
         let tx = self.take(py)?;
         let outcome = wait_for_future(py, move || async move { Ok(tx.commit().await) })?;
         outcome
-            .map(commit_tuple)
+            .map(RawCommit::from)
             .map_err(|failure: WriteFailure| failure_to_py_err(py, failure))
     }
 

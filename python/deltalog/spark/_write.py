@@ -115,7 +115,7 @@ def commit_messages(
     raw = _core.commit_distributed_write(
         options.uri, plans.pop() if plans else plan, files, micro_batch, storage
     )
-    return CommitResult._from_tuple(raw, DeltaTable(options.uri, storage_options=storage))
+    return CommitResult._from_raw(raw, DeltaTable(options.uri, storage_options=storage))
 
 
 def log_unreferenced(options: WriteOptions, messages: Sequence[WriterCommitMessage | None]) -> None:

@@ -1,6 +1,6 @@
 //! The non-file actions of the log as plain structs (spec "Actions").
 //!
-//! File actions (`add`, `remove`, `cdc`) live in Arrow record batches (see [`layout`]);
+//! File actions (`add`, `remove`, `cdc`) live in Arrow record batches (see `layout`);
 //! everything else is rare enough to be a struct. Unknown fields are ignored, as the spec
 //! requires (catalogue B-02).
 //!

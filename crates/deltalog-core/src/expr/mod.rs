@@ -1,8 +1,8 @@
 //! Row filters: an expression tree ([`Expr`], in `ast`), a SQL-like parser ([`parse_sql`], in
 //! `parse`), pyarrow's disjunctive normal form ([`from_dnf`], in `dnf`), exact row evaluation
-//! over Arrow batches ([`evaluate`], in `eval`, with the conversion of literals to a column's
+//! over Arrow batches (`evaluate`, in `eval`, with the conversion of literals to a column's
 //! type in `convert`) and conservative file skipping over a batch of per-file statistics
-//! ([`files_may_match`], in `skipping`; spec "Per-file Statistics", catalogue H-ST and G-25).
+//! (`files_may_match`, in `skipping`; spec "Per-file Statistics", catalogue H-ST and G-25).
 //!
 //! Semantics are SQL's three-valued logic: a comparison with a NULL operand is NULL, NULL is
 //! not true, `NOT NULL` is NULL, `x IN (1, NULL)` is NULL unless `x = 1`. Floating point values

@@ -36,6 +36,9 @@ pub mod timestamps;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod timestamps;
 
+pub use checksum::{FileSizeHistogram, VersionChecksum};
+pub use path::CheckpointFormat;
+
 use crate::error::{Error, Result};
 use crate::storage::Storage;
 use last_checkpoint::parse_last_checkpoint;

@@ -40,7 +40,7 @@ const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// What a metadata cleanup deleted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CleanupReport {
+pub struct CleanupResult {
     /// The version of the cutoff checkpoint: the oldest version still readable. `None` when
     /// no checkpoint is old enough, and nothing was deleted.
     pub oldest_kept_version: Option<u64>,
@@ -55,7 +55,7 @@ pub struct CleanupReport {
 /// Deletes the log files that `delta.logRetentionDuration` lets go, or with `dry_run` only
 /// reports them ([`crate::Table::cleanup_metadata_with`]). Reads the protocol and metadata,
 /// never the file list.
-pub(crate) async fn cleanup_metadata(storage: &Storage, dry_run: bool) -> Result<CleanupReport> {
+pub(crate) async fn cleanup_metadata(storage: &Storage, dry_run: bool) -> Result<CleanupResult> {
     let segment = crate::log::locate_segment(storage, None).await?;
     let state = load_segment_without_files(storage, storage.uri(), &segment).await?;
     let config = TableConfiguration::try_new(state.protocol, state.metadata, storage.uri())?;
@@ -72,7 +72,7 @@ pub(crate) async fn cleanup_expired_logs(
     config: &TableConfiguration,
     latest: u64,
     now_ms: i64,
-) -> Result<CleanupReport> {
+) -> Result<CleanupResult> {
     plan_cleanup(storage, config, latest, now_ms, false).await
 }
 
@@ -83,23 +83,23 @@ async fn plan_cleanup(
     latest: u64,
     now_ms: i64,
     dry_run: bool,
-) -> Result<CleanupReport> {
+) -> Result<CleanupResult> {
     let retention = duration_ms(config.properties().log_retention_duration);
     let cutoff_ms = midnight_utc(now_ms.saturating_sub(retention));
     let listing = list_log_from(storage, 0).await?;
     let Some(checkpoint) = cutoff_checkpoint(&listing, cutoff_ms, latest) else {
-        return Ok(CleanupReport::default());
+        return Ok(CleanupResult::default());
     };
     let protected = config
         .properties()
         .require_checkpoint_protection_before_version;
     let protects = config.is_feature_supported(&TableFeature::CheckpointProtection);
     if protects && protected > 0 && i128::from(checkpoint.version) < i128::from(protected) {
-        return Ok(CleanupReport::default());
+        return Ok(CleanupResult::default());
     }
-    let mut report = CleanupReport {
+    let mut report = CleanupResult {
         oldest_kept_version: Some(checkpoint.version),
-        ..CleanupReport::default()
+        ..CleanupResult::default()
     };
     // Oldest first, stopping at the first failure: the log kept stays contiguous.
     let mut expired_files: Vec<&LogPath> = listing
@@ -289,7 +289,7 @@ mod tests {
     use crate::snapshot::{Snapshot, SnapshotAt};
     use crate::util::test_tables::table_with_history;
 
-    async fn cleanup(snapshot: &Snapshot, now: i64) -> CleanupReport {
+    async fn cleanup(snapshot: &Snapshot, now: i64) -> CleanupResult {
         let config = snapshot.table_configuration();
         cleanup_expired_logs(snapshot.storage(), config, snapshot.version(), now)
             .await
@@ -354,7 +354,7 @@ mod tests {
         table.checkpoint(None).await.unwrap();
         let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
         let report = cleanup(&snapshot, now_ms()).await;
-        assert_eq!(report, CleanupReport::default());
+        assert_eq!(report, CleanupResult::default());
     }
 
     #[tokio::test]

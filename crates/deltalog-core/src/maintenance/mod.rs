@@ -23,3 +23,7 @@ pub(crate) mod compaction;
 pub mod post_commit;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod post_commit;
+
+pub use checkpoint::{CheckpointOptions, CheckpointResult};
+pub use cleanup::CleanupResult;
+pub use post_commit::{PostCommitError, PostCommitOptions, PostCommitResult, PostCommitStep};

@@ -2,15 +2,15 @@
 //! `<v>.crc` for every commit, a checkpoint every `delta.checkpointInterval` versions, and,
 //! after a checkpoint, metadata cleanup when `delta.enableExpiredLogCleanup`. Each step can be
 //! turned off ([`PostCommitOptions`]); a step that fails is reported in a
-//! [`PostCommitReport`] and never turns the committed write into an error.
+//! [`PostCommitResult`] and never turns the committed write into an error.
 
 use crate::error::Result;
 use crate::log::checksum::{read_checksum, VersionChecksum};
 use crate::log::decode::commit::{decode_actions, DecodeOptions};
 use crate::log::path::commit_file_name;
-use crate::maintenance::checkpoint::{write_checkpoint, CheckpointOptions, CheckpointWritten};
+use crate::maintenance::checkpoint::{write_checkpoint, CheckpointOptions, CheckpointResult};
 use crate::maintenance::checksum::write_checksum;
-use crate::maintenance::cleanup::{cleanup_expired_logs, CleanupReport};
+use crate::maintenance::cleanup::{cleanup_expired_logs, CleanupResult};
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
 use crate::util::time::now_ms;
@@ -85,14 +85,14 @@ pub struct PostCommitError {
 
 /// What the post-commit steps did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PostCommitReport {
+pub struct PostCommitResult {
     /// The `.crc` file written (URL), or `None` (turned off, failed, or no way to compute
     /// it: no previous checksum and no snapshot of the version).
     pub checksum: Option<String>,
     /// The checkpoint written, if one was due.
-    pub checkpoint: Option<CheckpointWritten>,
+    pub checkpoint: Option<CheckpointResult>,
     /// What cleanup deleted, if it ran.
-    pub cleanup: Option<CleanupReport>,
+    pub cleanup: Option<CleanupResult>,
     /// The steps that failed.
     pub errors: Vec<PostCommitError>,
 }
@@ -114,8 +114,8 @@ pub(crate) struct Committed<'a> {
 pub(crate) async fn run(
     committed: &Committed<'_>,
     options: &PostCommitOptions,
-) -> PostCommitReport {
-    let mut report = PostCommitReport::default();
+) -> PostCommitResult {
+    let mut report = PostCommitResult::default();
     if options.checksum {
         match write_version_checksum(committed).await {
             Ok(written) => report.checksum = written,
@@ -152,7 +152,7 @@ pub(crate) async fn run(
     report
 }
 
-impl PostCommitReport {
+impl PostCommitResult {
     fn fail(&mut self, step: PostCommitStep, error: &crate::error::Error) {
         self.errors.push(PostCommitError {
             step,

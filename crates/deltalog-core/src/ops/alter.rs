@@ -36,7 +36,7 @@ use crate::table_config::writing::{
     IDENTITY_START_KEY, INVARIANTS_KEY,
 };
 use crate::table_config::TableFeature;
-use crate::transaction::{committed, MetadataUpdate, TableCommit, Transaction};
+use crate::transaction::{CommitResult, MetadataUpdate, Transaction};
 
 use properties::{check_values, known_feature_of, settable_key, PropertyTarget};
 
@@ -83,7 +83,7 @@ pub struct NewColumn {
 
 /// Applies `alteration` to the latest version of `table` in one commit (see
 /// [`alter_snapshot`]).
-pub async fn alter_table(storage: &Storage, alteration: Alteration) -> Result<TableCommit> {
+pub async fn alter_table(storage: &Storage, alteration: Alteration) -> Result<CommitResult> {
     let snapshot = Snapshot::load(storage, SnapshotAt::Latest).await?;
     alter_snapshot(&snapshot, alteration).await
 }
@@ -99,7 +99,7 @@ pub async fn alter_table(storage: &Storage, alteration: Alteration) -> Result<Ta
 /// unknown table feature or one this library cannot honour; [`Error::ConstraintViolation`]
 /// when existing rows break a new constraint; [`Error::CommitConflict`] when a concurrent
 /// commit conflicts.
-pub async fn alter_snapshot(snapshot: &Snapshot, alteration: Alteration) -> Result<TableCommit> {
+pub async fn alter_snapshot(snapshot: &Snapshot, alteration: Alteration) -> Result<CommitResult> {
     let transaction = match alteration {
         Alteration::SetProperties(properties) => set_properties(snapshot, properties).await?,
         Alteration::UnsetProperties { keys, if_exists } => {
@@ -126,7 +126,7 @@ pub async fn alter_snapshot(snapshot: &Snapshot, alteration: Alteration) -> Resu
             set_properties(snapshot, comment).await?
         }
     };
-    Ok(committed(transaction.commit().await?))
+    transaction.commit().await
 }
 
 /// `SET TBLPROPERTIES`: every key validated and spelled as Delta on Spark stores it.

@@ -2,16 +2,15 @@
 //! NOT EXISTS` and `CREATE OR REPLACE TABLE` (spec "Writer Requirements": version 0 holds the
 //! protocol and the metadata; "Column Mapping": ids and physical names assigned at creation).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use crate::error::{ConflictKind, Error, Result};
-use crate::maintenance::post_commit::PostCommitReport;
 use crate::schema::StructType;
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
 use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID};
 use crate::table_config::writing::is_protocol_key;
-use crate::transaction::{committed, MetadataUpdate, TableCommit, TableSpec};
+use crate::transaction::{CommitResult, MetadataUpdate, TableSpec};
 
 use crate::ops::alter::properties::checked_new_table_configuration;
 use crate::schema::from_arrow::assign_column_mapping;
@@ -70,7 +69,7 @@ pub async fn create_table(
     storage: &Storage,
     create: CreateTable,
     mode: CreateMode,
-) -> Result<TableCommit> {
+) -> Result<CommitResult> {
     if !crate::log::has_log_files(storage).await? {
         let spec = new_table_spec(storage.uri(), create)?;
         let created = async {
@@ -80,7 +79,7 @@ pub async fn create_table(
                 .await
         };
         let error = match created.await {
-            Ok(result) => return Ok(committed(result)),
+            Ok(result) => return Ok(result),
             Err(error) => error,
         };
         if mode == CreateMode::Ignore && created_by_another(storage, &error).await? {
@@ -99,15 +98,9 @@ pub async fn create_table(
 }
 
 /// Nothing committed: the table exists.
-async fn ignored(storage: &Storage) -> Result<TableCommit> {
-    Ok(TableCommit {
-        version: crate::log::latest_version(storage).await?,
-        committed: false,
-        retries: 0,
-        snapshot: None,
-        metrics: BTreeMap::new(),
-        post_commit: PostCommitReport::default(),
-    })
+async fn ignored(storage: &Storage) -> Result<CommitResult> {
+    let version = crate::log::latest_version(storage).await?;
+    Ok(CommitResult::unchanged(version, None))
 }
 
 /// True when `error` says another creator made the table first: this creator lost the race
@@ -145,7 +138,7 @@ pub(crate) fn new_table_spec(table: &str, create: CreateTable) -> Result<TableSp
 }
 
 /// `CREATE OR REPLACE TABLE` of an existing table.
-async fn replace(storage: &Storage, create: CreateTable) -> Result<TableCommit> {
+async fn replace(storage: &Storage, create: CreateTable) -> Result<CommitResult> {
     let snapshot = Snapshot::load(storage, SnapshotAt::Latest).await?;
     let mut transaction = snapshot.transaction("CREATE OR REPLACE TABLE");
     transaction.remove_where(None, true).await?;
@@ -172,5 +165,5 @@ async fn replace(storage: &Storage, create: CreateTable) -> Result<TableCommit> 
     let partition_by = serde_json::to_string(&spec.partition_columns).unwrap_or_default();
     transaction.set_operation_parameter("partitionBy", partition_by);
     transaction.set_operation_parameter("isManaged", "false");
-    Ok(committed(transaction.commit().await?))
+    transaction.commit().await
 }

@@ -27,7 +27,7 @@ use crate::error::{ConflictKind, Error, Result};
 use crate::expr::parse_sql;
 use crate::storage::Storage;
 use crate::table_config::{TableConfiguration, TableFeature};
-use crate::transaction::{add_file, AddFile, TableCommit, Transaction, DATA_WRITER_FEATURES};
+use crate::transaction::{add_file, AddFile, CommitResult, Transaction, DATA_WRITER_FEATURES};
 use crate::write::changes::{cdc_rows, rows_match, write_with_insert_changes, CHANGE_DATA_DIR};
 use crate::write::{write_batches, WriteFailure, WriterOptions, WrittenFile};
 
@@ -254,7 +254,7 @@ impl DistributedWrite {
         &self,
         storage: &Storage,
         adds: Vec<AddFile>,
-    ) -> Result<TableCommit, WriteFailure> {
+    ) -> Result<CommitResult, WriteFailure> {
         let paths: Vec<String> = adds.iter().map(|add| add.path.clone()).collect();
         let failure = |error: Error| WriteFailure {
             error,
@@ -266,14 +266,7 @@ impl DistributedWrite {
             .map_err(failure)?;
         let Some(mut transaction) = prepared.filter(|_| self.target.is_some()) else {
             let version = crate::log::latest_version(storage).await.map_err(failure)?;
-            return Ok(TableCommit {
-                version,
-                committed: false,
-                retries: 0,
-                snapshot: None,
-                metrics: Default::default(),
-                post_commit: Default::default(),
-            });
+            return Ok(CommitResult::unchanged(version, None));
         };
         let config = transaction.transaction().configuration().map_err(failure)?;
         let read_version = transaction.transaction().read_version().unwrap_or(0);

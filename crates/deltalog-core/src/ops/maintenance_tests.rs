@@ -295,7 +295,7 @@ async fn optimize_compacts_each_partition_and_keeps_the_rows() {
         .unwrap();
     assert_eq!(planned.version, None);
     assert_eq!(
-        OptimizeMetrics {
+        OptimizeResult {
             version: metrics.version,
             num_files_added: metrics.num_files_added,
             files_added: metrics.files_added.clone(),
@@ -456,7 +456,7 @@ async fn restore_brings_back_an_old_version_and_refuses_vacuumed_files() {
         .unwrap();
     assert_eq!(metrics.version, Some(3));
     assert_eq!(
-        RestoreMetrics {
+        RestoreResult {
             version: None,
             ..metrics.clone()
         },

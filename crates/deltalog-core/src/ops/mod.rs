@@ -1,9 +1,9 @@
 //! Whole operations on a table built from the writer and the transaction: creating a table
 //! ([`create_table`]) and writing Arrow data to it ([`write_table`], through
-//! [`crate::TableTransaction`]), with the semantics of Delta on Spark's `CREATE TABLE` and
-//! `DataFrameWriter` (save modes, `partitionBy`, `replaceWhere`, `mergeSchema`,
-//! `overwriteSchema`, `txnAppId` / `txnVersion`). Every decision about what to commit is taken here; bindings only convert
-//! arguments.
+//! [`crate::transaction::TableTransaction`]), with the semantics of Delta on Spark's
+//! `CREATE TABLE` and `DataFrameWriter` (save modes, `partitionBy`, `replaceWhere`,
+//! `mergeSchema`, `overwriteSchema`, `txnAppId` / `txnVersion`). Every decision about what to
+//! commit is taken here; bindings only convert arguments.
 //!
 //! Row-level changes live in `dml/` and `merge/`; table maintenance, with the semantics of
 //! Delta on Spark's commands ([`vacuum`], [`optimize`], [`restore`], [`convert_to_delta`]),
@@ -22,16 +22,14 @@ pub use crate::schema::from_arrow::struct_type_from_arrow;
 pub use alter::{alter_snapshot, alter_table, Alteration, NewColumn};
 pub use commands::convert::{convert_to_delta, ConvertResult};
 pub use commands::optimize::{
-    optimize, FileSizeMetrics, OptimizeMetrics, OptimizeOptions, DEFAULT_OPTIMIZE_FILE_SIZE,
+    optimize, FileSizeMetrics, OptimizeOptions, OptimizeResult, DEFAULT_OPTIMIZE_FILE_SIZE,
 };
-pub use commands::restore::{restore, restore_with, RestoreMetrics, RestoreOptions};
+pub use commands::restore::{restore, restore_with, RestoreOptions, RestoreResult};
 pub use commands::vacuum::{vacuum, VacuumOptions, VacuumResult};
 pub use create::{create_table, CreateMode, CreateTable};
-pub use distributed::MicroBatch;
-pub use distributed::{file_list_batch, DistributedWrite, DistributedWriteOptions};
 pub use dml::delete::{delete, DeleteOptions};
 pub use dml::update::{update, UpdateOptions};
-pub use files::{adds_from_file_list, parse_isolation_level};
+pub use files::parse_isolation_level;
 pub use merge::{
     merge, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction, NotMatchedBySourceAction,
 };

@@ -12,7 +12,7 @@ use crate::ops::*;
 use crate::snapshot::SnapshotAt;
 use crate::storage::Storage;
 use crate::table::Table;
-use crate::transaction::TableCommit;
+use crate::transaction::CommitResult;
 
 fn batch(ids: &[i64], parts: &[&str]) -> RecordBatch {
     let schema = Arc::new(Schema::new(vec![
@@ -26,7 +26,7 @@ fn batch(ids: &[i64], parts: &[&str]) -> RecordBatch {
     RecordBatch::try_new(schema, columns).unwrap()
 }
 
-async fn write(table: &Table, data: RecordBatch, options: WriteTableOptions) -> TableCommit {
+async fn write(table: &Table, data: RecordBatch, options: WriteTableOptions) -> CommitResult {
     let stream = futures::stream::iter(vec![Ok(data.clone())]);
     write_table(table.storage(), data.schema(), stream, options)
         .await

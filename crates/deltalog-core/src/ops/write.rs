@@ -9,7 +9,7 @@
 //! written is a [`WriteFailure`] naming them (no commit references them; VACUUM removes
 //! them).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -18,13 +18,12 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::maintenance::post_commit::PostCommitReport;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::storage::Storage;
 use crate::table_config::properties::COLUMN_MAPPING_MAX_COLUMN_ID;
 use crate::table_config::TableConfiguration;
 use crate::transaction::{
-    MetadataUpdate, TableCommit, TableSpec, TableTransaction, Transaction, DATA_WRITER_FEATURES,
+    CommitResult, MetadataUpdate, TableSpec, TableTransaction, Transaction, DATA_WRITER_FEATURES,
 };
 use crate::write::changes::rows_match;
 use crate::write::{WriteFailure, WriterOptions};
@@ -156,7 +155,7 @@ pub async fn write_table<S>(
     schema: SchemaRef,
     batches: S,
     options: WriteTableOptions,
-) -> Result<TableCommit, WriteFailure>
+) -> Result<CommitResult, WriteFailure>
 where
     S: Stream<Item = Result<RecordBatch>> + Send,
 {
@@ -164,16 +163,10 @@ where
         .await
         .map_err(WriteFailure::unwritten)?;
     let Some(mut transaction) = prepared else {
-        return Ok(TableCommit {
-            version: crate::log::latest_version(storage)
-                .await
-                .map_err(WriteFailure::unwritten)?,
-            committed: false,
-            retries: 0,
-            snapshot: None,
-            metrics: BTreeMap::new(),
-            post_commit: PostCommitReport::default(),
-        });
+        let version = crate::log::latest_version(storage)
+            .await
+            .map_err(WriteFailure::unwritten)?;
+        return Ok(CommitResult::unchanged(version, None));
     };
     let replaced = replaced_predicate(&transaction, &options);
     let mut insert_changes = false;

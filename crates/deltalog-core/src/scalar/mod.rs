@@ -3,8 +3,8 @@
 //! (spec "Per-file Statistics"), SQL literals of the filter language, and user-given times;
 //! with the session time zone ([`SessionTimeZone`]) zone-less timestamps are read in.
 //!
-//! The date and timestamp grammar is described in [`time`]; decimals in [`decimal`]; the
-//! per-context codecs in [`text`].
+//! The date and timestamp grammar is described in `time`; decimals in `decimal`; the
+//! per-context codecs in `text`.
 
 pub(crate) mod decimal;
 pub(crate) mod text;

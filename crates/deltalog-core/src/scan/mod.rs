@@ -50,10 +50,12 @@ use crate::schema::{
 use crate::snapshot::Snapshot;
 use crate::storage::{IoConfig, Storage};
 use crate::table_config::TableConfiguration;
+pub use changes::{ChangeScan, ChangesOptions};
 pub(crate) use files::{FileSetScan, FileToRead};
 pub use native::{NativeColumn, NativeColumns, NativeFiles};
 pub(crate) use read::load_deletion_vector;
 use read::{read_file, FileTask, OutputColumn, ScanContext};
+pub use streaming::{stream_files, StreamFiles, StreamOffset, StreamOptions, StreamStart};
 use task::TaskSource;
 pub use task::{ScanTask, DEFAULT_OPEN_COST, DEFAULT_TARGET_SIZE};
 

@@ -2,9 +2,9 @@
 //!
 //! A snapshot has two halves. Its head (protocol, metadata, `txn` versions, domains, commit
 //! time) is known when it loads. Its file list is replayed when it loads
-//! ([`Snapshot::load`]), or on first need ([`Snapshot::load_lazy`]): a lazy snapshot takes
+//! (`Snapshot::load`), or on first need (`Snapshot::load_lazy`): a lazy snapshot takes
 //! its head from the version's `.crc` file and newest commit when they are usable (see
-//! [`from_checksum`]), else from the log without the file actions, and replays the file list
+//! `from_checksum`), else from the log without the file actions, and replays the file list
 //! only when something asks for it. A replay that contradicts the `.crc` file it opened from
 //! is an [`Error::ChecksumMismatch`].
 

@@ -3,8 +3,8 @@
 //!
 //! No other module touches `object_store::ObjectStore`: they ask a [`Storage`] to read an object
 //! (whole, by ranges, or its size), list the log, write an object if absent, or open a Parquet
-//! file ([`Storage::parquet_reader`], see [`parquet`]). Decoding what was read is CPU work and
-//! runs through [`crate::util::cpu::run`], never here.
+//! file ([`Storage::parquet_reader`], see `parquet`). Decoding what was read is CPU work and
+//! runs through `crate::util::cpu::run`, never here.
 //!
 //! Locations in the log are table-relative, URL-encoded paths or absolute URIs (spec "Add File
 //! and Remove File", catalogue A-21/A-22); [`Storage::resolve`] turns either into a path of the

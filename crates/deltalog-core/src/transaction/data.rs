@@ -1,8 +1,7 @@
-//! The transaction that also writes data files ([`TableTransaction`]) and what a write
-//! reports when it commits ([`TableCommit`]): the files are written under the rules of the
-//! configuration the commit leaves the table with, their adds are staged with the data-writer
-//! features, and new identity values move the columns' high-water marks (spec "Identity
-//! Columns").
+//! The transaction that also writes data files ([`TableTransaction`]): the files are written
+//! under the rules of the configuration the commit leaves the table with, their adds are
+//! staged with the data-writer features, and new identity values move the columns'
+//! high-water marks (spec "Identity Columns").
 
 use std::collections::BTreeMap;
 
@@ -12,9 +11,7 @@ use serde_json::Value;
 
 use super::{AddFile, CommitResult, MetadataUpdate, Transaction};
 use crate::error::{Error, Result};
-use crate::maintenance::post_commit::PostCommitReport;
 use crate::schema::StructType;
-use crate::snapshot::Snapshot;
 use crate::table_config::{TableConfiguration, TableFeature};
 use crate::write::changes::{cdc_rows, write_with_insert_changes};
 use crate::write::duties::IDENTITY_HIGH_WATER_MARK_KEY;
@@ -32,25 +29,6 @@ pub(crate) const DATA_WRITER_FEATURES: [TableFeature; 6] = [
     TableFeature::AllowColumnDefaults,
     TableFeature::ColumnMapping,
 ];
-
-/// What a write or a transaction did.
-#[derive(Debug, Clone)]
-pub struct TableCommit {
-    /// The version committed, or the table's version when nothing was committed.
-    pub version: u64,
-    /// False when nothing was committed ([`crate::WriteMode::Ignore`] on an existing table, an
-    /// application version already committed).
-    pub committed: bool,
-    /// How often the commit was retried after losing a race.
-    pub retries: u32,
-    /// The snapshot of the version committed, when the transaction read one (a blind append
-    /// never loads the file list, so it has none).
-    pub snapshot: Option<Snapshot>,
-    /// `numFiles`, `numOutputRows`, `numOutputBytes`, `numRemovedFiles`.
-    pub metrics: BTreeMap<String, u64>,
-    /// What the post-commit steps did (empty when nothing was committed).
-    pub post_commit: PostCommitReport,
-}
 
 /// A [`Transaction`] that writes data files: [`TableTransaction::write`] writes Arrow batches
 /// to new files following the configuration the commit will leave the table with, and
@@ -94,7 +72,7 @@ impl TableTransaction {
     }
 
     /// Adds `metrics` to those the commit reports (`commitInfo.operationMetrics` and
-    /// [`TableCommit::metrics`]).
+    /// [`CommitResult::metrics`]).
     pub(crate) fn add_metrics(&mut self, metrics: &BTreeMap<String, u64>) {
         for (name, value) in metrics {
             *self.metrics.entry(name.clone()).or_insert(0) += value;
@@ -181,7 +159,7 @@ impl TableTransaction {
 
     /// Commits (see [`Transaction::commit`]). On failure the error names the data files this
     /// transaction wrote.
-    pub async fn commit(self) -> Result<TableCommit, WriteFailure> {
+    pub async fn commit(self) -> Result<CommitResult, WriteFailure> {
         let TableTransaction {
             mut transaction,
             written,
@@ -197,23 +175,11 @@ impl TableTransaction {
             error,
             written_files: written,
         })?;
-        let mut metrics = BTreeMap::new();
-        metrics.insert("numFiles".to_string(), result.num_added_files as u64);
-        metrics.insert("numOutputRows".to_string(), rows);
-        metrics.insert("numOutputBytes".to_string(), bytes);
-        metrics.insert(
-            "numRemovedFiles".to_string(),
-            result.num_removed_files as u64,
-        );
-        metrics.extend(staged_metrics);
-        Ok(TableCommit {
-            version: result.version,
-            committed: true,
-            retries: result.retries,
-            snapshot: result.snapshot,
-            metrics,
-            post_commit: result.post_commit,
-        })
+        let mut result = result;
+        result.metrics.insert("numOutputRows".to_string(), rows);
+        result.metrics.insert("numOutputBytes".to_string(), bytes);
+        result.metrics.extend(staged_metrics);
+        Ok(result)
     }
 
     fn stage(
@@ -277,24 +243,5 @@ fn set_high_water_mark(schema: &mut StructType, path: &str, mark: i64) {
             crate::schema::DataType::Struct(inner) => fields = &mut inner.fields,
             _ => return,
         }
-    }
-}
-
-/// What a commit of no data files (a create, an alteration) reports: its version, retries,
-/// snapshot and post-commit report, with `numFiles` and `numRemovedFiles`.
-pub(crate) fn committed(result: CommitResult) -> TableCommit {
-    let mut metrics = BTreeMap::new();
-    metrics.insert("numFiles".to_string(), result.num_added_files as u64);
-    metrics.insert(
-        "numRemovedFiles".to_string(),
-        result.num_removed_files as u64,
-    );
-    TableCommit {
-        version: result.version,
-        committed: true,
-        retries: result.retries,
-        snapshot: result.snapshot,
-        metrics,
-        post_commit: result.post_commit,
     }
 }

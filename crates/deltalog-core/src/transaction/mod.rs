@@ -11,7 +11,7 @@
 //! metadata and protocol changes, and records what it read. [`Transaction::commit`] checks
 //! the commit (writer features, append-only, action reconciliation), writes it in one
 //! put-if-absent through a [`Committer`], and when another writer won the version, reads the
-//! winners once, checks them ([`conflict`]), rebases (row ids, in-commit timestamp) and
+//! winners once, checks them (`conflict`), rebases (row ids, in-commit timestamp) and
 //! retries at the newest version, with jittered backoff, up to a limit.
 
 pub(crate) mod committer;
@@ -23,7 +23,7 @@ mod data;
 
 mod access;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,7 +44,7 @@ use crate::log::encode;
 use crate::log::segment::latest_version;
 use crate::log::timestamps::MONOTONIC_LOOKBACK;
 use crate::maintenance::post_commit::{
-    Committed, PostCommitError, PostCommitOptions, PostCommitReport, PostCommitStep,
+    Committed, PostCommitError, PostCommitOptions, PostCommitResult, PostCommitStep,
 };
 use crate::replay::file_list::{file_list_stats, FileListOptions};
 use crate::replay::reconcile::FileKeys;
@@ -66,8 +66,8 @@ use crate::util::time::now_ms;
 pub use crate::log::encode::AddFile;
 pub use committer::{CommitOutcome, Committer, FileSystemCommitter};
 pub(crate) use conflict::ROW_TRACKING_DOMAIN;
-pub(crate) use data::{add_file, committed, DATA_WRITER_FEATURES};
-pub use data::{TableCommit, TableTransaction};
+pub use data::TableTransaction;
+pub(crate) use data::{add_file, DATA_WRITER_FEATURES};
 
 /// `commitInfo.engineInfo` of every commit this library writes.
 pub(crate) const ENGINE_INFO: &str = concat!("deltalog/", env!("CARGO_PKG_VERSION"));
@@ -113,26 +113,46 @@ impl CommitOptions {
     }
 }
 
-/// What a committed transaction did.
+/// What a transaction, a write or an operation committed.
 #[derive(Debug, Clone)]
 pub struct CommitResult {
-    /// The version committed.
+    /// The version committed, or the table's version when nothing was committed.
     pub version: u64,
+    /// False when nothing was committed ([`crate::WriteMode::Ignore`] on an existing table, an
+    /// application version already committed, a DELETE that matched no row).
+    pub committed: bool,
     /// How many times the commit was retried after losing a race.
     pub retries: u32,
-    /// The `commitInfo.txnId` of the commit.
-    pub txn_id: String,
+    /// The `commitInfo.txnId` of the commit; `None` when nothing was committed.
+    pub txn_id: Option<String>,
     /// The snapshot of the committed version, refreshed from the snapshot read (loaded at
     /// version 0 for a created table); `None` for a transaction that started without one
-    /// ([`Table::append_transaction`](crate::Table::append_transaction)), or when loading it failed after the commit landed
-    /// (then a [`PostCommitStep::Snapshot`] error in `post_commit`: the commit stands).
+    /// ([`Table::append_transaction`](crate::Table::append_transaction)), or when loading it
+    /// failed after the commit landed (then a [`PostCommitStep::Snapshot`] error in
+    /// `post_commit`: the commit stands).
     pub snapshot: Option<Snapshot>,
-    /// The number of add actions committed.
-    pub num_added_files: usize,
-    /// The number of remove actions committed.
-    pub num_removed_files: usize,
-    /// What the post-commit steps did, and which of them failed (the commit stands).
-    pub post_commit: PostCommitReport,
+    /// The operation's metrics: `numFiles` and `numRemovedFiles` (the add and remove actions
+    /// committed) for every commit; a write adds `numOutputRows` and `numOutputBytes`, a
+    /// row-level operation reports Spark's metrics instead.
+    pub metrics: BTreeMap<String, u64>,
+    /// What the post-commit steps did, and which of them failed (the commit stands; empty
+    /// when nothing was committed).
+    pub post_commit: PostCommitResult,
+}
+
+impl CommitResult {
+    /// Nothing committed: the table stays at `version` (`snapshot`, when one was read).
+    pub(crate) fn unchanged(version: u64, snapshot: Option<Snapshot>) -> CommitResult {
+        CommitResult {
+            version,
+            committed: false,
+            retries: 0,
+            txn_id: None,
+            snapshot,
+            metrics: BTreeMap::new(),
+            post_commit: PostCommitResult::default(),
+        }
+    }
 }
 
 /// A new table: what version 0 holds.
@@ -797,13 +817,17 @@ impl Transaction {
                 },
             );
         }
+        let metrics = BTreeMap::from([
+            ("numFiles".to_string(), prepared.num_adds as u64),
+            ("numRemovedFiles".to_string(), prepared.num_removes as u64),
+        ]);
         Ok(CommitResult {
             version,
+            committed: true,
             retries,
-            txn_id,
+            txn_id: Some(txn_id),
             snapshot,
-            num_added_files: prepared.num_adds,
-            num_removed_files: prepared.num_removes,
+            metrics,
             post_commit,
         })
     }
@@ -848,7 +872,7 @@ impl Transaction {
 
     /// Post-commit work (`.crc` files, checkpoints, log cleanup; see [`crate::maintenance::post_commit`]).
     /// Called once the commit is in the log; nothing done here fails the commit.
-    async fn post_commit_hook(&self, committed: &Committed<'_>) -> PostCommitReport {
+    async fn post_commit_hook(&self, committed: &Committed<'_>) -> PostCommitResult {
         crate::maintenance::post_commit::run(committed, &self.options.post_commit).await
     }
 

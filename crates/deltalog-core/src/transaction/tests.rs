@@ -101,7 +101,7 @@ async fn create_and_append_read_back() {
     assert_eq!(first.metadata.unwrap().partition_columns, ["p"]);
     let result = append(&table, &[file("a", "x y", 3), file("b", "z", 2)]).await;
     assert_eq!(
-        (result.version, result.retries, result.num_added_files),
+        (result.version, result.retries, result.metrics["numFiles"]),
         (1, 0, 2)
     );
     let snapshot = result.snapshot.unwrap();
@@ -111,7 +111,7 @@ async fn create_and_append_read_back() {
     );
     let info = snapshot.commit_info().unwrap();
     assert_eq!(info.operation(), Some("WRITE"));
-    assert_eq!(info.txn_id(), Some(result.txn_id.as_str()));
+    assert_eq!(info.txn_id(), result.txn_id.as_deref());
     assert_eq!(info.raw["engineInfo"], ENGINE_INFO);
     assert_eq!(info.raw["isBlindAppend"], true);
     assert_eq!(info.raw["isolationLevel"], "WriteSerializable");
@@ -222,7 +222,7 @@ async fn a_commit_whose_answer_was_lost_is_recognised_as_ours() {
         let result = tx.commit().await.unwrap();
         assert_eq!(result.version, version);
         let info = decoded(&table, version).await.commit_info.unwrap();
-        assert_eq!(info.txn_id(), Some(result.txn_id.as_str()));
+        assert_eq!(info.txn_id(), result.txn_id.as_deref());
     }
     assert_eq!(table.latest_version().await.unwrap(), 2);
     let options = CommitOptions {

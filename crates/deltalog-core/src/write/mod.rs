@@ -5,8 +5,8 @@
 //! for every batch it
 //! 1. matches the input columns to the table's columns by name (exactly, else
 //!    case-insensitively when unambiguous) and casts them to the table's types where that loses
-//!    nothing ([`conform`]); an unknown column or a lossy type is an [`Error::SchemaMismatch`];
-//! 2. fills what the table computes ([`duties`]): literal default values (spec "Default
+//!    nothing (`conform`); an unknown column or a lossy type is an [`Error::SchemaMismatch`];
+//! 2. fills what the table computes (`duties`): literal default values (spec "Default
 //!    Columns"), identity values (spec "Identity Columns"), generated columns whose expression
 //!    is a column or a literal (spec "Generated Columns"), and NULL for other missing nullable
 //!    columns;
@@ -19,7 +19,7 @@
 //!    Hive-style directories `column=value/` escaped as Spark escapes them (or a random prefix
 //!    under `delta.randomizeFilePrefixes`), with physical names and Parquet field ids under
 //!    column mapping (spec "Column Mapping");
-//! 5. gathers per-file statistics as Delta on Spark writes them ([`stats`]; spec "Per-file
+//! 5. gathers per-file statistics as Delta on Spark writes them (`stats`; spec "Per-file
 //!    Statistics").
 //!
 //! A table whose rules cannot all be honoured (a CHECK constraint or generation expression our
@@ -29,11 +29,11 @@
 //!
 //! Memory: the writer holds one batch being prepared, and per open file one row group being
 //! encoded ([`WriterOptions::row_group_bytes`]) plus at most a few upload parts
-//! ([`crate::storage::upload`]); it never holds the input. A partitioned write keeps one file
+//! (`crate::storage::upload`); it never holds the input. A partitioned write keeps one file
 //! open per partition seen, so its memory grows with the partitions written at once, as
 //! Spark's does for unsorted input.
 //!
-//! CPU: preparing a batch and encoding it run on the rayon pool through [`crate::util::cpu::run`],
+//! CPU: preparing a batch and encoding it run on the rayon pool through `crate::util::cpu::run`,
 //! never on the thread polling the future; the files of different partitions encode in
 //! parallel, and within one file encoding and statistics run side by side.
 

@@ -11,7 +11,7 @@
 //! notes recommend instead of Spark, the model says so.
 //!
 //! The files are log entries only (conflict detection reads the log, never a data file),
-//! except for `MERGE`, which is the real operation (`deltalog_core::merge`) reading the
+//! except for `MERGE`, which is the real operation (`deltalog_core::ops::merge`) reading the
 //! target's Parquet files. The loser runs as a task over a [`PhasedStore`]: it reads and
 //! stages, stops just before writing `2.json`, the winner commits version 2, and the loser
 //! goes on. The isolation level is the table's `delta.isolationLevel`.
@@ -21,7 +21,8 @@ use crate::support::table_ops;
 
 use std::sync::Arc;
 
-use deltalog_core::{parse_isolation_level, ConflictKind, Error, Storage, Table};
+use deltalog_core::ops::parse_isolation_level;
+use deltalog_core::{ConflictKind, Error, Storage, Table};
 use phased_store::{Actor, PhasedStore, Point};
 use table_ops::{create, local_storage, run, stage, Op, OPS};
 

@@ -19,9 +19,10 @@ use std::time::{Duration, SystemTime};
 
 use arrow::array::{Array, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
+use deltalog_core::ops::write_table;
+use deltalog_core::write::WriteFailure;
 use deltalog_core::{
-    write_table, Error, Scan, ScanOptions, SnapshotAt, Storage, Table, TableCommit, WriteFailure,
-    WriteTableOptions,
+    CommitResult, Error, Scan, ScanOptions, SnapshotAt, Storage, Table, WriteTableOptions,
 };
 use faulty_store::{Fault, FaultyStore, Point, Schedule};
 use object_store::path::Path;
@@ -220,7 +221,7 @@ async fn write(
     ids: &[i64],
     _partition: Option<&str>,
     options: WriteTableOptions,
-) -> Result<TableCommit, WriteFailure> {
+) -> Result<CommitResult, WriteFailure> {
     let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
     let batch = RecordBatch::try_new(
         schema.clone(),
@@ -318,7 +319,7 @@ fn faults_after_the_commit_landed_never_fail_the_write() {
 
 /// One write through a scripted schedule, then the table checked: the write is acknowledged
 /// and in the table once.
-async fn scripted_write_is_acknowledged_once(script: &[(Point, Fault)]) -> TableCommit {
+async fn scripted_write_is_acknowledged_once(script: &[(Point, Fault)]) -> CommitResult {
     let run = Run::new(Schedule::scripted(script)).await;
     let options = WriteTableOptions::default();
     let commit = write(&run.table, &[0], None, options).await.unwrap();

@@ -9,8 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use arrow_array::{Array, RecordBatch, StringArray};
-use deltalog_core::parse_sql;
-use deltalog_core::{Snapshot, SnapshotAt, Table};
+use deltalog_core::{parse_sql, Snapshot, SnapshotAt, Table};
 use serde_json::{json, Value};
 
 const SCHEMA: &str = r#"{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"part","type":"string","nullable":true,"metadata":{}}]}"#;

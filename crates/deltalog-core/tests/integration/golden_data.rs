@@ -13,8 +13,8 @@ use arrow::array::{Array, ArrayRef, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
+use deltalog_core::scalar::SessionTimeZone;
 use deltalog_core::scan::{Scan, ScanOptions};
-use deltalog_core::SessionTimeZone;
 use deltalog_core::{SnapshotAt, Table};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 

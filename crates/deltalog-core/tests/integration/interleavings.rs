@@ -1042,9 +1042,9 @@ async fn of_two_creators_the_loser_gets_protocol_changed() {
         let table = Table::from_storage(storage_of(&store, dir.path()));
         let work = async move {
             store.start().await;
-            let spec = deltalog_core::TableSpec {
+            let spec = deltalog_core::transaction::TableSpec {
                 schema: table_ops::schema(),
-                ..deltalog_core::TableSpec::default()
+                ..deltalog_core::transaction::TableSpec::default()
             };
             let tx = table.create_transaction(spec).await?;
             tx.commit().await.map(|r| r.version)

@@ -13,7 +13,7 @@ use crate::storage::Storage;
 
 use super::{
     new_sidecar_path, num_parts, sidecar_chunks, sidecar_groups, CheckpointOptions,
-    CheckpointWritten, Content, WriteKind,
+    CheckpointResult, Content, WriteKind,
 };
 
 /// What writing `content` as a checkpoint of `kind` with `options` would produce.
@@ -22,10 +22,10 @@ pub(super) fn describe(
     content: &Content,
     kind: WriteKind,
     options: &CheckpointOptions,
-) -> Result<CheckpointWritten> {
+) -> Result<CheckpointResult> {
     let version = content.version;
     let log_url = |name: &str| storage.url_of(&storage.log_file(name));
-    let mut planned = CheckpointWritten {
+    let mut planned = CheckpointResult {
         version,
         kind: kind.name(),
         files: Vec::new(),
@@ -57,7 +57,7 @@ fn describe_v2(
     storage: &Storage,
     content: &Content,
     options: &CheckpointOptions,
-    planned: &mut CheckpointWritten,
+    planned: &mut CheckpointResult,
 ) {
     if options.uses_sidecars() {
         let chunks = sidecar_chunks(content, options);

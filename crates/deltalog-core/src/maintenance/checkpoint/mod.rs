@@ -81,7 +81,7 @@ pub struct CheckpointOptions {
     /// Default 65,536.
     pub row_group_rows: usize,
     /// Plan the checkpoint without writing anything (no checkpoint, sidecar, classic-named
-    /// copy nor `_last_checkpoint`): the [`CheckpointWritten`] returned describes what the
+    /// copy nor `_last_checkpoint`): the [`CheckpointResult`] returned describes what the
     /// write would produce. Default false.
     pub dry_run: bool,
 }
@@ -128,7 +128,7 @@ impl Default for CheckpointOptions {
 
 /// What a checkpoint wrote, or with [`CheckpointOptions::dry_run`] would write.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckpointWritten {
+pub struct CheckpointResult {
     /// The version checkpointed.
     pub version: u64,
     /// `classic`, `multi-part` or `v2`.
@@ -157,7 +157,7 @@ pub(crate) async fn checkpoint(
     storage: &Storage,
     version: Option<u64>,
     options: &CheckpointOptions,
-) -> Result<CheckpointWritten> {
+) -> Result<CheckpointResult> {
     let at = version.map_or(SnapshotAt::Latest, SnapshotAt::Version);
     let snapshot = Snapshot::load(storage, at).await?;
     write_checkpoint(&snapshot, options).await
@@ -169,7 +169,7 @@ pub(crate) async fn checkpoint(
 pub(crate) async fn write_checkpoint(
     snapshot: &Snapshot,
     options: &CheckpointOptions,
-) -> Result<CheckpointWritten> {
+) -> Result<CheckpointResult> {
     if options.part_size == Some(0) || options.sidecar_actions == 0 {
         return Err(Error::InvalidArgument(
             "part_size and sidecar_actions must be at least 1".into(),
@@ -265,7 +265,7 @@ impl WriteKind {
         }
     }
 
-    /// `classic`, `multi-part` or `v2`, as [`CheckpointWritten::kind`] names it.
+    /// `classic`, `multi-part` or `v2`, as [`CheckpointResult::kind`] names it.
     fn name(self) -> &'static str {
         match self {
             WriteKind::V2 => "v2",
@@ -422,7 +422,7 @@ async fn write_classic(
     storage: &Storage,
     content: &Content,
     options: &CheckpointOptions,
-) -> Result<CheckpointWritten> {
+) -> Result<CheckpointResult> {
     let path = storage.log_file(&classic_checkpoint_file_name(content.version));
     let schema = content.layout.schema.clone();
     let mut file = ParquetFileOut::create(storage, &path, schema.clone(), options.row_group_rows)?;
@@ -441,7 +441,7 @@ async fn write_classic(
     let name = file.name().to_string();
     let rows = file.rows();
     let size = file.finish().await?;
-    Ok(CheckpointWritten {
+    Ok(CheckpointResult {
         version: content.version,
         kind: "classic",
         files: vec![name],
@@ -471,7 +471,7 @@ async fn write_multi_part(
     content: &Content,
     options: &CheckpointOptions,
     part_size: u64,
-) -> Result<CheckpointWritten> {
+) -> Result<CheckpointResult> {
     let num_parts = num_parts(content, part_size)?;
     let chunks = content.file_chunks(options.row_group_rows);
     let uses_dvs = content.uses_deletion_vectors;
@@ -490,7 +490,7 @@ async fn write_multi_part(
     };
     let non_file_part = hash::part_of(None, None, num_parts);
     let schema = content.layout.schema.clone();
-    let mut written = CheckpointWritten {
+    let mut written = CheckpointResult {
         version: content.version,
         kind: "multi-part",
         files: Vec::new(),
@@ -581,10 +581,10 @@ async fn write_v2(
     storage: &Storage,
     content: &Content,
     options: &CheckpointOptions,
-) -> Result<(CheckpointWritten, object_store::path::Path)> {
+) -> Result<(CheckpointResult, object_store::path::Path)> {
     let use_sidecars = options.uses_sidecars();
     let format = options.manifest_format();
-    let mut written = CheckpointWritten {
+    let mut written = CheckpointResult {
         version: content.version,
         kind: "v2",
         files: Vec::new(),

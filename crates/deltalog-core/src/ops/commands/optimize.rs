@@ -65,7 +65,7 @@ pub struct OptimizeOptions {
     pub writer: WriterOptions,
     /// Plan exactly as the real run (the same candidate files and bins) but write and commit
     /// nothing: the metrics returned have no version, the removal side filled as the real
-    /// run fills it, the added side empty, and [`OptimizeMetrics::files_to_rewrite`] the
+    /// run fills it, the added side empty, and [`OptimizeResult::files_to_rewrite`] the
     /// files the run would rewrite. Default false.
     pub dry_run: bool,
 }
@@ -81,9 +81,9 @@ pub struct FileSizeMetrics {
 }
 
 /// What [`optimize`] did (or with [`OptimizeOptions::dry_run`] would do), named as Spark's
-/// `OptimizeMetrics`.
+/// `OptimizeResult`.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct OptimizeMetrics {
+pub struct OptimizeResult {
     /// The version committed; `None` when there was nothing to rewrite, and for a dry run.
     pub version: Option<u64>,
     pub num_files_added: u64,
@@ -110,7 +110,7 @@ pub struct OptimizeMetrics {
 /// [`Error::UnsupportedFeature`] for a table this library cannot write;
 /// commit conflicts as [`Transaction::commit`] reports them. Files written before a failure
 /// are deleted again when possible (and are unreferenced in any case).
-pub async fn optimize(storage: &Storage, options: OptimizeOptions) -> Result<OptimizeMetrics> {
+pub async fn optimize(storage: &Storage, options: OptimizeOptions) -> Result<OptimizeResult> {
     let snapshot = Snapshot::load(storage, SnapshotAt::Latest).await?;
     let config = snapshot.table_configuration();
     config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
@@ -126,12 +126,12 @@ pub async fn optimize(storage: &Storage, options: OptimizeOptions) -> Result<Opt
     check_columns(&snapshot, &options)?;
     let files = candidate_files(&snapshot, &options, target).await?;
     let bins = pack_bins(&files, target, !options.z_order_by.is_empty());
-    let mut metrics = OptimizeMetrics {
+    let mut metrics = OptimizeResult {
         total_considered_files: files.len() as u64,
         total_files_skipped: files.len() as u64,
         num_batches: bins.len() as u64,
         z_order_by: options.z_order_by.clone(),
-        ..OptimizeMetrics::default()
+        ..OptimizeResult::default()
     };
     if options.dry_run {
         fill_removed_metrics(&mut metrics, &bins);
@@ -454,7 +454,7 @@ fn stage_optimize(
 
 /// Fills the metrics of a committed run: the version, the files added and removed.
 fn fill_metrics(
-    metrics: &mut OptimizeMetrics,
+    metrics: &mut OptimizeResult,
     bins: &[Vec<Candidate>],
     written: &[WrittenFile],
     version: u64,
@@ -468,7 +468,7 @@ fn fill_metrics(
 
 /// Fills the metrics of the files the bins remove: counts, sizes, partitions, files skipped
 /// and deletion vectors purged.
-fn fill_removed_metrics(metrics: &mut OptimizeMetrics, bins: &[Vec<Candidate>]) {
+fn fill_removed_metrics(metrics: &mut OptimizeResult, bins: &[Vec<Candidate>]) {
     let removed: Vec<u64> = bins.iter().flatten().map(|f| f.size).collect();
     let partitions: std::collections::HashSet<&Vec<(String, Option<String>)>> =
         bins.iter().flatten().map(|f| &f.partition).collect();

@@ -48,14 +48,14 @@ const MAX_MISSING_NAMED: usize = 100;
 pub struct RestoreOptions {
     /// Make every check the restore makes (the versions, the files to add still exist, the
     /// table is writable, the commit can be staged) and return its metrics, committing
-    /// nothing ([`RestoreMetrics::version`] is `None`). Default false.
+    /// nothing ([`RestoreResult::version`] is `None`). Default false.
     pub dry_run: bool,
 }
 
 /// What [`restore`] did (or with [`RestoreOptions::dry_run`] would do), with the metrics
 /// Spark records (`commitInfo.operationMetrics`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RestoreMetrics {
+pub struct RestoreResult {
     /// The version committed; `None` when nothing was: a dry run, or a restore to the latest
     /// version (which Delta on Spark 4.4 accepts as a no-op).
     pub version: Option<u64>,
@@ -79,7 +79,7 @@ pub struct RestoreMetrics {
 /// latest; [`Error::VersionNotFound`] / [`Error::TimestampNotFound`] when the
 /// version cannot be loaded; [`Error::MissingDataFiles`] when files it needs are gone;
 /// [`Error::UnsupportedFeature`] for a table this library cannot write; commit conflicts.
-pub async fn restore(storage: &Storage, at: SnapshotAt) -> Result<RestoreMetrics> {
+pub async fn restore(storage: &Storage, at: SnapshotAt) -> Result<RestoreResult> {
     restore_with(storage, at, &RestoreOptions::default()).await
 }
 
@@ -89,7 +89,7 @@ pub async fn restore_with(
     storage: &Storage,
     at: SnapshotAt,
     options: &RestoreOptions,
-) -> Result<RestoreMetrics> {
+) -> Result<RestoreResult> {
     let (version, timestamp) = match at {
         SnapshotAt::Version(version) => (version, None),
         SnapshotAt::Timestamp(ms) => (crate::log::version_at(storage, ms).await?, Some(ms)),
@@ -109,12 +109,12 @@ pub async fn restore_with(
     }
     latest.table_configuration().ensure_writable(false, &[])?;
     if version == latest.version() {
-        return Ok(RestoreMetrics {
+        return Ok(RestoreResult {
             version: None,
             restored_version: version,
             table_size_after_restore: u64::try_from(latest.total_size().await?).unwrap_or(0),
             num_of_files_after_restore: latest.num_files().await? as u64,
-            ..RestoreMetrics::default()
+            ..RestoreResult::default()
         });
     }
     let old = Snapshot::load(storage, SnapshotAt::Version(version)).await?;
@@ -126,7 +126,7 @@ pub async fn restore_with(
     let to_add = select_missing(&old_state.files.adds, &keys, &current_keys)?;
     let to_remove = select_missing(latest.add_actions().await?, &keys, &old_keys)?;
     check_files_exist(storage, version, &to_add).await?;
-    let metrics = RestoreMetrics {
+    let metrics = RestoreResult {
         version: None,
         restored_version: version,
         table_size_after_restore: u64::try_from(old.total_size().await?).unwrap_or(0),
@@ -143,7 +143,7 @@ pub async fn restore_with(
         return Ok(metrics);
     }
     let committed = transaction.commit().await?;
-    Ok(RestoreMetrics {
+    Ok(RestoreResult {
         version: Some(committed.version),
         ..metrics
     })
@@ -156,7 +156,7 @@ fn restore_transaction(
     old: &Snapshot,
     version: u64,
     timestamp: Option<i64>,
-    metrics: &RestoreMetrics,
+    metrics: &RestoreResult,
 ) -> Result<Transaction> {
     let timestamp = timestamp.map(|ms| {
         chrono::DateTime::from_timestamp_millis(ms)

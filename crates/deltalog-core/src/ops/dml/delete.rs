@@ -23,7 +23,7 @@ use crate::error::Result;
 use crate::expr::Expr;
 use crate::snapshot::Snapshot;
 use crate::storage::Storage;
-use crate::transaction::TableCommit;
+use crate::transaction::CommitResult;
 use crate::write::{WriteFailure, WriterOptions};
 
 use crate::ops::dml::{
@@ -74,7 +74,7 @@ pub async fn delete(
     storage: &Storage,
     predicate: Option<Expr>,
     options: DeleteOptions,
-) -> Result<TableCommit, WriteFailure> {
+) -> Result<CommitResult, WriteFailure> {
     let mut change = RowChange::open(storage, "DELETE").await?;
     if let Err(error) = prepare(&mut change, predicate.as_ref(), &options).await {
         return Err(change.fail(error));

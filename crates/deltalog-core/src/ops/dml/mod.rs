@@ -32,7 +32,6 @@ use crate::actions::layout::{add, deletion_vector_type, in_add_layout};
 use crate::actions::DeletionVectorDescriptor;
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, files_may_match, partition_only, Expr};
-use crate::maintenance::post_commit::PostCommitReport;
 use crate::replay::file_list::{file_list_stats, FileListOptions};
 use crate::scan::{Scan, ScanOptions, ROW_COMMIT_VERSION_COLUMN, ROW_ID_COLUMN};
 use crate::schema::{PrimitiveType, StructType};
@@ -45,7 +44,7 @@ use crate::table_config::properties::{
 };
 use crate::table_config::TableConfiguration;
 use crate::transaction::{
-    add_file, MetadataUpdate, TableCommit, Transaction, DATA_WRITER_FEATURES,
+    add_file, CommitResult, MetadataUpdate, Transaction, DATA_WRITER_FEATURES,
 };
 use crate::write::changes::{cdc_rows, with_extra_columns, CHANGE_DATA_DIR, CHANGE_TYPE};
 use crate::write::{
@@ -320,20 +319,17 @@ impl RowChange {
         mut self,
         names: &[&str],
         changed: bool,
-    ) -> Result<TableCommit, WriteFailure> {
+    ) -> Result<CommitResult, WriteFailure> {
         let elapsed = self.started.elapsed().as_millis() as u64;
         self.metrics.set("executionTimeMs", elapsed);
         for name in names {
             self.metrics.add(name, 0);
         }
         if !changed {
-            return Ok(TableCommit {
-                version: self.snapshot.version(),
-                committed: false,
-                retries: 0,
-                snapshot: Some(self.snapshot),
+            let version = self.snapshot.version();
+            return Ok(CommitResult {
                 metrics: self.metrics.0,
-                post_commit: PostCommitReport::default(),
+                ..CommitResult::unchanged(version, Some(self.snapshot))
             });
         }
         let transaction = self.metrics.stage(self.transaction, names);
@@ -341,13 +337,9 @@ impl RowChange {
             error,
             written_files: self.written,
         })?;
-        Ok(TableCommit {
-            version: result.version,
-            committed: true,
-            retries: result.retries,
-            snapshot: result.snapshot,
+        Ok(CommitResult {
             metrics: self.metrics.0,
-            post_commit: result.post_commit,
+            ..result
         })
     }
 }

@@ -21,7 +21,7 @@ use crate::expr::{cast_to, evaluate_value, Expr, ValueExpr};
 use crate::scalar::Scalar;
 use crate::snapshot::Snapshot;
 use crate::storage::Storage;
-use crate::transaction::TableCommit;
+use crate::transaction::CommitResult;
 use crate::write::duties::{generated_columns_reading, refuse_identity_update};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions};
 
@@ -75,7 +75,7 @@ pub async fn update(
     set: Vec<(String, ValueExpr)>,
     predicate: Option<Expr>,
     options: UpdateOptions,
-) -> Result<TableCommit, WriteFailure> {
+) -> Result<CommitResult, WriteFailure> {
     let mut change = RowChange::open(storage, "UPDATE").await?;
     if let Err(error) = prepare(&mut change, set, predicate.as_ref(), &options).await {
         return Err(change.fail(error));
@@ -274,7 +274,7 @@ mod tests {
     use crate::expr::{parse_sql, parse_value_sql};
     use crate::ops::dml::test_tables::{ids, ids_batch, table_of};
 
-    async fn values_after_update(deletion_vectors: bool) -> (TableCommit, Vec<i64>) {
+    async fn values_after_update(deletion_vectors: bool) -> (CommitResult, Vec<i64>) {
         let dir = tempfile::tempdir().unwrap();
         let dv = deletion_vectors.to_string();
         let configuration = [("delta.enableDeletionVectors", dv.as_str())];

@@ -40,7 +40,7 @@ pub use clauses::{MatchedAction, MergeClauses, NotMatchedAction, NotMatchedBySou
 use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::storage::Storage;
-use crate::transaction::TableCommit;
+use crate::transaction::CommitResult;
 use crate::write::{WriteFailure, WriterOptions};
 
 use crate::ops::dml::{
@@ -129,7 +129,7 @@ pub async fn merge(
     on: Expr,
     clauses: MergeClauses,
     options: MergeOptions,
-) -> Result<TableCommit, WriteFailure> {
+) -> Result<CommitResult, WriteFailure> {
     let mut run = MergeRun {
         change: RowChange::open(storage, "MERGE").await?,
         counts: Counts::default(),
@@ -387,7 +387,7 @@ impl MergeRun {
     }
 
     /// Commits what was staged (nothing when no row changed), with Spark's metric names.
-    async fn commit(mut self) -> Result<TableCommit, WriteFailure> {
+    async fn commit(mut self) -> Result<CommitResult, WriteFailure> {
         let counts = self.counts;
         let updated = counts.matched_updated + counts.not_matched_by_source_updated;
         let deleted = counts.matched_deleted + counts.not_matched_by_source_deleted;

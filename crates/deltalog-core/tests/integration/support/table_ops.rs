@@ -12,11 +12,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use deltalog_core::{
-    merge, parse_sql, AddFile, DeletionVectorDescriptor, Error, MatchedAction, MergeClauses,
-    MergeOptions, MetadataUpdate, NotMatchedAction, Storage, StructField, StructType, Table,
-    TableSpec, Transaction,
-};
+use deltalog_core::actions::DeletionVectorDescriptor;
+use deltalog_core::ops::{merge, MatchedAction, MergeClauses, MergeOptions, NotMatchedAction};
+use deltalog_core::transaction::{AddFile, MetadataUpdate, TableSpec};
+use deltalog_core::{parse_sql, Error, Storage, StructField, StructType, Table, Transaction};
 
 /// The operation kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,7 +280,7 @@ pub async fn run_write_append(table: &Table, part: &str, actor: &str) -> Result<
     options.commit_info.insert("actor".into(), actor.into());
     let schema = batch.schema();
     let batches = futures::stream::iter([Ok(batch)]);
-    let done = deltalog_core::write_table(table.storage(), schema, batches, options)
+    let done = deltalog_core::ops::write_table(table.storage(), schema, batches, options)
         .await
         .map_err(|failure| failure.error)?;
     Ok((done.version, done.retries))
@@ -292,9 +291,9 @@ pub async fn run_write_append(table: &Table, part: &str, actor: &str) -> Result<
 /// committed and the retries.
 pub async fn run_row_delete(table: &Table, part: &str, actor: &str) -> Result<(u64, u32), Error> {
     let predicate = parse_sql(&format!("p = '{part}' AND a = 5")).unwrap();
-    let mut options = deltalog_core::DeleteOptions::default();
+    let mut options = deltalog_core::ops::DeleteOptions::default();
     options.commit_info.insert("actor".into(), actor.into());
-    let done = deltalog_core::delete(table.storage(), Some(predicate), options)
+    let done = deltalog_core::ops::delete(table.storage(), Some(predicate), options)
         .await
         .map_err(|failure| failure.error)?;
     assert!(done.committed, "the delete removes a row: it commits");
