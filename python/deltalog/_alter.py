@@ -19,7 +19,7 @@ _Result = TypeVar("_Result")
 class Alterations(Frozen, Generic[_Result]):
     """The methods of :class:`Alter`, which binds them to :class:`CommitResult`: each alters
     the table ``table`` opens in one new version on top of the latest one and returns what
-    ``done`` makes of the commit tuple."""
+    ``done`` makes of the ``RawCommit``."""
 
     __slots__ = ("_done", "_table")
 

@@ -1,6 +1,6 @@
 """Row-level changes: deleting and updating the rows of a table
-(:meth:`DeltaTable.delete`, :meth:`DeltaTable.update`). Each returns the extension's commit
-tuple, which ``_table.py`` wraps."""
+(:meth:`DeltaTable.delete`, :meth:`DeltaTable.update`). Each returns the extension's
+``RawCommit``, which ``_table.py`` wraps."""
 
 from __future__ import annotations
 

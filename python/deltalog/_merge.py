@@ -63,7 +63,7 @@ class TableMerger(Generic[_Result]):
         self._source_alias = source_alias
         self._target_alias = target_alias
         self._target_file_size = target_file_size
-        self._commit_info = commit_info
+        self._commit_info = None if commit_info is None else dict(commit_info)
         self._clauses: list[_Clause] = []
         self._done = done
 
