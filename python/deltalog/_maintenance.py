@@ -4,7 +4,6 @@ Spark's ``VACUUM``, ``OPTIMIZE``, ``RESTORE`` and ``CONVERT TO DELTA``."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
@@ -111,14 +110,7 @@ def convert(
     uri: str | os.PathLike[str],
     partition_by: SchemaLike | Mapping[str, str] | None,
     storage_options: dict[str, str] | None,
-) -> None:
+) -> _core.RawDeltaTable:
     """Turns the directory of Parquet files at ``uri`` into a Delta table in place (see
-    :func:`convert_to_delta`); a mapping ``partition_by`` becomes Delta schema JSON."""
-    partition: object = partition_by
-    if isinstance(partition_by, Mapping):
-        fields: list[dict[str, object]] = [
-            {"name": name, "type": kind, "nullable": True, "metadata": {}}
-            for name, kind in partition_by.items()
-        ]
-        partition = json.dumps({"type": "struct", "fields": fields})
-    _core.convert_to_delta(os.fspath(uri), partition, storage_options)
+    :func:`convert_to_delta`) and returns it."""
+    return _core.convert_to_delta(os.fspath(uri), partition_by, storage_options)

@@ -702,8 +702,8 @@ def convert_to_delta(
     schema is the union of the files' schemas; statistics are computed from the files.
     """
     options = _string_mapping(storage_options, "storage_options")
-    _maintenance.convert(uri, partition_by, options)
-    return DeltaTable(uri, storage_options=options)
+    raw = _maintenance.convert(uri, partition_by, options)
+    return DeltaTable._from_raw(raw, options)
 
 
 def _version(value: object, name: str) -> int:

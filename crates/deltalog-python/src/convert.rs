@@ -19,8 +19,8 @@ use deltalog_core::{
 use deltalog_core::{Error, SnapshotAt};
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyBytes, PyCapsule, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyList, PySet,
-    PyString, PyTuple,
+    PyBool, PyBytes, PyCapsule, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyMapping,
+    PySet, PyString, PyTuple,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -130,6 +130,34 @@ impl PyCommitInfo {
     /// The fields of an optional argument, none when it is absent.
     pub fn or_empty(info: Option<PyCommitInfo>) -> serde_json::Map<String, Value> {
         info.unwrap_or_default().0
+    }
+}
+
+/// The partition columns of a conversion: a mapping of column name to Delta type name
+/// (`{"year": "integer"}`), or anything [`PySchemaInput`] takes.
+pub struct PyPartitionColumns(pub StructType);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for PyPartitionColumns {
+    type Error = PyErr;
+
+    fn extract(columns: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let py = columns.py();
+        let Ok(mapping) = columns.cast::<PyMapping>() else {
+            return columns
+                .extract::<PySchemaInput>()
+                .map(|schema| PyPartitionColumns(schema.0));
+        };
+        let mut fields = Vec::new();
+        for item in mapping.items()?.iter() {
+            let (name, kind): (String, String) = item.extract()?;
+            fields.push(serde_json::json!({
+                "name": name, "type": kind, "nullable": true, "metadata": {}
+            }));
+        }
+        let schema = serde_json::json!({"type": "struct", "fields": fields});
+        parse_schema(&schema.to_string())
+            .map(PyPartitionColumns)
+            .map_err(|error| to_py_err(py, error))
     }
 }
 

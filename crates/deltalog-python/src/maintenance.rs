@@ -9,7 +9,7 @@ use deltalog_core::{SnapshotAt, Table};
 use pyo3::prelude::*;
 use pyo3::IntoPyObject;
 
-use crate::convert::{PyFilter, PySchemaInput, PyStorageOptions};
+use crate::convert::{PyFilter, PyPartitionColumns, PyStorageOptions};
 use crate::runtime::wait_for_future;
 use crate::table::RawDeltaTable;
 
@@ -87,21 +87,23 @@ pub fn restore(
 }
 
 /// Converts the Parquet directory at `uri` into a Delta table partitioned by the columns of
-/// `partition_by` (see [`convert_core`]); returns `(version, converted, num_files)`.
+/// `partition_by` (see [`Table::convert_to_delta`]); returns the table (which is opened as it
+/// is when it already was one).
 #[pyfunction]
 #[pyo3(signature = (uri, partition_by=None, storage_options=None))]
 pub fn convert_to_delta(
     py: Python<'_>,
     uri: String,
-    partition_by: Option<PySchemaInput>,
+    partition_by: Option<PyPartitionColumns>,
     storage_options: Option<PyStorageOptions>,
-) -> PyResult<(u64, bool, u64)> {
+) -> PyResult<RawDeltaTable> {
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
-    let partition = partition_by.map(|schema| schema.0);
-    let done = wait_for_future(py, move || async move {
-        table.convert_to_delta(partition).await
+    let partition = partition_by.map(|columns| columns.0);
+    let converter = table.clone();
+    wait_for_future(py, move || async move {
+        converter.convert_to_delta(partition).await
     })?;
-    Ok((done.version, done.converted, done.num_files))
+    Ok(RawDeltaTable::new(table))
 }
 
 /// A [`VacuumResult`] as the dict Python receives.

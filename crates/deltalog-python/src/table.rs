@@ -28,7 +28,8 @@ pub struct RawDeltaTable {
 }
 
 impl RawDeltaTable {
-    fn new(inner: Table) -> Self {
+    /// Wraps a core table.
+    pub fn new(inner: Table) -> Self {
         RawDeltaTable { inner }
     }
 
