@@ -16,7 +16,6 @@ use crate::snapshot::RawSnapshot;
 /// the retries after lost races, the snapshot committed (when the transaction read one), the
 /// operation metrics and what ran after the commit.
 #[pyclass(frozen, get_all, module = "deltalog._core")]
-#[derive(Clone)]
 pub struct RawCommit {
     version: u64,
     committed: bool,

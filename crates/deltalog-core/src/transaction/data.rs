@@ -171,11 +171,10 @@ impl TableTransaction {
         for (name, value) in &staged_metrics {
             transaction.set_operation_metric(name, value.to_string());
         }
-        let result = transaction.commit().await.map_err(|error| WriteFailure {
+        let mut result = transaction.commit().await.map_err(|error| WriteFailure {
             error,
             written_files: written,
         })?;
-        let mut result = result;
         result.metrics.insert("numOutputRows".to_string(), rows);
         result.metrics.insert("numOutputBytes".to_string(), bytes);
         result.metrics.extend(staged_metrics);
