@@ -313,6 +313,15 @@ def test_restore_refuses_vacuumed_files(tmp_path: Path) -> None:
     assert rows(uri) == [{"id": 2}]
 
 
+def test_convert_to_delta_refuses_partition_types_that_are_not_names(tmp_path: Path) -> None:
+    folder = tmp_path / "t" / "year=2023"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.table({"id": [1]}), folder / "part-0.parquet")
+    with pytest.raises(InvalidArgumentError, match="partition_by must map"):
+        deltalog.convert_to_delta(tmp_path / "t", partition_by={"year": 5})
+    assert not (tmp_path / "t" / "_delta_log").exists()
+
+
 def test_convert_to_delta(tmp_path: Path) -> None:
     uri = tmp_path / "parquet"
     for year, ids in [(2023, [1, 2]), (2024, [3])]:

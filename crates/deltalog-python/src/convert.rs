@@ -149,7 +149,12 @@ impl<'a, 'py> FromPyObject<'a, 'py> for PyPartitionColumns {
         };
         let mut fields = Vec::new();
         for item in mapping.items()?.iter() {
-            let (name, kind): (String, String) = item.extract()?;
+            let Ok((name, kind)) = item.extract::<(String, String)>() else {
+                let message = format!(
+                    "partition_by must map column names to Delta type names (str), got {item}"
+                );
+                return Err(to_py_err(py, Error::InvalidArgument(message)));
+            };
             fields.push(serde_json::json!({
                 "name": name, "type": kind, "nullable": true, "metadata": {}
             }));
