@@ -2,7 +2,18 @@
 # `python -m mypy.stubtest deltalog._core`. Use the wrappers in `deltalog` instead.
 
 from collections.abc import Mapping
-from typing import Any, final
+from typing import Any, Literal, TypeAlias, final
+
+#: The kinds of a merge's `WHEN` clauses (`merge_rows`).
+_MergeClauseKind: TypeAlias = Literal[
+    "matched_update",
+    "matched_update_all",
+    "matched_delete",
+    "not_matched_insert",
+    "not_matched_insert_all",
+    "not_matched_by_source_update",
+    "not_matched_by_source_delete",
+]
 
 __all__ = [
     "DEFAULT_OPEN_COST",
@@ -32,10 +43,12 @@ __all__ = [
     "optimize",
     "parse_timestamp_ms",
     "plan_distributed_write",
+    "read_schema_json",
     "restore",
     "stream_initial_offset",
     "stream_latest_offset",
     "stream_tasks",
+    "streaming_query",
     "update_rows",
     "vacuum",
     "validate_checksum",
@@ -166,6 +179,7 @@ DEFAULT_TARGET_SIZE: int
 DEFAULT_OPEN_COST: int
 
 def parse_timestamp_ms(text: str) -> int: ...
+def read_schema_json(schema: object) -> str: ...
 def plan_distributed_write(
     uri: str, data: Any, options: str, storage_options: dict[str, str] | None = None
 ) -> str: ...
@@ -178,8 +192,11 @@ def commit_distributed_write(
     files: list[bytes],
     micro_batch: tuple[str, str, int] | None = None,
     storage_options: dict[str, str] | None = None,
-) -> RawCommit: ...
+) -> tuple[RawDeltaTable, RawCommit]: ...
 def distributed_file_paths(files: bytes) -> list[str]: ...
+def streaming_query(
+    app_id: str | None = None, checkpoint_location: str | None = None
+) -> tuple[str, str]: ...
 def stream_initial_offset(
     uri: str,
     starting_version: int | None = None,
@@ -261,7 +278,7 @@ def merge_rows(
     uri: str,
     source: object,
     on: str,
-    clauses: list[tuple[str, str | None, list[tuple[str, str]]]],
+    clauses: list[tuple[_MergeClauseKind, str | None, list[tuple[str, str]]]],
     source_alias: str,
     target_alias: str,
     target_file_size: int | None = None,

@@ -4,7 +4,7 @@ builder, as Delta on Spark's ``MERGE INTO`` / ``DeltaMergeBuilder``."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import _core
 from ._dml import _file_size
@@ -12,7 +12,10 @@ from .exceptions import InvalidArgumentError
 
 __all__ = ["TableMerger"]
 
-_Clause = tuple[str, "str | None", "list[tuple[str, str]]"]
+if TYPE_CHECKING:
+    from ._core import _MergeClauseKind
+
+_Clause = tuple["_MergeClauseKind", "str | None", "list[tuple[str, str]]"]
 _Result = TypeVar("_Result")
 
 
@@ -127,7 +130,7 @@ class TableMerger(Generic[_Result]):
         return self._done(raw)
 
     def _add(
-        self, kind: str, predicate: str | None, assignments: list[tuple[str, str]]
+        self, kind: _MergeClauseKind, predicate: str | None, assignments: list[tuple[str, str]]
     ) -> TableMerger[_Result]:
         if predicate is not None and not isinstance(predicate, str):
             raise InvalidArgumentError("predicate must be SQL text or None")

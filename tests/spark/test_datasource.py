@@ -32,7 +32,6 @@ import deltalog.spark as dlspark  # noqa: E402
 from conftest import GoldenTables  # noqa: E402
 from deltalog.spark._filters import filter_text  # noqa: E402
 from deltalog.spark._options import ReadOptions  # noqa: E402
-from deltalog.spark._types import conform_batch  # noqa: E402
 
 from .conftest import SparkTables  # noqa: E402
 from .tables import CASES, TableCase, run, spark_conf  # noqa: E402
@@ -482,7 +481,7 @@ def test_spark_schema_of_a_delta_schema() -> None:
         ]
     )
     assert all(not field.metadata for field in schema.fields)
-    with pytest.raises(deltalog.UnsupportedFeatureError, match="`x` has type 'interval'"):
+    with pytest.raises(deltalog.InvalidTableError, match="column `x`: unknown type `interval`"):
         dlspark.spark_schema(
             json.dumps(
                 {"type": "struct", "fields": [{"name": "x", "type": "interval", "nullable": True}]}
@@ -490,41 +489,53 @@ def test_spark_schema_of_a_delta_schema() -> None:
         )
 
 
-def test_conform_batch_renames_reorders_and_casts() -> None:
-    """Map entries and list items get Spark's names, struct fields are found by name (the
-    variant's ``metadata``/``value`` order flips), large strings become strings, nanosecond
-    timestamps are truncated to microseconds, and nulls stay where they were."""
+def test_scans_deliver_batches_in_the_arrow_schema_spark_asks_for(tmp_path: Path) -> None:
+    """The readers ask a scan for Spark's Arrow schema (``requested_schema``): columns are
+    renamed by position, struct fields found by name (in another order and case), map
+    entries and list items get Spark's names, integers are widened and nulls stay."""
+    path = tmp_path / "t"
+    inner = pa.struct([pa.field("A", pa.int32()), pa.field("b", pa.string())])
+    data = pa.table(
+        {
+            "m": pa.array([[("k", 1)], None], pa.map_(pa.string(), pa.int32())),
+            "l": pa.array([["a", None], None], pa.list_(pa.string())),
+            "s": pa.array([{"A": 1, "b": "x"}, None], inner),
+            "ts": pa.array([1_500, None], pa.timestamp("us", tz="UTC")),
+        }
+    )
+    deltalog.write_table(path, data)
     target = dlspark.arrow_schema(
         T.StructType(
             [
                 T.StructField("M", T.MapType(T.StringType(), T.LongType())),
                 T.StructField("l", T.ArrayType(T.StringType())),
-                T.StructField("v", T.VariantType()),
+                T.StructField(
+                    "s",
+                    T.StructType(
+                        [T.StructField("b", T.StringType()), T.StructField("a", T.LongType())]
+                    ),
+                ),
                 T.StructField("ts", T.TimestampType()),
             ]
         )
     )
-    variant = pa.struct(
-        [pa.field("metadata", pa.binary(), False), pa.field("value", pa.binary(), False)]
+    scan = deltalog.DeltaTable(path).snapshot().scan()
+    (task,) = scan.tasks()
+    table = pa.RecordBatchReader.from_stream(task, schema=target).read_all()
+    assert table.schema.equals(target)
+    assert table.column("M").to_pylist() == [[("k", 1)], None]
+    assert table.column("l").to_pylist() == [["a", None], None]
+    assert table.column("s").to_pylist() == [{"b": "x", "a": 1}, None]
+    assert table.column("ts").cast(pa.int64()).to_pylist() == [1_500, None]
+
+    not_null = pa.schema([pa.field(name, target.field(name).type, False) for name in target.names])
+    with pytest.raises(pa.ArrowInvalid, match="`M` is declared NOT NULL"):
+        pa.RecordBatchReader.from_stream(task, schema=not_null).read_all()
+    missing = pa.schema(
+        [*list(target)[:2], pa.field("s", pa.struct([("c", pa.int64())])), target.field("ts")]
     )
-    batch = pa.record_batch(
-        [
-            pa.array([[("k", 1)], None], pa.map_(pa.large_string(), pa.int32())),
-            pa.array([["a", None], None], pa.large_list(pa.large_string())),
-            pa.array([{"metadata": b"m", "value": b"v"}, None], variant),
-            pa.array([1_500, None], pa.timestamp("ns", tz="UTC")),
-        ],
-        names=["m", "l", "v", "ts"],
-    )
-    conformed = conform_batch(batch, target)
-    assert conformed.schema.equals(target)
-    assert conformed.column("M").to_pylist() == [[("k", 1)], None]
-    assert conformed.column("l").to_pylist() == [["a", None], None]
-    assert conformed.column("v").to_pylist() == [{"value": b"v", "metadata": b"m"}, None]
-    assert conformed.column("ts").cast(pa.int64()).to_pylist() == [1, None]
-    not_null = pa.schema([pa.field("M", pa.int64(), False)])
-    with pytest.raises(deltalog.InvalidArgumentError, match="`M` is declared NOT NULL"):
-        conform_batch(pa.record_batch([pa.array([1, None])], names=["m"]), not_null)
+    with pytest.raises(deltalog.InvalidArgumentError, match=r"`s\.c` is not in the data"):
+        pa.RecordBatchReader.from_stream(task, schema=missing)
 
 
 def test_filter_text_of_each_filter_kind() -> None:

@@ -210,6 +210,7 @@ pub mod distributed {
         file_list_batch, DistributedWrite, DistributedWriteOptions, MicroBatch,
     };
     pub use crate::ops::files::adds_from_file_list;
+    pub use crate::ops::streaming_sink::StreamingQuery;
 }
 
 /// Where the golden tables (written by Delta on Spark) are kept in this repository.

@@ -17,6 +17,7 @@ use arrow::error::ArrowError;
 use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::FFI_ArrowArrayStream;
 use arrow::json::writer::{LineDelimited, WriterBuilder};
+use deltalog_core::schema::RequestedSchema;
 use deltalog_core::{Error, StructType};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
@@ -24,7 +25,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use tokio::runtime::Runtime;
 
-use crate::convert::to_py;
+use crate::convert::{to_py, PySchemaInput};
 use crate::errors::to_py_err;
 use crate::runtime::{shared_runtime, wait_for_future};
 
@@ -85,21 +86,19 @@ impl RawArrowStream {
 
 #[pymethods]
 impl RawArrowStream {
-    /// A new `ArrowArrayStream` capsule over the batches. When `requested_schema` (an
-    /// `arrow_schema` capsule) can be reached by casting each column, the stream has that
-    /// schema; otherwise it has the original one, as the protocol allows.
+    /// A new `ArrowArrayStream` capsule over the batches, in `requested_schema` (an
+    /// `arrow_schema` capsule) when given (see [`export_stream`]).
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_stream__<'py>(
         &self,
         py: Python<'py>,
         requested_schema: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let requested = requested_schema
-            .map(|capsule| import_schema(py, capsule))
-            .transpose()?;
         match &self.batches {
-            Batches::Held(batches) => export_held(py, &self.schema, batches, requested),
-            Batches::Lazy(start) => export_lazy(py, &self.schema, start(), requested),
+            Batches::Held(batches) => export_held(py, &self.schema, batches, requested_schema),
+            Batches::Lazy(start) => {
+                export_stream(py, self.schema.clone(), start(), requested_schema)
+            }
         }
     }
 
@@ -166,6 +165,16 @@ impl RawSchema {
     }
 }
 
+/// The schema of the rows a read of a table with the Delta schema `schema` returns, as Delta
+/// schema JSON: `void` columns left out at every depth, as scans leave them, and no field
+/// metadata (column mapping ids, comments). That is the JSON of the `StructType` Spark shows
+/// for such a read.
+#[pyfunction]
+pub fn read_schema_json(py: Python<'_>, schema: PySchemaInput) -> PyResult<String> {
+    let read = schema.0.without_void().without_metadata();
+    read.to_json().map_err(|error| to_py_err(py, error))
+}
+
 /// `batches` as newline-delimited JSON objects (see `RawArrowStream.to_json_rows`).
 fn json_rows(batches: &[RecordBatch]) -> Result<String, Error> {
     let mut writer = WriterBuilder::new()
@@ -179,47 +188,50 @@ fn json_rows(batches: &[RecordBatch]) -> Result<String, Error> {
     Ok(String::from_utf8_lossy(&writer.into_inner()).into_owned())
 }
 
-/// Held `batches` of `schema` as an `ArrowArrayStream` capsule, cast to `requested` when
-/// every batch can be.
+/// Held `batches` of `schema` as an `ArrowArrayStream` capsule, in `requested` (an
+/// `arrow_schema` capsule) when given: every batch is converted now, so any error is raised
+/// here, typed.
 fn export_held<'py>(
     py: Python<'py>,
     schema: &SchemaRef,
     batches: &[RecordBatch],
-    requested: Option<SchemaRef>,
+    requested: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyCapsule>> {
-    let (schema, batches) = requested
-        .and_then(|target| cast_to(&target, batches))
-        .unwrap_or_else(|| (schema.clone(), batches.to_vec()));
+    let (schema, batches) = match requested_schema(py, schema, requested)? {
+        None => (schema.clone(), batches.to_vec()),
+        Some(requested) => {
+            let converted = batches.iter().map(|batch| requested.conform(batch));
+            let converted = converted.collect::<Result<Vec<_>, _>>();
+            (
+                requested.schema(),
+                converted.map_err(|error| to_py_err(py, error))?,
+            )
+        }
+    };
     let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
     let stream = FFI_ArrowArrayStream::new(Box::new(reader));
     PyCapsule::new_with_value(py, stream, STREAM_CAPSULE)
 }
 
-/// A core stream of batches of `schema` as a lazy capsule, each batch cast to `requested`
-/// when every column type can be cast to it.
-fn export_lazy<'py>(
-    py: Python<'py>,
-    schema: &SchemaRef,
-    stream: CoreStream,
-    requested: Option<SchemaRef>,
-) -> PyResult<Bound<'py, PyCapsule>> {
-    match requested.filter(|target| castable(schema, target)) {
-        Some(target) => {
-            let cast = target.clone();
-            let stream = stream.map(move |batch| cast_batch(&cast, &batch?).map_err(cast_error));
-            export_stream(py, target, stream.boxed())
-        }
-        None => export_stream(py, schema.clone(), stream),
-    }
-}
-
 /// `stream` (batches of `schema`) as a lazy `ArrowArrayStream` capsule: the consumer's thread
-/// pulls each batch by blocking on the shared runtime.
+/// pulls each batch by blocking on the shared runtime. With `requested` (an `arrow_schema`
+/// capsule, the protocol's `requested_schema`), the batches come in that schema as the core's
+/// [`RequestedSchema`] converts them: a schema they cannot have is an `InvalidArgumentError`
+/// now, a value that cannot be converted fails the read of its batch.
 pub fn export_stream<'py>(
     py: Python<'py>,
     schema: SchemaRef,
     stream: CoreStream,
+    requested: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyCapsule>> {
+    let (schema, stream) = match requested_schema(py, &schema, requested)? {
+        None => (schema, stream),
+        Some(requested) => {
+            let target = requested.schema();
+            let converted = stream.map(move |batch| requested.conform(&batch?));
+            (target, converted.boxed())
+        }
+    };
     let reader = BlockingReader {
         schema,
         stream,
@@ -227,6 +239,21 @@ pub fn export_stream<'py>(
     };
     let exported = FFI_ArrowArrayStream::new(Box::new(reader));
     PyCapsule::new_with_value(py, exported, STREAM_CAPSULE)
+}
+
+/// How batches of `schema` become the schema in the `requested` capsule, if any.
+fn requested_schema(
+    py: Python<'_>,
+    schema: &SchemaRef,
+    requested: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<RequestedSchema>> {
+    let Some(capsule) = requested else {
+        return Ok(None);
+    };
+    let target = import_schema(py, capsule)?;
+    RequestedSchema::new(schema, target)
+        .map(Some)
+        .map_err(|error| to_py_err(py, error))
 }
 
 /// An `ArrowSchema` capsule of `schema`.
@@ -279,46 +306,6 @@ impl RecordBatchReader for BlockingReader {
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }
-}
-
-/// `batches` with every column cast to the type `target` gives it, or `None` when the column
-/// count differs or a cast is impossible.
-fn cast_to(target: &SchemaRef, batches: &[RecordBatch]) -> Option<(SchemaRef, Vec<RecordBatch>)> {
-    let cast = batches
-        .iter()
-        .map(|batch| cast_batch(target, batch).ok())
-        .collect::<Option<Vec<_>>>()?;
-    Some((target.clone(), cast))
-}
-
-/// Whether every column of `schema` can be cast to the type `target` gives it.
-fn castable(schema: &Schema, target: &Schema) -> bool {
-    schema.fields().len() == target.fields().len()
-        && schema
-            .fields()
-            .iter()
-            .zip(target.fields())
-            .all(|(from, to)| arrow::compute::can_cast_types(from.data_type(), to.data_type()))
-}
-
-/// `batch` with every column cast to the type `target` gives it.
-fn cast_batch(target: &SchemaRef, batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
-    if batch.num_columns() != target.fields().len() {
-        return Err(ArrowError::SchemaError(
-            "the requested schema has another number of columns".to_string(),
-        ));
-    }
-    let columns = batch
-        .columns()
-        .iter()
-        .zip(target.fields())
-        .map(|(column, field)| arrow::compute::cast(column, field.data_type()))
-        .collect::<Result<Vec<_>, _>>()?;
-    RecordBatch::try_new(target.clone(), columns)
-}
-
-fn cast_error(error: ArrowError) -> Error {
-    Error::arrow("casting to the requested schema", error)
 }
 
 fn field_names(schema: &Schema) -> Vec<String> {
@@ -387,7 +374,7 @@ fn utc_offset_field(field: &FieldRef) -> FieldRef {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
-    use arrow::array::{Array, Int64Array, StringArray, StructArray, TimestampMillisecondArray};
+    use arrow::array::{Array, StructArray, TimestampMillisecondArray};
     use arrow::datatypes::{Field, TimeUnit};
 
     use super::*;
@@ -439,28 +426,5 @@ mod tests {
             text.contains(r#""at":"2023-07-07T01:02:01.441Z""#),
             "{text}"
         );
-    }
-
-    #[test]
-    fn cast_to_a_reachable_schema_changes_the_types() {
-        let batch = RecordBatch::try_from_iter([
-            ("version", Arc::new(Int64Array::from(vec![1, 2])) as _),
-            ("json", Arc::new(StringArray::from(vec!["{}", "{}"])) as _),
-        ])
-        .unwrap();
-        let target = Arc::new(Schema::new(vec![
-            Field::new("version", DataType::Int32, true),
-            Field::new("json", DataType::LargeUtf8, true),
-        ]));
-        let (schema, cast) = cast_to(&target, std::slice::from_ref(&batch)).unwrap();
-        assert_eq!(schema, target);
-        assert_eq!(cast[0].column(0).data_type(), &DataType::Int32);
-
-        let too_few = Arc::new(Schema::new(vec![Field::new(
-            "version",
-            DataType::Int32,
-            true,
-        )]));
-        assert!(cast_to(&too_few, &[batch]).is_none());
     }
 }

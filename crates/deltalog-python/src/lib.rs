@@ -40,6 +40,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     module.add("DEFAULT_OPEN_COST", deltalog_core::scan::DEFAULT_OPEN_COST)?;
     module.add_function(wrap_pyfunction!(parse_timestamp_ms, module)?)?;
+    module.add_function(wrap_pyfunction!(arrow_export::read_schema_json, module)?)?;
     module.add_class::<table::RawDeltaTable>()?;
     module.add_class::<snapshot::RawSnapshot>()?;
     module.add_class::<arrow_export::RawSchema>()?;

@@ -7,6 +7,7 @@ use deltalog_core::ops::{
 };
 use deltalog_core::{parse_sql, Error, Table};
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
 use crate::arrow_import::PyArrowInput;
 use crate::convert::{PyCommitInfo, PyStorageOptions};
@@ -15,11 +16,57 @@ use crate::errors::{failure_to_py_err, to_py_err};
 use crate::results::RawCommit;
 use crate::runtime::wait_for_future;
 
-/// One `WHEN` clause as Python gives it: its kind (`matched_update`, `matched_update_all`,
-/// `matched_delete`, `not_matched_insert`, `not_matched_insert_all`,
-/// `not_matched_by_source_update`, `not_matched_by_source_delete`), its condition (SQL
-/// text) and its assignments (column, SQL value text).
-type ClauseTuple = (String, Option<String>, Vec<(String, String)>);
+/// One `WHEN` clause as Python gives it: its kind, its condition (SQL text) and its
+/// assignments (column, SQL value text).
+pub type ClauseTuple = (ClauseKind, Option<String>, Vec<(String, String)>);
+
+/// The kind of a `WHEN` clause: which rows it applies to and what it does to them. Python
+/// names it in snake case (`"matched_update"`, ..., `"not_matched_by_source_delete"`;
+/// `MergeClauseKind` in `_core.pyi`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClauseKind {
+    MatchedUpdate,
+    MatchedUpdateAll,
+    MatchedDelete,
+    NotMatchedInsert,
+    NotMatchedInsertAll,
+    NotMatchedBySourceUpdate,
+    NotMatchedBySourceDelete,
+}
+
+impl ClauseKind {
+    const ALL: [(&'static str, ClauseKind); 7] = [
+        ("matched_update", ClauseKind::MatchedUpdate),
+        ("matched_update_all", ClauseKind::MatchedUpdateAll),
+        ("matched_delete", ClauseKind::MatchedDelete),
+        ("not_matched_insert", ClauseKind::NotMatchedInsert),
+        ("not_matched_insert_all", ClauseKind::NotMatchedInsertAll),
+        (
+            "not_matched_by_source_update",
+            ClauseKind::NotMatchedBySourceUpdate,
+        ),
+        (
+            "not_matched_by_source_delete",
+            ClauseKind::NotMatchedBySourceDelete,
+        ),
+    ];
+
+    fn parse(name: &str) -> Result<ClauseKind, Error> {
+        let known = ClauseKind::ALL.iter().find(|(known, _)| *known == name);
+        known
+            .map(|(_, kind)| *kind)
+            .ok_or_else(|| Error::InvalidArgument(format!("unknown merge clause kind '{name}'")))
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ClauseKind {
+    type Error = PyErr;
+
+    fn extract(name: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let text = name.cast::<PyString>()?;
+        ClauseKind::parse(text.to_str()?).map_err(|error| to_py_err(name.py(), error))
+    }
+}
 
 /// Merges `source` into the table at `uri` on the SQL condition `on` with `clauses`, in
 /// order, and commits (see [`merge`]).
@@ -66,29 +113,26 @@ fn merge_clauses(tuples: Vec<ClauseTuple>) -> Result<MergeClauses, Error> {
     for (kind, predicate, assignments) in tuples {
         let condition = predicate.as_deref().map(parse_sql).transpose()?;
         let set = assignments_of(assignments)?;
-        match kind.as_str() {
-            "matched_update" => clauses
+        match kind {
+            ClauseKind::MatchedUpdate => clauses
                 .matched
                 .push((condition, MatchedAction::Update(set))),
-            "matched_update_all" => clauses.matched.push((condition, MatchedAction::UpdateAll)),
-            "matched_delete" => clauses.matched.push((condition, MatchedAction::Delete)),
-            "not_matched_insert" => clauses
+            ClauseKind::MatchedUpdateAll => {
+                clauses.matched.push((condition, MatchedAction::UpdateAll))
+            }
+            ClauseKind::MatchedDelete => clauses.matched.push((condition, MatchedAction::Delete)),
+            ClauseKind::NotMatchedInsert => clauses
                 .not_matched
                 .push((condition, NotMatchedAction::Insert(set))),
-            "not_matched_insert_all" => clauses
+            ClauseKind::NotMatchedInsertAll => clauses
                 .not_matched
                 .push((condition, NotMatchedAction::InsertAll)),
-            "not_matched_by_source_update" => clauses
+            ClauseKind::NotMatchedBySourceUpdate => clauses
                 .not_matched_by_source
                 .push((condition, NotMatchedBySourceAction::Update(set))),
-            "not_matched_by_source_delete" => clauses
+            ClauseKind::NotMatchedBySourceDelete => clauses
                 .not_matched_by_source
                 .push((condition, NotMatchedBySourceAction::Delete)),
-            other => {
-                return Err(Error::InvalidArgument(format!(
-                    "unknown merge clause kind '{other}'"
-                )))
-            }
         }
     }
     Ok(clauses)

@@ -80,19 +80,19 @@ impl RawScan {
     }
 
     /// The rows as a lazy `ArrowArrayStream` capsule: files are read as the consumer pulls
-    /// batches, several at once, in bounded memory.
+    /// batches, several at once, in bounded memory; in `requested_schema` when given (see
+    /// [`export_stream`]).
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_stream__<'py>(
         &self,
         py: Python<'py>,
         requested_schema: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let _ = requested_schema;
         let stream = {
             let _entered = shared_runtime()?.enter();
             self.inner.stream()
         };
-        export_stream(py, self.inner.schema(), stream)
+        export_stream(py, self.inner.schema(), stream, requested_schema)
     }
 
     /// The schema of the rows as an `ArrowSchema` capsule.

@@ -2,7 +2,7 @@
 
 use deltalog_core::scan::{deletion_vectors, NativeColumns};
 use deltalog_core::snapshot::HeadSource;
-use deltalog_core::{Scan, ScanOptions, Snapshot, TableConfiguration};
+use deltalog_core::{Scan, ScanOptions, Snapshot, StructField, TableConfiguration};
 use pyo3::prelude::*;
 
 use crate::arrow_export::{RawArrowStream, RawSchema};
@@ -187,11 +187,20 @@ impl RawSnapshot {
     }
 }
 
-/// One native column as its logical and physical field dicts.
+/// One native column as its logical and physical field dicts, as a read shows them: without
+/// field metadata and `void` struct fields.
 fn native_column<'py>(
     py: Python<'py>,
     column: &deltalog_core::scan::NativeColumn,
 ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
-    let physical = column.physical.as_ref().map(|f| to_py(py, f)).transpose()?;
-    Ok((to_py(py, &column.logical)?, physical))
+    let read = |field: &StructField| StructField {
+        data_type: field.data_type.without_void(),
+        ..field.without_metadata()
+    };
+    let physical = column
+        .physical
+        .as_ref()
+        .map(|f| to_py(py, &read(f)))
+        .transpose()?;
+    Ok((to_py(py, &read(&column.logical))?, physical))
 }

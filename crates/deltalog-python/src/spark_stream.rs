@@ -3,7 +3,7 @@
 //! tasks in the one wire format.
 
 use deltalog_core::scan::{stream_files, StreamOffset, StreamOptions, StreamStart};
-use deltalog_core::{Scan, ScanOptions, ScanTask, Table};
+use deltalog_core::{ScanOptions, ScanTask, Table};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -16,8 +16,6 @@ pub type OffsetTuple = (u64, i64, bool);
 /// A micro-batch's task: its wire bytes, how many files and bytes it reads.
 pub type StreamTaskTuple<'py> = (Bound<'py, PyBytes>, usize, u64);
 
-/// The offset before the first file of a stream of the table at `uri`: from the latest
-/// snapshot, or from commit `starting_version`, or from the first commit at or after
 /// Adds this file's functions to the module `deltalog._core`.
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(stream_initial_offset, module)?)?;
@@ -26,6 +24,8 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// The offset before the first file of a stream of the table at `uri`: from the latest
+/// snapshot, or from commit `starting_version`, or from the first commit at or after
 /// `starting_timestamp_ms`.
 #[pyfunction]
 #[pyo3(signature = (uri, starting_version=None, starting_timestamp_ms=None, storage_options=None))]
@@ -99,30 +99,19 @@ pub fn stream_tasks<'py>(
         skip_change_commits,
         ..StreamOptions::default()
     };
+    let scan_options = ScanOptions {
+        columns,
+        ..ScanOptions::default()
+    };
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let tasks = wait_for_future(py, move || async move {
-        let files =
-            stream_files(table.storage(), offset(start), Some(offset(end)), &options).await?;
-        if files.num_files == 0 {
-            return Ok(Vec::new());
-        }
-        let scan_options = ScanOptions {
-            columns,
-            ..ScanOptions::default()
-        };
-        let (protocol, metadata) = (&files.protocol, &files.metadata);
-        let scan = Scan::over_files(
-            table.storage(),
-            files.version,
-            protocol,
-            metadata,
-            scan_options,
-            files.files,
-        )?;
+        let storage = table.storage();
+        let files = stream_files(storage, offset(start), Some(offset(end)), &options).await?;
+        let tasks = files.tasks(storage, scan_options, target_size, open_cost)?;
         let encode = |task: ScanTask| -> deltalog_core::Result<_> {
             Ok((task.encode()?, task.num_files(), task.size()?))
         };
-        scan.tasks(target_size, open_cost)?
+        tasks
             .into_iter()
             .map(encode)
             .collect::<deltalog_core::Result<Vec<_>>>()

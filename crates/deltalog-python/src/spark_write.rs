@@ -10,6 +10,7 @@ use arrow::ipc::writer::StreamWriter;
 use arrow_array::RecordBatch;
 use deltalog_core::distributed::{
     adds_from_file_list, file_list_batch, DistributedWrite, DistributedWriteOptions, MicroBatch,
+    StreamingQuery,
 };
 use deltalog_core::transaction::AddFile;
 use deltalog_core::{Error, Table};
@@ -21,17 +22,19 @@ use crate::convert::PyStorageOptions;
 use crate::errors::{failure_to_py_err, to_py_err};
 use crate::results::RawCommit;
 use crate::runtime::wait_for_future;
+use crate::table::RawDeltaTable;
 
-/// Plans writing data of `data`'s schema (its rows are not read) to the table at `uri` with
 /// Adds this file's functions to the module `deltalog._core`.
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(plan_distributed_write, module)?)?;
     module.add_function(wrap_pyfunction!(write_distributed_files, module)?)?;
     module.add_function(wrap_pyfunction!(commit_distributed_write, module)?)?;
     module.add_function(wrap_pyfunction!(distributed_file_paths, module)?)?;
+    module.add_function(wrap_pyfunction!(streaming_query, module)?)?;
     Ok(())
 }
 
+/// Plans writing data of `data`'s schema (its rows are not read) to the table at `uri` with
 /// `options` (the JSON of the core's `DistributedWriteOptions`); returns the plan's JSON.
 #[pyfunction]
 #[pyo3(signature = (uri, data, options, storage_options=None))]
@@ -77,7 +80,8 @@ pub fn write_distributed_files<'py>(
 
 /// Commits the files of every task (`files`: the bytes [`write_distributed_files`]
 /// returned) in one transaction following `plan`; with `micro_batch`, `(app_id, query_id,
-/// epoch_id)`, as that streaming micro-batch (skipped when committed already).
+/// epoch_id)`, as that streaming micro-batch (skipped when committed already). Returns the
+/// table and its commit.
 #[pyfunction]
 #[pyo3(signature = (uri, plan, files, micro_batch=None, storage_options=None))]
 pub fn commit_distributed_write(
@@ -87,7 +91,7 @@ pub fn commit_distributed_write(
     files: Vec<Bound<'_, PyBytes>>,
     micro_batch: Option<(String, String, i64)>,
     storage_options: Option<PyStorageOptions>,
-) -> PyResult<RawCommit> {
+) -> PyResult<(RawDeltaTable, RawCommit)> {
     let mut plan = DistributedWrite::from_json(plan).map_err(|error| to_py_err(py, error))?;
     if let Some((app_id, query_id, epoch_id)) = micro_batch {
         plan = plan.for_micro_batch(MicroBatch {
@@ -101,12 +105,28 @@ pub fn commit_distributed_write(
         adds.extend(adds_of_ipc(message.as_bytes()).map_err(|error| to_py_err(py, error))?);
     }
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
+    let committer = table.clone();
     let outcome = wait_for_future(py, move || async move {
-        Ok(plan.commit(table.storage(), adds).await)
+        Ok(plan.commit(committer.storage(), adds).await)
     })?;
-    outcome
-        .map(RawCommit::from)
-        .map_err(|failure| failure_to_py_err(py, failure))
+    let commit = outcome.map_err(|failure| failure_to_py_err(py, failure))?;
+    Ok((RawDeltaTable::new(table), RawCommit::from(commit)))
+}
+
+/// The `(app_id, query_id)` of a streaming query writing with the sink option `app_id`
+/// (`txnAppId`) and its checkpoint at `checkpoint_location` (see the core's
+/// [`StreamingQuery::identify`]): the first two items of its `micro_batch`.
+#[pyfunction]
+#[pyo3(signature = (app_id=None, checkpoint_location=None))]
+pub fn streaming_query(
+    py: Python<'_>,
+    app_id: Option<String>,
+    checkpoint_location: Option<String>,
+) -> PyResult<(String, String)> {
+    let query = wait_for_future(py, move || async move {
+        StreamingQuery::identify(app_id, checkpoint_location.as_deref()).await
+    })?;
+    Ok((query.app_id, query.query_id))
 }
 
 /// The paths (relative to the table root) of the files in the bytes of one task.

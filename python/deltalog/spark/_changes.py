@@ -22,7 +22,7 @@ from .. import _core
 from .._table import DeltaTable
 from ..exceptions import InvalidArgumentError, UnsupportedFeatureError
 from ._options import DEFAULT_MAX_FILES_PER_TRIGGER, StreamReadOptions
-from ._types import arrow_schema, conform_batch
+from ._types import arrow_schema
 
 if TYPE_CHECKING:
     import pyarrow
@@ -132,9 +132,9 @@ def read_changes(partition: InputPartition, schema: StructType) -> Iterator[pyar
     table = DeltaTable(changes.uri, storage_options=changes.storage_options or None)
     stream = table.changes(changes.start, changes.end, columns=list(changes.columns))
     target = arrow_schema(schema)
-    for batch in pa.RecordBatchReader.from_stream(stream):
+    for batch in pa.RecordBatchReader.from_stream(stream, schema=target):
         if batch.num_rows:
-            yield conform_batch(batch, target)
+            yield batch
 
 
 if SupportsTriggerAvailableNow is not None:

@@ -53,7 +53,6 @@ from .._table import DeltaTable, Snapshot
 from ..exceptions import DeltaError, InvalidArgumentError, UnsupportedFeatureError
 from ._register import filter_pushdown_enabled, register
 from ._source import SOURCE_NAME
-from ._types import spark_type
 
 if TYPE_CHECKING:
     import pyarrow
@@ -130,7 +129,8 @@ class _Selection:
     """The selected columns as the core describes them for a plain Parquet reader."""
 
     fields: list[dict[str, Any]]
-    """The Delta schema's top-level fields (metadata kept) of the columns, in order."""
+    """The Delta schema's top-level fields of the columns, in order, as a read shows them
+    (no field metadata, no ``void`` struct fields)."""
     physical: list[dict[str, Any] | None]
     """Each field as the data files hold it (physical names), ``None`` for partitions."""
     obstacle: str | None
@@ -249,18 +249,14 @@ class _Projection:
 
     @classmethod
     def of(cls, selection: _Selection) -> _Projection:
-        pairs = list(zip(selection.fields, selection.physical, strict=True))
         return cls(
-            logical=StructType([_logical_field(field) for field in selection.fields]),
+            logical=StructType([_spark_field(field) for field in selection.fields]),
             physical=StructType(
-                [
-                    _physical_field(physical, str(field.get("name")))
-                    for field, physical in pairs
-                    if physical is not None
-                ]
+                [_spark_field(physical) for physical in selection.physical if physical is not None]
             ),
             physical_names=tuple(
-                None if physical is None else str(physical.get("name")) for _, physical in pairs
+                None if physical is None else str(physical.get("name"))
+                for physical in selection.physical
             ),
         )
 
@@ -347,19 +343,10 @@ def _through_data_source(
 # --- columns ----------------------------------------------------------------------------------
 
 
-def _logical_field(field: Mapping[str, Any]) -> StructField:
-    name = str(field.get("name"))
-    return StructField(name, spark_type(field.get("type"), name), bool(field.get("nullable", True)))
-
-
-def _physical_field(physical: Mapping[str, Any], logical_name: str) -> StructField:
-    """The field as the data files name it (the core's physical field), with the logical
-    nullability; ``logical_name`` names it in errors."""
-    return StructField(
-        str(physical.get("name")),
-        spark_type(physical.get("type"), logical_name),
-        bool(physical.get("nullable", True)),
-    )
+def _spark_field(field: Mapping[str, Any]) -> StructField:
+    """A field of the core (a Delta field as a read shows it) as Spark's: Delta's field JSON
+    is Spark's."""
+    return StructField.fromJson(dict(field))
 
 
 def _logical_column(column: Column, physical: DataType, logical: DataType) -> Column:

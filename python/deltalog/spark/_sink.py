@@ -16,16 +16,13 @@ travels in every task's message, and each micro-batch's commit follows it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import Row, StructType
 
-from ..exceptions import InvalidArgumentError
+from .. import _core
 from ._options import WriteOptions
 from ._types import arrow_schema
 from ._write import (
@@ -99,17 +96,8 @@ def stream_writer(options: WriteOptions, plan: str, schema: StructType) -> Delta
 
 def stream_query(options: WriteOptions) -> tuple[str, str]:
     """The ``txn`` application id of a streaming query and the query's id (see the module
-    docs; the application id stands for the query id when the checkpoint names none)."""
-    checkpoint = options.checkpoint_location
-    query_id = None if checkpoint is None else _query_id(checkpoint)
-    if options.app_id is not None:
-        return options.app_id, query_id or options.app_id
-    if checkpoint is None:
-        raise InvalidArgumentError(
-            "a streaming write to deltalog needs option checkpointLocation (or txnAppId)"
-        )
-    app_id = query_id or checkpoint
-    return app_id, app_id
+    docs; the core chooses them)."""
+    return _core.streaming_query(options.app_id, options.checkpoint_location)
 
 
 def rows_to_batches(rows: Iterator[Row], schema: StructType) -> Iterator[Any]:
@@ -125,18 +113,3 @@ def rows_to_batches(rows: Iterator[Row], schema: StructType) -> Iterator[Any]:
             chunk = []
     if chunk:
         yield pa.RecordBatch.from_pylist(chunk, schema=target)
-
-
-def _query_id(checkpoint: str) -> str | None:
-    """The query id in ``<checkpoint>/metadata`` when the checkpoint is on the local file
-    system and has one."""
-    parsed = urlparse(checkpoint)
-    if parsed.scheme not in ("", "file"):
-        return None
-    folder = Path(unquote(parsed.path) if parsed.scheme else checkpoint)
-    try:
-        text = (folder / "metadata").read_text(encoding="utf-8").splitlines()[0]
-        query_id = json.loads(text).get("id")
-    except (OSError, IndexError, ValueError, AttributeError):
-        return None
-    return query_id if isinstance(query_id, str) and query_id else None

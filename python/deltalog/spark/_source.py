@@ -37,7 +37,7 @@ from ._filters import conjunction, filter_text
 from ._options import ReadOptions, StreamReadOptions, WriteOptions
 from ._sink import stream_writer
 from ._stream import stream_reader
-from ._types import arrow_schema, conform_batch, spark_struct
+from ._types import arrow_schema, spark_schema
 from ._write import DeltalogWriter, plan_write
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ class DeltalogDataSource(DataSource):
         pinned: PinnedTable | None = getattr(self, "_pinned_table", None)
         if pinned is None:
             snapshot = _open(options, options.version, options.timestamp)
-            pinned = PinnedTable(snapshot.version, spark_struct(snapshot.schema.fields()))
+            pinned = PinnedTable(snapshot.version, spark_schema(snapshot.schema.json()))
             self._pinned_table = pinned
         return pinned
 
@@ -203,9 +203,9 @@ class DeltalogReader(DataSourceReader):
         if task is None:
             return
         target = arrow_schema(self.schema)
-        for batch in pa.RecordBatchReader.from_stream(task):
+        for batch in pa.RecordBatchReader.from_stream(task, schema=target):
             if batch.num_rows:
-                yield conform_batch(batch, target)
+                yield batch
 
 
 class DeltalogPushdownReader(DeltalogReader):

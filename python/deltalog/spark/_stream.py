@@ -32,7 +32,7 @@ from .. import _core
 from .._scan import ScanTask
 from ..exceptions import InvalidArgumentError, UnsupportedFeatureError
 from ._options import DEFAULT_MAX_FILES_PER_TRIGGER, StreamReadOptions
-from ._types import arrow_schema, conform_batch
+from ._types import arrow_schema
 
 if TYPE_CHECKING:
     import pyarrow
@@ -140,9 +140,9 @@ class FileStreamReader(DataSourceStreamReader):
         if task is None:
             return
         target = arrow_schema(self.schema)
-        for batch in pa.RecordBatchReader.from_stream(task):
+        for batch in pa.RecordBatchReader.from_stream(task, schema=target):
             if batch.num_rows:
-                yield conform_batch(batch, target)
+                yield batch
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to release: the source keeps no state between micro-batches."""

@@ -112,10 +112,10 @@ def commit_messages(
         raise InvalidArgumentError("the tasks of one write followed different plans")
     files = [m.files for m in ours if m.files is not None]
     storage = options.storage_options or None
-    raw = _core.commit_distributed_write(
+    table, commit = _core.commit_distributed_write(
         options.uri, plans.pop() if plans else plan, files, micro_batch, storage
     )
-    return CommitResult._from_raw(raw, DeltaTable(options.uri, storage_options=storage))
+    return CommitResult._from_raw(commit, DeltaTable._from_raw(table, storage))
 
 
 def log_unreferenced(options: WriteOptions, messages: Sequence[WriterCommitMessage | None]) -> None:

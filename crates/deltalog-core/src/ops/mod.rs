@@ -16,6 +16,7 @@ pub(crate) mod distributed;
 pub(crate) mod dml;
 pub(crate) mod files;
 pub(crate) mod merge;
+pub(crate) mod streaming_sink;
 pub(crate) mod write;
 
 pub use crate::schema::from_arrow::struct_type_from_arrow;

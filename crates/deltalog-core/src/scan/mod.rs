@@ -43,10 +43,7 @@ use crate::actions::{DeletionVectorDescriptor, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, files_may_match, Expr};
 use crate::replay::file_list::{file_list_stats, FileListOptions};
-use crate::schema::{
-    to_arrow_schema, ArrayType, DataType as DeltaType, MapType, PrimitiveType, StructField,
-    StructType,
-};
+use crate::schema::{to_arrow_schema, StructField, StructType};
 use crate::snapshot::Snapshot;
 use crate::storage::{IoConfig, Storage};
 use crate::table_config::TableConfiguration;
@@ -442,7 +439,11 @@ fn check_options(options: &ScanOptions) -> Result<()> {
 /// dropped even when asked for by name.
 fn select_columns(schema: &StructType, requested: Option<&[String]>) -> Result<Vec<StructField>> {
     let Some(requested) = requested else {
-        return Ok(schema.fields.iter().filter_map(without_void).collect());
+        return Ok(schema
+            .fields
+            .iter()
+            .filter_map(StructField::without_void)
+            .collect());
     };
     let mut selected: Vec<&StructField> = Vec::with_capacity(requested.len());
     for name in requested {
@@ -460,7 +461,10 @@ fn select_columns(schema: &StructType, requested: Option<&[String]>) -> Result<V
         }
         selected.push(field);
     }
-    Ok(selected.into_iter().filter_map(without_void).collect())
+    Ok(selected
+        .into_iter()
+        .filter_map(StructField::without_void)
+        .collect())
 }
 
 /// The top-level field called `name`: exact match first, else the only case-insensitive match.
@@ -474,38 +478,6 @@ fn find_column<'a>(schema: &'a StructType, name: &str) -> Option<&'a StructField
         .filter(|f| f.name.eq_ignore_ascii_case(name));
     let first = matches.next()?;
     matches.next().is_none().then_some(first)
-}
-
-/// The field with its void-typed struct fields removed at every depth; `None` when the field
-/// itself is void.
-fn without_void(field: &StructField) -> Option<StructField> {
-    if field.data_type == DeltaType::Primitive(PrimitiveType::Void) {
-        return None;
-    }
-    Some(StructField {
-        data_type: void_free(&field.data_type),
-        ..field.clone()
-    })
-}
-
-fn void_free(data_type: &DeltaType) -> DeltaType {
-    match data_type {
-        DeltaType::Primitive(_) => data_type.clone(),
-        DeltaType::Struct(st) => {
-            StructType::new(st.fields.iter().filter_map(without_void).collect()).into()
-        }
-        DeltaType::Array(array) => ArrayType {
-            element_type: void_free(&array.element_type),
-            contains_null: array.contains_null,
-        }
-        .into(),
-        DeltaType::Map(map) => MapType {
-            key_type: void_free(&map.key_type),
-            value_type: void_free(&map.value_type),
-            value_contains_null: map.value_contains_null,
-        }
-        .into(),
-    }
 }
 
 /// One [`OutputColumn`] per field: partition columns get the next index of `partition_names`.
@@ -557,7 +529,7 @@ fn filter_only_columns(
             .chain(&hidden)
             .any(|f| f.name == column.name);
         if !known {
-            hidden.extend(without_void(column));
+            hidden.extend(column.without_void());
         }
     }
     Ok(hidden)

@@ -24,6 +24,7 @@ use crate::actions::{Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::log::commit_range::CommitRange;
 use crate::replay::file_list::{active_files, FileListOptions};
+use crate::scan::{Scan, ScanOptions, ScanTask};
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
@@ -79,6 +80,35 @@ pub struct StreamFiles {
     /// How many files, and their total size in bytes.
     pub num_files: u64,
     pub num_bytes: u64,
+}
+
+impl StreamFiles {
+    /// The scan tasks reading these files (of `options.columns`), packed as by
+    /// [`Scan::tasks`] into tasks of about `target_size` bytes: one micro-batch of a
+    /// distributed stream, ready to travel to the readers. No files, no tasks.
+    ///
+    /// Errors as [`Scan::over_files`]: a protocol this library cannot read, a column the
+    /// table does not have.
+    pub fn tasks(
+        self,
+        storage: &Storage,
+        options: ScanOptions,
+        target_size: u64,
+        open_cost: u64,
+    ) -> Result<Vec<ScanTask>> {
+        if self.num_files == 0 {
+            return Ok(Vec::new());
+        }
+        let scan = Scan::over_files(
+            storage,
+            self.version,
+            &self.protocol,
+            &self.metadata,
+            options,
+            self.files,
+        )?;
+        scan.tasks(target_size, open_cost)
+    }
 }
 
 impl StreamOffset {

@@ -7,24 +7,27 @@
 //! primitive types as strings (`"integer"`, `"decimal(10,2)"`, `"timestamp_ntz"`, ...) and
 //! arrays and maps as objects. Column metadata values are arbitrary JSON and are kept as they
 //! are (catalogue H-SC07).
+//!
+//! This file holds the types, column mapping's physical names and the shapes a read shows;
+//! `json.rs` the serialization format, `arrow.rs` the conversion to Arrow, `from_arrow.rs` the
+//! way back (the schema of written data), `requested.rs` batches in a requested Arrow schema.
 
+mod arrow;
 #[cfg(feature = "internal-api")]
 pub mod from_arrow;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod from_arrow;
+mod json;
+mod requested;
+
+pub(crate) use arrow::{to_arrow_data_type, to_arrow_physical_schema, to_arrow_schema};
+pub use json::parse_schema;
+use json::{json_as_i32, parse_decimal_type};
+pub use requested::RequestedSchema;
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
 
-use arrow_schema::extension::EXTENSION_TYPE_NAME_KEY;
-use arrow_schema::{
-    DataType as ArrowDataType, Field as ArrowField, Fields as ArrowFields,
-    Metadata as ArrowMetadata, Schema as ArrowSchema, TimeUnit,
-};
-use serde::de::Error as _;
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
@@ -141,65 +144,6 @@ pub struct LeafColumn<'a> {
     pub field: &'a StructField,
 }
 
-/// Parses a `schemaString` into the table schema (catalogue H-SC01).
-///
-/// The top level must be a struct. Errors are [`Error::InvalidTable`] naming
-/// `metaData.schemaString` and the offending column and problem; callers that know the table
-/// may re-wrap them. An absent `schemaString` is the caller's business (Delta on Spark reads it
-/// as [`StructType::default`]).
-pub fn parse_schema(schema_string: &str) -> Result<StructType> {
-    let value: Value = serde_json::from_str(schema_string).map_err(|e| {
-        Error::invalid_table(
-            "metaData.schemaString",
-            format!("the schema is not valid JSON: {e}"),
-        )
-    })?;
-    struct_from_json(&value, "").map_err(|reason| {
-        Error::invalid_table(
-            "metaData.schemaString",
-            format!("cannot parse the schema: {reason}"),
-        )
-    })
-}
-
-/// Converts the schema to Arrow with the logical column names.
-///
-/// Type mapping: string→Utf8, long→Int64, integer→Int32, short→Int16, byte→Int8,
-/// float→Float32, double→Float64, boolean→Boolean, binary→Binary, date→Date32,
-/// timestamp→Timestamp(µs, "UTC"), timestamp_ntz→Timestamp(µs, none), decimal→Decimal128,
-/// void→Null, variant→Struct{metadata: Binary, value: Binary} marked with the extension name
-/// [`VARIANT_EXTENSION_NAME`], array→List (item field `element`), map→Map (entries
-/// `key_value` with a non-null `key` and a `value`), struct→Struct.
-///
-/// Delta column metadata is kept on each Arrow field as string key/values; non-string values
-/// are JSON-encoded (so `delta.columnMapping.id` becomes `"5"` and `delta.typeChanges` a JSON
-/// array).
-pub(crate) fn to_arrow_schema(schema: &StructType) -> Result<ArrowSchema> {
-    let fields = arrow_fields(schema, Naming::Logical)?;
-    Ok(ArrowSchema::new(fields))
-}
-
-/// Converts the schema to Arrow as the data files see it (catalogue E1-06, E1-07).
-///
-/// Field names are the physical names of `mode`, and every field whose column carries a
-/// `delta.columnMapping.id` (in `name` and `id` mode) has it under
-/// [`PARQUET_FIELD_ID_META_KEY`]; array elements and map keys/values take their ids from
-/// [`PARQUET_FIELD_NESTED_IDS_KEY`] when present. No other Delta metadata is kept. In `id`
-/// mode a column without an id is an error; in `name` and `id` mode a column without a
-/// physical name is an error. In `none` mode this is [`to_arrow_schema`] without metadata.
-pub(crate) fn to_arrow_physical_schema(
-    schema: &StructType,
-    mode: ColumnMappingMode,
-) -> Result<ArrowSchema> {
-    let fields = arrow_fields(schema, Naming::Physical(mode))?;
-    Ok(ArrowSchema::new(fields))
-}
-
-/// Converts one Delta type to Arrow, as [`to_arrow_schema`] does for a column of that type.
-pub(crate) fn to_arrow_data_type(data_type: &DataType) -> Result<ArrowDataType> {
-    arrow_type(data_type, Naming::Logical, None)
-}
-
 impl PrimitiveType {
     /// The type's name in the schema JSON (`"integer"`, `"decimal(10,2)"`, ...).
     pub fn type_name(&self) -> String {
@@ -301,6 +245,55 @@ impl DataType {
         match self {
             DataType::Struct(st) => Some(st),
             _ => None,
+        }
+    }
+
+    /// The type with its `void` struct fields removed at every depth (see
+    /// [`StructField::without_void`]).
+    pub fn without_void(&self) -> DataType {
+        self.rebuild_fields(&|field| {
+            (field.data_type != DataType::Primitive(PrimitiveType::Void)).then_some(field)
+        })
+    }
+
+    /// The type with the metadata of its struct fields removed at every depth.
+    pub fn without_metadata(&self) -> DataType {
+        self.rebuild_fields(&|field| {
+            Some(StructField {
+                metadata: Map::new(),
+                ..field
+            })
+        })
+    }
+
+    /// The type with every struct field, at every depth, replaced by `rebuild` of it (given
+    /// with its own type rebuilt already) and dropped where that is `None`.
+    fn rebuild_fields(&self, rebuild: &dyn Fn(StructField) -> Option<StructField>) -> DataType {
+        match self {
+            DataType::Primitive(_) => self.clone(),
+            DataType::Struct(st) => StructType::new(
+                st.fields
+                    .iter()
+                    .filter_map(|field| {
+                        rebuild(StructField {
+                            data_type: field.data_type.rebuild_fields(rebuild),
+                            ..field.clone()
+                        })
+                    })
+                    .collect(),
+            )
+            .into(),
+            DataType::Array(array) => ArrayType {
+                element_type: array.element_type.rebuild_fields(rebuild),
+                contains_null: array.contains_null,
+            }
+            .into(),
+            DataType::Map(map) => MapType {
+                key_type: map.key_type.rebuild_fields(rebuild),
+                value_type: map.value_type.rebuild_fields(rebuild),
+                value_contains_null: map.value_contains_null,
+            }
+            .into(),
         }
     }
 }
@@ -450,6 +443,27 @@ impl StructType {
         Ok(StructType::new(fields))
     }
 
+    /// The schema of the rows a read returns: `void` fields dropped at every depth (see
+    /// [`StructField::without_void`]).
+    pub fn without_void(&self) -> StructType {
+        StructType::new(
+            self.fields
+                .iter()
+                .filter_map(StructField::without_void)
+                .collect(),
+        )
+    }
+
+    /// The schema without field metadata at any depth (see [`StructField::without_metadata`]).
+    pub fn without_metadata(&self) -> StructType {
+        StructType::new(
+            self.fields
+                .iter()
+                .map(StructField::without_metadata)
+                .collect(),
+        )
+    }
+
     /// The leaf columns in schema order: descends into structs; every other field (primitive,
     /// array, map) is a leaf.
     pub fn leaf_columns(&self) -> Vec<LeafColumn<'_>> {
@@ -529,6 +543,27 @@ impl StructField {
     pub fn field_id(&self) -> Option<i32> {
         json_as_i32(self.metadata.get(COLUMN_MAPPING_ID_KEY)?)
     }
+
+    /// The field as a read returns it: `None` when its type is `void`, else the field with
+    /// its `void` struct fields removed at every depth (no data file holds them; spec
+    /// "Primitive Types").
+    pub fn without_void(&self) -> Option<StructField> {
+        (self.data_type != DataType::Primitive(PrimitiveType::Void)).then(|| StructField {
+            data_type: self.data_type.without_void(),
+            ..self.clone()
+        })
+    }
+
+    /// The field without metadata at any depth: its name, type and nullability (as Spark
+    /// shows the schema of a read, without column mapping ids or comments).
+    pub fn without_metadata(&self) -> StructField {
+        StructField {
+            name: self.name.clone(),
+            data_type: self.data_type.without_metadata(),
+            nullable: self.nullable,
+            metadata: Map::new(),
+        }
+    }
 }
 
 impl FromStr for ColumnMappingMode {
@@ -554,306 +589,6 @@ impl fmt::Display for ColumnMappingMode {
             ColumnMappingMode::Name => "name",
             ColumnMappingMode::Id => "id",
         })
-    }
-}
-
-impl Serialize for PrimitiveType {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.type_name())
-    }
-}
-
-impl Serialize for DataType {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        match self {
-            DataType::Primitive(primitive) => primitive.serialize(serializer),
-            DataType::Struct(st) => st.serialize(serializer),
-            DataType::Array(array) => array.serialize(serializer),
-            DataType::Map(map) => map.serialize(serializer),
-        }
-    }
-}
-
-impl Serialize for StructType {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(2))?;
-        map.serialize_entry("type", "struct")?;
-        map.serialize_entry("fields", &self.fields)?;
-        map.end()
-    }
-}
-
-impl Serialize for StructField {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(4))?;
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("type", &self.data_type)?;
-        map.serialize_entry("nullable", &self.nullable)?;
-        map.serialize_entry("metadata", &self.metadata)?;
-        map.end()
-    }
-}
-
-impl Serialize for ArrayType {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(3))?;
-        map.serialize_entry("type", "array")?;
-        map.serialize_entry("elementType", &self.element_type)?;
-        map.serialize_entry("containsNull", &self.contains_null)?;
-        map.end()
-    }
-}
-
-impl Serialize for MapType {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(4))?;
-        map.serialize_entry("type", "map")?;
-        map.serialize_entry("keyType", &self.key_type)?;
-        map.serialize_entry("valueType", &self.value_type)?;
-        map.serialize_entry("valueContainsNull", &self.value_contains_null)?;
-        map.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for PrimitiveType {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        name.parse().map_err(D::Error::custom)
-    }
-}
-
-impl<'de> Deserialize<'de> for DataType {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        data_type_from_json(&value, "").map_err(D::Error::custom)
-    }
-}
-
-impl<'de> Deserialize<'de> for StructType {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        struct_from_json(&value, "").map_err(D::Error::custom)
-    }
-}
-
-impl<'de> Deserialize<'de> for StructField {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        field_from_json(&value, "").map_err(D::Error::custom)
-    }
-}
-
-impl<'de> Deserialize<'de> for ArrayType {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        match data_type_from_json(&value, "").map_err(D::Error::custom)? {
-            DataType::Array(array) => Ok(*array),
-            other => Err(D::Error::custom(format!(
-                "expected an array type, got {other}"
-            ))),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for MapType {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        match data_type_from_json(&value, "").map_err(D::Error::custom)? {
-            DataType::Map(map) => Ok(*map),
-            other => Err(D::Error::custom(format!(
-                "expected a map type, got {other}"
-            ))),
-        }
-    }
-}
-
-/// Parses `decimal(p,s)` (spaces allowed around the numbers, as in Spark).
-fn parse_decimal_type(name: &str) -> std::result::Result<PrimitiveType, String> {
-    let unknown = || format!("unknown type `{name}`");
-    let inner = name
-        .strip_prefix("decimal(")
-        .and_then(|rest| rest.strip_suffix(')'))
-        .ok_or_else(unknown)?;
-    let (precision, scale) = inner.split_once(',').ok_or_else(unknown)?;
-    let precision: u8 = precision.trim().parse().map_err(|_| unknown())?;
-    let scale: i8 = scale.trim().parse().map_err(|_| unknown())?;
-    check_decimal(precision, scale)?;
-    Ok(PrimitiveType::Decimal { precision, scale })
-}
-
-fn check_decimal(precision: u8, scale: i8) -> std::result::Result<(), String> {
-    let max = MAX_DECIMAL_PRECISION;
-    if precision == 0 || precision > max {
-        return Err(format!(
-            "decimal({precision},{scale}): the precision must be between 1 and {max}"
-        ));
-    }
-    if i16::from(scale) > i16::from(precision) || i16::from(scale) < -i16::from(max) {
-        return Err(format!(
-            "decimal({precision},{scale}): the scale must not exceed the precision"
-        ));
-    }
-    Ok(())
-}
-
-fn describe(path: &str) -> String {
-    if path.is_empty() {
-        "the schema".to_string()
-    } else {
-        format!("column `{path}`")
-    }
-}
-
-fn join_path(parent: &str, name: &str) -> String {
-    if parent.is_empty() {
-        name.to_string()
-    } else {
-        format!("{parent}.{name}")
-    }
-}
-
-fn json_object<'v>(
-    value: &'v Value,
-    path: &str,
-) -> std::result::Result<&'v Map<String, Value>, String> {
-    value
-        .as_object()
-        .ok_or_else(|| format!("{}: expected a JSON object, got {value}", describe(path)))
-}
-
-fn struct_from_json(value: &Value, path: &str) -> std::result::Result<StructType, String> {
-    match data_type_from_json(value, path)? {
-        DataType::Struct(st) => Ok(*st),
-        other => Err(format!(
-            "{}: expected a struct type, got {other}",
-            describe(path)
-        )),
-    }
-}
-
-fn data_type_from_json(value: &Value, path: &str) -> std::result::Result<DataType, String> {
-    if let Value::String(name) = value {
-        return name
-            .parse::<PrimitiveType>()
-            .map(DataType::Primitive)
-            .map_err(|reason| format!("{}: {reason}", describe(path)));
-    }
-    let object = json_object(value, path)?;
-    let kind = match object.get("type") {
-        Some(Value::String(kind)) => kind.as_str(),
-        Some(other) => {
-            return Err(format!(
-                "{}: `type` must be a string, got {other}",
-                describe(path)
-            ))
-        }
-        None => return Err(format!("{}: the type object has no `type`", describe(path))),
-    };
-    match kind {
-        "struct" => {
-            let fields = match object.get("fields") {
-                Some(Value::Array(fields)) => fields,
-                Some(Value::Null) | None => &Vec::new(),
-                Some(other) => {
-                    return Err(format!(
-                        "{}: `fields` must be an array, got {other}",
-                        describe(path)
-                    ))
-                }
-            };
-            let fields = fields
-                .iter()
-                .map(|field| field_from_json(field, path))
-                .collect::<std::result::Result<Vec<_>, _>>()?;
-            Ok(StructType::new(fields).into())
-        }
-        "array" => {
-            let element_path = join_path(path, "element");
-            let element = required(object, "elementType", path)?;
-            Ok(ArrayType {
-                element_type: data_type_from_json(element, &element_path)?,
-                contains_null: optional_bool(object, "containsNull", path)?,
-            }
-            .into())
-        }
-        "map" => {
-            let key = required(object, "keyType", path)?;
-            let value = required(object, "valueType", path)?;
-            Ok(MapType {
-                key_type: data_type_from_json(key, &join_path(path, "key"))?,
-                value_type: data_type_from_json(value, &join_path(path, "value"))?,
-                value_contains_null: optional_bool(object, "valueContainsNull", path)?,
-            }
-            .into())
-        }
-        other => Err(format!("{}: unknown type `{other}`", describe(path))),
-    }
-}
-
-fn field_from_json(value: &Value, parent: &str) -> std::result::Result<StructField, String> {
-    let object = json_object(value, parent)?;
-    let name = match object.get("name") {
-        Some(Value::String(name)) => name.clone(),
-        _ => {
-            return Err(format!(
-                "{}: a field has no string `name`: {value}",
-                describe(parent)
-            ))
-        }
-    };
-    let path = join_path(parent, &name);
-    let data_type = data_type_from_json(required(object, "type", &path)?, &path)?;
-    let nullable = optional_bool(object, "nullable", &path)?;
-    let metadata = match object.get("metadata") {
-        Some(Value::Object(metadata)) => metadata.clone(),
-        Some(Value::Null) | None => Map::new(),
-        Some(other) => {
-            return Err(format!(
-                "{}: `metadata` must be an object, got {other}",
-                describe(&path)
-            ))
-        }
-    };
-    Ok(StructField {
-        name,
-        data_type,
-        nullable,
-        metadata,
-    })
-}
-
-fn required<'v>(
-    object: &'v Map<String, Value>,
-    key: &str,
-    path: &str,
-) -> std::result::Result<&'v Value, String> {
-    object
-        .get(key)
-        .ok_or_else(|| format!("{}: missing `{key}`", describe(path)))
-}
-
-/// A boolean that defaults to true when absent (Spark's leniency for `nullable`,
-/// `containsNull` and `valueContainsNull`).
-fn optional_bool(
-    object: &Map<String, Value>,
-    key: &str,
-    path: &str,
-) -> std::result::Result<bool, String> {
-    match object.get(key) {
-        Some(Value::Bool(b)) => Ok(*b),
-        None | Some(Value::Null) => Ok(true),
-        Some(other) => Err(format!(
-            "{}: `{key}` must be a boolean, got {other}",
-            describe(path)
-        )),
-    }
-}
-
-fn json_as_i32(value: &Value) -> Option<i32> {
-    match value {
-        Value::Number(n) => n.as_i64().and_then(|n| i32::try_from(n).ok()),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
     }
 }
 
@@ -897,191 +632,44 @@ fn collect_leaves<'a>(
     }
 }
 
-/// Which names and metadata the Arrow conversion produces.
-#[derive(Clone, Copy)]
-enum Naming {
-    /// Logical names; Delta metadata as string key/values.
-    Logical,
-    /// Physical names of the mode; only parquet field ids.
-    Physical(ColumnMappingMode),
-}
-
-/// Field ids of array elements and map keys/values, from `parquet.field.nested.ids` of the
-/// enclosing column, with the key prefix of the current position (`<physical>.element...`).
-struct NestedIds<'a> {
-    ids: &'a Map<String, Value>,
-    prefix: String,
-}
-
-impl NestedIds<'_> {
-    fn child(&self, suffix: &str) -> Self {
-        NestedIds {
-            ids: self.ids,
-            prefix: format!("{}.{suffix}", self.prefix),
-        }
-    }
-
-    fn id(&self) -> Option<i32> {
-        json_as_i32(self.ids.get(&self.prefix)?)
-    }
-}
-
-fn arrow_fields(schema: &StructType, naming: Naming) -> Result<Vec<ArrowField>> {
-    schema
-        .fields
-        .iter()
-        .map(|field| arrow_field(field, naming))
-        .collect()
-}
-
-fn arrow_field(field: &StructField, naming: Naming) -> Result<ArrowField> {
-    let (name, metadata, nested_ids) = match naming {
-        Naming::Logical => (field.name.clone(), logical_metadata(&field.metadata), None),
-        Naming::Physical(mode) => {
-            let name = field.physical_name(mode)?.to_string();
-            let metadata = physical_metadata(field, mode)?;
-            let nested_ids = match field.metadata.get(PARQUET_FIELD_NESTED_IDS_KEY) {
-                Some(Value::Object(ids)) if mode != ColumnMappingMode::None => Some(NestedIds {
-                    ids,
-                    prefix: name.clone(),
-                }),
-                _ => None,
-            };
-            (name, metadata, nested_ids)
-        }
-    };
-    let data_type = arrow_type(&field.data_type, naming, nested_ids.as_ref())?;
-    let metadata = with_variant_marker(metadata, &field.data_type);
-    Ok(ArrowField::new(name, data_type, field.nullable).with_metadata(metadata))
-}
-
-fn logical_metadata(metadata: &Map<String, Value>) -> ArrowMetadata {
-    metadata
-        .iter()
-        .map(|(key, value)| {
-            let text = match value {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            (key.clone(), text)
-        })
-        .collect()
-}
-
-fn physical_metadata(field: &StructField, mode: ColumnMappingMode) -> Result<ArrowMetadata> {
-    let mut metadata = ArrowMetadata::new();
-    if mode == ColumnMappingMode::None {
-        return Ok(metadata);
-    }
-    match field.field_id() {
-        Some(id) => {
-            metadata.insert(PARQUET_FIELD_ID_META_KEY, id.to_string());
-        }
-        None if mode == ColumnMappingMode::Id && !field.metadata.contains_key(EXTRA_COLUMN_KEY) => {
-            return Err(Error::invalid_table(
-                "metaData.schemaString",
-                format!(
-                    "column `{}` has no 32-bit {COLUMN_MAPPING_ID_KEY} although the column \
-                     mapping mode is id",
-                    field.name
-                ),
-            ))
-        }
-        None => {}
-    }
-    Ok(metadata)
-}
-
-fn with_variant_marker(mut metadata: ArrowMetadata, data_type: &DataType) -> ArrowMetadata {
-    if data_type == &DataType::Primitive(PrimitiveType::Variant) {
-        metadata.insert(EXTENSION_TYPE_NAME_KEY, VARIANT_EXTENSION_NAME);
-    }
-    metadata
-}
-
-fn nested_field_metadata(ids: Option<&NestedIds<'_>>, data_type: &DataType) -> ArrowMetadata {
-    let mut metadata = ArrowMetadata::new();
-    if let Some(id) = ids.and_then(NestedIds::id) {
-        metadata.insert(PARQUET_FIELD_ID_META_KEY, id.to_string());
-    }
-    with_variant_marker(metadata, data_type)
-}
-
-fn arrow_type(
-    data_type: &DataType,
-    naming: Naming,
-    nested_ids: Option<&NestedIds<'_>>,
-) -> Result<ArrowDataType> {
-    match data_type {
-        DataType::Primitive(primitive) => arrow_primitive(primitive),
-        DataType::Struct(st) => Ok(ArrowDataType::Struct(ArrowFields::from(arrow_fields(
-            st, naming,
-        )?))),
-        DataType::Array(array) => {
-            let element_ids = nested_ids.map(|ids| ids.child("element"));
-            let element_type = arrow_type(&array.element_type, naming, element_ids.as_ref())?;
-            let element =
-                ArrowField::new("element", element_type, array.contains_null).with_metadata(
-                    nested_field_metadata(element_ids.as_ref(), &array.element_type),
-                );
-            Ok(ArrowDataType::List(Arc::new(element)))
-        }
-        DataType::Map(map) => {
-            let key_ids = nested_ids.map(|ids| ids.child("key"));
-            let value_ids = nested_ids.map(|ids| ids.child("value"));
-            let key_type = arrow_type(&map.key_type, naming, key_ids.as_ref())?;
-            let value_type = arrow_type(&map.value_type, naming, value_ids.as_ref())?;
-            let key = ArrowField::new("key", key_type, false)
-                .with_metadata(nested_field_metadata(key_ids.as_ref(), &map.key_type));
-            let value = ArrowField::new("value", value_type, map.value_contains_null)
-                .with_metadata(nested_field_metadata(value_ids.as_ref(), &map.value_type));
-            let entries = ArrowField::new(
-                "key_value",
-                ArrowDataType::Struct(ArrowFields::from(vec![key, value])),
-                false,
-            );
-            Ok(ArrowDataType::Map(Arc::new(entries), false))
-        }
-    }
-}
-
-fn arrow_primitive(primitive: &PrimitiveType) -> Result<ArrowDataType> {
-    Ok(match primitive {
-        PrimitiveType::String => ArrowDataType::Utf8,
-        PrimitiveType::Long => ArrowDataType::Int64,
-        PrimitiveType::Integer => ArrowDataType::Int32,
-        PrimitiveType::Short => ArrowDataType::Int16,
-        PrimitiveType::Byte => ArrowDataType::Int8,
-        PrimitiveType::Float => ArrowDataType::Float32,
-        PrimitiveType::Double => ArrowDataType::Float64,
-        PrimitiveType::Boolean => ArrowDataType::Boolean,
-        PrimitiveType::Binary => ArrowDataType::Binary,
-        PrimitiveType::Date => ArrowDataType::Date32,
-        PrimitiveType::Timestamp => {
-            ArrowDataType::Timestamp(TimeUnit::Microsecond, Some(Arc::from("UTC")))
-        }
-        PrimitiveType::TimestampNtz => ArrowDataType::Timestamp(TimeUnit::Microsecond, None),
-        PrimitiveType::Decimal { precision, scale } => {
-            check_decimal(*precision, *scale)
-                .map_err(|reason| Error::invalid_table("metaData.schemaString", reason))?;
-            ArrowDataType::Decimal128(*precision, *scale)
-        }
-        PrimitiveType::Void => ArrowDataType::Null,
-        PrimitiveType::Variant => ArrowDataType::Struct(ArrowFields::from(vec![
-            ArrowField::new("metadata", ArrowDataType::Binary, false),
-            ArrowField::new("value", ArrowDataType::Binary, false),
-        ])),
-    })
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use std::path::{Path, PathBuf};
-    use std::sync::Mutex;
+    use std::sync::{Arc, Mutex};
+
+    use arrow_schema::extension::EXTENSION_TYPE_NAME_KEY;
+    use arrow_schema::{
+        DataType as ArrowDataType, Field as ArrowField, Fields as ArrowFields, TimeUnit,
+    };
 
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn reads_drop_void_fields_and_metadata_at_every_depth() {
+        let schema: StructType = serde_json::from_value(json!({"type": "struct", "fields": [
+            {"name": "gone", "type": "void", "nullable": true, "metadata": {}},
+            {"name": "s", "type": {"type": "struct", "fields": [
+                {"name": "v", "type": "void", "nullable": true, "metadata": {}},
+                {"name": "l", "type": {"type": "array", "elementType": {"type": "struct",
+                    "fields": [
+                        {"name": "v", "type": "void", "nullable": true, "metadata": {}},
+                        {"name": "x", "type": "long", "nullable": true,
+                         "metadata": {"comment": "inner"}}]}, "containsNull": true},
+                 "nullable": true, "metadata": {"delta.columnMapping.id": 3}}]},
+             "nullable": false, "metadata": {"comment": "outer"}}]}))
+        .unwrap();
+        let read = schema.without_void().without_metadata();
+        let expected = json!({"type": "struct", "fields": [
+            {"name": "s", "type": {"type": "struct", "fields": [
+                {"name": "l", "type": {"type": "array", "elementType": {"type": "struct",
+                    "fields": [{"name": "x", "type": "long", "nullable": true, "metadata": {}}]},
+                    "containsNull": true}, "nullable": true, "metadata": {}}]},
+             "nullable": false, "metadata": {}}]});
+        assert_eq!(serde_json::to_value(&read).unwrap(), expected);
+        assert_eq!(schema.without_metadata().fields.len(), 2);
+    }
 
     /// The unpacked `NAME/` directory of a golden table (holding `delta/` and `expected/`),
     /// unpacked once per machine under the temp directory.
