@@ -38,7 +38,9 @@ use crate::table_config::writing::{
 use crate::table_config::TableFeature;
 use crate::transaction::{CommitResult, MetadataUpdate, Transaction};
 
-use properties::{check_values, known_feature_of, settable_key, PropertyTarget};
+use crate::table_config::user_properties::{
+    check_values, known_feature_of, settable_key, PropertyTarget,
+};
 
 use crate::schema::from_arrow::{assign_column_mapping, max_column_id};
 
@@ -142,7 +144,11 @@ async fn set_properties(
             description = Some(value);
             continue;
         }
-        let key = settable_key(&PropertyTarget::Existing(snapshot), &key, &value)?;
+        let key = settable_key(
+            &PropertyTarget::Existing(snapshot.table_configuration()),
+            &key,
+            &value,
+        )?;
         pairs.insert(key, value);
     }
     check_values(&pairs)?;
@@ -840,6 +846,5 @@ fn json_text<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-pub(crate) mod properties;
 #[cfg(test)]
 mod tests;

@@ -12,8 +12,8 @@ use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN
 use crate::table_config::writing::is_protocol_key;
 use crate::transaction::{CommitResult, MetadataUpdate, TableSpec};
 
-use crate::ops::alter::properties::checked_new_table_configuration;
 use crate::schema::from_arrow::assign_column_mapping;
+use crate::table_config::user_properties::checked_new_table_configuration;
 
 /// A table to create.
 #[derive(Debug, Clone, Default)]

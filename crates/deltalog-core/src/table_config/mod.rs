@@ -14,6 +14,7 @@ pub(crate) mod properties;
 pub mod stats;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod stats;
+pub(crate) mod user_properties;
 pub(crate) mod writing;
 
 use std::sync::{Arc, OnceLock};

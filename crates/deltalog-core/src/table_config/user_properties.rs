@@ -1,6 +1,7 @@
 //! The one check of table properties set by users: `ALTER TABLE SET TBLPROPERTIES`
-//! ([`super::alter_table`]), `CREATE TABLE ... TBLPROPERTIES` ([`crate::ops::create_table`])
-//! and the configuration of a table created by a write ([`crate::ops::write_table`]).
+//! ([`crate::ops::alter_table`]), `CREATE TABLE ... TBLPROPERTIES`
+//! ([`crate::ops::create_table`]) and the configuration of a table created by a write
+//! ([`crate::ops::write_table`]).
 //!
 //! `delta.*` keys must be keys Delta on Spark knows (`table_config/properties.rs`), are stored
 //! as it spells them, and their values must parse as the property's type (and pass Delta on
@@ -12,14 +13,13 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{Error, ProtocolKind, Result};
-use crate::snapshot::Snapshot;
 use crate::table_config::properties::{
     known_key, IsolationLevel, TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID,
     DATA_SKIPPING_NUM_INDEXED_COLS, FEATURE_PREFIX, ISOLATION_LEVEL, MIN_READER_VERSION,
     MIN_WRITER_VERSION,
 };
 use crate::table_config::writing::CONSTRAINTS_PREFIX;
-use crate::table_config::TableFeature;
+use crate::table_config::{TableConfiguration, TableFeature};
 
 /// Prefix of Delta on Spark's universal-format settings, which take any name.
 const UNIVERSAL_FORMAT_CONFIG_PREFIX: &str = "delta.universalformat.config.";
@@ -28,7 +28,7 @@ const UNIVERSAL_FORMAT_CONFIG_PREFIX: &str = "delta.universalformat.config.";
 pub(crate) enum PropertyTarget<'a> {
     /// An existing table: CHECK constraints are added with `ADD CONSTRAINT` (which checks
     /// the existing rows), and its protocol may not go down.
-    Existing(&'a Snapshot),
+    Existing(&'a TableConfiguration),
     /// A table being created at this location: it has no rows, so CHECK constraints
     /// (`delta.constraints.<name>`) may be given as properties.
     New(&'a str),
@@ -37,7 +37,7 @@ pub(crate) enum PropertyTarget<'a> {
 impl PropertyTarget<'_> {
     fn table_uri(&self) -> &str {
         match self {
-            PropertyTarget::Existing(snapshot) => snapshot.table_configuration().table_uri(),
+            PropertyTarget::Existing(config) => config.table_uri(),
             PropertyTarget::New(uri) => uri,
         }
     }
@@ -64,7 +64,7 @@ pub(crate) fn checked_new_table_configuration(
 }
 
 /// The key to store for `key`, or why it cannot be set on `target`.
-pub(super) fn settable_key(target: &PropertyTarget, key: &str, value: &str) -> Result<String> {
+pub(crate) fn settable_key(target: &PropertyTarget, key: &str, value: &str) -> Result<String> {
     let lower = key.to_ascii_lowercase();
     if lower.starts_with(CONSTRAINTS_PREFIX) {
         return match target {
@@ -109,7 +109,7 @@ pub(super) fn settable_key(target: &PropertyTarget, key: &str, value: &str) -> R
 /// Refuses values of `delta.*` keys that do not parse as their property's type, and the
 /// values Delta on Spark's own checks refuse (`delta.isolationLevel` other than
 /// `Serializable`, `delta.dataSkippingNumIndexedCols` below -1).
-pub(super) fn check_values(pairs: &BTreeMap<String, String>) -> Result<()> {
+pub(crate) fn check_values(pairs: &BTreeMap<String, String>) -> Result<()> {
     let configuration = pairs.clone().into_iter().collect();
     let properties = TableProperties::from_configuration(&configuration);
     if let Some(invalid) = properties.invalid.first() {
@@ -135,7 +135,7 @@ pub(super) fn check_values(pairs: &BTreeMap<String, String>) -> Result<()> {
 }
 
 /// The known feature named `name` (any case), or [`Error::UnsupportedFeature`] of `table`.
-pub(super) fn known_feature_of(table: &str, name: &str) -> Result<TableFeature> {
+pub(crate) fn known_feature_of(table: &str, name: &str) -> Result<TableFeature> {
     TableFeature::known()
         .iter()
         .find(|feature| feature.name().eq_ignore_ascii_case(name))
@@ -163,10 +163,10 @@ fn check_protocol_version(target: &PropertyTarget, key: &str, value: &str) -> Re
             "{key} must be between 1 and {max}, got {wanted}"
         )));
     }
-    let PropertyTarget::Existing(snapshot) = target else {
+    let PropertyTarget::Existing(config) = target else {
         return Ok(());
     };
-    let protocol = snapshot.protocol();
+    let protocol = config.protocol();
     let current = match key == MIN_READER_VERSION {
         true => protocol.min_reader_version,
         false => protocol.min_writer_version,
@@ -174,7 +174,7 @@ fn check_protocol_version(target: &PropertyTarget, key: &str, value: &str) -> Re
     if wanted < current {
         return Err(Error::NotAllowed(format!(
             "{key} {wanted} would downgrade the protocol of {} (now {current})",
-            snapshot.table_configuration().table_uri()
+            config.table_uri()
         )));
     }
     Ok(())
