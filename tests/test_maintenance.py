@@ -319,6 +319,8 @@ def test_convert_to_delta_refuses_partition_types_that_are_not_names(tmp_path: P
     pq.write_table(pa.table({"id": [1]}), folder / "part-0.parquet")
     with pytest.raises(InvalidArgumentError, match="partition_by must map"):
         deltalog.convert_to_delta(tmp_path / "t", partition_by={"year": 5})
+    with pytest.raises(InvalidArgumentError, match="column `year`: unknown type `int`"):
+        deltalog.convert_to_delta(tmp_path / "t", partition_by={"year": "int"})
     assert not (tmp_path / "t" / "_delta_log").exists()
 
 

@@ -6,15 +6,16 @@
 //! tuples, or a list of such lists for OR).
 
 use std::collections::HashMap;
+use std::str::FromStr;
 
 use arrow::datatypes::Schema as ArrowSchema;
 use arrow::ffi::FFI_ArrowSchema;
 use deltalog_core::expr::{from_dnf, DnfLiteral};
 use deltalog_core::ops::{struct_type_from_arrow, SchemaMode};
 use deltalog_core::scalar::{Scalar, SessionTimeZone};
-use deltalog_core::schema::parse_schema;
+use deltalog_core::schema::{parse_schema, PrimitiveType};
 use deltalog_core::{
-    parse_sql, Expr, Storage, StructType, WriteMode, WriteTableOptions, WriterOptions,
+    parse_sql, Expr, Storage, StructField, StructType, WriteMode, WriteTableOptions, WriterOptions,
 };
 use deltalog_core::{Error, SnapshotAt};
 use pyo3::prelude::*;
@@ -155,14 +156,13 @@ impl<'a, 'py> FromPyObject<'a, 'py> for PyPartitionColumns {
                 );
                 return Err(to_py_err(py, Error::InvalidArgument(message)));
             };
-            fields.push(serde_json::json!({
-                "name": name, "type": kind, "nullable": true, "metadata": {}
-            }));
+            let primitive = PrimitiveType::from_str(&kind).map_err(|reason| {
+                let message = format!("partition_by column `{name}`: {reason}");
+                to_py_err(py, Error::InvalidArgument(message))
+            })?;
+            fields.push(StructField::new(name, primitive, true));
         }
-        let schema = serde_json::json!({"type": "struct", "fields": fields});
-        parse_schema(&schema.to_string())
-            .map(PyPartitionColumns)
-            .map_err(|error| to_py_err(py, error))
+        Ok(PyPartitionColumns(StructType::new(fields)))
     }
 }
 
