@@ -49,10 +49,13 @@ pub(crate) struct WritePlan {
     pub file_counter: AtomicUsize,
 }
 
-/// `builder` with no Parquet statistics (chunk or page) for float and double columns:
-/// parquet-rs leaves NaN out of their min and max, and Spark's Parquet reader then skips a
-/// row group or page holding a NaN for `x > v`, although Spark's NaN is above every number
-/// (differential seed 201). The Delta statistics of the file (`stats`) are ours and keep NaN.
+/// `builder` with no Parquet statistics (chunk or page) and no dictionary encoding for float
+/// and double columns, so that Spark's Parquet reader never skips a row group by their values:
+/// parquet-rs leaves NaN out of their min and max, and Spark then skips a row group or page
+/// holding a NaN for `x > v`, although Spark's NaN is above every number (differential seed
+/// 201); and parquet-mr's dictionary filter orders `-0.0` below `0.0`, so a row group whose
+/// dictionary holds `-0.0` and only negative numbers was skipped for `NOT (x < 0)` (seed
+/// 495). The Delta statistics of the file (`stats`) are ours and keep both.
 fn without_float_statistics(
     mut builder: parquet::file::properties::WriterPropertiesBuilder,
     physical: &arrow_schema::Schema,
@@ -63,10 +66,12 @@ fn without_float_statistics(
             column.physical_type(),
             parquet::basic::Type::FLOAT | parquet::basic::Type::DOUBLE
         ) {
-            builder = builder.set_column_statistics_enabled(
-                column.path().clone(),
-                parquet::file::properties::EnabledStatistics::None,
-            );
+            builder = builder
+                .set_column_statistics_enabled(
+                    column.path().clone(),
+                    parquet::file::properties::EnabledStatistics::None,
+                )
+                .set_column_dictionary_enabled(column.path().clone(), false);
         }
     }
     Ok(builder)
