@@ -171,8 +171,11 @@ impl RawSchema {
 /// for such a read.
 #[pyfunction]
 pub fn read_schema_json(py: Python<'_>, schema: PySchemaInput) -> PyResult<String> {
-    let read = schema.0.without_void().without_metadata();
-    read.to_json().map_err(|error| to_py_err(py, error))
+    schema
+        .0
+        .read_form()
+        .to_json()
+        .map_err(|error| to_py_err(py, error))
 }
 
 /// `batches` as newline-delimited JSON objects (see `RawArrowStream.to_json_rows`).

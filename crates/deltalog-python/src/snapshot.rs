@@ -2,7 +2,7 @@
 
 use deltalog_core::scan::{deletion_vectors, NativeColumns};
 use deltalog_core::snapshot::HeadSource;
-use deltalog_core::{Scan, ScanOptions, Snapshot, StructField, TableConfiguration};
+use deltalog_core::{Scan, ScanOptions, Snapshot, TableConfiguration};
 use pyo3::prelude::*;
 
 use crate::arrow_export::{RawArrowStream, RawSchema};
@@ -193,14 +193,7 @@ fn native_column<'py>(
     py: Python<'py>,
     column: &deltalog_core::scan::NativeColumn,
 ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
-    let read = |field: &StructField| StructField {
-        data_type: field.data_type.without_void(),
-        ..field.without_metadata()
-    };
-    let physical = column
-        .physical
-        .as_ref()
-        .map(|f| to_py(py, &read(f)))
-        .transpose()?;
-    Ok((to_py(py, &read(&column.logical))?, physical))
+    let physical = column.physical.as_ref();
+    let physical = physical.map(|f| to_py(py, &f.read_form())).transpose()?;
+    Ok((to_py(py, &column.logical.read_form())?, physical))
 }

@@ -447,7 +447,7 @@ fn select_columns(schema: &StructType, requested: Option<&[String]>) -> Result<V
     };
     let mut selected: Vec<&StructField> = Vec::with_capacity(requested.len());
     for name in requested {
-        let field = find_column(schema, name).ok_or_else(|| {
+        let field = schema.find_column(name).ok_or_else(|| {
             let known: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
             Error::InvalidArgument(format!(
                 "unknown column `{name}`: the table's columns are {}",
@@ -465,19 +465,6 @@ fn select_columns(schema: &StructType, requested: Option<&[String]>) -> Result<V
         .into_iter()
         .filter_map(StructField::without_void)
         .collect())
-}
-
-/// The top-level field called `name`: exact match first, else the only case-insensitive match.
-fn find_column<'a>(schema: &'a StructType, name: &str) -> Option<&'a StructField> {
-    if let Some(field) = schema.field(name) {
-        return Some(field);
-    }
-    let mut matches = schema
-        .fields
-        .iter()
-        .filter(|f| f.name.eq_ignore_ascii_case(name));
-    let first = matches.next()?;
-    matches.next().is_none().then_some(first)
 }
 
 /// One [`OutputColumn`] per field: partition columns get the next index of `partition_names`.
@@ -513,7 +500,7 @@ fn filter_only_columns(
     for path in filter.column_paths() {
         let column = (1..=path.len())
             .rev()
-            .find_map(|parts| find_column(schema, &path[..parts].join(".")));
+            .find_map(|parts| schema.find_column(&path[..parts].join(".")));
         let Some(column) = column else {
             let name = path.join(".");
             let tracking = [ROW_ID_COLUMN, ROW_COMMIT_VERSION_COLUMN].contains(&name.as_str());

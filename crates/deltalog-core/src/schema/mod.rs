@@ -34,6 +34,20 @@ use crate::error::{Error, Result};
 
 pub(crate) use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 
+/// The index of the name in `names` that `name` matches, as Spark resolves column names:
+/// exactly, else the only one equal ignoring ASCII case.
+pub(crate) fn match_name(names: &[&str], name: &str) -> Option<usize> {
+    if let Some(index) = names.iter().position(|n| *n == name) {
+        return Some(index);
+    }
+    let mut matches = names
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.eq_ignore_ascii_case(name));
+    let (index, _) = matches.next()?;
+    matches.next().is_none().then_some(index)
+}
+
 /// Column metadata key holding a column's physical name (catalogue E1-03).
 pub(crate) const COLUMN_MAPPING_PHYSICAL_NAME_KEY: &str = "delta.columnMapping.physicalName";
 /// Column metadata key holding a column's 32-bit field id (catalogue E1-03).
@@ -464,6 +478,12 @@ impl StructType {
         )
     }
 
+    /// The schema as a read shows it: no `void` fields and no field metadata at any depth
+    /// (the `StructType` Spark shows for a read of the table).
+    pub fn read_form(&self) -> StructType {
+        self.without_void().without_metadata()
+    }
+
     /// The leaf columns in schema order: descends into structs; every other field (primitive,
     /// array, map) is a leaf.
     pub fn leaf_columns(&self) -> Vec<LeafColumn<'_>> {
@@ -472,17 +492,10 @@ impl StructType {
         leaves
     }
 
-    /// The field called `name`: exact match first, else the only case-insensitive match.
-    fn find_column(&self, name: &str) -> Option<&StructField> {
-        if let Some(field) = self.field(name) {
-            return Some(field);
-        }
-        let mut matches = self
-            .fields
-            .iter()
-            .filter(|f| f.name.eq_ignore_ascii_case(name));
-        let first = matches.next()?;
-        matches.next().is_none().then_some(first)
+    /// The field called `name`, resolved as [`match_name`] resolves names.
+    pub(crate) fn find_column(&self, name: &str) -> Option<&StructField> {
+        let names: Vec<&str> = self.fields.iter().map(|f| f.name.as_str()).collect();
+        match_name(&names, name).map(|index| &self.fields[index])
     }
 
     fn column_names(&self) -> String {
@@ -552,6 +565,15 @@ impl StructField {
             data_type: self.data_type.without_void(),
             ..self.clone()
         })
+    }
+
+    /// The field as [`StructType::read_form`] shows it: its type without `void` struct
+    /// fields, and no metadata at any depth.
+    pub fn read_form(&self) -> StructField {
+        StructField {
+            data_type: self.data_type.without_void(),
+            ..self.without_metadata()
+        }
     }
 
     /// The field without metadata at any depth: its name, type and nullability (as Spark
@@ -660,7 +682,7 @@ pub(crate) mod tests {
                  "nullable": true, "metadata": {"delta.columnMapping.id": 3}}]},
              "nullable": false, "metadata": {"comment": "outer"}}]}))
         .unwrap();
-        let read = schema.without_void().without_metadata();
+        let read = schema.read_form();
         let expected = json!({"type": "struct", "fields": [
             {"name": "s", "type": {"type": "struct", "fields": [
                 {"name": "l", "type": {"type": "array", "elementType": {"type": "struct",

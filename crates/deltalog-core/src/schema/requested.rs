@@ -15,6 +15,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, ListArray, MapArray, RecordBatch, StructArray};
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
+use super::match_name;
 use crate::error::{Error, Result};
 
 /// How batches of one schema are delivered in a requested one (see the module docs).
@@ -67,7 +68,10 @@ impl RequestedSchema {
             }
             columns.push(converted);
         }
-        RecordBatch::try_new(self.target.clone(), columns).map_err(|error| invalid("", error))
+        // Every column has its requested type and nullability by now.
+        RecordBatch::try_new(self.target.clone(), columns).map_err(|error| {
+            Error::internal_invariant(format!("a batch in the requested schema: {error}"))
+        })
     }
 }
 
@@ -221,20 +225,13 @@ fn map_children<'a>(entries: &'a Field, path: &str) -> Result<(&'a FieldRef, &'a
 /// The index of the field of `fields` named `name`: exactly, else the only one equal
 /// ignoring ASCII case. `path` names the wanted field in errors.
 fn field_index(fields: &Fields, name: &str, path: &str) -> Result<usize> {
-    if let Some(index) = fields.iter().position(|field| field.name() == name) {
-        return Ok(index);
-    }
-    let mut folded = fields
-        .iter()
-        .enumerate()
-        .filter(|(_, field)| field.name().eq_ignore_ascii_case(name));
-    match (folded.next(), folded.next()) {
-        (Some((index, _)), None) => Ok(index),
-        _ => Err(Error::InvalidArgument(format!(
+    let names: Vec<&str> = fields.iter().map(|field| field.name().as_str()).collect();
+    match_name(&names, name).ok_or_else(|| {
+        Error::InvalidArgument(format!(
             "struct field `{path}` is not in the data (it has {})",
-            names(fields).join(", ")
-        ))),
-    }
+            names.join(", ")
+        ))
+    })
 }
 
 fn names(fields: &Fields) -> Vec<String> {
@@ -242,12 +239,7 @@ fn names(fields: &Fields) -> Vec<String> {
 }
 
 fn invalid(path: &str, error: arrow_schema::ArrowError) -> Error {
-    let column = if path.is_empty() {
-        String::new()
-    } else {
-        format!("column `{path}`: ")
-    };
-    Error::InvalidArgument(format!("{column}{error}"))
+    Error::InvalidArgument(format!("column `{path}`: {error}"))
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ use arrow_array::{new_null_array, Array, ArrayRef, MapArray, RecordBatch, Struct
 use arrow_schema::{DataType as ArrowType, Fields, SchemaRef};
 
 use crate::error::{Error, Result};
+pub(crate) use crate::schema::match_name;
 use crate::schema::{DataType, PrimitiveType, StructType};
 
 /// The columns of `batch` matched to the top-level columns of `schema` (whose Arrow form is
@@ -191,20 +192,6 @@ pub(crate) fn conform_array(
             format!("data of type {from} cannot be written to a column of type {target}"),
         )),
     }
-}
-
-/// The index of the name in `names` that `name` matches: exactly, else the only
-/// case-insensitive match.
-pub(crate) fn match_name(names: &[&str], name: &str) -> Option<usize> {
-    if let Some(index) = names.iter().position(|n| *n == name) {
-        return Some(index);
-    }
-    let mut matches = names
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| n.eq_ignore_ascii_case(name));
-    let (index, _) = matches.next()?;
-    matches.next().is_none().then_some(index)
 }
 
 fn conform_struct(
