@@ -206,3 +206,32 @@ def test_bad_arguments(table: deltalog.DeltaTable) -> None:
     table.alter.set_properties({"delta.columnMapping.mode": "name"})
     with pytest.raises(deltalog.InvalidArgumentError, match="not a column name"):
         table.alter.drop_columns(["id > 1"])
+
+
+def test_cluster_by_at_creation_in_writes_and_by_alter(tmp_path: Path) -> None:
+    """``cluster_by`` creates a clustered table (the ``clustering`` feature, the
+    ``delta.clustering`` domain, ``clusterBy`` in the commit), ``alter.cluster_by`` changes and
+    clears the columns, and writes naming other columns than the table's are refused."""
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
+    uri = tmp_path / "t"
+    table = deltalog.DeltaTable.create(uri, schema, cluster_by=["id"])
+    assert "clustering" in (table.protocol().writer_features or [])
+    assert "domainMetadata" in (table.protocol().writer_features or [])
+    assert parameters(uri, 0)["clusterBy"] == '["id"]'
+    data = pa.table({"id": pa.array([3, 1, 2], pa.int64()), "name": ["c", "a", "b"]})
+    deltalog.write_table(uri, data, cluster_by=["id"])
+    with pytest.raises(deltalog.InvalidArgumentError, match="MISMATCH"):
+        deltalog.write_table(uri, data, cluster_by=["name"])
+    table.alter.cluster_by(["name", "id"])
+    assert commit_info(uri, 2)["operation"] == "CLUSTER BY"
+    assert parameters(uri, 2)["newClusteringColumns"] == "name,id"
+    assert table.optimize()["clusterBy"] == ["name", "id"]
+    table.alter.cluster_by(None)
+    assert parameters(uri, 4)["newClusteringColumns"] == ""
+    assert table.optimize()["clusterBy"] == []
+    with pytest.raises(deltalog.InvalidArgumentError, match="both clustered and partitioned"):
+        deltalog.DeltaTable.create(tmp_path / "u", schema, partition_by=["name"], cluster_by=["id"])
+    with pytest.raises(deltalog.InvalidArgumentError, match="no such column"):
+        deltalog.write_table(tmp_path / "v", data, cluster_by=["nope"])
+    with pytest.raises(deltalog.InvalidArgumentError, match="sequence of str"):
+        table.alter.cluster_by("id")

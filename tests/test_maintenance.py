@@ -192,6 +192,64 @@ def test_optimize_with_filter_and_z_order(tmp_path: Path) -> None:
         table.optimize(z_order_by=["nope"])
 
 
+def test_optimize_clusters_a_clustered_table(tmp_path: Path) -> None:
+    """A table Delta on Spark created with ``CLUSTER BY (id)`` (its first commit, as Spark
+    writes it) takes appends, and OPTIMIZE clusters them; ``full`` needs clustering columns."""
+    uri = tmp_path / "t"
+    log = uri / "_delta_log"
+    log.mkdir(parents=True)
+    schema = {
+        "type": "struct",
+        "fields": [{"name": "id", "type": "long", "nullable": True, "metadata": {}}],
+    }
+    domain = {"clusteringColumns": [["id"]], "domainName": "delta.clustering"}
+    actions = [
+        {"commitInfo": {"timestamp": 1, "operation": "CREATE TABLE"}},
+        {
+            "metaData": {
+                "id": "c",
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": json.dumps(schema),
+                "partitionColumns": [],
+                "configuration": {},
+            }
+        },
+        {
+            "protocol": {
+                "minReaderVersion": 1,
+                "minWriterVersion": 7,
+                "writerFeatures": ["domainMetadata", "clustering"],
+            }
+        },
+        {
+            "domainMetadata": {
+                "domain": "delta.clustering",
+                "configuration": json.dumps(domain),
+                "removed": False,
+            }
+        },
+    ]
+    (log / f"{0:020}.json").write_text("\n".join(json.dumps(a) for a in actions))
+    for start in (10, 0, 5):
+        deltalog.write_table(uri, pa.table({"id": pa.array(range(start, start + 5), pa.int64())}))
+    table = deltalog.DeltaTable(uri)
+    metrics = table.optimize()
+    assert metrics["clusterBy"] == ["id"]
+    assert metrics["numFilesRemoved"] == 3
+    assert sorted(int(str(row["id"])) for row in rows(uri)) == list(range(15))
+    params = commit_info(uri, metrics["version"])["operationParameters"]
+    assert params["clusterBy"] == '["id"]'  # type: ignore[index]
+    assert table.optimize()["version"] is None
+    with pytest.raises(InvalidArgumentError, match="ZORDER"):
+        table.optimize(z_order_by=["id"])
+    full = table.optimize(full=True)
+    assert full["version"] is None
+    plain = tmp_path / "plain"
+    deltalog.write_table(plain, pa.table({"id": [1]}))
+    with pytest.raises(InvalidArgumentError, match="FULL"):
+        deltalog.DeltaTable(plain).optimize(full=True)
+
+
 def test_optimize_purges_deletion_vectors(tmp_path: Path, golden_tables: object) -> None:
     source = golden_tables.root("dv-partitioned-with-checkpoint") / "delta"  # type: ignore[attr-defined]
     uri = tmp_path / "t"
@@ -366,6 +424,10 @@ def test_cli_vacuum_optimize_restore(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["optimize", str(uri), "--json"]) == 0
     optimized = json.loads(capsys.readouterr().out)
     assert optimized["numFilesRemoved"] == 3
+    assert optimized["clusterBy"] == []
+    # OPTIMIZE FULL needs a clustered table: a usage error.
+    assert main(["optimize", str(uri), "--full"]) == 2
+    assert "FULL" in capsys.readouterr().err
     assert main(["restore", str(uri), "--version", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["restored_version"] == 1
     assert rows(uri) == rows(uri, 1)

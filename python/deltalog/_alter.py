@@ -85,6 +85,15 @@ class Alterations(Frozen, Generic[_Result]):
         """Sets the table description (``metaData.description``)."""
         return self._done(self._raw().set_description(text))
 
+    def cluster_by(self, columns: Sequence[str] | None) -> _Result:
+        """Sets the clustering columns a later :meth:`DeltaTable.optimize` clusters by, as
+        Spark's ``ALTER TABLE CLUSTER BY`` (column paths as for :meth:`rename_column`);
+        ``None`` or ``[]`` is ``CLUSTER BY NONE``. A table that is not clustered yet gets the
+        ``clustering`` feature; a partitioned table is refused
+        (:class:`OperationNotAllowedError`)."""
+        names = [] if columns is None else _names(columns, "columns")
+        return self._done(self._raw().cluster_by(names))
+
     def _raw(self) -> _core.RawAlter:
         return _core.RawAlter(self._table.snapshot())
 

@@ -236,6 +236,7 @@ def optimize(
     target_size: int | None = None,
     z_order_by: list[str] | None = None,
     dry_run: bool = False,
+    full: bool = False,
 ) -> dict[str, Any]: ...
 def restore(
     table: RawDeltaTable,
@@ -300,6 +301,7 @@ class RawDeltaTable:
         description: str | None = None,
         mode: str = "error",
         storage_options: dict[str, str] | None = None,
+        cluster_by: list[str] | None = None,
     ) -> tuple[RawDeltaTable, RawCommit]: ...
     @staticmethod
     def write_table(
@@ -316,6 +318,7 @@ class RawDeltaTable:
         commit_info: Mapping[str, Any] | None = None,
         storage_options: dict[str, str] | None = None,
         predicate_check: bool = True,
+        cluster_by: list[str] | None = None,
     ) -> tuple[RawDeltaTable, RawCommit]: ...
     @property
     def uri(self) -> str: ...
@@ -409,6 +412,7 @@ class RawAlter:
     def drop_constraint(self, name: str, if_exists: bool = False) -> RawCommit: ...
     def add_feature(self, name: str) -> RawCommit: ...
     def set_description(self, text: str) -> RawCommit: ...
+    def cluster_by(self, columns: list[str]) -> RawCommit: ...
 
 @final
 class RawScan:

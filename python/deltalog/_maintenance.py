@@ -50,6 +50,7 @@ def optimize(
     z_order_by: Sequence[str] | None = None,
     *,
     dry_run: bool = False,
+    full: bool = False,
 ) -> dict[str, Any]:
     """Compacts the small files of each partition of ``table`` and rewrites the files that
     have deletion vectors without their deleted rows, in one ``OPTIMIZE`` commit of
@@ -63,6 +64,14 @@ def optimize(
     ``delta.targetFileSize``, else 1 GiB). ``z_order_by``: sort the rows of each rewritten
     bin by the Z-order of these columns. Appends committed concurrently are kept.
 
+    On a clustered table (liquid clustering, Spark's ``CLUSTER BY``) it clusters instead, as
+    Delta on Spark's ``OPTIMIZE`` does: the files not yet clustered (and small clusters of
+    its own) are rewritten with their rows along the Hilbert curve of the clustering
+    columns, tagged as Spark tags them; ``clusterBy`` in the result names the columns.
+    ``filter`` and ``z_order_by`` are refused there, as Spark refuses them. ``full``
+    (``OPTIMIZE FULL``, clustered tables only) reclusters also the files clustered by other
+    columns.
+
     ``dry_run``: plan exactly as the real run (the same files, the same bins) but write and
     commit nothing; ``version`` is ``None``, the removal metrics are those the run would
     record, the added ones empty, and ``filesToRewrite`` lists the files it would rewrite
@@ -74,7 +83,7 @@ def optimize(
     if isinstance(z_order_by, str):
         z_order_by = [z_order_by]
     columns = None if z_order_by is None else list(z_order_by)
-    return dict(_core.optimize(table, filter, target_size, columns, bool(dry_run)))
+    return dict(_core.optimize(table, filter, target_size, columns, bool(dry_run), bool(full)))
 
 
 def restore(

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Literal, final
 
 from . import _core, _dml, _maintenance, _maintenance_log
-from ._alter import Alterations
+from ._alter import Alterations, _names
 from ._arrow import ArrowStream, Schema
 from ._frozen import Frozen
 from ._maintenance_log import CheckpointInfo, CleanupResult, PostCommitResult, VersionChecksum
@@ -70,6 +70,7 @@ class DeltaTable(Frozen):
         description: str | None = None,
         mode: str = "error",
         storage_options: Mapping[str, str] | None = None,
+        cluster_by: Sequence[str] | None = None,
     ) -> DeltaTable:
         """Creates a table with no rows at ``table_uri`` and opens it.
 
@@ -81,6 +82,9 @@ class DeltaTable(Frozen):
         and a physical name. ``mode`` says what happens when a table exists: ``"error"``
         (:class:`OperationNotAllowedError`), ``"ignore"`` (nothing), ``"overwrite"`` (as
         ``CREATE OR REPLACE TABLE``: new schema, partitioning and properties, no rows).
+        ``cluster_by``: clustering columns (liquid clustering, Spark's ``CLUSTER BY``; column
+        paths such as ``"id"`` or ``"s.x"``): the table gets the ``clustering`` feature, its
+        :meth:`optimize` clusters, and it cannot also have ``partition_by``.
         """
         options = _string_mapping(storage_options, "storage_options")
         raw, _ = _core.RawDeltaTable.create(
@@ -92,6 +96,7 @@ class DeltaTable(Frozen):
             description,
             mode,
             options,
+            None if cluster_by is None else _names(cluster_by, "cluster_by"),
         )
         return cls._from_raw(raw, options)
 
@@ -261,11 +266,14 @@ class DeltaTable(Frozen):
         z_order_by: Sequence[str] | None = None,
         *,
         dry_run: bool = False,
+        full: bool = False,
     ) -> dict[str, Any]:
-        """Compacts small files and purges deletion vectors (``dataChange=false``); with
-        ``dry_run`` only plans it (``filesToRewrite``); see
-        :func:`deltalog._maintenance.optimize`."""
-        return _maintenance.optimize(self._raw, filter, target_size, z_order_by, dry_run=dry_run)
+        """Compacts small files and purges deletion vectors (``dataChange=false``), or
+        clusters a clustered table (``full``: ``OPTIMIZE FULL``); with ``dry_run`` only plans
+        it (``filesToRewrite``); see :func:`deltalog._maintenance.optimize`."""
+        return _maintenance.optimize(
+            self._raw, filter, target_size, z_order_by, dry_run=dry_run, full=full
+        )
 
     def restore(
         self,

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import _core
+from ._alter import _names
 from ._results import ArrowData
 from ._scan import Filter
 from ._table import CommitResult, DeltaTable, _string_mapping
@@ -29,6 +30,7 @@ def write_table(
     commit_info: Mapping[str, Any] | None = None,
     storage_options: Mapping[str, str] | None = None,
     predicate_check: bool = True,
+    cluster_by: Sequence[str] | None = None,
 ) -> CommitResult:
     """Writes ``data`` to a table and commits it as one new version, creating the table
     (with the data's schema, ``partition_by`` and ``configuration``) when there is none.
@@ -46,7 +48,9 @@ def write_table(
     partitioning.
     ``app_id`` and ``app_version`` make the write idempotent: when the table already holds
     that application at that version or later, nothing is written. ``commit_info``: extra
-    fields for the commit's ``commitInfo`` (JSON values).
+    fields for the commit's ``commitInfo`` (JSON values). ``cluster_by``: the clustering
+    columns (liquid clustering, Spark's ``CLUSTER BY``) of a table the write creates; for an
+    existing table they must be its own.
 
     Errors: :class:`SchemaMismatchError`, :class:`ConstraintViolationError`,
     :class:`UnsupportedFeatureError`, :class:`OperationNotAllowedError`,
@@ -82,6 +86,7 @@ def write_table(
         commit_info,
         checked,
         predicate_check,
+        None if cluster_by is None else _names(cluster_by, "cluster_by"),
     )
     table = DeltaTable._from_raw(raw_table, checked)
     return CommitResult._from_raw(raw, table)

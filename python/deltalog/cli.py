@@ -199,6 +199,7 @@ def _optimize(args: argparse.Namespace) -> int:
             target_size=args.target_size,
             z_order_by=args.z_order_by,
             dry_run=args.dry_run,
+            full=args.full,
         )
     if args.json:
         _print_json(metrics)
@@ -273,9 +274,10 @@ def _add_maintenance_commands(commands: Any) -> None:
 
     optimize = commands.add_parser(
         "optimize",
-        help="compact small files and purge deletion vectors",
+        help="compact small files and purge deletion vectors, or cluster a clustered table",
         description="Compact the small files of each partition and rewrite files with "
-        "deletion vectors (OPTIMIZE, dataChange=false).",
+        "deletion vectors (OPTIMIZE, dataChange=false); on a clustered table, cluster the "
+        "files not yet clustered by the clustering columns.",
     )
     _add_table_arguments(optimize, snapshot=False)
     optimize.add_argument("--filter", metavar="PREDICATE", help="only matching partitions")
@@ -284,6 +286,11 @@ def _add_maintenance_commands(commands: Any) -> None:
     )
     optimize.add_argument(
         "--z-order-by", action="append", metavar="COLUMN", help="Z-order by COLUMN (repeatable)"
+    )
+    optimize.add_argument(
+        "--full",
+        action="store_true",
+        help="clustered tables: recluster every file, also those clustered by other columns",
     )
     optimize.add_argument(
         "--dry-run", action="store_true", help="only list the files that would be rewritten"

@@ -263,3 +263,21 @@ def test_variants_nested_in_structs_and_arrays(spark: Any, tmp_path: Path) -> No
     }
     assert read == expected
     assert_reads_as_spark(spark, path)
+
+
+def test_the_general_availability_name_reads(spark: Any, tmp_path: Path) -> None:
+    """A table whose protocol names the feature ``variantShredding`` (its GA name, which Delta
+    on Spark 4.4 writes for ``delta.feature.variantShredding``) opens and reads as Spark
+    reads it."""
+    path = tmp_path / "ga"
+    spark.sql(
+        f"CREATE TABLE delta.`{path}` (id INT, v VARIANT) USING delta TBLPROPERTIES "
+        f"({SHREDDING}, 'delta.feature.variantShredding' = 'supported')"
+    )
+    with spark_confs(spark, shredding("a int, b string, c struct<e: int>, arr array<int>")):
+        insert_json(spark, path, SHAPES)
+    protocol = deltalog.DeltaTable(str(path)).protocol()
+    assert "variantShredding" in (protocol.reader_features or [])
+    assert "variantShredding-preview" not in (protocol.reader_features or [])
+    assert shredded_files(path)
+    assert_reads_as_spark(spark, path)

@@ -118,6 +118,11 @@ impl RawAlter {
     fn set_description(&self, py: Python<'_>, text: String) -> PyResult<RawCommit> {
         self.apply(py, Alteration::SetDescription(text))
     }
+
+    /// Sets the clustering columns (`CLUSTER BY`; empty: `CLUSTER BY NONE`).
+    fn cluster_by(&self, py: Python<'_>, columns: Vec<String>) -> PyResult<RawCommit> {
+        self.apply(py, Alteration::ClusterBy(columns))
+    }
 }
 
 impl RawAlter {

@@ -35,11 +35,12 @@ pub fn vacuum(
     Ok(VacuumDict::from(done))
 }
 
-/// Compacts small files and purges deletion vectors (see [`optimize_core`]); the metrics of
-/// Spark's `OptimizeResult` plus `version` (`None` when nothing was rewritten, and for a
-/// dry run), `dry_run` and `filesToRewrite` (filled by a dry run only).
+/// Compacts small files and purges deletion vectors, or clusters a clustered table (see
+/// [`optimize_core`]); the metrics of Spark's `OptimizeResult` plus `version` (`None` when
+/// nothing was rewritten, and for a dry run), `dry_run` and `filesToRewrite` (filled by a dry
+/// run only).
 #[pyfunction]
-#[pyo3(signature = (table, filter=None, target_size=None, z_order_by=None, dry_run=false))]
+#[pyo3(signature = (table, filter=None, target_size=None, z_order_by=None, dry_run=false, full=false))]
 pub fn optimize(
     py: Python<'_>,
     table: &RawDeltaTable,
@@ -47,12 +48,14 @@ pub fn optimize(
     target_size: Option<u64>,
     z_order_by: Option<Vec<String>>,
     dry_run: bool,
+    full: bool,
 ) -> PyResult<OptimizeDict> {
     let options = OptimizeOptions {
         filter: PyFilter::expr(filter),
         target_size,
         z_order_by: z_order_by.unwrap_or_default(),
         dry_run,
+        full,
         ..OptimizeOptions::default()
     };
     let table = table.table().clone();
@@ -166,6 +169,8 @@ pub struct OptimizeDict {
     num_deletion_vector_rows_removed: u64,
     #[pyo3(item("zOrderBy"))]
     z_order_by: Vec<String>,
+    #[pyo3(item("clusterBy"))]
+    cluster_by: Vec<String>,
     #[pyo3(item)]
     dry_run: bool,
     #[pyo3(item("filesToRewrite"))]
@@ -187,6 +192,7 @@ impl OptimizeDict {
             num_deletion_vectors_removed: done.num_deletion_vectors_removed,
             num_deletion_vector_rows_removed: done.num_deletion_vector_rows_removed,
             z_order_by: done.z_order_by,
+            cluster_by: done.cluster_by,
             dry_run,
             files_to_rewrite: done.files_to_rewrite,
         }

@@ -56,7 +56,7 @@ impl RawDeltaTable {
     /// Creates the table at `uri` with `schema` (see [`create_table`]; `mode` is `error`,
     /// `ignore` or `overwrite`) and opens it.
     #[staticmethod]
-    #[pyo3(signature = (uri, schema, partition_by=None, configuration=None, name=None, description=None, mode="error", storage_options=None))]
+    #[pyo3(signature = (uri, schema, partition_by=None, configuration=None, name=None, description=None, mode="error", storage_options=None, cluster_by=None))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -68,6 +68,7 @@ impl RawDeltaTable {
         description: Option<String>,
         mode: &str,
         storage_options: Option<PyStorageOptions>,
+        cluster_by: Option<Vec<String>>,
     ) -> PyResult<(Self, RawCommit)> {
         let mode = CreateMode::parse(mode).map_err(|error| to_py_err(py, error))?;
         let (partition_by, configuration) = (
@@ -80,6 +81,7 @@ impl RawDeltaTable {
             configuration,
             name,
             description,
+            cluster_by: cluster_by.unwrap_or_default(),
         };
         let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
         let done = wait_for_future(py, || async { table.create_table(create, mode).await })?;
@@ -89,7 +91,7 @@ impl RawDeltaTable {
     /// Writes `data` to the table at `uri`, creating it when absent (see [`write_table`]);
     /// the table written and its commit.
     #[staticmethod]
-    #[pyo3(signature = (uri, data, mode="append", partition_by=None, predicate=None, schema_mode=None, configuration=None, target_file_size=None, app_id=None, app_version=None, commit_info=None, storage_options=None, predicate_check=true))]
+    #[pyo3(signature = (uri, data, mode="append", partition_by=None, predicate=None, schema_mode=None, configuration=None, target_file_size=None, app_id=None, app_version=None, commit_info=None, storage_options=None, predicate_check=true, cluster_by=None))]
     #[allow(clippy::too_many_arguments)]
     fn write_table(
         py: Python<'_>,
@@ -106,6 +108,7 @@ impl RawDeltaTable {
         commit_info: Option<PyCommitInfo>,
         storage_options: Option<PyStorageOptions>,
         predicate_check: bool,
+        cluster_by: Option<Vec<String>>,
     ) -> PyResult<(Self, RawCommit)> {
         let (predicate, app) = (PyFilter::expr(predicate), (app_id, app_version));
         let options = write_options(
@@ -121,6 +124,7 @@ impl RawDeltaTable {
         );
         let mut options = options.map_err(|error| to_py_err(py, error))?;
         options.skip_predicate_check = !predicate_check;
+        options.cluster_by = cluster_by;
         let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
         let (schema, stream) = (data.schema.clone(), data.into_stream());
         let writer = table.clone();

@@ -174,6 +174,7 @@ class WriteOptions:
 
     uri: str
     partition_by: tuple[str, ...] | None = None
+    cluster_by: tuple[str, ...] | None = None
     replace_where: str | None = None
     schema_mode: str | None = None
     app_id: str | None = None
@@ -186,11 +187,11 @@ class WriteOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, str], streaming: bool = False) -> WriteOptions:
-        """Reads ``path`` (the table), ``partitionBy`` (comma-separated names or a JSON
-        list), ``replaceWhere`` (SQL over data and partition columns), ``mergeSchema`` /
-        ``overwriteSchema`` (``true``), ``txnAppId`` with ``txnVersion`` (a streaming write
-        takes ``txnAppId`` alone: its versions are the micro-batch ids), ``userMetadata``,
-        ``maxRecordsPerFile``, ``targetFileSize`` and a streaming write's
+        """Reads ``path`` (the table), ``partitionBy`` and ``clusterBy`` (comma-separated
+        names or a JSON list), ``replaceWhere`` (SQL over data and partition columns),
+        ``mergeSchema`` / ``overwriteSchema`` (``true``), ``txnAppId`` with ``txnVersion`` (a
+        streaming write takes ``txnAppId`` alone: its versions are the micro-batch ids),
+        ``userMetadata``, ``maxRecordsPerFile``, ``targetFileSize`` and a streaming write's
         ``checkpointLocation``."""
         lowered = _lowered(options)
         merge = _flag(lowered.get("mergeschema"), "mergeSchema")
@@ -206,6 +207,7 @@ class WriteOptions:
             partition_by=_names(
                 lowered.get("partitionby") or lowered.get("__partition_columns"), "partitionBy"
             ),
+            cluster_by=_names(lowered.get("clusterby"), "clusterBy"),
             replace_where=lowered.get("replacewhere") or None,
             schema_mode="overwrite" if overwrite else "merge" if merge else None,
             app_id=app_id,
@@ -226,6 +228,7 @@ class WriteOptions:
             {
                 "mode": mode,
                 "partitionBy": None if self.partition_by is None else list(self.partition_by),
+                "clusterBy": None if self.cluster_by is None else list(self.cluster_by),
                 "predicate": self.replace_where,
                 "schemaMode": self.schema_mode,
                 "configuration": {},

@@ -57,9 +57,11 @@ def write(
     max_records_per_file: int | None = None,
     target_file_size: int | None = None,
     storage_options: Mapping[str, str] | None = None,
+    cluster_by: Sequence[str] | None = None,
 ) -> None:
     """Writes ``df`` to the Delta table at ``uri`` in one commit, creating the table (with
-    the DataFrame's schema and ``partition_by``) when there is none.
+    the DataFrame's schema and ``partition_by``, or clustered by ``cluster_by``) when there
+    is none.
 
     ``mode``: ``"append"`` or ``"overwrite"`` (with ``replace_where``, only the partitions
     matching it, and every row written must match it). ``schema_mode``: ``"merge"`` adds new
@@ -77,6 +79,7 @@ def write(
     options: dict[str, str] = dict(storage_options or {})
     named: dict[str, object | None] = {
         "partitionBy": None if partition_by is None else json.dumps(list(partition_by)),
+        "clusterBy": None if cluster_by is None else json.dumps(list(cluster_by)),
         "replaceWhere": replace_where,
         "mergeSchema": "true" if schema_mode == "merge" else None,
         "overwriteSchema": "true" if schema_mode == "overwrite" else None,

@@ -11,8 +11,8 @@ use arrow::compute::{cast, cast_with_options, nullif, prep_null_mask_filter, Cas
 use arrow_array::cast::AsArray;
 use arrow_array::types::Float64Type;
 use arrow_array::{
-    new_null_array, Array, ArrayRef, BooleanArray, Datum, Float64Array, RecordBatch, StringArray,
-    TimestampMicrosecondArray,
+    new_null_array, Array, ArrayRef, BooleanArray, Datum, Decimal128Array, Float64Array,
+    RecordBatch, StringArray, TimestampMicrosecondArray,
 };
 use arrow_schema::{ArrowError, DataType, Fields, TimeUnit};
 
@@ -493,6 +493,9 @@ pub(crate) fn evaluate_value(
 
 /// `value` cast to `to`, failing (not NULL) on a value that does not convert (ANSI), except
 /// that NaN and the infinities become NULL decimals, as Spark casts them even in ANSI mode.
+/// A float becomes a decimal as in Spark: through its shortest decimal text (Java's
+/// `Double.toString`), rounded half up to the scale, so `-0.285` is `-0.29`, not the `-0.28`
+/// its binary value (`-0.28499999...`) would round to.
 pub(crate) fn cast_to(value: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     if value.data_type() == to {
         return Ok(value.clone());
@@ -501,22 +504,70 @@ pub(crate) fn cast_to(value: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         safe: false,
         ..CastOptions::default()
     };
-    let value = match (value.data_type(), to) {
-        (DataType::Float16 | DataType::Float32 | DataType::Float64, DataType::Decimal128(..)) => {
-            let floats = cast(value, &DataType::Float64).map_err(|e| {
-                invalid(format!("cannot read {} as doubles: {e}", value.data_type()))
-            })?;
-            let finite: Float64Array = floats
-                .as_primitive::<Float64Type>()
-                .iter()
-                .map(|v| v.filter(|v| v.is_finite()))
-                .collect();
-            Arc::new(finite) as ArrayRef
-        }
-        _ => value.clone(),
-    };
-    cast_with_options(&value, to, &options)
+    if let (
+        DataType::Float16 | DataType::Float32 | DataType::Float64,
+        DataType::Decimal128(precision, scale),
+    ) = (value.data_type(), to)
+    {
+        return floats_to_decimals(value, *precision, *scale);
+    }
+    cast_with_options(value, to, &options)
         .map_err(|e| invalid(format!("cannot cast {} to {to}: {e}", value.data_type())))
+}
+
+/// The floats of `value` as decimals of `precision` and `scale` (see [`cast_to`]): NaN and
+/// the infinities NULL, a value too wide for the precision an error.
+fn floats_to_decimals(value: &ArrayRef, precision: u8, scale: i8) -> Result<ArrayRef> {
+    let floats = cast(value, &DataType::Float64)
+        .map_err(|e| invalid(format!("cannot read {} as doubles: {e}", value.data_type())))?;
+    let limit = 10i128
+        .checked_pow(u32::from(precision))
+        .unwrap_or(i128::MAX);
+    let mut decimals = Vec::with_capacity(floats.len());
+    for float in floats.as_primitive::<Float64Type>().iter() {
+        let Some(float) = float.filter(|f| f.is_finite()) else {
+            decimals.push(None);
+            continue;
+        };
+        match float_to_unscaled(float, scale).filter(|unscaled| unscaled.abs() < limit) {
+            Some(unscaled) => decimals.push(Some(unscaled)),
+            None => {
+                return Err(invalid(format!(
+                    "cannot cast {float} to DECIMAL({precision},{scale}): it does not fit"
+                )))
+            }
+        }
+    }
+    let decimals = Decimal128Array::from(decimals)
+        .with_precision_and_scale(precision, scale)
+        .map_err(|e| invalid(format!("DECIMAL({precision},{scale}): {e}")))?;
+    Ok(Arc::new(decimals))
+}
+
+/// `value` times `10^scale`, from its shortest decimal text rounded half up (away from zero
+/// at a tie); `None` when it does not fit in 128 bits.
+fn float_to_unscaled(value: f64, scale: i8) -> Option<i128> {
+    let text = format!("{value:e}");
+    let (mantissa, exponent) = text.split_once('e')?;
+    let exponent: i32 = exponent.parse().ok()?;
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let magnitude: i128 = digits.parse().ok()?;
+    // value = magnitude * 10^(exponent - (digits - 1)); the result scales it by 10^scale.
+    let shift = exponent - (digits.len() as i32 - 1) + i32::from(scale);
+    let unscaled = if shift >= 0 {
+        magnitude.checked_mul(10i128.checked_pow(shift.unsigned_abs())?)?
+    } else if shift.unsigned_abs() as usize > digits.len() {
+        0
+    } else {
+        let divisor = 10i128.pow(shift.unsigned_abs());
+        let (quotient, remainder) = (magnitude / divisor, magnitude % divisor);
+        quotient + i128::from(remainder * 2 >= divisor)
+    };
+    Some(if mantissa.starts_with('-') {
+        -unscaled
+    } else {
+        unscaled
+    })
 }
 
 fn arithmetic(op: ArithOp, left: &ArrayRef, right: &ArrayRef) -> Result<ArrayRef> {

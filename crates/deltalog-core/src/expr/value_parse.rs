@@ -318,6 +318,43 @@ mod tests {
         assert!(evaluate_value(&overflow, &batch, 0).is_err());
     }
 
+    /// Doubles become decimals through their shortest text, rounded half up, as Spark casts
+    /// them (differential seed 675: `-0.285` is `-0.29` in Spark).
+    #[test]
+    fn doubles_cast_to_decimals_as_spark_rounds_them() {
+        let cases: [(f64, i128); 8] = [
+            (-0.285, -29),
+            (0.285, 29),
+            (1.005, 101),
+            (0.125, 13),
+            (-0.125, -13),
+            (1e-30, 0),
+            (123.456, 12346),
+            (-0.0, 0),
+        ];
+        let x: ArrayRef = Arc::new(arrow_array::Float64Array::from(
+            cases.iter().map(|(x, _)| *x).collect::<Vec<_>>(),
+        ));
+        let batch = RecordBatch::try_from_iter([("x", x)]).unwrap();
+        let cast = parse_value_sql("CAST(x AS DECIMAL(10,2))").unwrap();
+        let decimals = evaluate_value(&cast, &batch, 0).unwrap();
+        let decimals = decimals.as_primitive::<arrow_array::types::Decimal128Type>();
+        let expected: Vec<i128> = cases.iter().map(|(_, d)| *d).collect();
+        assert_eq!(decimals.values().to_vec(), expected);
+        let halves: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![2.5, -2.5, 1e20]));
+        let batch = RecordBatch::try_from_iter([("x", halves)]).unwrap();
+        let whole = parse_value_sql("CAST(x AS DECIMAL(21,0))").unwrap();
+        let decimals = evaluate_value(&whole, &batch, 0).unwrap();
+        let decimals = decimals.as_primitive::<arrow_array::types::Decimal128Type>();
+        assert_eq!(
+            decimals.values().to_vec(),
+            [3, -3, 100_000_000_000_000_000_000]
+        );
+        let narrow = parse_value_sql("CAST(x AS DECIMAL(5,2))").unwrap();
+        let error = evaluate_value(&narrow, &batch, 0).unwrap_err();
+        assert!(error.to_string().contains("does not fit"), "{error}");
+    }
+
     fn ints(text: &str) -> Vec<Option<i64>> {
         let value = eval(text);
         let value = crate::expr::cast_to(&value, &arrow_schema::DataType::Int64).unwrap();

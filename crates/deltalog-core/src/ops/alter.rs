@@ -1,7 +1,7 @@
 //! Altering a table: [`alter_table`] applies one [`Alteration`] as one commit, as Delta on
 //! Spark's `ALTER TABLE` does (operation names and `operationParameters` as its
 //! `DeltaOperations` writes them: `SET TBLPROPERTIES`, `UNSET TBLPROPERTIES`, `ADD COLUMNS`,
-//! `RENAME COLUMN`, `DROP COLUMNS`, `ADD CONSTRAINT`, `DROP CONSTRAINT`).
+//! `RENAME COLUMN`, `DROP COLUMNS`, `ADD CONSTRAINT`, `DROP CONSTRAINT`, `CLUSTER BY`).
 //!
 //! Properties are validated against the keys this library and Delta on Spark know
 //! (`table_config/properties.rs`); properties that turn features on upgrade the protocol (spec
@@ -27,6 +27,10 @@ use crate::schema::{
 use crate::snapshot::Snapshot;
 use crate::snapshot::SnapshotAt;
 use crate::storage::Storage;
+use crate::table_config::clustering::{
+    clustering_columns, clustering_domain_configuration, resolve_clustering_columns,
+    CLUSTERING_DOMAIN,
+};
 use crate::table_config::properties::{
     known_key, COLUMN_MAPPING_MAX_COLUMN_ID, COLUMN_MAPPING_MODE, ENABLE_ROW_TRACKING,
     FEATURE_PREFIX,
@@ -35,7 +39,7 @@ use crate::table_config::writing::{
     is_protocol_key, CONSTRAINTS_PREFIX, CURRENT_DEFAULT_KEY, GENERATION_EXPRESSION_KEY,
     IDENTITY_START_KEY, INVARIANTS_KEY,
 };
-use crate::table_config::TableFeature;
+use crate::table_config::{ClusteringColumn, TableFeature};
 use crate::transaction::{CommitResult, MetadataUpdate, Transaction};
 
 use crate::table_config::user_properties::{
@@ -73,6 +77,10 @@ pub enum Alteration {
     AddFeature(String),
     /// `ALTER TABLE SET TBLPROPERTIES ('comment' = text)`.
     SetDescription(String),
+    /// `ALTER TABLE CLUSTER BY (columns)`: the clustering columns (column paths) a later
+    /// OPTIMIZE clusters by; empty is `CLUSTER BY NONE`. An unpartitioned table that is not
+    /// clustered yet gets the `clustering` feature (spec "Clustered Table").
+    ClusterBy(Vec<String>),
 }
 
 /// A column to add: `field` inside the struct column at `parent` (a column path such as
@@ -127,8 +135,50 @@ pub async fn alter_snapshot(snapshot: &Snapshot, alteration: Alteration) -> Resu
             let comment = BTreeMap::from([(COMMENT_PROPERTY.to_string(), text)]);
             set_properties(snapshot, comment).await?
         }
+        Alteration::ClusterBy(columns) => cluster_by(snapshot, &columns)?,
     };
     transaction.commit().await
+}
+
+/// `CLUSTER BY`: the new clustering columns in the `delta.clustering` domain, with the
+/// `clustering` feature added first when the table lacks it; parameters as Spark records them
+/// (`oldClusteringColumns`, `newClusteringColumns`, comma-separated names). A partitioned
+/// table is refused, as Spark refuses it.
+fn cluster_by(snapshot: &Snapshot, columns: &[String]) -> Result<Transaction> {
+    let config = snapshot.table_configuration();
+    if !config.partition_columns().is_empty() {
+        return Err(Error::NotAllowed(format!(
+            "{} is partitioned: a table cannot be both partitioned and clustered (Delta on \
+             Spark's DELTA_ALTER_CLUSTER_BY_NOT_ALLOWED)",
+            config.table_uri()
+        )));
+    }
+    let old = clustering_columns(config, snapshot.domain_metadata(CLUSTERING_DOMAIN))?;
+    let new = resolve_clustering_columns(config.schema(), config.column_mapping(), columns)?;
+    let joined = |names: Vec<String>| names.join(",");
+    let mut transaction = snapshot
+        .transaction("CLUSTER BY")
+        .with_operation_parameter(
+            "oldClusteringColumns",
+            joined(old.iter().map(ClusteringColumn::name).collect()),
+        )
+        .with_operation_parameter(
+            "newClusteringColumns",
+            joined(new.iter().map(|(column, _)| column.name()).collect()),
+        );
+    if !config.is_feature_supported(&TableFeature::Clustering) {
+        let key = format!("{FEATURE_PREFIX}{}", TableFeature::Clustering.name());
+        transaction.update_metadata(MetadataUpdate {
+            configuration: vec![(key, Some("supported".into()))],
+            ..MetadataUpdate::default()
+        })?;
+    }
+    let physical: Vec<Vec<String>> = new.into_iter().map(|(_, path)| path).collect();
+    transaction.set_system_domain(
+        CLUSTERING_DOMAIN,
+        clustering_domain_configuration(&physical),
+    );
+    Ok(transaction)
 }
 
 /// `SET TBLPROPERTIES`: every key validated and spelled as Delta on Spark stores it.

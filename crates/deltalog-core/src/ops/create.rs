@@ -1,6 +1,7 @@
 //! Creating a table: [`create_table`], as Delta on Spark's `CREATE TABLE`, `CREATE TABLE IF
 //! NOT EXISTS` and `CREATE OR REPLACE TABLE` (spec "Writer Requirements": version 0 holds the
-//! protocol and the metadata; "Column Mapping": ids and physical names assigned at creation).
+//! protocol and the metadata; "Column Mapping": ids and physical names assigned at creation;
+//! "Clustered Table": `CLUSTER BY` columns recorded in the `delta.clustering` domain).
 
 use std::collections::HashMap;
 
@@ -8,9 +9,14 @@ use crate::error::{ConflictKind, Error, Result};
 use crate::schema::StructType;
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
+use crate::table_config::clustering::{
+    clustering_domain_configuration, resolve_clustering_columns, CLUSTERING_DOMAIN,
+};
+use crate::table_config::properties::FEATURE_PREFIX;
 use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID};
 use crate::table_config::writing::is_protocol_key;
-use crate::transaction::{CommitResult, MetadataUpdate, TableSpec};
+use crate::table_config::TableFeature;
+use crate::transaction::{CommitResult, MetadataUpdate, TableSpec, Transaction};
 
 use crate::schema::from_arrow::assign_column_mapping;
 use crate::table_config::user_properties::checked_new_table_configuration;
@@ -25,6 +31,9 @@ pub struct CreateTable {
     pub configuration: HashMap<String, String>,
     pub name: Option<String>,
     pub description: Option<String>,
+    /// `CLUSTER BY`: the clustering columns (column paths, `a` or `s.x`); the table gets the
+    /// `clustering` feature and cannot be partitioned. Empty: not clustered.
+    pub cluster_by: Vec<String>,
 }
 
 /// What [`create_table`] does when a table exists at the location.
@@ -71,13 +80,7 @@ pub async fn create_table(
     mode: CreateMode,
 ) -> Result<CommitResult> {
     if !crate::log::has_log_files(storage).await? {
-        let spec = new_table_spec(storage.uri(), create)?;
-        let created = async {
-            crate::transaction::create_transaction(storage, spec)
-                .await?
-                .commit()
-                .await
-        };
+        let created = async { creation(storage, create).await?.commit().await };
         let error = match created.await {
             Ok(result) => return Ok(result),
             Err(error) => error,
@@ -117,11 +120,59 @@ async fn created_by_another(storage: &Storage, error: &Error) -> Result<bool> {
     })
 }
 
+/// The transaction creating the table `create` at `storage`'s location (version 0 of
+/// [`new_table_spec`]), with its clustering columns staged when it is clustered.
+pub(crate) async fn creation(storage: &Storage, create: CreateTable) -> Result<Transaction> {
+    let cluster_by = create.cluster_by.clone();
+    let spec = new_table_spec(storage.uri(), create)?;
+    let clustering = clustering_of(&spec, &cluster_by)?;
+    let mut transaction = crate::transaction::create_transaction(storage, spec).await?;
+    stage_clustering(&mut transaction, clustering);
+    Ok(transaction)
+}
+
+/// The logical names and the `delta.clustering` configuration of `cluster_by` in the table
+/// `spec` describes; `None` when it is not clustered.
+fn clustering_of(spec: &TableSpec, cluster_by: &[String]) -> Result<Option<(Vec<String>, String)>> {
+    if cluster_by.is_empty() {
+        return Ok(None);
+    }
+    let mode = TableProperties::try_from_configuration(&spec.configuration)?.column_mapping_mode;
+    let resolved = resolve_clustering_columns(&spec.schema, mode, cluster_by)?;
+    let names = resolved.iter().map(|(column, _)| column.name()).collect();
+    let physical: Vec<Vec<String>> = resolved.into_iter().map(|(_, path)| path).collect();
+    Ok(Some((names, clustering_domain_configuration(&physical))))
+}
+
+/// Stages `clustering` (from [`clustering_of`]) on a transaction creating or replacing a
+/// table: the domain, and `clusterBy` among the operation's parameters, as Spark records it.
+fn stage_clustering(transaction: &mut Transaction, clustering: Option<(Vec<String>, String)>) {
+    if let Some((names, configuration)) = clustering {
+        transaction.set_system_domain(CLUSTERING_DOMAIN, configuration);
+        let names = serde_json::to_string(&names).unwrap_or_default();
+        transaction.set_operation_parameter("clusterBy", names);
+    }
+}
+
 /// The spec of version 0 for `create` at `table`, its configuration checked as `ALTER TABLE
-/// SET TBLPROPERTIES` checks properties, with column mapping assigned.
+/// SET TBLPROPERTIES` checks properties, with column mapping assigned, and the `clustering`
+/// feature asked for when `cluster_by` is given.
+///
+/// Errors: [`Error::InvalidArgument`] for a table both partitioned and clustered (Delta on
+/// Spark's `DELTA_CLUSTER_BY_WITH_PARTITIONED_BY`), bad properties.
 pub(crate) fn new_table_spec(table: &str, create: CreateTable) -> Result<TableSpec> {
+    if !create.cluster_by.is_empty() && !create.partition_by.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "{table} cannot be both clustered and partitioned: give cluster_by or partition_by \
+             (Delta on Spark's DELTA_CLUSTER_BY_WITH_PARTITIONED_BY)"
+        )));
+    }
     let mut schema = create.schema;
     let mut configuration = checked_new_table_configuration(table, create.configuration)?;
+    if !create.cluster_by.is_empty() {
+        let key = format!("{FEATURE_PREFIX}{}", TableFeature::Clustering.name());
+        configuration.insert(key, "supported".into());
+    }
     let properties = TableProperties::try_from_configuration(&configuration)?;
     let mode = properties.column_mapping_mode;
     let max = assign_column_mapping(&mut schema, mode, 0);
@@ -142,7 +193,13 @@ async fn replace(storage: &Storage, create: CreateTable) -> Result<CommitResult>
     let snapshot = Snapshot::load(storage, SnapshotAt::Latest).await?;
     let mut transaction = snapshot.transaction("CREATE OR REPLACE TABLE");
     transaction.remove_where(None, true).await?;
+    let cluster_by = create.cluster_by.clone();
     let spec = new_table_spec(storage.uri(), create)?;
+    let mut clustering = clustering_of(&spec, &cluster_by)?;
+    if clustering.is_none() && snapshot.domain_metadata(CLUSTERING_DOMAIN).is_some() {
+        // The replaced table was clustered; the new one is not (as CLUSTER BY NONE).
+        clustering = Some((Vec::new(), clustering_domain_configuration(&[])));
+    }
     let mut configuration: Vec<(String, Option<String>)> = snapshot
         .metadata()
         .configuration
@@ -165,5 +222,6 @@ async fn replace(storage: &Storage, create: CreateTable) -> Result<CommitResult>
     let partition_by = serde_json::to_string(&spec.partition_columns).unwrap_or_default();
     transaction.set_operation_parameter("partitionBy", partition_by);
     transaction.set_operation_parameter("isManaged", "false");
+    stage_clustering(&mut transaction, clustering);
     transaction.commit().await
 }

@@ -52,6 +52,9 @@ pub struct DistributedWriteOptions {
     pub schema_mode: Option<String>,
     /// Table properties of a table the write creates.
     pub configuration: HashMap<String, String>,
+    /// Clustering columns of a table the write creates (see [`WriteTableOptions`]).
+    #[serde(default)]
+    pub cluster_by: Option<Vec<String>>,
     pub target_file_size: Option<u64>,
     pub max_records_per_file: Option<u64>,
     /// `(app_id, version)` of the `txn` action the commit writes.
@@ -75,6 +78,7 @@ impl DistributedWriteOptions {
                 .map(SchemaMode::parse)
                 .transpose()?,
             configuration: self.configuration.clone(),
+            cluster_by: self.cluster_by.clone(),
             writer: WriterOptions {
                 target_file_size: self.target_file_size,
                 max_records_per_file: self.max_records_per_file,

@@ -37,6 +37,8 @@ pub use merge::{
 pub use write::{write_table, SchemaMode, WriteMode, WriteTableOptions};
 
 #[cfg(test)]
+mod clustering_tests;
+#[cfg(test)]
 mod maintenance_tests;
 #[cfg(test)]
 mod tests;

@@ -23,17 +23,21 @@ use crate::storage::Storage;
 use crate::table_config::properties::COLUMN_MAPPING_MAX_COLUMN_ID;
 use crate::table_config::TableConfiguration;
 use crate::transaction::{
-    CommitResult, MetadataUpdate, TableSpec, TableTransaction, Transaction, DATA_WRITER_FEATURES,
+    CommitResult, MetadataUpdate, TableTransaction, Transaction, DATA_WRITER_FEATURES,
 };
 use crate::write::changes::rows_match;
 use crate::write::{WriteFailure, WriterOptions};
 
-use crate::ops::create::{new_table_spec, CreateTable};
+use crate::ops::create::{creation, CreateTable};
 use crate::ops::dml::check_predicate;
 use crate::ops::dml::replace_where::stage_replaced_rows;
 use crate::schema::from_arrow::{
     assign_column_mapping, max_column_id, merge_new_columns, struct_type_from_arrow,
 };
+use crate::table_config::clustering::{
+    clustering_columns, resolve_clustering_columns, CLUSTERING_DOMAIN,
+};
+use crate::table_config::ClusteringColumn;
 
 /// What a write does when the table exists (Spark's `SaveMode`); when it does not, every
 /// mode creates it.
@@ -117,6 +121,9 @@ pub struct WriteTableOptions {
     /// Table properties of a table created by the write (ignored for an existing table, as
     /// Delta on Spark ignores them).
     pub configuration: HashMap<String, String>,
+    /// Clustering columns (`CLUSTER BY`, column paths) of a table created by the write; for
+    /// an existing table they must be its clustering columns.
+    pub cluster_by: Option<Vec<String>>,
     /// How the data files are written (target file size, codec, ...).
     pub writer: WriterOptions,
     /// `(app_id, version)`: the write commits a `txn` action, and writes nothing when the
@@ -205,6 +212,32 @@ pub(super) fn replaced_predicate(
     options.predicate.clone().filter(|_| existing && overwrite)
 }
 
+/// Checks that the table `transaction` writes to is clustered by `wanted` (column paths;
+/// names compared ignoring case), as Delta on Spark checks a write's `clusterBy` against an
+/// existing table (`DELTA_CLUSTERING_COLUMNS_MISMATCH`).
+fn check_cluster_by(transaction: &Transaction, wanted: &[String]) -> Result<()> {
+    let config = transaction.configuration()?;
+    let domain = transaction.domain_metadata(CLUSTERING_DOMAIN);
+    let current = clustering_columns(&config, domain)?;
+    let asked = resolve_clustering_columns(config.schema(), config.column_mapping(), wanted)?;
+    let same = current.len() == asked.len()
+        && current
+            .iter()
+            .zip(&asked)
+            .all(|(have, (want, _))| have == want);
+    if same {
+        return Ok(());
+    }
+    let names = |columns: Vec<String>| format!("[{}]", columns.join(", "));
+    Err(Error::InvalidArgument(format!(
+        "{} is clustered by {}, not {} (Delta on Spark's DELTA_CLUSTERING_COLUMNS_MISMATCH); \
+         change its clustering columns with alter.cluster_by",
+        config.table_uri(),
+        names(current.iter().map(ClusteringColumn::name).collect()),
+        names(asked.iter().map(|(column, _)| column.name()).collect()),
+    )))
+}
+
 /// The transaction of a write, ready for its data, or `None` when the write commits nothing.
 pub(super) async fn prepare_write(
     storage: &Storage,
@@ -232,7 +265,12 @@ pub(super) async fn prepare_write(
     let mut transaction = match crate::log::has_log_files(storage).await? {
         false => create_for_write(storage, data_schema, options).await?,
         true => match existing_for_write(storage, data_schema, options).await? {
-            Some(transaction) => transaction,
+            Some(transaction) => {
+                if let Some(wanted) = &options.cluster_by {
+                    check_cluster_by(&transaction, wanted)?;
+                }
+                transaction
+            }
             None => return Ok(None),
         },
     };
@@ -267,9 +305,9 @@ async fn create_for_write(
         configuration: options.configuration.clone(),
         name: None,
         description: None,
+        cluster_by: options.cluster_by.clone().unwrap_or_default(),
     };
-    let spec: TableSpec = new_table_spec(storage.uri(), create)?;
-    let mut transaction = crate::transaction::create_transaction(storage, spec).await?;
+    let mut transaction = creation(storage, create).await?;
     transaction.set_operation("WRITE");
     Ok(transaction)
 }

@@ -886,7 +886,13 @@ async fn native_files_name_deletion_vectors_and_glob_characters() {
 
 /// A table of `id` and a variant `v` with the `variantShredding-preview` reader feature.
 fn shredded_variant_table() -> TestTable {
-    let features = json!(["variantType", "variantShredding-preview"]);
+    shredded_variant_table_named("variantShredding-preview")
+}
+
+/// A table of `id` and a variant `v` with the shredding reader feature named `shredding`
+/// (`variantShredding`, or its preview name).
+fn shredded_variant_table_named(shredding: &str) -> TestTable {
+    let features = json!(["variantType", shredding]);
     TestTable::with_protocol(
         vec![field("id", json!("integer")), field("v", json!("variant"))],
         &[],
@@ -928,7 +934,12 @@ fn variant_batch(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shredded_and_unshredded_variant_files_read_alike() {
-    let mut table = shredded_variant_table();
+    for name in ["variantShredding-preview", "variantShredding"] {
+        shredded_and_unshredded_read_alike(shredded_variant_table_named(name)).await;
+    }
+}
+
+async fn shredded_and_unshredded_read_alike(mut table: TestTable) {
     let int8_seven: &[u8] = &[0x0C, 7];
     let int32_seven: &[u8] = &[0x14, 7, 0, 0, 0];
     let shredded = variant_batch(

@@ -37,7 +37,9 @@ pub enum TableFeature {
     VariantType,
     /// `variantType-preview`: the preview name of `variantType`.
     VariantTypePreview,
-    /// `variantShredding-preview`: shredded `variant` columns.
+    /// `variantShredding`: shredded `variant` columns (Parquet's shredded variant encoding).
+    VariantShredding,
+    /// `variantShredding-preview`: the preview name of `variantShredding`.
     VariantShreddingPreview,
     /// `typeWidening`: columns whose type was widened (`delta.typeChanges`).
     TypeWidening,
@@ -91,6 +93,7 @@ const KNOWN_FEATURES: &[TableFeature] = &[
     TableFeature::VacuumProtocolCheck,
     TableFeature::VariantType,
     TableFeature::VariantTypePreview,
+    TableFeature::VariantShredding,
     TableFeature::VariantShreddingPreview,
     TableFeature::TypeWidening,
     TableFeature::TypeWideningPreview,
@@ -141,6 +144,7 @@ impl TableFeature {
             VacuumProtocolCheck => "vacuumProtocolCheck",
             VariantType => "variantType",
             VariantTypePreview => "variantType-preview",
+            VariantShredding => "variantShredding",
             VariantShreddingPreview => "variantShredding-preview",
             TypeWidening => "typeWidening",
             TypeWideningPreview => "typeWidening-preview",
@@ -180,6 +184,7 @@ impl TableFeature {
                 | VacuumProtocolCheck
                 | VariantType
                 | VariantTypePreview
+                | VariantShredding
                 | VariantShreddingPreview
                 | TypeWidening
                 | TypeWideningPreview
@@ -218,10 +223,21 @@ impl TableFeature {
                 | VacuumProtocolCheck
                 | VariantType
                 | VariantTypePreview
+                | VariantShredding
                 | VariantShreddingPreview
                 | TypeWidening
                 | TypeWideningPreview
         )
+    }
+
+    /// The features this one needs supported beside it (spec "Table Features": `clustering`
+    /// and `rowTracking` write domain metadata, so they need `domainMetadata`).
+    pub(crate) fn requires(&self) -> &'static [TableFeature] {
+        const DOMAINS: &[TableFeature] = &[TableFeature::DomainMetadata];
+        match self {
+            TableFeature::Clustering | TableFeature::RowTracking => DOMAINS,
+            _ => &[],
+        }
     }
 
     /// True when this library knows what the feature asks of writers.
@@ -229,7 +245,8 @@ impl TableFeature {
         use TableFeature::*;
         !matches!(
             self,
-            VariantShreddingPreview
+            VariantShredding
+                | VariantShreddingPreview
                 | CatalogManaged
                 | CatalogOwnedPreview
                 | IcebergWriterCompatV1
@@ -439,6 +456,7 @@ mod tests {
                 "vacuumProtocolCheck",
                 "variantType",
                 "variantType-preview",
+                "variantShredding",
                 "variantShredding-preview",
                 "typeWidening",
                 "typeWidening-preview",
@@ -454,6 +472,7 @@ mod tests {
         assert!(!TableFeature::CatalogManaged.is_supported_for_reading());
         assert!(ensure_readable(&protocol(3, 7, &["catalogManaged"]), "t").is_err());
         assert!(ensure_readable(&protocol(3, 7, &["variantShredding-preview"]), "t").is_ok());
+        assert!(ensure_readable(&protocol(3, 7, &["variantShredding"]), "t").is_ok());
         assert!(ensure_readable(&protocol(2, 5, &[]), "t").is_ok());
     }
 }

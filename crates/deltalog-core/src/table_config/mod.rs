@@ -8,6 +8,7 @@
 //! properties ([`properties::TableProperties`]) and which table features
 //! ([`features::TableFeature`]) it supports and has turned on.
 
+pub(crate) mod clustering;
 pub(crate) mod features;
 pub(crate) mod properties;
 #[cfg(feature = "internal-api")]
@@ -25,6 +26,7 @@ use crate::actions::{Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::schema::{parse_schema, to_arrow_schema, ColumnMappingMode, StructType};
 
+pub use clustering::ClusteringColumn;
 pub use features::TableFeature;
 pub use properties::TableProperties;
 

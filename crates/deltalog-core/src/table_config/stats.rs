@@ -181,7 +181,7 @@ pub(crate) fn parse_stats(json: &StringArray, stats_schema: &ArrowDataType) -> R
 /// Splits a `delta.dataSkippingStatsColumns` value into column paths: commas separate
 /// columns, dots separate nested names, backticks quote (a doubled backtick inside quotes is a
 /// literal one), whitespace around names is dropped. Empty entries are skipped.
-fn parse_column_list(text: &str) -> Vec<Vec<String>> {
+pub(crate) fn parse_column_list(text: &str) -> Vec<Vec<String>> {
     let mut columns = Vec::new();
     let mut path: Vec<String> = Vec::new();
     let mut part = String::new();

@@ -55,6 +55,7 @@ pub(crate) fn writer_duty(feature: &TableFeature) -> WriterDuty {
         IcebergCompatV1
         | IcebergCompatV2
         | IcebergWriterCompatV1
+        | VariantShredding
         | VariantShreddingPreview
         | CatalogManaged
         | CatalogOwnedPreview
@@ -172,6 +173,17 @@ pub(crate) fn required_features(metadata: &Metadata, schema: &StructType) -> Vec
         if !features.contains(&feature) {
             features.push(feature);
         }
+    }
+    let mut index = 0;
+    while let Some(feature) = features.get(index) {
+        let needed: Vec<TableFeature> = feature
+            .requires()
+            .iter()
+            .filter(|needed| !features.contains(needed))
+            .cloned()
+            .collect();
+        features.extend(needed);
+        index += 1;
     }
     features
 }

@@ -19,15 +19,17 @@ use crate::write::{write_batches, WriteFailure, WriterOptions, WrittenFile};
 
 /// The writer features whose per-row and per-file duties [`crate::write::DataFileWriter`]
 /// enforces (invariants, CHECK constraints, generated, identity and default columns,
-/// physical names under column mapping); rules of these features it cannot evaluate are
-/// refused when the writer is made.
-pub(crate) const DATA_WRITER_FEATURES: [TableFeature; 6] = [
+/// physical names under column mapping, statistics on clustering columns); rules of these
+/// features it cannot evaluate are refused when the writer is made. (That the statistics
+/// settings cover the clustering columns is checked at commit.)
+pub(crate) const DATA_WRITER_FEATURES: [TableFeature; 7] = [
     TableFeature::Invariants,
     TableFeature::CheckConstraints,
     TableFeature::GeneratedColumns,
     TableFeature::IdentityColumns,
     TableFeature::AllowColumnDefaults,
     TableFeature::ColumnMapping,
+    TableFeature::Clustering,
 ];
 
 /// A [`Transaction`] that writes data files: [`TableTransaction::write`] writes Arrow batches

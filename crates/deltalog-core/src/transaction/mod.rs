@@ -51,6 +51,9 @@ use crate::replay::reconcile::FileKeys;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
+use crate::table_config::clustering::{
+    clustering_columns, ensure_clustering_stats, CLUSTERING_DOMAIN,
+};
 use crate::table_config::properties::{
     IsolationLevel, IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP,
     IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION,
@@ -601,6 +604,25 @@ impl Transaction {
             .map(|d| d.configuration.as_str())
     }
 
+    /// The configuration `domain` will have after this transaction: staged, else read;
+    /// `None` when it is absent or removed.
+    fn staged_domain(&self, domain: &str) -> Option<&str> {
+        let staged = self.domains.iter().find(|d| d.domain == domain);
+        let action = staged.or_else(|| self.read.domains.get(domain))?;
+        (!action.removed).then_some(action.configuration.as_str())
+    }
+
+    /// Stages the system domain `domain` (a `delta.*` domain this library maintains, such as
+    /// `delta.clustering`) set to `configuration`, replacing what was staged for it.
+    pub(crate) fn set_system_domain(&mut self, domain: &str, configuration: String) {
+        self.domains.retain(|d| d.domain != domain);
+        self.domains.push(DomainMetadata {
+            domain: domain.to_string(),
+            configuration,
+            removed: false,
+        });
+    }
+
     /// Stages `domain` set to `configuration`, or removed (`None`) (spec "Domain Metadata").
     /// The table must support `domainMetadata` (after this transaction's protocol change);
     /// domains named `delta.*` belong to the system and are refused.
@@ -967,6 +989,11 @@ impl Transaction {
             .iter()
             .any(|adds| data_change_rows(adds).iter().any(|(_, change)| *change));
         config.ensure_writable(adds_data, &self.data_writer_features)?;
+        let changes_clustering = self.domains.iter().any(|d| d.domain == CLUSTERING_DOMAIN);
+        if adds_data || self.metadata.is_some() || changes_clustering {
+            let columns = clustering_columns(&config, self.staged_domain(CLUSTERING_DOMAIN))?;
+            ensure_clustering_stats(&config, &columns)?;
+        }
         let removes_data = self
             .removes
             .iter()

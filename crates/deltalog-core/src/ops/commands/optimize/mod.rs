@@ -16,19 +16,30 @@
 //! versions in the materialised row tracking columns (spec "Row Tracking"), as Spark keeps
 //! them.
 //!
-//! Z-order sorts the rows of a bin by the interleaved bits of the Z-order columns, each
-//! column's values first normalised to their rank among the bin's rows (nulls first) scaled
-//! to 32 bits, which treats every orderable type alike. A Z-ordered bin is sorted in memory.
+//! Z-order sorts the rows of a bin along the Z-order curve of the Z-order columns
+//! ([`curves`]); a Z-ordered bin is sorted in memory.
+//!
+//! On a clustered table with clustering columns (spec "Clustered Table"), OPTIMIZE clusters
+//! instead, as Delta on Spark's liquid clustering does: [`clustering`] picks the files
+//! (incrementally: unclustered files and small cubes of its own) and packs them into cubes;
+//! each cube's rows are sorted along the Hilbert curve of the clustering columns (Z-order for
+//! one column) and written as files tagged with the cube (`ZCUBE_ID`, `ZCUBE_ZORDER_BY`) and
+//! `clusteringProvider` `liquid`. A partition filter or Z-order columns are refused on a
+//! clustered table, as Spark refuses them; [`OptimizeOptions::full`] (`OPTIMIZE FULL`)
+//! reclusters also the files clustered by other columns.
 //!
 //! A dry run ([`OptimizeOptions::dry_run`]) stops once the bins are packed: it reports the
 //! files of the bins and the metrics of their removal, and writes nothing.
 
+mod clustering;
+mod curves;
+
 use std::collections::BTreeMap;
 
-use arrow::compute::{concat_batches, sort_to_indices, take_record_batch, SortOptions};
+use arrow::compute::concat_batches;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Array, BooleanArray, RecordBatch, StructArray, UInt32Array};
+use arrow_array::{Array, BooleanArray, RecordBatch, StructArray};
 use arrow_schema::SchemaRef;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
@@ -42,9 +53,15 @@ use crate::scan::{Scan, ScanOptions};
 use crate::snapshot::Snapshot;
 use crate::snapshot::SnapshotAt;
 use crate::storage::Storage;
+use crate::table_config::clustering::{
+    clustering_columns, CLUSTERING_DOMAIN, LIQUID_PROVIDER, ZCUBE_ID_TAG, ZCUBE_ZORDER_BY_TAG,
+};
 use crate::table_config::stats::select_stats_columns;
+use crate::table_config::{ClusteringColumn, TableFeature};
 use crate::transaction::{add_file, AddFile, Transaction, DATA_WRITER_FEATURES};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions, WrittenFile};
+use clustering::Cube;
+use curves::{curve_sort, Curve};
 
 use crate::ops::dml::{row_tracking_columns, RowWriter};
 
@@ -61,6 +78,10 @@ pub struct OptimizeOptions {
     pub target_size: Option<u64>,
     /// Z-order the rows of each rewritten bin by these columns (not partition columns).
     pub z_order_by: Vec<String>,
+    /// `OPTIMIZE FULL`: on a clustered table, recluster also the files clustered by other
+    /// columns than today's (or by another clustering implementation). Refused on a table
+    /// without clustering columns. Default false.
+    pub full: bool,
     /// How the new files are written (codec, row groups); its target size is replaced.
     pub writer: WriterOptions,
     /// Plan exactly as the real run (the same candidate files and bins) but write and commit
@@ -96,8 +117,10 @@ pub struct OptimizeResult {
     pub total_files_skipped: u64,
     pub num_deletion_vectors_removed: u64,
     pub num_deletion_vector_rows_removed: u64,
-    /// The Z-order columns used (empty for plain compaction).
+    /// The Z-order columns used (empty for plain compaction and clustering).
     pub z_order_by: Vec<String>,
+    /// The clustering columns the table was clustered by (empty unless it is clustered).
+    pub cluster_by: Vec<String>,
     /// Filled by a dry run only ([`OptimizeOptions::dry_run`]): the paths of the files the
     /// run would rewrite, relative to the table root as the log names them, bin by bin.
     pub files_to_rewrite: Vec<String>,
@@ -106,7 +129,8 @@ pub struct OptimizeResult {
 /// Compacts the files of the latest version of `table` (see the module documentation).
 ///
 /// Errors: [`Error::InvalidArgument`] for a filter on a column that is not a partition column,
-/// an unknown Z-order column or a partition column among them, or a zero target size;
+/// an unknown Z-order column or a partition column among them, a zero target size, a filter
+/// or Z-order columns on a clustered table, or `full` on a table without clustering columns;
 /// [`Error::UnsupportedFeature`] for a table this library cannot write;
 /// commit conflicts as [`Transaction::commit`] reports them. Files written before a failure
 /// are deleted again when possible (and are unreferenced in any case).
@@ -123,14 +147,16 @@ pub async fn optimize(storage: &Storage, options: OptimizeOptions) -> Result<Opt
             "the target size of OPTIMIZE must be above 0".into(),
         ));
     }
-    check_columns(&snapshot, &options)?;
-    let files = candidate_files(&snapshot, &options, target).await?;
-    let bins = pack_bins(&files, target, !options.z_order_by.is_empty());
+    let layout = Layout::of(&snapshot, &options)?;
+    let files = candidate_files(&snapshot, &options, &layout, target).await?;
+    let considered = files.len() as u64;
+    let bins = layout.bins(files, target, options.full);
     let mut metrics = OptimizeResult {
-        total_considered_files: files.len() as u64,
-        total_files_skipped: files.len() as u64,
+        total_considered_files: considered,
+        total_files_skipped: considered,
         num_batches: bins.len() as u64,
         z_order_by: options.z_order_by.clone(),
+        cluster_by: layout.cluster_by(),
         ..OptimizeResult::default()
     };
     if options.dry_run {
@@ -144,7 +170,12 @@ pub async fn optimize(storage: &Storage, options: OptimizeOptions) -> Result<Opt
     let mut writer = options.writer.clone();
     writer.target_file_size = Some(target);
     let mut written: Vec<WrittenFile> = Vec::new();
-    let outcome = rewrite_and_commit(&snapshot, &options, &bins, writer, &mut written).await;
+    let run = Run {
+        snapshot: &snapshot,
+        options: &options,
+        layout: &layout,
+    };
+    let outcome = run.rewrite_and_commit(&bins, writer, &mut written).await;
     match outcome {
         Ok(version) => {
             fill_metrics(&mut metrics, &bins, &written, version);
@@ -158,6 +189,118 @@ pub async fn optimize(storage: &Storage, options: OptimizeOptions) -> Result<Opt
     }
 }
 
+/// How OPTIMIZE lays out the rows it rewrites, as Delta on Spark's `OptimizeTableStrategy`.
+#[derive(Debug, Clone)]
+enum Layout {
+    /// Small files packed into bigger ones, rows in file order.
+    Compaction,
+    /// Every file of a partition rewritten, rows along the Z-order of these columns.
+    ZOrder(Vec<String>),
+    /// The files [`clustering::select`] picks, rows along the curve of the clustering
+    /// columns.
+    Clustering(Vec<ClusteringColumn>),
+}
+
+impl Layout {
+    /// The layout for `options` on the latest `snapshot`, checking the options against the
+    /// table (see [`optimize`]'s errors).
+    fn of(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Layout> {
+        let config = snapshot.table_configuration();
+        let table = snapshot.storage().uri();
+        let columns = clustering_columns(config, snapshot.domain_metadata(CLUSTERING_DOMAIN))?;
+        if config.is_feature_supported(&TableFeature::Clustering) {
+            if options.filter.is_some() {
+                return Err(Error::InvalidArgument(format!(
+                    "{table} is a clustered table: OPTIMIZE takes no partition filter on it \
+                     (Delta on Spark's DELTA_CLUSTERING_WITH_PARTITION_PREDICATE)"
+                )));
+            }
+            if !options.z_order_by.is_empty() {
+                return Err(Error::InvalidArgument(format!(
+                    "{table} is a clustered table: OPTIMIZE clusters it by its clustering \
+                     columns and cannot Z-order it (Delta on Spark's \
+                     DELTA_CLUSTERING_WITH_ZORDER_BY)"
+                )));
+            }
+        }
+        if options.full && columns.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "OPTIMIZE FULL needs a clustered table with clustering columns; {table} has \
+                 none (Delta on Spark's DELTA_OPTIMIZE_FULL_NOT_SUPPORTED)"
+            )));
+        }
+        check_columns(snapshot, options)?;
+        Ok(match (columns.is_empty(), options.z_order_by.is_empty()) {
+            (false, _) => Layout::Clustering(columns),
+            (true, false) => Layout::ZOrder(options.z_order_by.clone()),
+            (true, true) => Layout::Compaction,
+        })
+    }
+
+    /// True when every file is a candidate, whatever its size.
+    fn rewrites_all(&self) -> bool {
+        !matches!(self, Layout::Compaction)
+    }
+
+    /// The clustering columns' names (empty unless clustering).
+    fn cluster_by(&self) -> Vec<String> {
+        match self {
+            Layout::Clustering(columns) => columns.iter().map(ClusteringColumn::name).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The bins to rewrite out of the candidate `files`.
+    fn bins(&self, files: Vec<Candidate>, target: u64, full: bool) -> Vec<Vec<Candidate>> {
+        match self {
+            Layout::Clustering(_) => {
+                clustering::pack_cubes(clustering::select(files, &self.cluster_by(), full))
+            }
+            Layout::ZOrder(_) => pack_bins(&files, target, true),
+            Layout::Compaction => pack_bins(&files, target, false),
+        }
+    }
+
+    /// `rows`, ordered for writing as this layout asks.
+    async fn order(&self, scan: &Scan) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+        let (paths, curve): (Vec<Vec<String>>, Curve) = match self {
+            Layout::Compaction => return Ok(scan.stream()),
+            Layout::ZOrder(columns) => {
+                let paths = columns.iter().map(|c| vec![c.clone()]).collect();
+                (paths, Curve::ZOrder)
+            }
+            Layout::Clustering(columns) => {
+                let paths = columns.iter().map(|c| c.path.clone()).collect();
+                (paths, Curve::for_clustering(columns.len()))
+            }
+        };
+        curve_ordered(scan, paths, curve).await
+    }
+
+    /// The add of `file`, written for one bin: `dataChange=false`, and under clustering
+    /// tagged with the bin's `cube` id and `clusteringProvider` `liquid`.
+    fn add(&self, file: &WrittenFile, cube: &str) -> AddFile {
+        let add = AddFile {
+            data_change: false,
+            ..add_file(file)
+        };
+        match self {
+            Layout::Clustering(_) => AddFile {
+                tags: vec![
+                    (ZCUBE_ID_TAG.to_string(), Some(cube.to_string())),
+                    (
+                        ZCUBE_ZORDER_BY_TAG.to_string(),
+                        serde_json::to_string(&self.cluster_by()).ok(),
+                    ),
+                ],
+                clustering_provider: Some(LIQUID_PROVIDER.to_string()),
+                ..add
+            },
+            _ => add,
+        }
+    }
+}
+
 /// One live file of the snapshot considered for compaction.
 #[derive(Debug, Clone)]
 pub(crate) struct Candidate {
@@ -166,6 +309,10 @@ pub(crate) struct Candidate {
     size: u64,
     /// The deleted rows of its deletion vector, when it has one.
     deleted_rows: Option<u64>,
+    /// The clustering cube it was written in, from its tags.
+    cube: Option<Cube>,
+    /// Its `clusteringProvider`.
+    provider: Option<String>,
     /// Its row of the snapshot's add actions (for the remove).
     add: StructArray,
     /// Its row of the snapshot's file list (for the scan).
@@ -238,6 +385,7 @@ fn check_columns(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<()> {
 async fn candidate_files(
     snapshot: &Snapshot,
     options: &OptimizeOptions,
+    layout: &Layout,
     target: u64,
 ) -> Result<Vec<Candidate>> {
     let (_, listed) = snapshot.files(false).await?;
@@ -253,6 +401,9 @@ async fn candidate_files(
         let dvs = adds
             .column_by_name(add::DELETION_VECTOR)
             .and_then(|c| c.as_struct_opt());
+        let providers = adds
+            .column_by_name(add::CLUSTERING_PROVIDER)
+            .and_then(|c| c.as_string_opt::<i32>());
         for row in 0..adds.len() {
             if !mask.value(row) || mask.is_null(row) {
                 continue;
@@ -266,12 +417,22 @@ async fn candidate_files(
                     .filter(|c| c.is_valid(row))
                     .map_or(0, |c| u64::try_from(c.value(row)).unwrap_or(0))
             });
-            let wanted = size < target || deleted_rows.is_some() || !options.z_order_by.is_empty();
+            let wanted = size < target || deleted_rows.is_some() || layout.rewrites_all();
             if wanted {
+                let tags = map_entries(adds, add::TAGS, row);
+                let tag = |key: &str| {
+                    tags.iter()
+                        .find(|(k, _)| k == key)
+                        .and_then(|t| t.1.clone())
+                };
                 candidates.push(Candidate {
-                    partition: partition_values(adds, row),
+                    partition: map_entries(adds, add::PARTITION_VALUES, row),
                     size,
                     deleted_rows,
+                    cube: Cube::from_tags(tag(ZCUBE_ID_TAG), tag(ZCUBE_ZORDER_BY_TAG)),
+                    provider: providers
+                        .filter(|p| p.is_valid(row))
+                        .map(|p| p.value(row).to_string()),
                     add: adds.slice(row, 1),
                     listed: files.slice(row, 1),
                 });
@@ -315,47 +476,121 @@ fn pack_bins(files: &[Candidate], target: u64, z_order: bool) -> Vec<Vec<Candida
     bins
 }
 
-/// Rewrites every bin (files written are pushed to `written` as they complete) and commits.
-/// On a table with row tracking, the rewritten rows keep their row ids and row commit
-/// versions in the materialised columns (whose names are staged first when the table has
-/// none yet), as Delta on Spark's OPTIMIZE keeps them.
-async fn rewrite_and_commit(
-    snapshot: &Snapshot,
-    options: &OptimizeOptions,
-    bins: &[Vec<Candidate>],
-    writer: WriterOptions,
-    written: &mut Vec<WrittenFile>,
-) -> Result<u64> {
-    let mut transaction = snapshot.transaction("OPTIMIZE");
-    let row_tracking = row_tracking_columns(snapshot.table_configuration(), &mut transaction)?;
-    for bin in bins {
-        let files: Vec<RecordBatch> = bin.iter().map(|file| file.listed.clone()).collect();
-        let scan_options = ScanOptions {
-            row_tracking: row_tracking.is_some(),
-            ..ScanOptions::default()
-        };
-        let scan = Scan::over_files(
-            snapshot.storage(),
-            snapshot.version(),
-            snapshot.protocol(),
-            snapshot.metadata(),
-            scan_options,
-            files,
-        )?;
-        let rows = match options.z_order_by.is_empty() {
-            true => scan.stream(),
-            false => z_ordered(&scan, &options.z_order_by).await?,
-        };
-        match rewrite_bin(snapshot, &writer, row_tracking.clone(), rows).await {
-            Ok(files) => written.extend(files),
-            Err(failure) => {
-                written.extend(failure.written_files.into_iter().map(unsized_file));
-                return Err(failure.error);
+/// One OPTIMIZE run: the snapshot it reads, its options and layout.
+struct Run<'a> {
+    snapshot: &'a Snapshot,
+    options: &'a OptimizeOptions,
+    layout: &'a Layout,
+}
+
+impl Run<'_> {
+    /// Rewrites every bin (files written are pushed to `written` as they complete) and
+    /// commits. On a table with row tracking, the rewritten rows keep their row ids and row
+    /// commit versions in the materialised columns (whose names are staged first when the
+    /// table has none yet), as Delta on Spark's OPTIMIZE keeps them.
+    async fn rewrite_and_commit(
+        &self,
+        bins: &[Vec<Candidate>],
+        writer: WriterOptions,
+        written: &mut Vec<WrittenFile>,
+    ) -> Result<u64> {
+        let snapshot = self.snapshot;
+        let mut transaction = snapshot.transaction("OPTIMIZE");
+        let row_tracking = row_tracking_columns(snapshot.table_configuration(), &mut transaction)?;
+        let mut adds = Vec::new();
+        for bin in bins {
+            let files: Vec<RecordBatch> = bin.iter().map(|file| file.listed.clone()).collect();
+            let scan_options = ScanOptions {
+                row_tracking: row_tracking.is_some(),
+                ..ScanOptions::default()
+            };
+            let scan = Scan::over_files(
+                snapshot.storage(),
+                snapshot.version(),
+                snapshot.protocol(),
+                snapshot.metadata(),
+                scan_options,
+                files,
+            )?;
+            let rows = self.layout.order(&scan).await?;
+            match rewrite_bin(snapshot, &writer, row_tracking.clone(), rows).await {
+                Ok(files) => {
+                    let cube = uuid::Uuid::new_v4().to_string();
+                    adds.extend(files.iter().map(|file| self.layout.add(file, &cube)));
+                    written.extend(files);
+                }
+                Err(failure) => {
+                    written.extend(failure.written_files.into_iter().map(unsized_file));
+                    return Err(failure.error);
+                }
             }
         }
+        let transaction = self.stage(transaction, bins, &adds)?;
+        Ok(transaction.commit().await?.version)
     }
-    let transaction = stage_optimize(transaction, options, bins, written)?;
-    Ok(transaction.commit().await?.version)
+
+    /// Stages on `transaction` the `OPTIMIZE` commit: removes of the bins' files, `adds`
+    /// (`dataChange=false`), the files read recorded, Spark's parameters and metrics.
+    fn stage(
+        &self,
+        mut transaction: Transaction,
+        bins: &[Vec<Candidate>],
+        adds: &[AddFile],
+    ) -> Result<Transaction> {
+        let options = self.options;
+        let predicates: Vec<String> = options.filter.iter().map(|f| f.to_string()).collect();
+        let cluster_by = self.layout.cluster_by();
+        transaction.set_operation_parameter("predicate", json_text(&predicates));
+        transaction.set_operation_parameter("zOrderBy", json_text(&options.z_order_by));
+        transaction.set_operation_parameter("clusterBy", json_text(&cluster_by));
+        transaction.set_operation_parameter("auto", false);
+        if !cluster_by.is_empty() {
+            transaction.set_operation_parameter("isFull", options.full);
+        }
+        for file in bins.iter().flatten() {
+            transaction.record_read_files(file.path().as_deref());
+            transaction.remove_files(&file.add, false)?;
+        }
+        transaction.add(adds)?;
+        Ok(with_metrics(transaction, bins, adds))
+    }
+}
+
+/// `transaction` with Spark's OPTIMIZE metrics of removing `bins` and adding `adds`.
+fn with_metrics(
+    transaction: Transaction,
+    bins: &[Vec<Candidate>],
+    adds: &[AddFile],
+) -> Transaction {
+    let removed: Vec<u64> = bins.iter().flatten().map(|f| f.size).collect();
+    let mut added: Vec<u64> = adds
+        .iter()
+        .map(|f| u64::try_from(f.size).unwrap_or(0))
+        .collect();
+    added.sort_unstable();
+    let dvs: Vec<u64> = bins
+        .iter()
+        .flatten()
+        .filter_map(|f| f.deleted_rows)
+        .collect();
+    let percentile =
+        |p: usize| added.get((added.len() * p / 100).min(added.len().saturating_sub(1)));
+    let metric = |value: Option<&u64>| value.copied().unwrap_or(0).to_string();
+    transaction
+        .with_operation_metric("numAddedFiles", added.len().to_string())
+        .with_operation_metric("numRemovedFiles", removed.len().to_string())
+        .with_operation_metric("numAddedBytes", added.iter().sum::<u64>().to_string())
+        .with_operation_metric("numRemovedBytes", removed.iter().sum::<u64>().to_string())
+        .with_operation_metric("minFileSize", metric(added.first()))
+        .with_operation_metric("p25FileSize", metric(percentile(25)))
+        .with_operation_metric("p50FileSize", metric(percentile(50)))
+        .with_operation_metric("p75FileSize", metric(percentile(75)))
+        .with_operation_metric("maxFileSize", metric(added.last()))
+        .with_operation_metric("numDeletionVectorsRemoved", dvs.len().to_string())
+        .with_operation_metric(
+            "numDeletionVectorRowsRemoved",
+            dvs.iter().sum::<u64>().to_string(),
+        )
 }
 
 /// Writes `rows` (the table's columns, then the row tracking columns when `row_tracking`
@@ -395,61 +630,6 @@ fn unsized_file(path: String) -> WrittenFile {
         num_records: 0,
         modification_time: 0,
     }
-}
-
-/// Stages on `transaction` the `OPTIMIZE` commit: removes of the bins' files, adds of the
-/// written files (both `dataChange=false`), the files read recorded, Spark's parameters and
-/// metrics.
-fn stage_optimize(
-    mut transaction: Transaction,
-    options: &OptimizeOptions,
-    bins: &[Vec<Candidate>],
-    written: &[WrittenFile],
-) -> Result<Transaction> {
-    let predicates: Vec<String> = options.filter.iter().map(|f| f.to_string()).collect();
-    transaction.set_operation_parameter("predicate", json_text(&predicates));
-    transaction.set_operation_parameter("zOrderBy", json_text(&options.z_order_by));
-    transaction.set_operation_parameter("clusterBy", "[]");
-    transaction.set_operation_parameter("auto", false);
-    for file in bins.iter().flatten() {
-        transaction.record_read_files(file.path().as_deref());
-        transaction.remove_files(&file.add, false)?;
-    }
-    let adds: Vec<AddFile> = written
-        .iter()
-        .map(|file| AddFile {
-            data_change: false,
-            ..add_file(file)
-        })
-        .collect();
-    transaction.add(&adds)?;
-    let removed: Vec<u64> = bins.iter().flatten().map(|f| f.size).collect();
-    let mut added: Vec<u64> = written.iter().map(|f| f.size).collect();
-    added.sort_unstable();
-    let dvs: Vec<u64> = bins
-        .iter()
-        .flatten()
-        .filter_map(|f| f.deleted_rows)
-        .collect();
-    let percentile =
-        |p: usize| added.get((added.len() * p / 100).min(added.len().saturating_sub(1)));
-    let metric = |value: Option<&u64>| value.copied().unwrap_or(0).to_string();
-    let transaction = transaction
-        .with_operation_metric("numAddedFiles", added.len().to_string())
-        .with_operation_metric("numRemovedFiles", removed.len().to_string())
-        .with_operation_metric("numAddedBytes", added.iter().sum::<u64>().to_string())
-        .with_operation_metric("numRemovedBytes", removed.iter().sum::<u64>().to_string())
-        .with_operation_metric("minFileSize", metric(added.first()))
-        .with_operation_metric("p25FileSize", metric(percentile(25)))
-        .with_operation_metric("p50FileSize", metric(percentile(50)))
-        .with_operation_metric("p75FileSize", metric(percentile(75)))
-        .with_operation_metric("maxFileSize", metric(added.last()))
-        .with_operation_metric("numDeletionVectorsRemoved", dvs.len().to_string())
-        .with_operation_metric(
-            "numDeletionVectorRowsRemoved",
-            dvs.iter().sum::<u64>().to_string(),
-        );
-    Ok(transaction)
 }
 
 /// Fills the metrics of a committed run: the version, the files added and removed.
@@ -499,87 +679,30 @@ fn size_metrics(sizes: &[u64]) -> FileSizeMetrics {
     }
 }
 
-/// The rows of `scan` sorted by the Z-order of `columns` (see the module documentation).
-async fn z_ordered(
+/// The rows of `scan` sorted along `curve` over the columns at `paths` ([`curves`]).
+async fn curve_ordered(
     scan: &Scan,
-    columns: &[String],
-) -> Result<futures::stream::BoxStream<'static, Result<RecordBatch>>> {
+    paths: Vec<Vec<String>>,
+    curve: Curve,
+) -> Result<BoxStream<'static, Result<RecordBatch>>> {
     let schema: SchemaRef = scan.schema();
     let batches: Vec<RecordBatch> = scan.stream().try_collect().await?;
-    let columns = columns.to_vec();
     let sorted = crate::util::cpu::run(
         move || {
             let all = concat_batches(&schema, &batches)
-                .map_err(|error| Error::arrow("gathering the rows to Z-order", error))?;
-            z_sort(&all, &columns)
+                .map_err(|error| Error::arrow("gathering the rows to order", error))?;
+            curve_sort(&all, &paths, curve)
         },
-        |message| Error::internal_invariant(format!("Z-ordering failed: {message}")),
+        |message| Error::internal_invariant(format!("ordering rows failed: {message}")),
     )
     .await?;
     Ok(futures::stream::iter([Ok(sorted)]).boxed())
 }
 
-/// `batch` sorted by the interleaved bits of the rank of each of `columns`.
-pub(crate) fn z_sort(batch: &RecordBatch, columns: &[String]) -> Result<RecordBatch> {
-    let rows = batch.num_rows();
-    if rows < 2 {
-        return Ok(batch.clone());
-    }
-    let mut normalised: Vec<Vec<u32>> = Vec::with_capacity(columns.len());
-    for name in columns {
-        let index = batch
-            .schema()
-            .fields()
-            .iter()
-            .position(|f| f.name().eq_ignore_ascii_case(name))
-            .ok_or_else(|| Error::InvalidArgument(format!("no column {name} to Z-order by")))?;
-        let order = sort_to_indices(
-            batch.column(index),
-            Some(SortOptions {
-                descending: false,
-                nulls_first: true,
-            }),
-            None,
-        )
-        .map_err(|error| Error::arrow(format!("ordering column {name}"), error))?;
-        let mut scaled = vec![0u32; rows];
-        let last = (rows - 1) as u64;
-        for (rank, row) in order.values().iter().enumerate() {
-            scaled[*row as usize] = ((rank as u64 * u64::from(u32::MAX)) / last) as u32;
-        }
-        normalised.push(scaled);
-    }
-    let keys: Vec<Vec<u64>> = (0..rows)
-        .map(|row| interleave(normalised.iter().map(|column| column[row])))
-        .collect();
-    let mut order: Vec<u32> = (0..rows as u32).collect();
-    order.sort_by(|a, b| keys[*a as usize].cmp(&keys[*b as usize]));
-    take_record_batch(batch, &UInt32Array::from(order))
-        .map_err(|error| Error::arrow("reordering rows by Z-order", error))
-}
-
-/// The bits of `values` interleaved, most significant first, packed into 64-bit words.
-fn interleave(values: impl Iterator<Item = u32> + Clone) -> Vec<u64> {
-    let count = values.clone().count();
-    let mut words = vec![0u64; (count * 32).div_ceil(64)];
-    let mut position = 0usize;
-    for bit in (0..32).rev() {
-        for value in values.clone() {
-            if (value >> bit) & 1 == 1 {
-                words[position / 64] |= 1 << (63 - position % 64);
-            }
-            position += 1;
-        }
-    }
-    words
-}
-
-/// The partition values of row `row` of an add layout array, sorted by column.
-fn partition_values(adds: &StructArray, row: usize) -> Vec<(String, Option<String>)> {
-    let Some(map) = adds
-        .column_by_name(add::PARTITION_VALUES)
-        .and_then(|c| c.as_map_opt())
-    else {
+/// The entries of the string map `column` (partition values, tags) of row `row` of an add
+/// layout array, sorted by key.
+fn map_entries(adds: &StructArray, column: &str, row: usize) -> Vec<(String, Option<String>)> {
+    let Some(map) = adds.column_by_name(column).and_then(|c| c.as_map_opt()) else {
         return Vec::new();
     };
     if map.is_null(row) {
@@ -617,8 +740,11 @@ pub(crate) mod tests_support {
         options: &OptimizeOptions,
         target: u64,
     ) -> Vec<Vec<Candidate>> {
-        let files = candidate_files(snapshot, options, target).await.unwrap();
-        pack_bins(&files, target, !options.z_order_by.is_empty())
+        let layout = Layout::of(snapshot, options).unwrap();
+        let files = candidate_files(snapshot, options, &layout, target)
+            .await
+            .unwrap();
+        layout.bins(files, target, options.full)
     }
 
     /// Rewrites `bins` and commits; returns the version.
@@ -633,50 +759,14 @@ pub(crate) mod tests_support {
             ..WriterOptions::default()
         };
         let mut written = Vec::new();
-        rewrite_and_commit(snapshot, options, &bins, writer, &mut written)
+        let layout = Layout::of(snapshot, options).unwrap();
+        let run = Run {
+            snapshot,
+            options,
+            layout: &layout,
+        };
+        run.rewrite_and_commit(&bins, writer, &mut written)
             .await
             .unwrap()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use arrow_array::{ArrayRef, Int64Array};
-    use arrow_schema::{DataType, Field, Schema};
-    use std::sync::Arc;
-
-    fn xy(x: Vec<i64>, y: Vec<i64>) -> RecordBatch {
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("x", DataType::Int64, true),
-            Field::new("y", DataType::Int64, true),
-        ]));
-        let columns: Vec<ArrayRef> =
-            vec![Arc::new(Int64Array::from(x)), Arc::new(Int64Array::from(y))];
-        RecordBatch::try_new(schema, columns).unwrap()
-    }
-
-    #[test]
-    fn interleaving_alternates_bits_of_each_value() {
-        assert_eq!(
-            interleave([u32::MAX, 0].into_iter()),
-            vec![0xAAAA_AAAA_AAAA_AAAA]
-        );
-        assert_eq!(
-            interleave([0, u32::MAX].into_iter()),
-            vec![0x5555_5555_5555_5555]
-        );
-        assert_eq!(interleave([1u32].into_iter()), vec![1 << 32]);
-    }
-
-    #[test]
-    fn z_sort_clusters_nearby_points() {
-        let batch = xy(vec![3, 0, 2, 1, 0, 3], vec![3, 0, 2, 1, 3, 0]);
-        let sorted = z_sort(&batch, &["x".into(), "y".into()]).unwrap();
-        assert_eq!(sorted.num_rows(), 6);
-        let x = sorted.column(0).as_primitive::<Int64Type>();
-        let y = sorted.column(1).as_primitive::<Int64Type>();
-        assert_eq!((x.value(0), y.value(0)), (0, 0));
-        assert_eq!((x.value(5), y.value(5)), (3, 3));
     }
 }
