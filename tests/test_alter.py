@@ -235,3 +235,52 @@ def test_cluster_by_at_creation_in_writes_and_by_alter(tmp_path: Path) -> None:
         deltalog.write_table(tmp_path / "v", data, cluster_by=["nope"])
     with pytest.raises(deltalog.InvalidArgumentError, match="sequence of str"):
         table.alter.cluster_by("id")
+
+
+def test_change_column_widens_comments_relaxes_and_moves(tmp_path: Path) -> None:
+    """``alter.change_column``: a type widening under ``delta.enableTypeWidening`` (old files
+    read as the wider type), a comment, ``DROP NOT NULL`` and a new position, each a
+    ``CHANGE COLUMN`` commit."""
+    uri = tmp_path / "t"
+    schema = pa.schema([pa.field("i", pa.int32(), nullable=False), ("s", pa.string())])
+    table = deltalog.DeltaTable.create(uri, schema)
+    deltalog.write_table(uri, pa.table({"i": pa.array([1, 2], pa.int32()), "s": ["a", "b"]}))
+    with pytest.raises(deltalog.OperationNotAllowedError, match="enableTypeWidening"):
+        table.alter.change_column("i", type="long")
+    table.alter.set_properties({"delta.enableTypeWidening": "true"})
+    table.alter.change_column("i", type="long")
+    assert commit_info(uri, 3)["operation"] == "CHANGE COLUMN"
+    assert deltalog.read_table(uri).schema.field("i").type == pa.int64()
+    assert sorted(deltalog.read_table(uri).column("i").to_pylist()) == [1, 2]
+    deltalog.write_table(uri, pa.table({"i": pa.array([2**40], pa.int64()), "s": ["c"]}))
+    with pytest.raises(deltalog.InvalidArgumentError, match="only widenings"):
+        table.alter.change_column("i", type="integer")
+    with pytest.raises(deltalog.InvalidArgumentError, match="NOT NULL"):
+        table.alter.change_column("s", nullable=False)
+    table.alter.change_column("i", comment="the id", nullable=True, after="s")
+    assert parameters(uri, 5)["position"] == "AFTER s"
+    field = deltalog.read_table(uri).schema.field("i")
+    assert field.nullable
+    assert deltalog.read_table(uri).schema.names == ["s", "i"]
+    table.alter.change_column("i", first=True)
+    assert deltalog.read_table(uri).schema.names == ["i", "s"]
+    assert sorted(deltalog.read_table(uri).column("i").to_pylist()) == [1, 2, 2**40]
+
+
+def test_not_null_columns_put_invariants_in_a_features_protocol(tmp_path: Path) -> None:
+    """Delta on Spark counts a NOT NULL column as an invariant and refuses to read a
+    table-features protocol that leaves ``invariants`` out; ``add_feature`` repairs a table
+    written without it."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    table = deltalog.DeltaTable.create(
+        tmp_path / "t", schema, configuration={"delta.enableDeletionVectors": "true"}
+    )
+    assert "invariants" in (table.protocol().writer_features or [])
+    nullable = deltalog.DeltaTable.create(
+        tmp_path / "u",
+        pa.schema([("id", pa.int64())]),
+        configuration={"delta.enableDeletionVectors": "true"},
+    )
+    assert "invariants" not in (nullable.protocol().writer_features or [])
+    nullable.alter.add_feature("invariants")
+    assert "invariants" in (deltalog.DeltaTable(tmp_path / "u").protocol().writer_features or [])

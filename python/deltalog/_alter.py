@@ -85,6 +85,38 @@ class Alterations(Frozen, Generic[_Result]):
         """Sets the table description (``metaData.description``)."""
         return self._done(self._raw().set_description(text))
 
+    def change_column(
+        self,
+        column: str,
+        *,
+        type: str | None = None,
+        comment: str | None = None,
+        nullable: bool | None = None,
+        first: bool = False,
+        after: str | None = None,
+    ) -> _Result:
+        """Changes one column, as Spark's ``ALTER TABLE CHANGE COLUMN`` (``column``: a path as
+        for :meth:`rename_column`); data files are not rewritten.
+
+        ``type``: a wider Delta type (``"long"``, ``"double"``, ``"decimal(12,2)"``,
+        ``"timestamp_ntz"``, ...) for every widening Delta's type widening allows; the table
+        needs ``delta.enableTypeWidening`` (else :class:`OperationNotAllowedError`), the change
+        is recorded in the field's ``delta.typeChanges`` and files written before read cast to
+        it. Partition columns and columns a CHECK constraint or generated column uses keep
+        their type. ``comment``: the column's comment. ``nullable=True``: ``DROP NOT NULL``
+        (making a column NOT NULL is refused, as Spark refuses it). ``first`` / ``after``:
+        moves the column before its siblings, or after the sibling named."""
+        if nullable is False:
+            raise InvalidArgumentError(
+                "CHANGE COLUMN cannot make a column NOT NULL (Delta on Spark refuses it too); "
+                "add a CHECK constraint instead"
+            )
+        if type is not None and not isinstance(type, str):
+            raise InvalidArgumentError("type must be a Delta type name (str)")
+        return self._done(
+            self._raw().change_column(column, type, comment, nullable is True, bool(first), after)
+        )
+
     def cluster_by(self, columns: Sequence[str] | None) -> _Result:
         """Sets the clustering columns a later :meth:`DeltaTable.optimize` clusters by, as
         Spark's ``ALTER TABLE CLUSTER BY`` (column paths as for :meth:`rename_column`);

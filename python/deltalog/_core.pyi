@@ -413,6 +413,15 @@ class RawAlter:
     def add_feature(self, name: str) -> RawCommit: ...
     def set_description(self, text: str) -> RawCommit: ...
     def cluster_by(self, columns: list[str]) -> RawCommit: ...
+    def change_column(
+        self,
+        column: str,
+        data_type: str | None = None,
+        comment: str | None = None,
+        drop_not_null: bool = False,
+        first: bool = False,
+        after: str | None = None,
+    ) -> RawCommit: ...
 
 @final
 class RawScan:

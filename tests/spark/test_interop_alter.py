@@ -5,6 +5,7 @@ must enforce the constraints Spark adds, and write under the names Spark gave.""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -151,3 +152,52 @@ def test_constraints_on_existing_rows_as_spark_checks_them(
     except deltalog.ConstraintViolationError:
         we_accept = False
     assert we_accept == spark_accepts
+
+
+def test_type_widening_and_column_changes_both_ways(spark: Any, tmp_path: Path) -> None:
+    """deltalog widens ``int`` to ``long`` and ``decimal(5,2)`` to ``decimal(10,2)``, comments,
+    relaxes and moves a column; Spark reads every version, reports the same schema and
+    appends values only the wider types hold. Then Spark widens a column of a twin with
+    ``ALTER COLUMN ... TYPE`` and deltalog reads and appends to it."""
+    path = tmp_path / "ours"
+    schema = pa.schema(
+        [
+            pa.field("i", pa.int32(), nullable=False),
+            ("d", pa.decimal128(5, 2)),
+            ("s", pa.string()),
+        ]
+    )
+    table = deltalog.DeltaTable.create(
+        path, schema, configuration={"delta.enableTypeWidening": "true"}
+    )
+    rows = pa.table(
+        {
+            "i": pa.array([1, 2], pa.int32()),
+            "d": pa.array([Decimal("1.25"), Decimal("-2.50")], pa.decimal128(5, 2)),
+            "s": ["a", "b"],
+        },
+        schema=schema,
+    )
+    deltalog.write_table(path, rows)
+    table.alter.change_column("i", type="long")
+    table.alter.change_column("d", type="decimal(10,2)")
+    table.alter.change_column("i", comment="the id", nullable=True, after="s")
+    spark_schema = spark.read.format("delta").load(str(path)).schema
+    assert [f.name for f in spark_schema.fields] == ["d", "s", "i"]
+    assert spark_schema["i"].dataType.simpleString() == "bigint"
+    assert spark_schema["i"].nullable
+    assert spark_schema["i"].metadata.get("comment") == "the id"
+    assert spark_schema["d"].dataType.simpleString() == "decimal(10,2)"
+    spark.sql(f"INSERT INTO delta.`{path}` VALUES (12345678.5, 'big', {2**40})")
+    assert_spark_reads_every_version(spark, path)
+
+    theirs = tmp_path / "theirs"
+    spark.sql(
+        f"CREATE TABLE delta.`{theirs}` (i INT, s STRING) USING delta "
+        "TBLPROPERTIES ('delta.enableTypeWidening' = 'true')"
+    )
+    spark.sql(f"INSERT INTO delta.`{theirs}` VALUES (1, 'a')")
+    spark.sql(f"ALTER TABLE delta.`{theirs}` ALTER COLUMN i TYPE BIGINT")
+    assert ours(theirs).schema.field("i").type == pa.int64()
+    deltalog.write_table(theirs, pa.table({"i": pa.array([2**40], pa.int64()), "s": ["b"]}))
+    assert_same_rows(ours(theirs), spark_rows(spark, theirs), "after Spark's widening")

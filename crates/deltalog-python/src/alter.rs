@@ -3,7 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use deltalog_core::ops::{alter_snapshot, Alteration, NewColumn};
+use std::str::FromStr;
+
+use deltalog_core::ops::{alter_snapshot, Alteration, ColumnChange, ColumnPosition, NewColumn};
+use deltalog_core::schema::PrimitiveType;
+use deltalog_core::Error;
 use deltalog_core::Snapshot;
 use pyo3::prelude::*;
 
@@ -117,6 +121,51 @@ impl RawAlter {
     /// Sets the table description.
     fn set_description(&self, py: Python<'_>, text: String) -> PyResult<RawCommit> {
         self.apply(py, Alteration::SetDescription(text))
+    }
+
+    /// Changes the column at `column` (`CHANGE COLUMN`): `data_type` (a Delta type name, a
+    /// widening), `comment`, `drop_not_null`, and its position (`first`, or `after` a
+    /// sibling).
+    #[pyo3(signature = (column, data_type=None, comment=None, drop_not_null=false, first=false, after=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn change_column(
+        &self,
+        py: Python<'_>,
+        column: String,
+        data_type: Option<String>,
+        comment: Option<String>,
+        drop_not_null: bool,
+        first: bool,
+        after: Option<String>,
+    ) -> PyResult<RawCommit> {
+        let data_type = data_type
+            .map(|name| {
+                PrimitiveType::from_str(&name).map_err(|reason| {
+                    let message = format!("CHANGE COLUMN {column}: {reason}");
+                    crate::errors::to_py_err(py, Error::InvalidArgument(message))
+                })
+            })
+            .transpose()?;
+        let position = match (first, after) {
+            (true, Some(_)) => {
+                let message = "give first or after, not both".to_string();
+                return Err(crate::errors::to_py_err(
+                    py,
+                    Error::InvalidArgument(message),
+                ));
+            }
+            (true, None) => Some(ColumnPosition::First),
+            (false, Some(sibling)) => Some(ColumnPosition::After(sibling)),
+            (false, None) => None,
+        };
+        let change = ColumnChange {
+            column,
+            data_type,
+            comment,
+            drop_not_null,
+            position,
+        };
+        self.apply(py, Alteration::ChangeColumn(change))
     }
 
     /// Sets the clustering columns (`CLUSTER BY`; empty: `CLUSTER BY NONE`).

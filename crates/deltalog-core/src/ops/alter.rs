@@ -1,7 +1,8 @@
 //! Altering a table: [`alter_table`] applies one [`Alteration`] as one commit, as Delta on
 //! Spark's `ALTER TABLE` does (operation names and `operationParameters` as its
 //! `DeltaOperations` writes them: `SET TBLPROPERTIES`, `UNSET TBLPROPERTIES`, `ADD COLUMNS`,
-//! `RENAME COLUMN`, `DROP COLUMNS`, `ADD CONSTRAINT`, `DROP CONSTRAINT`, `CLUSTER BY`).
+//! `RENAME COLUMN`, `DROP COLUMNS`, `CHANGE COLUMN` ([`change`]), `ADD CONSTRAINT`,
+//! `DROP CONSTRAINT`, `CLUSTER BY`).
 //!
 //! Properties are validated against the keys this library and Delta on Spark know
 //! (`table_config/properties.rs`); properties that turn features on upgrade the protocol (spec
@@ -11,6 +12,8 @@
 //! writer "must validate the existing data in the table and ensure every row satisfies the new
 //! CHECK constraint before committing the change"). `delta.columnMapping.maxColumnId` is kept
 //! by the table, never set by users (spec "Writer Requirements for Column Mapping").
+
+mod change;
 
 use std::collections::BTreeMap;
 
@@ -81,7 +84,12 @@ pub enum Alteration {
     /// OPTIMIZE clusters by; empty is `CLUSTER BY NONE`. An unpartitioned table that is not
     /// clustered yet gets the `clustering` feature (spec "Clustered Table").
     ClusterBy(Vec<String>),
+    /// `ALTER TABLE CHANGE COLUMN`: a column's comment, type (a widening), nullability or
+    /// position.
+    ChangeColumn(ColumnChange),
 }
+
+pub use change::{ColumnChange, ColumnPosition};
 
 /// A column to add: `field` inside the struct column at `parent` (a column path such as
 /// `s` or `` s.`inner struct` ``; `None`: the top level).
@@ -136,6 +144,7 @@ pub async fn alter_snapshot(snapshot: &Snapshot, alteration: Alteration) -> Resu
             set_properties(snapshot, comment).await?
         }
         Alteration::ClusterBy(columns) => cluster_by(snapshot, &columns)?,
+        Alteration::ChangeColumn(change) => change::change_column(snapshot, &change)?,
     };
     transaction.commit().await
 }

@@ -20,7 +20,7 @@ pub(crate) mod streaming_sink;
 pub(crate) mod write;
 
 pub use crate::schema::from_arrow::struct_type_from_arrow;
-pub use alter::{alter_snapshot, alter_table, Alteration, NewColumn};
+pub use alter::{alter_snapshot, alter_table, Alteration, ColumnChange, ColumnPosition, NewColumn};
 pub use commands::convert::{convert_to_delta, ConvertResult};
 pub use commands::optimize::{
     optimize, FileSizeMetrics, OptimizeOptions, OptimizeResult, DEFAULT_OPTIMIZE_FILE_SIZE,

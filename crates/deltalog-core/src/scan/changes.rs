@@ -560,45 +560,10 @@ fn type_incompatibility(
             type_incompatibility(&old.key_type, &new.key_type, modes, &key)
                 .or_else(|| type_incompatibility(&old.value_type, &new.value_type, modes, &value))
         }
-        (DataType::Primitive(from), DataType::Primitive(to)) if widens(*from, *to) => None,
+        (DataType::Primitive(from), DataType::Primitive(to)) if from.widens_to(*to) => None,
         _ => Some(format!(
             "column `{path}` had type {old}, which cannot be read as {new}"
         )),
-    }
-}
-
-/// True when values of type `from` can be read as `to`: the same type, or a widening the data
-/// reader applies (Delta's type widening; `void` columns hold only nulls).
-fn widens(from: PrimitiveType, to: PrimitiveType) -> bool {
-    use PrimitiveType::*;
-    let integer_digits = |integer: PrimitiveType| match integer {
-        Byte => Some(3),
-        Short => Some(5),
-        Integer => Some(10),
-        Long => Some(20),
-        _ => None,
-    };
-    match (from, to) {
-        _ if from == to => true,
-        (Void, _) => true,
-        (Byte, Short | Integer | Long | Double)
-        | (Short, Integer | Long | Double)
-        | (Integer, Long | Double)
-        | (Float, Double)
-        | (Date, TimestampNtz) => true,
-        (
-            Decimal {
-                precision: p1,
-                scale: s1,
-            },
-            Decimal {
-                precision: p2,
-                scale: s2,
-            },
-        ) => s2 >= s1 && i16::from(p2) - i16::from(s2) >= i16::from(p1) - i16::from(s1),
-        (integer, Decimal { precision, scale }) => integer_digits(integer)
-            .is_some_and(|digits| i16::from(precision) - i16::from(scale) >= digits),
-        _ => false,
     }
 }
 
@@ -1167,47 +1132,37 @@ mod tests {
     #[test]
     fn widening_follows_the_reader() {
         use PrimitiveType::*;
-        assert!(widens(Byte, Long));
-        assert!(widens(Integer, Double));
-        assert!(widens(Date, TimestampNtz));
-        assert!(widens(Void, String));
-        assert!(widens(
-            Integer,
-            Decimal {
-                precision: 12,
-                scale: 2
-            }
-        ));
-        assert!(!widens(
-            Long,
-            Decimal {
-                precision: 12,
-                scale: 2
-            }
-        ));
-        assert!(widens(
-            Decimal {
-                precision: 5,
-                scale: 2
-            },
-            Decimal {
-                precision: 7,
-                scale: 3
-            }
-        ));
-        assert!(!widens(
-            Decimal {
-                precision: 5,
-                scale: 2
-            },
-            Decimal {
-                precision: 5,
-                scale: 3
-            }
-        ));
-        assert!(!widens(Long, Integer));
-        assert!(!widens(String, Binary));
-        assert!(!widens(Timestamp, TimestampNtz));
+        assert!(Byte.widens_to(Long));
+        assert!(Integer.widens_to(Double));
+        assert!(Date.widens_to(TimestampNtz));
+        assert!(Void.widens_to(String));
+        assert!(Integer.widens_to(Decimal {
+            precision: 12,
+            scale: 2
+        }));
+        assert!(!Long.widens_to(Decimal {
+            precision: 12,
+            scale: 2
+        }));
+        assert!(Decimal {
+            precision: 5,
+            scale: 2
+        }
+        .widens_to(Decimal {
+            precision: 7,
+            scale: 3
+        }));
+        assert!(!Decimal {
+            precision: 5,
+            scale: 2
+        }
+        .widens_to(Decimal {
+            precision: 5,
+            scale: 3
+        }));
+        assert!(!Long.widens_to(Integer));
+        assert!(!String.widens_to(Binary));
+        assert!(!Timestamp.widens_to(TimestampNtz));
     }
 
     fn commit_file(text: &str, file_time_ms: i64) -> CommitFile {

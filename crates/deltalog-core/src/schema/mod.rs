@@ -159,6 +159,45 @@ pub struct LeafColumn<'a> {
 }
 
 impl PrimitiveType {
+    /// True when values of this type can be read as `to`: the same type, or a widening Delta's
+    /// type widening allows and the data reader applies (`byte` to `short` to `integer` to
+    /// `long`; those to `double` (but `long`); `float` to `double`; `date` to
+    /// `timestamp_ntz`; a decimal to one with at least as many digits on each side of the
+    /// point; an integer type to a decimal with room for its digits). `void` columns hold only
+    /// nulls, so they read as anything.
+    pub fn widens_to(self, to: PrimitiveType) -> bool {
+        use PrimitiveType::*;
+        let integer_digits = |integer: PrimitiveType| match integer {
+            Byte => Some(3),
+            Short => Some(5),
+            Integer => Some(10),
+            Long => Some(20),
+            _ => None,
+        };
+        match (self, to) {
+            _ if self == to => true,
+            (Void, _) => true,
+            (Byte, Short | Integer | Long | Double)
+            | (Short, Integer | Long | Double)
+            | (Integer, Long | Double)
+            | (Float, Double)
+            | (Date, TimestampNtz) => true,
+            (
+                Decimal {
+                    precision: p1,
+                    scale: s1,
+                },
+                Decimal {
+                    precision: p2,
+                    scale: s2,
+                },
+            ) => s2 >= s1 && i16::from(p2) - i16::from(s2) >= i16::from(p1) - i16::from(s1),
+            (integer, Decimal { precision, scale }) => integer_digits(integer)
+                .is_some_and(|digits| i16::from(precision) - i16::from(scale) >= digits),
+            _ => false,
+        }
+    }
+
     /// The type's name in the schema JSON (`"integer"`, `"decimal(10,2)"`, ...).
     pub fn type_name(&self) -> String {
         self.to_string()

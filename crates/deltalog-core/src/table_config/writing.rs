@@ -110,9 +110,9 @@ impl TableConfiguration {
         }
         let schema = self.schema();
         match feature {
-            TableFeature::Invariants => {
-                any_field(schema, &|f| f.metadata.contains_key(INVARIANTS_KEY))
-            }
+            TableFeature::Invariants => any_field(schema, &|f| {
+                !f.nullable || f.metadata.contains_key(INVARIANTS_KEY)
+            }),
             TableFeature::CheckConstraints => has_constraints(&self.metadata().configuration),
             TableFeature::GeneratedColumns => any_field(schema, &|f| {
                 f.metadata.contains_key(GENERATION_EXPRESSION_KEY)
@@ -143,7 +143,10 @@ pub(crate) fn required_features(metadata: &Metadata, schema: &StructType) -> Vec
         .iter()
         .filter(|feature| match feature {
             AppendOnly => properties.append_only,
-            Invariants => field_has(INVARIANTS_KEY),
+            // Delta on Spark counts NOT NULL columns as invariants too
+            // (`Invariants.getFromSchema`): it refuses to read a table-features protocol
+            // that leaves `invariants` out of a schema with one.
+            Invariants => field_has(INVARIANTS_KEY) || any_field(schema, &|f| !f.nullable),
             CheckConstraints => has_constraints(configuration),
             ChangeDataFeed => properties.enable_change_data_feed,
             GeneratedColumns => field_has(GENERATION_EXPRESSION_KEY),
@@ -359,6 +362,29 @@ mod tests {
 
     fn versions(protocol: &Protocol) -> (i32, i32) {
         (protocol.min_reader_version, protocol.min_writer_version)
+    }
+
+    /// A NOT NULL column counts as an invariant (Delta on Spark refuses to read a
+    /// table-features protocol without `invariants` for one), and `clustering` brings
+    /// `domainMetadata`.
+    #[test]
+    fn not_null_columns_need_invariants_and_clustering_needs_domains() {
+        let strict = StructType::new(vec![StructField::new("a", PrimitiveType::Long, false)]);
+        let protocol = least(&[("delta.enableDeletionVectors", "true")], &strict);
+        let features = protocol.writer_features.unwrap_or_default();
+        assert!(features.contains(&"invariants".to_string()), "{features:?}");
+        let protocol = least(&[("delta.enableDeletionVectors", "true")], &plain());
+        let features = protocol.writer_features.unwrap_or_default();
+        assert!(
+            !features.contains(&"invariants".to_string()),
+            "{features:?}"
+        );
+        let protocol = least(&[("delta.feature.clustering", "supported")], &plain());
+        let features = protocol.writer_features.unwrap_or_default();
+        assert!(
+            features.contains(&"domainMetadata".to_string()),
+            "{features:?}"
+        );
     }
 
     #[test]

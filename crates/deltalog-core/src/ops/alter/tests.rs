@@ -8,7 +8,7 @@ use futures::stream;
 use super::*;
 use crate::ops::create::{create_table, CreateMode, CreateTable};
 use crate::ops::write::{write_table, WriteTableOptions};
-use crate::schema::PrimitiveType;
+use crate::schema::{PrimitiveType, TYPE_CHANGES_KEY};
 use crate::storage::Storage;
 use crate::table::Table;
 
@@ -556,4 +556,175 @@ async fn a_constraint_checked_on_a_snapshot_fails_when_rows_were_appended_since(
     let snapshot = latest(&table).await;
     assert_eq!(snapshot.version(), 2);
     assert!(snapshot.metadata().configuration.is_empty());
+}
+
+#[tokio::test]
+async fn change_column_widens_comments_relaxes_and_moves() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::Int32Array;
+    let dir = tempfile::tempdir().unwrap();
+    let table = table(&dir);
+    let create = CreateTable {
+        schema: StructType::new(vec![
+            StructField::new("i", PrimitiveType::Integer, false),
+            StructField::new("s", PrimitiveType::String, true),
+            StructField::new("p", PrimitiveType::String, true),
+        ]),
+        partition_by: vec!["p".into()],
+        ..CreateTable::default()
+    };
+    create_table(table.storage(), create, CreateMode::ErrorIfExists)
+        .await
+        .unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("i", ArrowType::Int32, false),
+        Field::new("s", ArrowType::Utf8, true),
+        Field::new("p", ArrowType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int32Array::from(vec![1, 2])),
+            Arc::new(StringArray::from(vec!["a", "b"])),
+            Arc::new(StringArray::from(vec!["x", "y"])),
+        ],
+    )
+    .unwrap();
+    let batches = stream::iter(vec![Ok(batch)]);
+    write_table(
+        table.storage(),
+        schema,
+        batches,
+        WriteTableOptions::default(),
+    )
+    .await
+    .unwrap();
+    let change = |column: &str| ColumnChange {
+        column: column.into(),
+        ..ColumnChange::default()
+    };
+    let to_long = ColumnChange {
+        data_type: Some(PrimitiveType::Long),
+        ..change("I")
+    };
+    let refused = alter_table(table.storage(), Alteration::ChangeColumn(to_long.clone())).await;
+    assert!(matches!(refused, Err(Error::NotAllowed(_))), "{refused:?}");
+    alter_table(
+        table.storage(),
+        props(&[("delta.enableTypeWidening", "true")]),
+    )
+    .await
+    .unwrap();
+    alter_table(table.storage(), Alteration::ChangeColumn(to_long))
+        .await
+        .unwrap();
+    let snapshot = latest(&table).await;
+    let field = &snapshot.schema().fields[0];
+    assert_eq!(field.data_type, DataType::Primitive(PrimitiveType::Long));
+    assert_eq!(
+        field.metadata[TYPE_CHANGES_KEY],
+        serde_json::json!([{"fromType": "integer", "toType": "long"}])
+    );
+    let info = last_commit_info(&table).await;
+    assert_eq!(info["operation"], "CHANGE COLUMN");
+    let column: Value =
+        serde_json::from_str(info["operationParameters"]["column"].as_str().unwrap()).unwrap();
+    assert_eq!(column["name"], "i");
+    assert_eq!(column["type"], "long");
+    // The old file's int32 values read as longs.
+    let batches = crate::scan::Scan::new(&snapshot, crate::scan::ScanOptions::default())
+        .await
+        .unwrap()
+        .to_batches()
+        .await
+        .unwrap();
+    let mut ids: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            let column = b.column(0).as_primitive::<arrow_array::types::Int64Type>();
+            column.values().to_vec()
+        })
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [1, 2]);
+
+    for (bad, kind) in [
+        (
+            ColumnChange {
+                data_type: Some(PrimitiveType::Integer),
+                ..change("i")
+            },
+            "only widenings",
+        ),
+        (
+            ColumnChange {
+                data_type: Some(PrimitiveType::Long),
+                ..change("p")
+            },
+            "partition column",
+        ),
+        (change("i"), "no change"),
+        (
+            ColumnChange {
+                drop_not_null: true,
+                ..change("nope")
+            },
+            "no column",
+        ),
+    ] {
+        let error = alter_table(table.storage(), Alteration::ChangeColumn(bad))
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains(kind), "{kind}: {error}");
+    }
+
+    let relaxed = ColumnChange {
+        comment: Some("the id".into()),
+        drop_not_null: true,
+        position: Some(ColumnPosition::After("s".into())),
+        ..change("i")
+    };
+    alter_table(table.storage(), Alteration::ChangeColumn(relaxed))
+        .await
+        .unwrap();
+    let info = last_commit_info(&table).await;
+    assert_eq!(info["operationParameters"]["position"], "AFTER s");
+    let snapshot = latest(&table).await;
+    let names: Vec<&str> = snapshot
+        .schema()
+        .fields
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(names, ["s", "i", "p"]);
+    let field = &snapshot.schema().fields[1];
+    assert!(field.nullable);
+    assert_eq!(field.metadata["comment"], "the id");
+    let first = ColumnChange {
+        position: Some(ColumnPosition::First),
+        ..change("p")
+    };
+    alter_table(table.storage(), Alteration::ChangeColumn(first))
+        .await
+        .unwrap();
+    let snapshot = latest(&table).await;
+    let names: Vec<&str> = snapshot
+        .schema()
+        .fields
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(names, ["p", "s", "i"]);
+    assert_eq!(ids_after_moves(&snapshot).await, 2);
+}
+
+/// The rows of `snapshot` (every column reads after the columns moved).
+async fn ids_after_moves(snapshot: &Snapshot) -> usize {
+    let batches = crate::scan::Scan::new(snapshot, crate::scan::ScanOptions::default())
+        .await
+        .unwrap()
+        .to_batches()
+        .await
+        .unwrap();
+    batches.iter().map(RecordBatch::num_rows).sum()
 }
