@@ -190,6 +190,32 @@ fn cluster_by(snapshot: &Snapshot, columns: &[String]) -> Result<Transaction> {
     Ok(transaction)
 }
 
+/// Refuses to drop the column at logical `path` when it is, or holds, a clustering column,
+/// as Delta on Spark refuses it (`DELTA_UNSUPPORTED_DROP_CLUSTERING_COLUMN`): the
+/// `delta.clustering` domain would name a column the schema lost.
+fn refuse_clustering_column(snapshot: &Snapshot, path: &[String]) -> Result<()> {
+    let config = snapshot.table_configuration();
+    let columns = clustering_columns(config, snapshot.domain_metadata(CLUSTERING_DOMAIN))?;
+    let within = |column: &ClusteringColumn| {
+        column.path.len() >= path.len()
+            && column
+                .path
+                .iter()
+                .zip(path)
+                .all(|(a, b)| a.eq_ignore_ascii_case(b))
+    };
+    match columns.iter().find(|column| within(column)) {
+        Some(column) => Err(Error::NotAllowed(format!(
+            "cannot drop {}: {} is a clustering column (Delta on Spark's \
+             DELTA_UNSUPPORTED_DROP_CLUSTERING_COLUMN); change the clustering columns with \
+             alter.cluster_by first",
+            quote_path(path),
+            column.name()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// `SET TBLPROPERTIES`: every key validated and spelled as Delta on Spark stores it.
 async fn set_properties(
     snapshot: &Snapshot,
@@ -526,6 +552,7 @@ fn drop_columns(snapshot: &Snapshot, columns: &[String], if_exists: bool) -> Res
             )));
         }
         refuse_constraint_columns_in(snapshot, &schema, &indices, "drop")?;
+        refuse_clustering_column(snapshot, &path)?;
         let (parent_indices, last) = indices.split_at(indices.len() - 1);
         let parent = struct_mut(&mut schema, parent_indices)?;
         if parent.fields.len() == 1 {

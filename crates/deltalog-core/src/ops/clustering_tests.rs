@@ -415,3 +415,42 @@ async fn altering_an_unclustered_table_adds_the_feature_and_partitioned_tables_r
         .unwrap_err();
     assert!(matches!(error, Error::NotAllowed(_)), "{error}");
 }
+
+#[tokio::test]
+async fn clustering_columns_cannot_be_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = storage_at(dir.path());
+    let create = CreateTable {
+        schema: crate::ops::struct_type_from_arrow(&schema()).unwrap(),
+        configuration: HashMap::from([("delta.columnMapping.mode".into(), "name".into())]),
+        cluster_by: vec!["id".into()],
+        ..CreateTable::default()
+    };
+    create_table(&storage, create, CreateMode::ErrorIfExists)
+        .await
+        .unwrap();
+    let drop = |column: &str| Alteration::DropColumns {
+        columns: vec![column.into()],
+        if_exists: false,
+    };
+    let error = alter_table(&storage, drop("id")).await.unwrap_err();
+    assert!(
+        error.to_string().contains("id is a clustering column"),
+        "{error}"
+    );
+    alter_table(&storage, drop("name")).await.unwrap();
+    // Renaming keeps the physical name the domain holds.
+    let rename = Alteration::RenameColumn {
+        from: "id".into(),
+        to: "key".into(),
+    };
+    alter_table(&storage, rename).await.unwrap();
+    let table = Table::from_storage(storage);
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    let columns = crate::table_config::clustering::clustering_columns(
+        snapshot.table_configuration(),
+        snapshot.domain_metadata("delta.clustering"),
+    )
+    .unwrap();
+    assert_eq!(columns[0].path, ["key"]);
+}
