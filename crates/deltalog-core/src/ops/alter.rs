@@ -42,7 +42,7 @@ use crate::table_config::writing::{
     is_protocol_key, CONSTRAINTS_PREFIX, CURRENT_DEFAULT_KEY, GENERATION_EXPRESSION_KEY,
     IDENTITY_START_KEY, INVARIANTS_KEY,
 };
-use crate::table_config::{ClusteringColumn, TableFeature};
+use crate::table_config::{ClusteringColumn, TableConfiguration, TableFeature};
 use crate::transaction::{CommitResult, MetadataUpdate, Transaction};
 
 use crate::table_config::user_properties::{
@@ -188,6 +188,18 @@ fn cluster_by(snapshot: &Snapshot, columns: &[String]) -> Result<Transaction> {
         clustering_domain_configuration(&physical),
     );
     Ok(transaction)
+}
+
+/// True when the column at logical `path` is a partition column (a top-level one, named
+/// ignoring case).
+fn is_partition_column(config: &TableConfiguration, path: &[String]) -> bool {
+    match path {
+        [name] => config
+            .partition_columns()
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(name)),
+        _ => false,
+    }
 }
 
 /// Refuses to drop the column at logical `path` when it is, or holds, a clustering column,
@@ -540,12 +552,7 @@ fn drop_columns(snapshot: &Snapshot, columns: &[String], if_exists: bool) -> Res
             Err(error) => return Err(error),
         };
         let path = path_names(&schema, &indices);
-        let is_partition = indices.len() == 1
-            && config
-                .partition_columns()
-                .iter()
-                .any(|p| p.eq_ignore_ascii_case(&path[0]));
-        if is_partition {
+        if is_partition_column(config, &path) {
             return Err(Error::NotAllowed(format!(
                 "{} is a partition column and cannot be dropped",
                 quote_path(&path)

@@ -6,9 +6,12 @@
 
 use serde_json::{json, Value};
 
-use super::{parse_path, path_names, quote_path, refuse_constraint_columns, resolve, struct_mut};
+use super::{
+    is_partition_column, parse_path, path_names, quote_path, refuse_constraint_columns, resolve,
+    struct_mut,
+};
 use crate::error::{Error, Result};
-use crate::schema::{DataType, PrimitiveType, TYPE_CHANGES_KEY};
+use crate::schema::{DataType, PrimitiveType, StructField, TYPE_CHANGES_KEY};
 use crate::snapshot::Snapshot;
 use crate::transaction::{MetadataUpdate, Transaction};
 
@@ -112,12 +115,7 @@ fn check_type_change(snapshot: &Snapshot, indices: &[usize], path: &[String]) ->
             quote_path(path)
         )));
     }
-    let is_partition = indices.len() == 1
-        && config
-            .partition_columns()
-            .iter()
-            .any(|p| p.eq_ignore_ascii_case(&path[0]));
-    if is_partition {
+    if is_partition_column(config, path) {
         return Err(Error::NotAllowed(format!(
             "{} is a partition column: its type cannot change",
             quote_path(path)
@@ -128,7 +126,7 @@ fn check_type_change(snapshot: &Snapshot, indices: &[usize], path: &[String]) ->
 
 /// Sets `field`'s type to `to`, recording the change in `delta.typeChanges` as Delta on Spark
 /// does (`fromType`, `toType` by their schema names).
-fn widen(field: &mut crate::schema::StructField, to: PrimitiveType, path: &[String]) -> Result<()> {
+fn widen(field: &mut StructField, to: PrimitiveType, path: &[String]) -> Result<()> {
     let DataType::Primitive(from) = field.data_type else {
         return Err(Error::InvalidArgument(format!(
             "{} is a {}: only the type of a primitive column can change",
@@ -160,7 +158,7 @@ fn widen(field: &mut crate::schema::StructField, to: PrimitiveType, path: &[Stri
 
 /// Moves the field at `from` of `fields` to `to`; the position as Spark's parameter names it.
 fn move_field(
-    fields: &mut Vec<crate::schema::StructField>,
+    fields: &mut Vec<StructField>,
     from: usize,
     to: &ColumnPosition,
     path: &[String],

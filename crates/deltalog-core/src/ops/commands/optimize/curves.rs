@@ -36,7 +36,8 @@ impl Curve {
 /// `batch` sorted along `curve` over the columns at `paths` (each a column name, then the
 /// names of nested struct fields; names compared ignoring case).
 ///
-/// Errors: [`Error::InvalidArgument`] for a path that names no column of `batch`.
+/// Errors: [`Error::Internal`] for a path that names no column of `batch` (callers check the
+/// columns against the table first, so this is our own broken invariant).
 pub(crate) fn curve_sort(
     batch: &RecordBatch,
     paths: &[Vec<String>],
@@ -69,7 +70,7 @@ pub(crate) fn curve_sort(
 fn scaled_ranks(batch: &RecordBatch, path: &[String]) -> Result<Vec<u32>> {
     let name = path.join(".");
     let column = column_at(batch, path)
-        .ok_or_else(|| Error::InvalidArgument(format!("no column {name} to order rows by")))?;
+        .ok_or_else(|| Error::internal_invariant(format!("no column {name} to order rows by")))?;
     let order = sort_to_indices(
         &column,
         Some(SortOptions {

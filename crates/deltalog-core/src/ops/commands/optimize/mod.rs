@@ -261,7 +261,7 @@ impl Layout {
         }
     }
 
-    /// `rows`, ordered for writing as this layout asks.
+    /// The rows of `scan`, ordered for writing as this layout asks.
     async fn order(&self, scan: &Scan) -> Result<BoxStream<'static, Result<RecordBatch>>> {
         let (paths, curve): (Vec<Vec<String>>, Curve) = match self {
             Layout::Compaction => return Ok(scan.stream()),
