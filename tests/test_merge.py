@@ -142,9 +142,9 @@ def test_duplicate_source_matches(tmp_path: Path) -> None:
 
 def test_refused_merges_commit_nothing(tmp_path: Path) -> None:
     table = make(tmp_path, dv=False)
-    extra = UPSERT.append_column("extra", pa.array([1, 2, 3, 4]))
-    with pytest.raises(SchemaMismatchError, match="extra"):
-        table.merge(extra, "target.id = source.id").when_matched_update_all().execute()
+    missing = UPSERT.drop_columns(["s"])
+    with pytest.raises(SchemaMismatchError, match="s"):
+        table.merge(missing, "target.id = source.id").when_matched_update_all().execute()
     with pytest.raises(InvalidArgumentError, match="ambiguous"):
         table.merge(UPSERT, "id = source.id").when_matched_delete().execute()
     with pytest.raises(InvalidArgumentError, match="only the target"):
@@ -234,3 +234,80 @@ def test_row_tracking(tmp_path: Path) -> None:
             assert after[key]["row_commit_version"] == version
         fresh = [after[100]["row_id"]]
         assert all(isinstance(i, int) and i >= 20 for i in fresh)
+
+
+NESTED = pa.struct([("city", pa.string()), ("zip", pa.int32())])
+
+
+def test_nested_set_targets_in_update_and_merge(tmp_path: Path) -> None:
+    """``set={"address.city": ...}`` changes one field of a struct and keeps the others; a
+    NULL struct becomes a struct holding only the new value, as in Spark."""
+    uri = tmp_path / "t"
+    addresses = pa.array([{"city": "a", "zip": 1}, None, {"city": "c", "zip": 3}], NESTED)
+    deltalog.write_table(uri, pa.table({"id": [1, 2, 3], "address": addresses}))
+    table = deltalog.DeltaTable(uri)
+    table.update(set={"address.city": "upper(address.city)"}, predicate="id = 1")
+    table.update(set={"address.zip": "20"}, predicate="id = 2")
+    updates = pa.table({"id": [3], "city": ["merged"]})
+    table.merge(updates, "t.id = s.id", source_alias="s", target_alias="t").when_matched_update(
+        {"t.address.city": "s.city"}
+    ).execute()
+    rows = {r["id"]: r["address"] for r in deltalog.read_table(str(uri)).to_pylist()}
+    assert rows == {
+        1: {"city": "A", "zip": 1},
+        2: {"city": None, "zip": 20},
+        3: {"city": "merged", "zip": 3},
+    }
+    for conflicting in ({"address": "address", "address.zip": "1"}, {"id.x": "1"}):
+        with pytest.raises(InvalidArgumentError):
+            table.update(set=conflicting)
+
+
+def test_schema_evolution_in_merge(tmp_path: Path) -> None:
+    """``merge_schema=True``: ``*`` clauses add the source's new columns and struct fields,
+    an update keeps target-only fields, an insert gives them NULL; without it the extra
+    source columns are ignored, as Delta on Spark ignores them."""
+    uri = tmp_path / "t"
+    target_struct = pa.struct([("a", pa.int32()), ("c", pa.int32())])
+    deltalog.write_table(
+        uri,
+        pa.table(
+            {
+                "id": [1, 2, 3],
+                "s": pa.array([{"a": 1, "c": 10}, {"a": 2, "c": 20}, None], target_struct),
+            }
+        ),
+    )
+    source_struct = pa.struct([("a", pa.int32()), ("b", pa.string())])
+    updates = pa.table(
+        {
+            "id": [1, 2, 3, 4],
+            "s": pa.array(
+                [{"a": 5, "b": "x"}, None, {"a": 7, "b": "z"}, {"a": 8, "b": "w"}], source_struct
+            ),
+            "n": ["n1", "n2", "n3", "n4"],
+        }
+    )
+    table = deltalog.DeltaTable(uri)
+    same_shape = pa.table({"id": [3], "s": pa.array([None], target_struct), "n": ["ignored"]})
+    table.merge(same_shape, "t.id = s.id", "s", "t").when_matched_update_all().execute()
+    assert pa.schema(table.schema()).names == ["id", "s"]
+    merger = table.merge(updates, "t.id = s.id", "s", "t", merge_schema=True)
+    merger.when_matched_update_all().when_not_matched_insert_all().execute()
+    schema = json.loads(table.schema().json())
+    assert [f["name"] for f in schema["fields"]] == ["id", "s", "n"]
+    assert [f["name"] for f in schema["fields"][1]["type"]["fields"]] == ["a", "c", "b"]
+    rows = {r["id"]: (r["s"], r["n"]) for r in deltalog.read_table(str(uri)).to_pylist()}
+    assert rows == {
+        1: ({"a": 5, "c": 10, "b": "x"}, "n1"),
+        2: ({"a": None, "c": 20, "b": None}, "n2"),
+        3: ({"a": 7, "c": None, "b": "z"}, "n3"),
+        4: ({"a": 8, "c": None, "b": "w"}, "n4"),
+    }
+    explicit = pa.table({"id": [1, 9], "m": ["m1", "m9"], "other": [0, 0]})
+    table.merge(explicit, "t.id = s.id", "s", "t").with_schema_evolution().when_matched_update(
+        {"m": "s.m"}
+    ).when_not_matched_insert({"id": "s.id"}).execute()
+    assert pa.schema(table.schema()).names == ["id", "s", "n", "m"]
+    rows = {r["id"]: r["m"] for r in deltalog.read_table(str(uri)).to_pylist()}
+    assert (rows[1], rows[9], rows[2]) == ("m1", None, None)

@@ -116,6 +116,43 @@ def test_schema_merge_adds_nullable_columns(tmp_path: Path) -> None:
     assert rows(uri) == [{"other": 1.5}]
 
 
+def test_schema_merge_adds_nested_fields_and_widens_under_type_widening(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    first = pa.table(
+        {
+            "i": pa.array([1], pa.int32()),
+            "s": pa.array([{"x": 1}], pa.struct([("x", pa.int32())])),
+        }
+    )
+    deltalog.write_table(uri, first, configuration={"delta.enableTypeWidening": "true"})
+    wider = pa.table(
+        {
+            "i": pa.array([2**40], pa.int64()),
+            "s": pa.array(
+                [{"x": 2**35, "y": "n"}], pa.struct([("x", pa.int64()), ("y", pa.string())])
+            ),
+        }
+    )
+    deltalog.write_table(uri, wider, schema_mode="merge")
+    schema = json.loads(deltalog.DeltaTable(uri).snapshot().schema.json())
+    i, s = schema["fields"]
+    assert i["type"] == "long"
+    assert i["metadata"]["delta.typeChanges"] == [{"fromType": "integer", "toType": "long"}]
+    assert [(f["name"], f["type"]) for f in s["type"]["fields"]] == [("x", "long"), ("y", "string")]
+    assert rows(uri) == canon(
+        [{"i": 1, "s": {"x": 1, "y": None}}, {"i": 2**40, "s": {"x": 2**35, "y": "n"}}]
+    )
+
+
+def test_schema_merge_without_type_widening_refuses_a_wider_type(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    deltalog.write_table(uri, pa.table({"i": pa.array([1], pa.int32())}))
+    with pytest.raises(deltalog.SchemaMismatchError):
+        deltalog.write_table(uri, pa.table({"i": pa.array([2], pa.int64())}), schema_mode="merge")
+    assert pa.schema(deltalog.DeltaTable(uri).schema()).field("i").type == pa.int32()
+    assert deltalog.DeltaTable(uri).latest_version() == 0
+
+
 def test_partitioned_write_with_nulls_and_special_characters(tmp_path: Path) -> None:
     uri = tmp_path / "t"
     values = ["a b", "a=b/c%d", None, "é", ""]

@@ -285,6 +285,7 @@ def merge_rows(
     target_file_size: int | None = None,
     commit_info: Mapping[str, Any] | None = None,
     storage_options: dict[str, str] | None = None,
+    merge_schema: bool = False,
 ) -> RawCommit: ...
 
 @final

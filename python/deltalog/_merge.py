@@ -33,6 +33,7 @@ class TableMerger(Generic[_Result]):
         "_clauses",
         "_commit_info",
         "_done",
+        "_merge_schema",
         "_on",
         "_source",
         "_source_alias",
@@ -53,6 +54,7 @@ class TableMerger(Generic[_Result]):
         target_file_size: int | None,
         commit_info: Mapping[str, Any] | None,
         done: Callable[[_core.RawCommit], _Result],
+        merge_schema: bool = False,
     ) -> None:
         if not isinstance(on, str):
             raise InvalidArgumentError("on must be SQL text such as 't.id = s.id'")
@@ -69,6 +71,16 @@ class TableMerger(Generic[_Result]):
         self._commit_info = None if commit_info is None else dict(commit_info)
         self._clauses: list[_Clause] = []
         self._done = done
+        self._merge_schema = bool(merge_schema)
+
+    def with_schema_evolution(self) -> TableMerger[_Result]:
+        """Schema evolution, as Delta on Spark's ``withSchemaEvolution()`` (``MERGE WITH
+        SCHEMA EVOLUTION``): the table gains the source columns and struct fields the clauses
+        assign (every one with ``*`` clauses) and, with ``delta.enableTypeWidening``, their
+        wider types; ``*`` clauses then name the source's columns, an update keeping the
+        target's others and an insert giving them NULL."""
+        self._merge_schema = True
+        return self
 
     def when_matched_update(
         self, set: Mapping[str, str], predicate: str | None = None
@@ -126,6 +138,7 @@ class TableMerger(Generic[_Result]):
             _file_size(self._target_file_size),
             self._commit_info,
             self._storage_options,
+            self._merge_schema,
         )
         return self._done(raw)
 

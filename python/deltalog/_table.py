@@ -351,11 +351,13 @@ class DeltaTable(Frozen):
         target_alias: str = "target",
         target_file_size: int | None = None,
         commit_info: Mapping[str, object] | None = None,
+        merge_schema: bool = False,
     ) -> TableMerger[CommitResult]:
         """A merge of ``source`` (any Arrow data: a pyarrow Table, a polars DataFrame, ...)
         into this table on the SQL condition ``on`` (``"t.id = s.id"``, with the aliases
         given), as Delta on Spark's ``MERGE INTO``: add ``when_*`` clauses to the returned
-        :class:`TableMerger`, then call ``execute()``."""
+        :class:`TableMerger`, then call ``execute()``. ``merge_schema=True`` evolves the
+        schema (:meth:`TableMerger.with_schema_evolution`)."""
         return TableMerger(
             self.uri,
             self._storage_options,
@@ -366,6 +368,7 @@ class DeltaTable(Frozen):
             target_file_size,
             commit_info,
             self._commit_result,
+            merge_schema,
         )
 
     def __repr__(self) -> str:

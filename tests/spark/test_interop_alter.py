@@ -5,6 +5,7 @@ must enforce the constraints Spark adds, and write under the names Spark gave.""
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -201,3 +202,57 @@ def test_type_widening_and_column_changes_both_ways(spark: Any, tmp_path: Path) 
     assert ours(theirs).schema.field("i").type == pa.int64()
     deltalog.write_table(theirs, pa.table({"i": pa.array([2**40], pa.int64()), "s": ["b"]}))
     assert_same_rows(ours(theirs), spark_rows(spark, theirs), "after Spark's widening")
+
+
+def test_schema_merge_widens_and_nests_as_spark_does(spark: Any, tmp_path: Path) -> None:
+    """On twins with type widening enabled, deltalog's ``schema_mode="merge"`` append and
+    Spark's ``mergeSchema`` append of the same wider, deeper rows leave the same schema:
+    ``int`` to ``long``, ``float`` to ``double``, ``int`` to ``double`` and a nested ``int`` to
+    ``long`` widened and recorded in ``delta.typeChanges``, a new struct field and a new
+    column added. Each engine then reads and appends to the other's table. Text into a
+    number is no widening: both refuse it."""
+    ddl = "i INT, f FLOAT, w INT, s STRUCT<x: INT>"
+    wider = "i BIGINT, f DOUBLE, w DOUBLE, s STRUCT<x: BIGINT, y: STRING>, n STRING"
+    values = [(2**40, 1.5, 2.5, (2**33, "why"), "new")]
+    ours_path, theirs_path = tmp_path / "ours", tmp_path / "theirs"
+    for path in (ours_path, theirs_path):
+        spark.sql(
+            f"CREATE TABLE delta.`{path}` ({ddl}) USING delta "
+            "TBLPROPERTIES ('delta.enableTypeWidening' = 'true')"
+        )
+        spark.sql(f"INSERT INTO delta.`{path}` VALUES (1, 0.5, 3, named_struct('x', 4))")
+    rows = spark.createDataFrame(values, wider)
+    rows.write.format("delta").mode("append").option("mergeSchema", "true").save(str(theirs_path))
+    deltalog.write_table(ours_path, rows.toArrow(), schema_mode="merge")
+
+    def logged_schema(path: Path) -> Any:
+        return json.loads(deltalog.DeltaTable(path).snapshot().schema.json())
+
+    assert logged_schema(ours_path) == logged_schema(theirs_path)
+    fields = {f["name"]: f for f in logged_schema(ours_path)["fields"]}
+    assert fields["i"]["metadata"]["delta.typeChanges"] == [
+        {"fromType": "integer", "toType": "long"}
+    ]
+    assert fields["s"]["type"]["fields"][0]["metadata"]["delta.typeChanges"] == [
+        {"fromType": "integer", "toType": "long"}
+    ]
+    assert_same_rows(ours(ours_path), spark_rows(spark, theirs_path), "after the merges")
+    assert_spark_reads_every_version(spark, ours_path)
+
+    spark.sql(
+        f"INSERT INTO delta.`{ours_path}` "
+        f"VALUES ({2**50}, 2.5, 5.5, named_struct('x', {2**41}, 'y', 'z'), 'spark')"
+    )
+    deltalog.write_table(
+        theirs_path,
+        spark.createDataFrame([(2**50, 2.5, 5.5, (2**41, "z"), "spark")], wider).toArrow(),
+    )
+    assert_same_rows(ours(ours_path), spark_rows(spark, theirs_path), "after both appended")
+
+    text = spark.createDataFrame([("x",)], "f STRING")
+    with pytest.raises(Exception, match="DELTA_FAILED_TO_MERGE_FIELDS"):
+        text.write.format("delta").mode("append").option("mergeSchema", "true").save(
+            str(theirs_path)
+        )
+    with pytest.raises(deltalog.SchemaMismatchError):
+        deltalog.write_table(ours_path, text.toArrow(), schema_mode="merge")

@@ -71,7 +71,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for ClauseKind {
 /// Merges `source` into the table at `uri` on the SQL condition `on` with `clauses`, in
 /// order, and commits (see [`merge`]).
 #[pyfunction]
-#[pyo3(signature = (uri, source, on, clauses, source_alias, target_alias, target_file_size=None, commit_info=None, storage_options=None))]
+#[pyo3(signature = (uri, source, on, clauses, source_alias, target_alias, target_file_size=None, commit_info=None, storage_options=None, merge_schema=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn merge_rows(
     py: Python<'_>,
@@ -84,6 +84,7 @@ pub fn merge_rows(
     target_file_size: Option<u64>,
     commit_info: Option<PyCommitInfo>,
     storage_options: Option<PyStorageOptions>,
+    merge_schema: bool,
 ) -> PyResult<RawCommit> {
     let prepared = (|| {
         let on = parse_sql(on)?;
@@ -93,6 +94,7 @@ pub fn merge_rows(
             target_alias,
             writer: writer_options(target_file_size),
             commit_info: PyCommitInfo::or_empty(commit_info),
+            merge_schema,
         };
         Ok::<_, Error>((on, clauses, options))
     })();

@@ -569,6 +569,9 @@ pub enum Function {
     ToDate,
     /// `date_format(x, 'pattern')`: the timestamp as text in UTC.
     DateFormat,
+    /// `named_struct('name1', v1, 'name2', v2, ...)`: a struct of the values, never NULL
+    /// itself (Spark's `CreateNamedStruct`).
+    NamedStruct,
 }
 
 /// A value expression (see the module documentation).
@@ -802,6 +805,7 @@ impl Function {
             "hour" => Function::Hour,
             "to_date" => Function::ToDate,
             "date_format" => Function::DateFormat,
+            "named_struct" => Function::NamedStruct,
             _ => return None,
         })
     }
@@ -821,6 +825,7 @@ impl Function {
             Function::Hour => "hour",
             Function::ToDate => "to_date",
             Function::DateFormat => "date_format",
+            Function::NamedStruct => "named_struct",
         }
     }
 }

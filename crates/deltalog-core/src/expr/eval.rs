@@ -12,9 +12,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Float64Type;
 use arrow_array::{
     new_null_array, Array, ArrayRef, BooleanArray, Datum, Decimal128Array, Float64Array,
-    RecordBatch, StringArray, TimestampMicrosecondArray,
+    RecordBatch, StringArray, StructArray, TimestampMicrosecondArray,
 };
-use arrow_schema::{ArrowError, DataType, Fields, TimeUnit};
+use arrow_schema::{ArrowError, DataType, Field, Fields, TimeUnit};
 
 use super::ast::{ArithOp, CompareOp, Expr, Function, ValueExpr};
 use super::convert::{canonical_float, integer_range, normalize_comparison, Normalized};
@@ -515,6 +515,52 @@ pub(crate) fn cast_to(value: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         .map_err(|e| invalid(format!("cannot cast {} to {to}: {e}", value.data_type())))
 }
 
+/// `value` as a column of type `to` takes it in an assignment (`UPDATE SET`, a merge's
+/// actions): structs field by field by name (ASCII case ignored), a field `to` has and `value`
+/// lacks NULL, a NULL struct kept NULL, as Spark's store assignment aligns them; anything else
+/// as [`cast_to`] casts it. A field `value` has and `to` lacks is an error.
+pub(crate) fn assign_to(value: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    let (DataType::Struct(from_fields), DataType::Struct(to_fields)) = (value.data_type(), to)
+    else {
+        return cast_to(value, to);
+    };
+    if from_fields == to_fields {
+        return Ok(value.clone());
+    }
+    let find = |fields: &Fields, name: &str| {
+        fields.iter().position(|f| f.name() == name).or_else(|| {
+            fields
+                .iter()
+                .position(|f| f.name().eq_ignore_ascii_case(name))
+        })
+    };
+    if let Some(extra) = from_fields
+        .iter()
+        .find(|f| find(to_fields, f.name()).is_none())
+    {
+        return Err(invalid(format!(
+            "cannot assign a struct with field '{}' to a column of type {to}: it has no such field",
+            extra.name()
+        )));
+    }
+    let from = value.as_struct();
+    let mut columns = Vec::with_capacity(to_fields.len());
+    for field in to_fields {
+        columns.push(match find(from_fields, field.name()) {
+            Some(index) => assign_to(from.column(index), field.data_type())?,
+            None => new_null_array(field.data_type(), value.len()),
+        });
+    }
+    let built = StructArray::try_new_with_length(
+        to_fields.clone(),
+        columns,
+        from.nulls().cloned(),
+        value.len(),
+    )
+    .map_err(|e| invalid(format!("cannot assign {} to {to}: {e}", value.data_type())))?;
+    Ok(Arc::new(built))
+}
+
 /// The floats of `value` as decimals of `precision` and `scale` (see [`cast_to`]): NaN and
 /// the infinities NULL, a value too wide for the precision an error.
 fn floats_to_decimals(value: &ArrayRef, precision: u8, scale: i8) -> Result<ArrayRef> {
@@ -733,7 +779,29 @@ fn call(
             let pattern = literal_text(&args[1], "date_format pattern")?;
             date_format(&values[0], &pattern)
         }
+        Function::NamedStruct => named_struct(args, values, rows),
     }
+}
+
+/// `named_struct('a', x, 'b', y)`: a non-NULL struct of `x` (field `a`) and `y` (field `b`);
+/// the names must be text literals.
+fn named_struct(args: &[ValueExpr], values: &[ArrayRef], rows: usize) -> Result<ArrayRef> {
+    if values.is_empty() || !values.len().is_multiple_of(2) {
+        return Err(invalid(format!(
+            "named_struct takes pairs of a name and a value, not {} arguments",
+            values.len()
+        )));
+    }
+    let mut fields = Vec::with_capacity(values.len() / 2);
+    let mut columns = Vec::with_capacity(values.len() / 2);
+    for (name, value) in args.iter().step_by(2).zip(values.iter().skip(1).step_by(2)) {
+        let name = literal_text(name, "named_struct field name")?;
+        fields.push(Field::new(name, value.data_type().clone(), true));
+        columns.push(value.clone());
+    }
+    let built = StructArray::try_new_with_length(Fields::from(fields), columns, None, rows)
+        .map_err(|e| invalid(format!("named_struct: {e}")))?;
+    Ok(Arc::new(built))
 }
 
 /// `year`, `month`, `day` or `hour` of dates, timestamps (in UTC) or their text, as Spark's

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::schema::{ColumnMappingMode, StructType};
+use crate::schema::{evolve_schema, ColumnMappingMode, Evolution, StructType};
 use crate::storage::Storage;
 use crate::table_config::properties::COLUMN_MAPPING_MAX_COLUMN_ID;
 use crate::table_config::TableConfiguration;
@@ -31,9 +31,7 @@ use crate::write::{WriteFailure, WriterOptions};
 use crate::ops::create::{creation, CreateTable};
 use crate::ops::dml::check_predicate;
 use crate::ops::dml::replace_where::stage_replaced_rows;
-use crate::schema::from_arrow::{
-    assign_column_mapping, max_column_id, merge_new_columns, struct_type_from_arrow,
-};
+use crate::schema::from_arrow::{assign_column_mapping, max_column_id, struct_type_from_arrow};
 use crate::table_config::clustering::{
     clustering_columns, resolve_clustering_columns, CLUSTERING_DOMAIN,
 };
@@ -360,7 +358,11 @@ async fn existing_for_write(
     match options.schema_mode {
         None => {}
         Some(SchemaMode::Merge) => {
-            let (merged, changed) = merge_new_columns(config.schema(), &data_schema);
+            let evolution = Evolution {
+                widen_types: config.properties().enable_type_widening,
+                fixed_columns: config.partition_columns(),
+            };
+            let (merged, changed) = evolve_schema(config.schema(), &data_schema, evolution);
             if changed {
                 stage_schema(&mut transaction, &config, merged, None)?;
             }
@@ -393,7 +395,7 @@ async fn existing_for_write(
 /// Stages `schema` as the table's (and `partition_by` as its partition columns when given),
 /// with column mapping ids and physical names for its new columns when the table maps
 /// columns.
-fn stage_schema(
+pub(crate) fn stage_schema(
     transaction: &mut Transaction,
     config: &TableConfiguration,
     mut schema: StructType,

@@ -1,5 +1,4 @@
-//! Table schemas from the data written: Arrow schemas as Delta schemas, new columns merged
-//! into a table's schema, and column mapping ids and physical names for new columns (spec
+//! Table schemas from the data written: Arrow schemas as Delta schemas, and column mapping ids and physical names for new columns (spec
 //! "Schema Serialization Format", "Column Mapping").
 
 use arrow_schema::extension::EXTENSION_TYPE_NAME_KEY;
@@ -30,28 +29,6 @@ pub fn struct_type_from_arrow(schema: &ArrowSchema) -> Result<StructType> {
         .map(|field| field_from_arrow(field, &field.name().clone()))
         .collect::<Result<Vec<_>>>()?;
     Ok(StructType::new(fields))
-}
-
-/// `table` with the top-level columns of `data` that it lacks (compared without case)
-/// appended as nullable columns, and whether any were. Columns present in both keep the
-/// table's definition.
-pub(crate) fn merge_new_columns(table: &StructType, data: &StructType) -> (StructType, bool) {
-    let mut merged = table.clone();
-    let mut changed = false;
-    for field in &data.fields {
-        let known = table
-            .fields
-            .iter()
-            .any(|existing| existing.name.eq_ignore_ascii_case(&field.name));
-        if !known {
-            merged.fields.push(StructField {
-                nullable: true,
-                ..field.clone()
-            });
-            changed = true;
-        }
-    }
-    (merged, changed)
 }
 
 /// Gives every field of `schema` (nested ones included) that has no column mapping id a
@@ -301,15 +278,11 @@ mod tests {
         let max = assign_column_mapping(&mut schema, ColumnMappingMode::Name, 0);
         assert_eq!(max, 3);
         assert_eq!(max_column_id(&schema), 3);
-        let (merged, changed) = merge_new_columns(
+        let (mut merged, _) = crate::schema::evolve_schema(
             &schema,
-            &StructType::new(vec![
-                StructField::new("A", PrimitiveType::Integer, true),
-                StructField::new("d", PrimitiveType::Long, false),
-            ]),
+            &StructType::new(vec![StructField::new("d", PrimitiveType::Long, false)]),
+            crate::schema::Evolution::default(),
         );
-        assert!(changed);
-        let mut merged = merged;
         assert_eq!(
             assign_column_mapping(&mut merged, ColumnMappingMode::Id, max),
             4

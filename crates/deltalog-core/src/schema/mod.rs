@@ -10,9 +10,11 @@
 //!
 //! This file holds the types, column mapping's physical names and the shapes a read shows;
 //! `json.rs` the serialization format, `arrow.rs` the conversion to Arrow, `from_arrow.rs` the
-//! way back (the schema of written data), `requested.rs` batches in a requested Arrow schema.
+//! way back (the schema of written data), `evolve.rs` a schema grown to hold written data,
+//! `requested.rs` batches in a requested Arrow schema.
 
 mod arrow;
+mod evolve;
 #[cfg(feature = "internal-api")]
 pub mod from_arrow;
 #[cfg(not(feature = "internal-api"))]
@@ -21,6 +23,7 @@ mod json;
 mod requested;
 
 pub(crate) use arrow::{to_arrow_data_type, to_arrow_physical_schema, to_arrow_schema};
+pub(crate) use evolve::{evolve_schema, Evolution};
 pub use json::parse_schema;
 use json::{json_as_i32, parse_decimal_type};
 pub use requested::RequestedSchema;

@@ -29,7 +29,7 @@ use crate::actions::deletion_vector::{
     self, dv_file_name, encode_dv_file, row_mask, uuid_descriptor,
 };
 use crate::actions::layout::{add, deletion_vector_type, in_add_layout};
-use crate::actions::DeletionVectorDescriptor;
+use crate::actions::{DeletionVectorDescriptor, Metadata};
 use crate::error::{Error, Result};
 use crate::expr::{evaluate, files_may_match, partition_only, Expr};
 use crate::replay::file_list::{file_list_stats, FileListOptions};
@@ -51,6 +51,7 @@ use crate::write::{
     DataFileWriter, RowOrigin, WriteFailure, WriteResult, WriterOptions, WrittenFile,
 };
 
+pub(crate) mod assignments;
 pub(crate) mod delete;
 pub(crate) mod replace_where;
 pub(crate) mod update;
@@ -233,7 +234,7 @@ impl RowChange {
     /// columns when the table keeps row ids (their names staged when new, see
     /// [`row_tracking_columns`]), change data files when `delta.enableChangeDataFeed` is on.
     pub(crate) fn open_writer(&mut self, options: &WriterOptions) -> Result<RowWriter> {
-        let config = self.snapshot.table_configuration().clone();
+        let config = self.transaction.configuration()?;
         let row_tracking = row_tracking_columns(&config, &mut self.transaction)?;
         RowWriter::try_new(
             &config,
@@ -407,6 +408,27 @@ pub(crate) fn read_every_row(
     columns: Option<Vec<String>>,
     row_tracking: bool,
 ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+    read_file_rows(snapshot, snapshot.metadata(), file, columns, row_tracking)
+}
+
+/// Every row of `file` (deleted ones too) in the schema of `metadata` (the snapshot's
+/// evolved by the operation: columns the file lacks read as NULL, widened ones cast).
+pub(crate) fn read_rows_as(
+    snapshot: &Snapshot,
+    metadata: &Metadata,
+    file: &Candidate,
+    row_tracking: bool,
+) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+    read_file_rows(snapshot, metadata, file, None, row_tracking)
+}
+
+fn read_file_rows(
+    snapshot: &Snapshot,
+    metadata: &Metadata,
+    file: &Candidate,
+    columns: Option<Vec<String>>,
+    row_tracking: bool,
+) -> Result<BoxStream<'static, Result<RecordBatch>>> {
     let listed = without_deletion_vector(&file.listed)?;
     let options = ScanOptions {
         columns,
@@ -417,7 +439,7 @@ pub(crate) fn read_every_row(
         snapshot.storage(),
         snapshot.version(),
         snapshot.protocol(),
-        snapshot.metadata(),
+        metadata,
         options,
         vec![listed],
     )?;

@@ -17,7 +17,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use futures::StreamExt;
 
 use crate::error::{Error, Result};
-use crate::expr::{cast_to, evaluate_value, Expr, ValueExpr};
+use crate::expr::{assign_to, cast_to, evaluate_value, Expr, ValueExpr};
 use crate::scalar::Scalar;
 use crate::snapshot::Snapshot;
 use crate::storage::Storage;
@@ -25,6 +25,7 @@ use crate::transaction::CommitResult;
 use crate::write::duties::{generated_columns_reading, refuse_identity_update};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions};
 
+use crate::ops::dml::assignments::resolve_assignments;
 use crate::ops::dml::{
     candidates, filter, read_every_row, rows_in, touched_files, Candidate, FileMatches, RowChange,
     RowWriter, Touched,
@@ -63,8 +64,12 @@ pub struct UpdateOptions {
 /// Values are cast to the column's type (a value that does not convert is an error). See
 /// the module documentation for how. Nothing is committed when no row matches.
 ///
-/// Errors, with nothing committed: [`Error::InvalidArgument`] for a column of `set` that is
-/// not a top-level column of the table (or is set twice), an expression or predicate naming
+/// A target of `set` is a top-level column or a field nested in struct columns
+/// (`address.city`): the struct is rebuilt with the new field values and its other fields
+/// kept, so a NULL struct becomes one holding the new values, as in Spark.
+///
+/// Errors, with nothing committed: [`Error::InvalidArgument`] for a target of `set` that is
+/// not a column or struct field of the table (or is set twice, or with a field of it), an expression or predicate naming
 /// an unknown column or mixing kinds, an arithmetic error (overflow, division by zero) or a
 /// failing cast; [`Error::ConstraintViolation`] for new values that break a rule of the table
 /// (NOT NULL, CHECK); [`Error::NotAllowed`] for an append-only table; conflicts as
@@ -101,24 +106,10 @@ impl Assignments {
         }
         let schema = crate::schema::to_arrow_schema(snapshot.table_configuration().schema())?;
         let mut resolved: Vec<(usize, ValueExpr, arrow_schema::DataType)> = Vec::new();
-        for (name, expr) in set {
-            let fields = schema.fields();
-            let index = fields
-                .iter()
-                .position(|f| f.name() == &name)
-                .or_else(|| {
-                    fields
-                        .iter()
-                        .position(|f| f.name().eq_ignore_ascii_case(&name))
-                })
-                .ok_or_else(|| {
-                    Error::InvalidArgument(format!("{name} is not a top-level column of the table"))
-                })?;
-            if resolved.iter().any(|(i, _, _)| *i == index) {
-                return Err(Error::InvalidArgument(format!("{name} is set twice")));
-            }
-            refuse_identity_update(&fields[index])?;
-            resolved.push((index, expr, fields[index].data_type().clone()));
+        for (index, expr) in resolve_assignments(schema.fields(), set, None)? {
+            let field = schema.field(index);
+            refuse_identity_update(field)?;
+            resolved.push((index, expr, field.data_type().clone()));
         }
         let changed: Vec<usize> = resolved.iter().map(|(index, _, _)| *index).collect();
         let regenerated =
@@ -136,7 +127,7 @@ impl Assignments {
         let mut columns: Vec<ArrayRef> = rows.columns().to_vec();
         for (index, expr, ty) in &self.0 {
             let value = evaluate_value(expr, rows, now_micros)?;
-            columns[*index] = cast_to(&value, ty)?;
+            columns[*index] = assign_to(&value, ty)?;
         }
         let updated = RecordBatch::try_new(rows.schema(), columns)
             .map_err(|error| Error::arrow("assembling updated rows", error))?;

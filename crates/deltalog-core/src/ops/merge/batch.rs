@@ -24,6 +24,9 @@ pub(super) struct Plan {
     pub now_micros: i64,
     /// The rows carry `row_id` and `row_commit_version` after the table's columns.
     pub row_tracking: bool,
+    /// The metadata the merge commits (the target schema evolved, with schema evolution):
+    /// target files are read in its schema.
+    pub metadata: crate::actions::Metadata,
     /// The table holds `table`'s name, for errors.
     pub table: String,
 }

@@ -9,7 +9,10 @@ use arrow_array::{new_null_array, ArrayRef, RecordBatch, StructArray};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
-use crate::expr::{cast_to, evaluate, evaluate_value, parse_value_sql, Expr, ValueExpr};
+use crate::expr::{
+    assign_to, evaluate, evaluate_value, parse_value_sql, Expr, Function, ValueExpr,
+};
+use crate::ops::dml::assignments::resolve_assignments;
 use crate::scalar::Scalar;
 use crate::write::duties::{is_identity_column, refuse_identity_update, GENERATION_EXPRESSION_KEY};
 
@@ -113,6 +116,8 @@ pub(super) struct Sides {
     pub source_alias: String,
     pub target: SchemaRef,
     pub source: SchemaRef,
+    /// Schema evolution is on: `*` actions name the source's columns, not the target's.
+    pub evolving: bool,
 }
 
 /// Which sides an expression may name.
@@ -301,7 +306,7 @@ impl Sides {
         now_micros: i64,
     ) -> Result<ArrayRef> {
         let value = evaluate_value(expr, joined, now_micros)?;
-        cast_to(&value, self.target.field(index).data_type())
+        assign_to(&value, self.target.field(index).data_type())
     }
 
     fn qualify_option(&self, expr: Option<&Expr>, scope: Scope) -> Result<Option<Expr>> {
@@ -314,14 +319,15 @@ impl Sides {
                 "an update clause needs at least one column to set".into(),
             ));
         }
+        let qualified = set
+            .into_iter()
+            .map(|(name, value)| Ok((name, self.qualify_value(&value, scope)?)))
+            .collect::<Result<Vec<_>>>()?;
         let mut values: Vec<Option<ValueExpr>> = vec![None; self.target.fields().len()];
-        for (name, value) in set {
-            let index = self.target_column(&name)?;
-            if values[index].is_some() {
-                return Err(Error::InvalidArgument(format!("{name} is set twice")));
-            }
-            refuse_identity_update(self.target.field(index))?;
-            values[index] = Some(self.qualify_value(&value, scope)?);
+        let target = self.target.fields();
+        for (index, value) in resolve_assignments(target, qualified, Some(&self.target_alias))? {
+            refuse_identity_update(&target[index])?;
+            values[index] = Some(value);
         }
         self.regenerate(&mut values, false);
         Ok(Action::Update(values))
@@ -346,7 +352,7 @@ impl Sides {
     }
 
     fn update_all(&self, table: &str) -> Result<Action> {
-        let mut values = self.star_values(table)?;
+        let mut values = self.star_values(table, false)?;
         // Identity columns keep their values: only the table gives them.
         for (value, field) in values.iter_mut().zip(self.target.fields()) {
             if is_identity_column(field) {
@@ -358,7 +364,7 @@ impl Sides {
     }
 
     fn insert_all(&self, table: &str) -> Result<Action> {
-        let mut values = self.star_values(table)?;
+        let mut values = self.star_values(table, true)?;
         self.regenerate(&mut values, true);
         Ok(Action::Insert(
             values
@@ -411,48 +417,46 @@ impl Sides {
         }
     }
 
-    /// For each target column, the source column of the same name (`*` actions); `None` for a
-    /// generated column the source lacks. Source columns the target lacks, and other target
-    /// columns the source lacks, are [`Error::SchemaMismatch`] (no schema evolution).
-    fn star_values(&self, table: &str) -> Result<Vec<Option<ValueExpr>>> {
-        let extra: Vec<&str> = self
-            .source
-            .fields()
-            .iter()
-            .map(|f| f.name().as_str())
-            .filter(|name| position(self.target.fields(), name).is_none())
-            .collect();
-        if !extra.is_empty() {
-            return Err(Error::SchemaMismatch {
-                table: table.to_string(),
-                column: extra.join(", "),
-                reason: "the source has columns the target table lacks; UPDATE SET * and \
-                         INSERT * need the table's schema to hold them (schema evolution is \
-                         not supported)"
-                    .into(),
-            });
-        }
+    /// For each target column, the source column of the same name (`*` actions), as Delta on
+    /// Spark expands them: `None` for a generated column the source lacks, and with schema
+    /// evolution for any column the source lacks (an update keeps it, an insert gives NULL);
+    /// other target columns the source lacks are [`Error::SchemaMismatch`]. Source columns the
+    /// target lacks are not assigned (with schema evolution the target has them all). With
+    /// schema evolution an update keeps the struct fields only the target has
+    /// ([`Sides::keeping_target_fields`]).
+    fn star_values(&self, table: &str, inserting: bool) -> Result<Vec<Option<ValueExpr>>> {
         let mut values = Vec::new();
         for field in self.target.fields() {
             let generated = field.metadata().contains_key(GENERATION_EXPRESSION_KEY);
             let found = position(self.source.fields(), field.name());
-            if found.is_none() && generated {
-                values.push(None);
-                continue;
-            }
             let Some(index) = found else {
+                if generated || self.evolving {
+                    values.push(None);
+                    continue;
+                }
                 return Err(Error::SchemaMismatch {
                     table: table.to_string(),
                     column: field.name().clone(),
-                    reason: "UPDATE SET * and INSERT * need every target column in the source"
+                    reason: "UPDATE SET * and INSERT * need every target column in the source \
+                             (or schema evolution)"
                         .into(),
                 });
             };
-            let name = self.source.field(index).name().clone();
-            values.push(Some(ValueExpr::Column(vec![
-                self.source_alias.clone(),
-                name,
-            ])));
+            let source = self.source.field(index);
+            let source_path = vec![self.source_alias.clone(), source.name().clone()];
+            let value = match self.evolving && !inserting {
+                true => {
+                    let target_path = vec![self.target_alias.clone(), field.name().clone()];
+                    keeping_target_fields(
+                        source_path,
+                        source.data_type(),
+                        target_path,
+                        field.data_type(),
+                    )
+                }
+                false => ValueExpr::Column(source_path),
+            };
+            values.push(Some(value));
         }
         Ok(values)
     }
@@ -550,6 +554,81 @@ fn conjuncts<'e>(expr: &'e Expr, found: &mut Vec<&'e Expr>) {
         }
         other => found.push(other),
     }
+}
+
+/// The value `UPDATE SET *` gives a target column (at `target_path`) from a source column (at
+/// `source_path`) under schema evolution, as Delta on Spark 4.4 does
+/// (`merge.preserveNullSourceStructs`): where the target's struct has fields the source's
+/// lacks, a struct of the source's fields and the target's own, NULL only when both the
+/// source and the target struct are NULL; otherwise the source column.
+fn keeping_target_fields(
+    source_path: Vec<String>,
+    source_type: &DataType,
+    target_path: Vec<String>,
+    target_type: &DataType,
+) -> ValueExpr {
+    let (DataType::Struct(source_fields), DataType::Struct(target_fields)) =
+        (source_type, target_type)
+    else {
+        return ValueExpr::Column(source_path);
+    };
+    if !has_target_only_fields(source_fields, target_fields) {
+        return ValueExpr::Column(source_path);
+    }
+    let mut args = Vec::with_capacity(target_fields.len() * 2);
+    for field in target_fields {
+        let mut target_child = target_path.clone();
+        target_child.push(field.name().clone());
+        let value = match position(source_fields, field.name()) {
+            Some(index) => {
+                let mut source_child = source_path.clone();
+                source_child.push(source_fields[index].name().clone());
+                keeping_target_fields(
+                    source_child,
+                    source_fields[index].data_type(),
+                    target_child,
+                    field.data_type(),
+                )
+            }
+            None => ValueExpr::Column(target_child),
+        };
+        args.push(ValueExpr::Literal(Scalar::Utf8(field.name().clone())));
+        args.push(value);
+    }
+    let is_null = |path: Vec<String>| Expr::IsNull {
+        expr: Box::new(Expr::Column(path)),
+        negated: false,
+    };
+    let both_null = Expr::And(
+        Box::new(is_null(source_path)),
+        Box::new(is_null(target_path)),
+    );
+    ValueExpr::Case {
+        branches: vec![(
+            Expr::Not(Box::new(both_null)),
+            ValueExpr::Call {
+                function: Function::NamedStruct,
+                args,
+            },
+        )],
+        otherwise: None,
+    }
+}
+
+/// True when a struct of `target` fields has a field, at any depth, that the matching struct
+/// of `source` fields lacks.
+fn has_target_only_fields(source: &Fields, target: &Fields) -> bool {
+    target
+        .iter()
+        .any(|field| match position(source, field.name()) {
+            None => true,
+            Some(index) => match (source[index].data_type(), field.data_type()) {
+                (DataType::Struct(inner_source), DataType::Struct(inner_target)) => {
+                    has_target_only_fields(inner_source, inner_target)
+                }
+                _ => false,
+            },
+        })
 }
 
 /// The index of the field named `name`: exactly, else ASCII-case-insensitively.

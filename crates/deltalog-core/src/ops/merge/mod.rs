@@ -23,9 +23,16 @@
 //! `update_postimage`, `delete` and `insert` rows (spec "Change Data Files"); with row
 //! tracking, updated rows keep their row id and get the commit's version, inserted rows get
 //! fresh ids (spec "Row Tracking").
+//!
+//! `UPDATE SET *` and `INSERT *` take each target column from the source column of the same
+//! name; source columns the target lacks are ignored. With schema evolution
+//! ([`MergeOptions::merge_schema`], `evolution.rs`) the target first gains the source columns
+//! the clauses assign, and `*` then names the source's columns: an update keeps the target's
+//! others (and the struct fields only the target has), an insert gives them NULL.
 
 mod batch;
 mod clauses;
+mod evolution;
 mod join;
 
 use std::sync::Arc;
@@ -44,8 +51,8 @@ use crate::transaction::CommitResult;
 use crate::write::{WriteFailure, WriterOptions};
 
 use crate::ops::dml::{
-    candidates, load_deletion_vector, read_every_row, Candidate, Candidates, FileMatches,
-    RowChange, RowWriter, Touched,
+    candidates, load_deletion_vector, read_rows_as, Candidate, Candidates, FileMatches, RowChange,
+    RowWriter, Touched,
 };
 use batch::{BatchChanges, Counts, Plan};
 use clauses::{Resolved, Sides};
@@ -89,6 +96,10 @@ pub struct MergeOptions {
     pub writer: WriterOptions,
     /// Extra `commitInfo` fields (such as `userMetadata`).
     pub commit_info: serde_json::Map<String, serde_json::Value>,
+    /// Schema evolution (Spark's `withSchemaEvolution()`): the target gains the source
+    /// columns and struct fields the clauses assign, `*` actions name the source's columns
+    /// (see the module documentation).
+    pub merge_schema: bool,
 }
 
 impl Default for MergeOptions {
@@ -98,6 +109,7 @@ impl Default for MergeOptions {
             target_alias: "target".into(),
             writer: WriterOptions::default(),
             commit_info: serde_json::Map::new(),
+            merge_schema: false,
         }
     }
 }
@@ -116,8 +128,8 @@ impl Default for MergeOptions {
 /// Errors, with nothing committed: [`Error::InvalidArgument`] for an unknown or ambiguous
 /// column, a clause naming a side it cannot see, values that do not convert to their
 /// column's type, an unconditional clause before another of its kind, no clause at all;
-/// [`Error::SchemaMismatch`] for `UPDATE SET *` / `INSERT *` when the source's columns are
-/// not the target's (no schema evolution); [`Error::MergeMultipleMatch`] for a target row
+/// [`Error::SchemaMismatch`] for `UPDATE SET *` / `INSERT *` when the source lacks a target
+/// column (without schema evolution); [`Error::MergeMultipleMatch`] for a target row
 /// matched by several source rows; [`Error::ConstraintViolation`] for rows breaking a rule
 /// of the table; [`Error::NotAllowed`] for updates or deletes on an append-only table;
 /// conflicts as [`crate::Transaction::commit`] reports them. Files written before a failure
@@ -212,7 +224,15 @@ impl MergeRun {
         let changes_rows = !clauses.matched.is_empty() || !clauses.not_matched_by_source.is_empty();
         let refusal = changes_rows.then_some("a merge may only insert rows");
         self.change.begin(refusal, &options.commit_info)?;
-        let config = self.change.snapshot.table_configuration().clone();
+        if options.merge_schema {
+            evolution::evolve_target(
+                &mut self.change,
+                &clauses,
+                &source_schema,
+                &options.target_alias,
+            )?;
+        }
+        let config = self.change.transaction.configuration()?;
         let target = Arc::new(crate::schema::to_arrow_schema(config.schema())?);
         let source = arrow::compute::concat_batches(&source_schema, &source)
             .map_err(|error| Error::arrow("reading the merge source", error))?;
@@ -221,6 +241,7 @@ impl MergeRun {
             source_alias: options.source_alias.clone(),
             target,
             source: source_schema,
+            evolving: options.merge_schema,
         };
         let table = config.table_uri().to_string();
         let resolved = Resolved::try_new(on, clauses, sides, &table)?;
@@ -238,6 +259,7 @@ impl MergeRun {
             index,
             now_micros: chrono::Utc::now().timestamp_micros(),
             row_tracking: config.is_row_tracking_enabled(),
+            metadata: config.metadata().clone(),
             table,
         })
     }
@@ -311,7 +333,12 @@ impl MergeRun {
         copy: bool,
     ) -> Result<Option<Touched>> {
         let deleted_before = load_deletion_vector(&self.change.snapshot, &file).await?;
-        let mut rows = read_every_row(&self.change.snapshot, &file, None, plan.row_tracking)?;
+        let mut rows = read_rows_as(
+            &self.change.snapshot,
+            &plan.metadata,
+            &file,
+            plan.row_tracking,
+        )?;
         let mut matches = FileMatches {
             deleted_before,
             ..FileMatches::default()

@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 
 use super::*;
 use crate::expr::{parse_sql, parse_value_sql};
@@ -212,28 +212,57 @@ async fn a_target_row_matched_twice_without_matched_clauses_is_spark_s_call() {
 }
 
 #[tokio::test]
-async fn star_actions_refuse_source_columns_the_target_lacks() {
+async fn star_actions_ignore_extra_source_columns_unless_the_schema_evolves() {
     let dir = tempfile::tempdir().unwrap();
     let table = target(dir.path(), &[]).await;
-    let ids: ArrayRef = Arc::new(Int64Array::from(vec![1]));
-    let values: ArrayRef = Arc::new(StringArray::from(vec!["x"]));
-    let extra: ArrayRef = Arc::new(StringArray::from(vec!["e"]));
+    let ids: ArrayRef = Arc::new(Int64Array::from(vec![1, 20]));
+    let values: ArrayRef = Arc::new(StringArray::from(vec!["x", "y"]));
+    let extra: ArrayRef = Arc::new(StringArray::from(vec!["e1", "e2"]));
     let batch = RecordBatch::try_from_iter([("id", ids), ("v", values), ("extra", extra)]).unwrap();
     let on = parse_sql("t.id = s.id").unwrap();
-    let failure = merge(
-        table.storage(),
-        vec![batch.clone()],
-        batch.schema(),
-        on,
-        upsert(),
-        options(),
-    )
-    .await
-    .unwrap_err();
-    match failure.error {
-        Error::SchemaMismatch { column, .. } => assert_eq!(column, "extra"),
-        other => panic!("{other}"),
+    let run = |merge_schema: bool| {
+        merge(
+            table.storage(),
+            vec![batch.clone()],
+            batch.schema(),
+            on.clone(),
+            upsert(),
+            MergeOptions {
+                merge_schema,
+                ..options()
+            },
+        )
+    };
+    run(false).await.unwrap();
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    assert_eq!(snapshot.schema().fields.len(), 2);
+    assert!(rows(&table).await.contains(&(20, "y".into())));
+
+    let done = run(true).await.unwrap();
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    assert_eq!(done.version, 2);
+    let names: Vec<&str> = snapshot
+        .schema()
+        .fields
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(names, ["id", "v", "extra"]);
+    let scan = Scan::new(&snapshot, ScanOptions::default()).await.unwrap();
+    let mut extras: Vec<(i64, Option<String>)> = Vec::new();
+    for batch in scan.to_batches().await.unwrap() {
+        let ids = batch.column(0).as_primitive::<Int64Type>();
+        let extra = batch.column(2).as_string::<i32>();
+        for row in 0..batch.num_rows() {
+            let value = extra.is_valid(row).then(|| extra.value(row).to_string());
+            extras.push((ids.value(row), value));
+        }
     }
+    extras.sort();
+    assert_eq!(extras.len(), 11);
+    assert!(extras.contains(&(1, Some("e1".into()))));
+    assert!(extras.contains(&(20, Some("e2".into()))));
+    assert!(extras.contains(&(0, None)));
 }
 
 #[tokio::test]
