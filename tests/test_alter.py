@@ -73,7 +73,6 @@ def test_set_and_unset_properties(table: deltalog.DeltaTable) -> None:
         ({"delta.constraints.c": "id > 0"}, deltalog.OperationNotAllowedError, "add_constraint"),
         ({"delta.columnMapping.mode": "id"}, deltalog.OperationNotAllowedError, "none to name"),
         ({"delta.feature.warpDrive": "supported"}, deltalog.UnsupportedFeatureError, "warpDrive"),
-        ({"delta.enableRowTracking": "true"}, deltalog.OperationNotAllowedError, "backfill"),
     ],
 )
 def test_refused_properties_commit_nothing(

@@ -256,3 +256,39 @@ def test_schema_merge_widens_and_nests_as_spark_does(spark: Any, tmp_path: Path)
         )
     with pytest.raises(deltalog.SchemaMismatchError):
         deltalog.write_table(ours_path, text.toArrow(), schema_mode="merge")
+
+
+def test_row_tracking_backfill_as_spark_does(spark: Any, tmp_path: Path) -> None:
+    """Enabling row tracking on twins that hold files: Spark backfills one, deltalog the
+    other, both in the same commits (``UPGRADE PROTOCOL``, ``ROW TRACKING BACKFILL``,
+    ``SET TBLPROPERTIES``); every row then has a distinct row id and the backfill's commit
+    version, Spark reads ours at every version, and each engine's later update keeps the
+    row ids of the rows it rewrites."""
+    from .test_interop_dml import spark_row_tracking
+
+    theirs, mine = tmp_path / "spark", tmp_path / "ours"
+    for path in (theirs, mine):
+        spark.sql(f"CREATE TABLE delta.`{path}` (id BIGINT, v STRING) USING delta")
+        spark.sql(f"INSERT INTO delta.`{path}` VALUES (1, 'a'), (2, 'b')")
+        spark.sql(f"INSERT INTO delta.`{path}` VALUES (3, 'c')")
+    spark.sql(
+        f"ALTER TABLE delta.`{theirs}` SET TBLPROPERTIES ('delta.enableRowTracking' = 'true')"
+    )
+    deltalog.DeltaTable(mine).alter.set_properties({"delta.enableRowTracking": "true"})
+
+    def operations(path: Path) -> list[str]:
+        history = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()
+        return [row["operation"] for row in sorted(history, key=lambda r: r["version"])]
+
+    assert operations(mine) == operations(theirs)
+    for path in (mine, theirs):
+        tracked = spark_row_tracking(spark, path)
+        assert len({row_id for _, row_id, _ in tracked}) == 3
+        assert {version for _, _, version in tracked} == {4}
+    assert_spark_reads_every_version(spark, mine)
+    before = {i: r for i, r, _ in spark_row_tracking(spark, mine)}
+    spark.sql(f"UPDATE delta.`{mine}` SET v = 'spark' WHERE id = 1")
+    deltalog.DeltaTable(theirs).update(set={"v": "'ours'"}, predicate="id = 3")
+    after = {i: r for i, r, _ in spark_row_tracking(spark, mine)}
+    assert after == before
+    assert len({r for _, r, _ in spark_row_tracking(spark, theirs)}) == 3

@@ -147,7 +147,6 @@ def assert_same_row_tracking(
 
 
 EVOLUTION_SHAPES = [
-    ("plain", {}),
     ("dv", {"delta.enableDeletionVectors": "true"}),
     ("column-mapping", {"delta.columnMapping.mode": "name"}),
     ("type-widening", {"delta.enableTypeWidening": "true"}),

@@ -21,6 +21,15 @@ use crate::snapshot::Snapshot;
 use crate::storage::Storage;
 use crate::table_config::TableFeature;
 
+/// Operations whose adds re-add live files unchanged, which an incremental checksum ignores
+/// (Spark's `operationNamesWhereAddFilesIgnoredForIncrementalCrc`).
+const READDING_OPERATIONS: [&str; 4] = [
+    "COMPUTE STATS",
+    "ROW TRACKING BACKFILL",
+    "ROW TRACKING UNBACKFILL",
+    "DROP FEATURE",
+];
+
 /// Spark writes `setTransactions` only up to this many (`DELTA_MAX_SET_TRANSACTIONS_IN_CRC`).
 const MAX_SET_TRANSACTIONS: usize = 100;
 /// Spark writes `domainMetadata` only up to this many (`DELTA_MAX_DOMAIN_METADATAS_IN_CRC`).
@@ -66,7 +75,8 @@ impl VersionChecksum {
     }
 
     /// The checksum of the version after `previous`'s, given that version's commit actions
-    /// (Spark's `computeNewChecksum`). `None` when it cannot be derived: a `remove` without a
+    /// (Spark's `computeNewChecksum`; the adds of an operation that re-adds live files, such as
+    /// `ROW TRACKING BACKFILL`, are not counted). `None` when it cannot be derived: a `remove` without a
     /// size, or a `previous` without its histogram, transactions or domains.
     pub(crate) fn apply_commit(
         previous: &VersionChecksum,
@@ -97,8 +107,15 @@ impl VersionChecksum {
             summary.deleted_records = Some(0);
             summary.deletion_vectors = Some(0);
         }
+        let readds = commit
+            .commit_info
+            .as_ref()
+            .and_then(|info| info.operation())
+            .is_some_and(|operation| READDING_OPERATIONS.contains(&operation));
         for batch in &commit.file_actions {
-            summary.add_all(&batch.adds, 1)?;
+            if !readds {
+                summary.add_all(&batch.adds, 1)?;
+            }
             if !summary.remove_all(&batch.removes)? {
                 return Ok(None);
             }

@@ -14,6 +14,7 @@
 //! by the table, never set by users (spec "Writer Requirements for Column Mapping").
 
 mod change;
+mod row_tracking;
 
 use std::collections::BTreeMap;
 
@@ -233,7 +234,6 @@ async fn set_properties(
     snapshot: &Snapshot,
     properties: BTreeMap<String, String>,
 ) -> Result<Transaction> {
-    let table = snapshot.table_configuration().table_uri().to_string();
     let mut description = None;
     let mut pairs: BTreeMap<String, String> = BTreeMap::new();
     for (key, value) in properties {
@@ -263,17 +263,11 @@ async fn set_properties(
     let enables_row_tracking = pairs
         .get(ENABLE_ROW_TRACKING)
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    let config = snapshot.table_configuration();
-    if enables_row_tracking
-        && !config.is_feature_supported(&TableFeature::RowTracking)
-        && snapshot.num_files().await? > 0
-    {
-        return Err(Error::NotAllowed(format!(
-            "enabling row tracking on {table}, which holds data files, needs a backfill of row \
-             ids that deltalog does not write; enable it with Delta on Spark, or create the \
-             table with {ENABLE_ROW_TRACKING} = true"
-        )));
-    }
+    let backfilled = match enables_row_tracking && snapshot.num_files().await? > 0 {
+        true => row_tracking::backfill_row_ids(snapshot).await?,
+        false => None,
+    };
+    let snapshot = backfilled.as_ref().unwrap_or(snapshot);
     let mut parameters: BTreeMap<String, String> = pairs;
     if let Some(text) = description {
         parameters.insert(COMMENT_PROPERTY.into(), text);

@@ -483,26 +483,44 @@ async fn features_are_added_by_name() {
 }
 
 #[tokio::test]
-async fn row_tracking_is_enabled_only_before_data_is_written() {
+async fn enabling_row_tracking_on_a_table_with_files_backfills_row_ids() {
     let dir = tempfile::tempdir().unwrap();
     let table = created(&dir, &[]).await;
-    alter_table(
+    append(&table, &[1, 2]).await;
+    append(&table, &[3]).await;
+    let done = alter_table(
         table.storage(),
         props(&[("delta.enableRowTracking", "true")]),
     )
     .await
     .unwrap();
-    append(&table, &[1]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let table = created(&dir, &[]).await;
-    append(&table, &[1]).await;
-    let error = alter_table(
-        table.storage(),
-        props(&[("delta.enableRowTracking", "true")]),
-    )
-    .await
-    .unwrap_err();
-    assert!(error.to_string().contains("backfill"), "{error}");
+    assert_eq!(done.version, 5, "upgrade, backfill, then the property");
+    let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+    assert!(snapshot.table_configuration().is_row_tracking_enabled());
+    let reloaded = Snapshot::load(table.storage(), SnapshotAt::Latest)
+        .await
+        .unwrap();
+    assert_eq!(
+        reloaded.num_files().await.unwrap(),
+        2,
+        "the .crc counts re-adds once"
+    );
+    let backfill = dir.path().join("_delta_log/00000000000000000004.json");
+    let text = std::fs::read_to_string(backfill).unwrap();
+    assert!(text.contains("ROW TRACKING BACKFILL"), "{text}");
+    let mut bases = Vec::new();
+    for adds in snapshot.add_actions().await.unwrap() {
+        let column = adds.column_by_name("baseRowId").unwrap();
+        let column =
+            arrow_array::cast::AsArray::as_primitive::<arrow_array::types::Int64Type>(column);
+        bases.extend(column.iter());
+    }
+    bases.sort();
+    // One file holds one row, the other two: whichever comes first takes ids from 0.
+    assert!(
+        bases == [Some(0), Some(1)] || bases == [Some(0), Some(2)],
+        "{bases:?}"
+    );
 }
 
 #[test]
