@@ -423,7 +423,7 @@ impl Sides {
     /// other target columns the source lacks are [`Error::SchemaMismatch`]. Source columns the
     /// target lacks are not assigned (with schema evolution the target has them all). With
     /// schema evolution an update keeps the struct fields only the target has
-    /// ([`Sides::keeping_target_fields`]).
+    /// ([`keeping_target_fields`]).
     fn star_values(&self, table: &str, inserting: bool) -> Result<Vec<Option<ValueExpr>>> {
         let mut values = Vec::new();
         for field in self.target.fields() {
