@@ -24,9 +24,24 @@ pub(super) fn evolve_target(
     target_alias: &str,
 ) -> Result<()> {
     let config = change.snapshot.table_configuration().clone();
-    let source = struct_type_from_arrow(source)?;
-    let assigned = match assigned_paths(clauses, target_alias) {
-        Some(paths) => keep_assigned(&source.fields, &paths, &[]),
+    let paths = assigned_paths(clauses, target_alias);
+    // Only the columns assigned need a Delta type: the others may be of any Arrow type.
+    let named = |field: &arrow_schema::FieldRef| match &paths {
+        Some(paths) => paths.iter().any(|path| {
+            path.first()
+                .is_some_and(|n| n.eq_ignore_ascii_case(field.name()))
+        }),
+        None => true,
+    };
+    let candidates: Vec<_> = source
+        .fields()
+        .iter()
+        .filter(|f| named(f))
+        .cloned()
+        .collect();
+    let source = struct_type_from_arrow(&arrow_schema::Schema::new(candidates))?;
+    let assigned = match &paths {
+        Some(paths) => keep_assigned(&source.fields, paths, &[]),
         None => source.fields.clone(),
     };
     let evolution = Evolution {
