@@ -405,7 +405,7 @@ pub(super) fn lookup(
 
 /// The field matching the longest run of leading `path` parts (joined by `.`): exact names
 /// first, then a unique ASCII-case-insensitive match. Returns its index and the parts used.
-pub(super) fn find_field(fields: &Fields, path: &[String]) -> Option<(usize, usize)> {
+pub(crate) fn find_field(fields: &Fields, path: &[String]) -> Option<(usize, usize)> {
     (1..=path.len()).rev().find_map(|used| {
         let name = path.get(..used)?.join(".");
         if let Some(index) = fields.iter().position(|field| field.name() == &name) {

@@ -27,7 +27,7 @@ mod tests;
 pub use ast::{ArithOp, Function, ValueExpr};
 pub use ast::{CompareOp, Expr};
 pub use dnf::{from_dnf, DnfLiteral};
-pub(crate) use eval::{assign_to, cast_to, evaluate_value};
+pub(crate) use eval::{assign_to, cast_to, evaluate_value, find_field};
 pub(crate) use eval::{evaluate, evaluate_at};
 pub use parse::parse_sql;
 pub(crate) use skipping::{files_may_match, partition_only};

@@ -358,10 +358,7 @@ async fn existing_for_write(
     match options.schema_mode {
         None => {}
         Some(SchemaMode::Merge) => {
-            let evolution = Evolution {
-                widen_types: config.properties().enable_type_widening,
-                fixed_columns: config.partition_columns(),
-            };
+            let evolution = Evolution::of(&config);
             let (merged, changed) = evolve_schema(config.schema(), &data_schema, evolution);
             if changed {
                 stage_schema(&mut transaction, &config, merged, None)?;

@@ -8,7 +8,7 @@
 use arrow_schema::{DataType, Fields};
 
 use crate::error::{Error, Result};
-use crate::expr::{parse_sql, Expr, Function, ValueExpr};
+use crate::expr::{find_field as find, parse_sql, Expr, Function, ValueExpr};
 use crate::scalar::Scalar;
 
 /// What is assigned to one column or field: its whole value, or values for some of its
@@ -142,25 +142,6 @@ fn build(target: Target, data_type: &DataType, path: &[String]) -> ValueExpr {
         function: Function::NamedStruct,
         args,
     }
-}
-
-/// The field matching the longest run of leading `path` parts (joined by `.`): exactly,
-/// else the only one matching without case. Returns its index and the parts used.
-fn find(fields: &Fields, path: &[String]) -> Option<(usize, usize)> {
-    (1..=path.len()).rev().find_map(|used| {
-        let name = path.get(..used)?.join(".");
-        if let Some(index) = fields.iter().position(|f| f.name() == &name) {
-            return Some((index, used));
-        }
-        let mut loose = fields
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.name().eq_ignore_ascii_case(&name));
-        match (loose.next(), loose.next()) {
-            (Some((index, _)), None) => Some((index, used)),
-            _ => None,
-        }
-    })
 }
 
 #[cfg(test)]

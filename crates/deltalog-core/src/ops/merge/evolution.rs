@@ -44,10 +44,7 @@ pub(super) fn evolve_target(
         Some(paths) => keep_assigned(&source.fields, paths, &[]),
         None => source.fields.clone(),
     };
-    let evolution = Evolution {
-        widen_types: config.properties().enable_type_widening,
-        fixed_columns: config.partition_columns(),
-    };
+    let evolution = Evolution::of(&config);
     let (evolved, changed) = evolve_schema(config.schema(), &StructType::new(assigned), evolution);
     if changed {
         stage_schema(&mut change.transaction, &config, evolved, None)?;
