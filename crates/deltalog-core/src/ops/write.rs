@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::schema::{evolve_schema, ColumnMappingMode, Evolution, StructType};
+use crate::schema::{evolve_schema, ColumnMappingMode, StructType};
 use crate::storage::Storage;
 use crate::table_config::properties::COLUMN_MAPPING_MAX_COLUMN_ID;
 use crate::table_config::TableConfiguration;
@@ -358,7 +358,7 @@ async fn existing_for_write(
     match options.schema_mode {
         None => {}
         Some(SchemaMode::Merge) => {
-            let evolution = Evolution::of(&config);
+            let evolution = config.schema_evolution();
             let (merged, changed) = evolve_schema(config.schema(), &data_schema, evolution);
             if changed {
                 stage_schema(&mut transaction, &config, merged, None)?;

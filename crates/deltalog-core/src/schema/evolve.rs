@@ -7,7 +7,6 @@ use serde_json::{json, Value};
 
 use crate::schema::TYPE_CHANGES_KEY;
 use crate::schema::{ArrayType, DataType, MapType, PrimitiveType, StructField, StructType};
-use crate::table_config::TableConfiguration;
 
 /// What a schema evolution may change besides adding fields.
 #[derive(Debug, Clone, Copy, Default)]
@@ -19,16 +18,6 @@ pub(crate) struct Evolution<'a> {
     /// Top-level columns whose type never changes (the partition columns: their values live
     /// in the log as text typed by the column).
     pub fixed_columns: &'a [String],
-}
-
-impl<'a> Evolution<'a> {
-    /// What `table` allows: widening under `delta.enableTypeWidening`, partition columns fixed.
-    pub(crate) fn of(table: &'a TableConfiguration) -> Evolution<'a> {
-        Evolution {
-            widen_types: table.properties().enable_type_widening,
-            fixed_columns: table.partition_columns(),
-        }
-    }
 }
 
 /// `table` grown to hold data of schema `data`, and whether it changed. Columns and struct

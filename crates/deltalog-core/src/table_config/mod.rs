@@ -24,7 +24,7 @@ use arrow_schema::SchemaRef;
 
 use crate::actions::{Metadata, Protocol};
 use crate::error::{Error, Result};
-use crate::schema::{parse_schema, to_arrow_schema, ColumnMappingMode, StructType};
+use crate::schema::{parse_schema, to_arrow_schema, ColumnMappingMode, Evolution, StructType};
 
 pub use clustering::ClusteringColumn;
 pub use features::TableFeature;
@@ -127,6 +127,15 @@ impl TableConfiguration {
     /// The partition columns, in order.
     pub fn partition_columns(&self) -> &[String] {
         &self.inner.metadata.partition_columns
+    }
+
+    /// What a schema evolution of this table may change besides adding fields: widen types
+    /// under `delta.enableTypeWidening`; never the partition columns' types.
+    pub(crate) fn schema_evolution(&self) -> Evolution<'_> {
+        Evolution {
+            widen_types: self.properties().enable_type_widening,
+            fixed_columns: self.partition_columns(),
+        }
     }
 
     /// The `delta.*` properties of the metadata, typed, with their defaults.

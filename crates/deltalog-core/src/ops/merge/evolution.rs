@@ -13,7 +13,7 @@ use crate::expr::{parse_sql, Expr};
 use crate::ops::dml::RowChange;
 use crate::ops::write::stage_schema;
 use crate::schema::from_arrow::struct_type_from_arrow;
-use crate::schema::{evolve_schema, DataType, Evolution, StructField, StructType};
+use crate::schema::{evolve_schema, DataType, StructField, StructType};
 
 /// Stages on `change` the target schema evolved to hold what `clauses` assign from the
 /// source (of Arrow schema `source`), when it differs from the target's.
@@ -44,7 +44,7 @@ pub(super) fn evolve_target(
         Some(paths) => keep_assigned(&source.fields, paths, &[]),
         None => source.fields.clone(),
     };
-    let evolution = Evolution::of(&config);
+    let evolution = config.schema_evolution();
     let (evolved, changed) = evolve_schema(config.schema(), &StructType::new(assigned), evolution);
     if changed {
         stage_schema(&mut change.transaction, &config, evolved, None)?;
