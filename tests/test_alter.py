@@ -283,3 +283,42 @@ def test_not_null_columns_put_invariants_in_a_features_protocol(tmp_path: Path) 
     assert "invariants" not in (nullable.protocol().writer_features or [])
     nullable.alter.add_feature("invariants")
     assert "invariants" in (deltalog.DeltaTable(tmp_path / "u").protocol().writer_features or [])
+
+
+def test_drop_feature_purges_deletion_vectors_and_protects_history(
+    table: deltalog.DeltaTable,
+) -> None:
+    """``drop_feature`` removes what the feature left (here deletion vectors, purged by a
+    REORG) and then the feature, protecting the history with ``checkpointProtection``; the
+    rows stay; refusals commit nothing."""
+    table.alter.set_properties({"delta.enableDeletionVectors": "true"})
+    table.delete("id = 2")
+    version = table.latest_version()
+    with pytest.raises(deltalog.OperationNotAllowedError, match="nothing to drop"):
+        table.alter.drop_feature("v2Checkpoint")
+    with pytest.raises(deltalog.OperationNotAllowedError, match="cannot be dropped"):
+        table.alter.drop_feature("invariants")
+    with pytest.raises(deltalog.InvalidArgumentError, match="property"):
+        table.alter.drop_feature("delta.enableDeletionVectors")
+    assert table.latest_version() == version
+
+    result = table.alter.drop_feature("deletionVectors")
+    protocol = result.snapshot.protocol
+    assert protocol.reader_features is None
+    assert "checkpointProtection" in (protocol.writer_features or ())
+    assert commit_info(path(table), result.version)["operation"] == "DROP FEATURE"
+    assert parameters(path(table), result.version) == {
+        "featureName": "deletionVectors",
+        "truncateHistory": False,
+    }
+    assert [row["id"] for row in rows(path(table))] == [1, 3]
+    files = result.snapshot.files().to_pyarrow()
+    assert all(dv is None for dv in files["deletion_vector"].to_pylist())
+
+
+def test_drop_feature_from_the_command_line(table: deltalog.DeltaTable) -> None:
+    from deltalog.cli import main
+
+    table.alter.set_properties({"delta.enableInCommitTimestamps": "true"})
+    assert main(["alter", table.uri, "drop-feature", "inCommitTimestamp"]) == 0
+    assert "inCommitTimestamp" not in (table.snapshot().protocol.writer_features or ())

@@ -45,6 +45,21 @@ def rows(table: pa.Table) -> list[Any]:
     return sorted((canonical(row) for row in table.to_pylist()), key=repr)
 
 
+def same_rows(actual: pa.Table, expected: pa.Table) -> bool:
+    """True when `actual` holds the rows of `expected`, in any order. Large tables of plain
+    columns of the same types are compared sorted in Arrow (a million rows in well under a
+    second); every other table row by row through `canonical`."""
+    actual = actual.select(expected.column_names)
+    plain = all(
+        pa.types.is_integer(field.type) or pa.types.is_decimal(field.type)
+        for field in expected.schema
+    )
+    if expected.num_rows > 10_000 and plain and actual.schema == expected.schema:
+        keys = [(name, "ascending") for name in expected.column_names]
+        return bool(actual.sort_by(keys).equals(expected.sort_by(keys)))
+    return rows(actual) == rows(expected)
+
+
 @pytest.mark.parametrize("name", WITH_EXPECTED_ROWS)
 def test_scan_returns_the_expected_rows(golden_tables: GoldenTables, name: str) -> None:
     root = golden_tables.root(name)
@@ -53,7 +68,7 @@ def test_scan_returns_the_expected_rows(golden_tables: GoldenTables, name: str) 
     expected = pq.read_table(root / "expected")
     assert sorted(actual.column_names) == sorted(expected.column_names)
     assert actual.num_rows == expected.num_rows
-    assert rows(actual.select(expected.column_names)) == rows(expected)
+    assert same_rows(actual, expected)
 
 
 def test_deletion_vectors_are_applied(sample_table: Path) -> None:

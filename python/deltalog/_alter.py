@@ -126,6 +126,28 @@ class Alterations(Frozen, Generic[_Result]):
         names = [] if columns is None else _names(columns, "columns")
         return self._done(self._raw().cluster_by(names))
 
+    def drop_feature(self, name: str, truncate_history: bool = False) -> _Result:
+        """Drops the table feature ``name`` from the protocol, as Spark's ``ALTER TABLE DROP
+        FEATURE``: what the feature left in the table goes first, each step its own commit
+        (deletion vectors purged by a ``REORG`` and their files tombstoned, files of an old
+        type rewritten, row ids unbackfilled, properties unset), then the ``DROP FEATURE``
+        commit removes it from the protocol. A reader-writer feature (``deletionVectors``,
+        ``v2Checkpoint``, ``typeWidening``, ``vacuumProtocolCheck``) also protects the
+        history readers without it cannot read: three checkpoints on empty commits and the
+        ``checkpointProtection`` feature, as Spark's default; with ``truncate_history`` the
+        history older than ``delta.dropFeatureTruncateHistory.retentionDuration`` (24 hours)
+        is deleted instead, and a drop right after the traces were removed is refused until
+        that time has passed (run it again then). ``checkpointProtection`` itself drops only
+        with ``truncate_history``.
+
+        Refused as Spark refuses (:class:`OperationNotAllowedError`): a feature the table
+        lacks or that cannot be dropped, one another feature needs, CHECK constraints left,
+        ``truncate_history`` for a writer feature; an unknown feature is an
+        :class:`UnsupportedFeatureError`. Returns the downgrade commit."""
+        if not isinstance(name, str):
+            raise InvalidArgumentError("name must be a table feature name (str)")
+        return self._done(self._raw().drop_feature(name, bool(truncate_history)))
+
     def _raw(self) -> _core.RawAlter:
         return _core.RawAlter(self._table.snapshot())
 

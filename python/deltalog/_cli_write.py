@@ -239,6 +239,13 @@ def _add_alter_actions(actions: Any) -> None:
     drop_constraint.add_argument("--if-exists", action="store_true", help="ignore a missing one")
     feature = action("add-feature", "add a table feature to the protocol")
     feature.add_argument("feature", metavar="NAME")
+    drop_feature = action("drop-feature", "drop a table feature from the protocol")
+    drop_feature.add_argument("feature", metavar="NAME")
+    drop_feature.add_argument(
+        "--truncate-history",
+        action="store_true",
+        help="truncate the history instead of protecting it (TRUNCATE HISTORY)",
+    )
     description = action("set-description", "set the table description")
     description.add_argument("text", metavar="TEXT")
 
@@ -265,6 +272,8 @@ def _alter(args: argparse.Namespace, print_json: Printer) -> int:
         result = alter.drop_constraint(args.name, if_exists=args.if_exists)
     elif action == "add-feature":
         result = alter.add_feature(args.feature)
+    elif action == "drop-feature":
+        result = alter.drop_feature(args.feature, truncate_history=args.truncate_history)
     else:
         result = alter.set_description(args.text)
     return _report(result, action, args.json, print_json)

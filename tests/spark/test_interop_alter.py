@@ -292,3 +292,75 @@ def test_row_tracking_backfill_as_spark_does(spark: Any, tmp_path: Path) -> None
     after = {i: r for i, r, _ in spark_row_tracking(spark, mine)}
     assert after == before
     assert len({r for _, r, _ in spark_row_tracking(spark, theirs)}) == 3
+
+
+#: The features both engines drop, in order, from twins that use them all; ``domainMetadata``
+#: only goes once ``rowTracking``, which needs it, is gone.
+DROPPED = (
+    "deletionVectors",
+    "typeWidening",
+    "inCommitTimestamp",
+    "rowTracking",
+    "domainMetadata",
+    "v2Checkpoint",
+)
+
+
+def test_features_drop_as_spark_drops_them(spark: Any, tmp_path: Path) -> None:
+    """Twins created by Spark with deletion vectors (in use), a widened column, in-commit
+    timestamps, row tracking and V2 checkpoints. Spark drops each feature from one, deltalog
+    from the other: the same commits (history operations), the same protocol and properties
+    after each drop, the same rows. Then each engine extends the table the other dropped
+    from, and reads it back."""
+    theirs, mine = tmp_path / "spark", tmp_path / "ours"
+    for path in (theirs, mine):
+        table = f"delta.`{path}`"
+        spark.sql(
+            f"CREATE TABLE {table} (id INT, v STRING) USING delta TBLPROPERTIES ("
+            "'delta.enableDeletionVectors' = 'true', 'delta.enableTypeWidening' = 'true', "
+            "'delta.enableInCommitTimestamps' = 'true', 'delta.enableRowTracking' = 'true', "
+            "'delta.checkpointPolicy' = 'v2')"
+        )
+        spark.sql(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+        spark.sql(f"DELETE FROM {table} WHERE id = 2")
+        spark.sql(f"ALTER TABLE {table} CHANGE COLUMN id TYPE BIGINT")
+        spark.sql(f"INSERT INTO {table} VALUES (4, 'd')")
+
+    def operations(path: Path) -> list[str]:
+        history = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()
+        return [row["operation"] for row in sorted(history, key=lambda r: r["version"])]
+
+    def described(path: Path) -> tuple[Any, ...]:
+        detail = spark.sql(f"DESCRIBE DETAIL delta.`{path}`").collect()[0]
+        properties = dict(detail["properties"])
+        properties.pop("delta.requireCheckpointProtectionBeforeVersion", None)
+        return (
+            detail["minReaderVersion"],
+            detail["minWriterVersion"],
+            sorted(detail["tableFeatures"]),
+            sorted(properties),
+        )
+
+    for feature in DROPPED:
+        spark.sql(f"ALTER TABLE delta.`{theirs}` DROP FEATURE {feature}")
+        deltalog.DeltaTable(mine).alter.drop_feature(feature)
+        assert operations(mine) == operations(theirs), feature
+        assert described(mine) == described(theirs), feature
+    snapshot = deltalog.DeltaTable(mine).snapshot()
+    assert snapshot.protocol.reader_features is None
+    assert "checkpointProtection" in (snapshot.protocol.writer_features or ())
+    for path in (mine, theirs):
+        with pytest.raises(Exception, match=r"(?i)truncate"):
+            spark.sql(f"ALTER TABLE delta.`{path}` DROP FEATURE checkpointProtection")
+        with pytest.raises(deltalog.OperationNotAllowedError, match="truncate_history"):
+            deltalog.DeltaTable(path).alter.drop_feature("checkpointProtection")
+    assert_same_rows(spark_rows(spark, mine), spark_rows(spark, theirs), "after the drops")
+
+    spark.sql(f"INSERT INTO delta.`{mine}` VALUES (5, 'spark')")
+    spark.sql(f"DELETE FROM delta.`{mine}` WHERE id = 1")
+    deltalog.write_table(theirs, pa.table({"id": pa.array([5], pa.int64()), "v": ["ours"]}))
+    deltalog.DeltaTable(theirs).delete("id = 1")
+    for path in (mine, theirs):
+        expected = spark_rows(spark, path)
+        assert sorted(expected.column("id").to_pylist()) == [3, 4, 5]
+        assert_same_rows(ours(path), expected, str(path))

@@ -172,6 +172,23 @@ impl RawAlter {
     fn cluster_by(&self, py: Python<'_>, columns: Vec<String>) -> PyResult<RawCommit> {
         self.apply(py, Alteration::ClusterBy(columns))
     }
+
+    /// Drops a table feature (`DROP FEATURE name [TRUNCATE HISTORY]`); the downgrade commit.
+    #[pyo3(signature = (name, truncate_history=false))]
+    fn drop_feature(
+        &self,
+        py: Python<'_>,
+        name: String,
+        truncate_history: bool,
+    ) -> PyResult<RawCommit> {
+        self.apply(
+            py,
+            Alteration::DropFeature {
+                name,
+                truncate_history,
+            },
+        )
+    }
 }
 
 impl RawAlter {

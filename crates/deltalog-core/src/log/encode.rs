@@ -11,7 +11,8 @@
 use std::sync::Arc;
 
 use arrow_array::{
-    Array, BooleanArray, Int32Array, Int64Array, MapArray, StringArray, StructArray,
+    new_null_array, Array, ArrayRef, BooleanArray, Int32Array, Int64Array, MapArray, StringArray,
+    StructArray,
 };
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC};
 
@@ -123,6 +124,27 @@ pub(crate) fn removes_from_adds(
     ];
     StructArray::try_new(remove_fields(), columns, adds.nulls().cloned())
         .map_err(|error| Error::arrow("the files to remove", error))
+}
+
+/// Bare tombstones of `paths` (relative, URL-encoded), deleted at `deletion_timestamp`: rows
+/// of the remove layout with `dataChange` false and every other field null, which the
+/// encoder leaves out.
+pub(crate) fn tombstones(paths: &[String], deletion_timestamp: i64) -> Result<StructArray> {
+    let rows = paths.len();
+    let fields = remove_fields();
+    let columns = fields
+        .iter()
+        .map(|field| match field.name().as_str() {
+            add::PATH => Arc::new(StringArray::from_iter_values(paths)) as ArrayRef,
+            remove::DELETION_TIMESTAMP => {
+                Arc::new(Int64Array::from(vec![deletion_timestamp; rows])) as _
+            }
+            add::DATA_CHANGE => Arc::new(BooleanArray::from(vec![false; rows])) as _,
+            _ => new_null_array(field.data_type(), rows),
+        })
+        .collect();
+    StructArray::try_new(fields, columns, None)
+        .map_err(|error| Error::arrow("the tombstones", error))
 }
 
 /// The `path` of a file relative to the table root, URL-encoded as the spec requires (RFC

@@ -30,6 +30,11 @@ const READDING_OPERATIONS: [&str; 4] = [
     "DROP FEATURE",
 ];
 
+/// Operations whose removes are not of data files, which an incremental checksum ignores
+/// (Spark's `operationNamesWhereRemoveFilesIgnoredForIncrementalCrc`): the tombstones of
+/// deletion vector files that dropping `deletionVectors` commits.
+const TOMBSTONING_OPERATIONS: [&str; 1] = ["Deletion Vector Tombstones"];
+
 /// Spark writes `setTransactions` only up to this many (`DELTA_MAX_SET_TRANSACTIONS_IN_CRC`).
 const MAX_SET_TRANSACTIONS: usize = 100;
 /// Spark writes `domainMetadata` only up to this many (`DELTA_MAX_DOMAIN_METADATAS_IN_CRC`).
@@ -107,16 +112,17 @@ impl VersionChecksum {
             summary.deleted_records = Some(0);
             summary.deletion_vectors = Some(0);
         }
-        let readds = commit
+        let operation = commit
             .commit_info
             .as_ref()
-            .and_then(|info| info.operation())
-            .is_some_and(|operation| READDING_OPERATIONS.contains(&operation));
+            .and_then(|info| info.operation());
+        let readds = operation.is_some_and(|op| READDING_OPERATIONS.contains(&op));
+        let tombstones = operation.is_some_and(|op| TOMBSTONING_OPERATIONS.contains(&op));
         for batch in &commit.file_actions {
             if !readds {
                 summary.add_all(&batch.adds, 1)?;
             }
-            if !summary.remove_all(&batch.removes)? {
+            if !tombstones && !summary.remove_all(&batch.removes)? {
                 return Ok(None);
             }
         }

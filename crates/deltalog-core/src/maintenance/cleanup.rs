@@ -36,7 +36,8 @@ use crate::storage::Storage;
 use crate::table_config::{TableConfiguration, TableFeature};
 use crate::util::time::{duration_ms, now_ms};
 
-const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+const MINUTE_MS: i64 = 60 * 1000;
+const DAY_MS: i64 = 24 * 60 * MINUTE_MS;
 
 /// What a metadata cleanup deleted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -60,10 +61,9 @@ pub(crate) async fn cleanup_metadata(storage: &Storage, dry_run: bool) -> Result
     let state = load_segment_without_files(storage, storage.uri(), &segment).await?;
     let config = TableConfiguration::try_new(state.protocol, state.metadata, storage.uri())?;
     let latest = state.version;
-    match dry_run {
-        false => cleanup_expired_logs(storage, &config, latest, now_ms()).await,
-        true => plan_cleanup(storage, &config, latest, now_ms(), true).await,
-    }
+    let now = now_ms();
+    let cutoff_ms = retention_cutoff(&config, now);
+    plan_cleanup(storage, &config, latest, (now, cutoff_ms), dry_run).await
 }
 
 /// Runs the cleanup for a table of `config` whose latest version is `latest`, as of `now_ms`.
@@ -73,19 +73,41 @@ pub(crate) async fn cleanup_expired_logs(
     latest: u64,
     now_ms: i64,
 ) -> Result<CleanupResult> {
-    plan_cleanup(storage, config, latest, now_ms, false).await
+    let cutoff_ms = retention_cutoff(config, now_ms);
+    plan_cleanup(storage, config, latest, (now_ms, cutoff_ms), false).await
 }
 
-/// The cleanup, run or (with `dry_run`) only reported.
-async fn plan_cleanup(
+/// The cleanup `DROP FEATURE ... TRUNCATE HISTORY` runs (Delta on Spark's
+/// `cleanUpExpiredLogs` with `delta.dropFeatureTruncateHistory.retentionDuration`, default
+/// 24 hours, and minute granularity): commits older than that, as of `now_ms`, go.
+pub(crate) async fn truncate_history(
     storage: &Storage,
     config: &TableConfiguration,
     latest: u64,
     now_ms: i64,
+) -> Result<CleanupResult> {
+    let retention = duration_ms(config.properties().drop_feature_truncate_history_retention);
+    let cutoff = now_ms.saturating_sub(retention);
+    let cutoff_ms = cutoff - cutoff.rem_euclid(MINUTE_MS);
+    plan_cleanup(storage, config, latest, (now_ms, cutoff_ms), false).await
+}
+
+/// The cutoff of `delta.logRetentionDuration` as of `now_ms`: midnight UTC of the day it
+/// falls in (spec "Metadata Cleanup").
+fn retention_cutoff(config: &TableConfiguration, now_ms: i64) -> i64 {
+    let retention = duration_ms(config.properties().log_retention_duration);
+    midnight_utc(now_ms.saturating_sub(retention))
+}
+
+/// The cleanup, as of `now_ms`, of every log file older than the cutoff checkpoint of
+/// `cutoff_ms`, run or (with `dry_run`) only reported.
+async fn plan_cleanup(
+    storage: &Storage,
+    config: &TableConfiguration,
+    latest: u64,
+    (now_ms, cutoff_ms): (i64, i64),
     dry_run: bool,
 ) -> Result<CleanupResult> {
-    let retention = duration_ms(config.properties().log_retention_duration);
-    let cutoff_ms = midnight_utc(now_ms.saturating_sub(retention));
     let listing = list_log_from(storage, 0).await?;
     let Some(checkpoint) = cutoff_checkpoint(&listing, cutoff_ms, latest) else {
         return Ok(CleanupResult::default());

@@ -2,7 +2,8 @@
 //! Spark's `ALTER TABLE` does (operation names and `operationParameters` as its
 //! `DeltaOperations` writes them: `SET TBLPROPERTIES`, `UNSET TBLPROPERTIES`, `ADD COLUMNS`,
 //! `RENAME COLUMN`, `DROP COLUMNS`, `CHANGE COLUMN` ([`change`]), `ADD CONSTRAINT`,
-//! `DROP CONSTRAINT`, `CLUSTER BY`).
+//! `DROP CONSTRAINT`, `CLUSTER BY`). `DROP FEATURE` is the one alteration of several commits
+//! ([`drop_feature`]).
 //!
 //! Properties are validated against the keys this library and Delta on Spark know
 //! (`table_config/properties.rs`); properties that turn features on upgrade the protocol (spec
@@ -14,6 +15,7 @@
 //! by the table, never set by users (spec "Writer Requirements for Column Mapping").
 
 mod change;
+mod drop_feature;
 mod row_tracking;
 
 use std::collections::BTreeMap;
@@ -88,6 +90,16 @@ pub enum Alteration {
     /// `ALTER TABLE CHANGE COLUMN`: a column's comment, type (a widening), nullability or
     /// position.
     ChangeColumn(ColumnChange),
+    /// `ALTER TABLE DROP FEATURE name [TRUNCATE HISTORY]`: the feature's traces removed, then
+    /// the feature removed from the protocol, in several commits, as Delta on Spark 4.4 drops
+    /// it: for a reader-writer feature, three checkpoints on empty commits and
+    /// `checkpointProtection` protect the history; with `truncate_history` the history older
+    /// than `delta.dropFeatureTruncateHistory.retentionDuration` is deleted instead. The
+    /// result is the `DROP FEATURE` commit.
+    DropFeature {
+        name: String,
+        truncate_history: bool,
+    },
 }
 
 pub use change::{ColumnChange, ColumnPosition};
@@ -107,7 +119,8 @@ pub async fn alter_table(storage: &Storage, alteration: Alteration) -> Result<Co
     alter_snapshot(&snapshot, alteration).await
 }
 
-/// Applies `alteration` to `snapshot`'s table in one commit, as Delta on Spark's `ALTER TABLE`.
+/// Applies `alteration` to `snapshot`'s table in one commit (several for
+/// [`Alteration::DropFeature`]), as Delta on Spark's `ALTER TABLE`.
 ///
 /// Errors, with nothing committed: [`Error::InvalidArgument`] for an unknown `delta.*` key, a
 /// bad value, a column that does not exist or exists already, a NOT NULL new column, a
@@ -120,6 +133,10 @@ pub async fn alter_table(storage: &Storage, alteration: Alteration) -> Result<Co
 /// commit conflicts.
 pub async fn alter_snapshot(snapshot: &Snapshot, alteration: Alteration) -> Result<CommitResult> {
     let transaction = match alteration {
+        Alteration::DropFeature {
+            name,
+            truncate_history,
+        } => return drop_feature::drop_feature(snapshot, &name, truncate_history).await,
         Alteration::SetProperties(properties) => set_properties(snapshot, properties).await?,
         Alteration::UnsetProperties { keys, if_exists } => {
             unset_properties(snapshot, &keys, if_exists)?

@@ -208,6 +208,12 @@ impl TableConfiguration {
         self.is_feature_supported(&TableFeature::RowTracking)
     }
 
+    /// True when writers give new files row ids: row tracking is supported and not suspended
+    /// (`delta.rowTrackingSuspended`, set while the feature is being dropped).
+    pub fn assigns_row_ids(&self) -> bool {
+        self.is_row_tracking_supported() && !self.properties().row_tracking_suspended
+    }
+
     /// True when row tracking is supported and `delta.enableRowTracking` is `true`.
     pub fn is_row_tracking_enabled(&self) -> bool {
         self.is_feature_enabled(&TableFeature::RowTracking)

@@ -96,6 +96,13 @@ pub(crate) const ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME: &str =
 /// materialised row commit versions (spec "Row Tracking"; catalogue E4-08).
 pub(crate) const ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME: &str =
     "delta.rowTracking.materializedRowCommitVersionColumnName";
+/// `delta.rowTrackingSuspended`: with `rowTracking` supported, new files get no row ids
+/// (set while the feature is being dropped).
+pub(crate) const ROW_TRACKING_SUSPENDED: &str = "delta.rowTrackingSuspended";
+/// `delta.dropFeatureTruncateHistory.retentionDuration`: the log retention `DROP FEATURE ...
+/// TRUNCATE HISTORY` cleans up with.
+pub(crate) const DROP_FEATURE_TRUNCATE_HISTORY_RETENTION: &str =
+    "delta.dropFeatureTruncateHistory.retentionDuration";
 /// `delta.setTransactionRetentionDuration`: how long `txn` actions are kept.
 pub(crate) const SET_TRANSACTION_RETENTION_DURATION: &str = "delta.setTransactionRetentionDuration";
 /// `delta.targetFileSize`: the size in bytes writers aim at for data files.
@@ -118,7 +125,6 @@ const SPARK_ONLY_KEYS: &[&str] = &[
     "delta.castIcebergTimeType",
     "delta.compatibility.symlinkFormatManifest.enabled",
     "delta.dataSkippingStringPrefixLength",
-    "delta.dropFeatureTruncateHistory.retentionDuration",
     "delta.enableChangeDataCapture",
     "delta.enableFullRetentionRollback",
     "delta.enableIcebergCompatV3",
@@ -127,7 +133,6 @@ const SPARK_ONLY_KEYS: &[&str] = &[
     "delta.ignoreIcebergBucketPartition",
     "delta.ignoreProtocolDefaults",
     "delta.parquet.format.version",
-    "delta.rowTrackingSuspended",
     "delta.sampleRetentionDuration",
     "delta.universalFormat.enabledFormats",
     "delta.universalFormat.iceberg.atomicConversion.supported",
@@ -164,6 +169,8 @@ const KEYS: &[&str] = &[
     REQUIRE_CHECKPOINT_PROTECTION_BEFORE_VERSION,
     ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
     ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
+    ROW_TRACKING_SUSPENDED,
+    DROP_FEATURE_TRUNCATE_HISTORY_RETENTION,
     SET_TRANSACTION_RETENTION_DURATION,
     TARGET_FILE_SIZE,
     MIN_READER_VERSION,
@@ -252,6 +259,11 @@ pub struct TableProperties {
     pub random_prefix_length: usize,
     /// `delta.requireCheckpointProtectionBeforeVersion`. Default 0: no version is protected.
     pub require_checkpoint_protection_before_version: i64,
+    /// `delta.rowTrackingSuspended`. Default `false`.
+    pub row_tracking_suspended: bool,
+    /// `delta.dropFeatureTruncateHistory.retentionDuration`. Default 24 hours (Delta on
+    /// Spark).
+    pub drop_feature_truncate_history_retention: Duration,
     /// `delta.rowTracking.materializedRowIdColumnName`. Default `None` (spec "Row Tracking").
     pub materialized_row_id_column_name: Option<String>,
     /// `delta.rowTracking.materializedRowCommitVersionColumnName`. Default `None`.
@@ -358,6 +370,11 @@ impl TableProperties {
             require_checkpoint_protection_before_version: parser
                 .optional(REQUIRE_CHECKPOINT_PROTECTION_BEFORE_VERSION)
                 .unwrap_or(0),
+            row_tracking_suspended: parser.boolean(ROW_TRACKING_SUSPENDED, false),
+            drop_feature_truncate_history_retention: parser.duration(
+                DROP_FEATURE_TRUNCATE_HISTORY_RETENTION,
+                Duration::from_secs(HOUR_SECONDS * 24),
+            ),
             materialized_row_id_column_name: parser
                 .text(ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME),
             materialized_row_commit_version_column_name: parser
@@ -597,6 +614,8 @@ fn unknown_column_mapping_mode(value: &str) -> InvalidProperty {
         reason: format!("unknown {COLUMN_MAPPING_MODE} `{value}` (expected none, name or id)"),
     }
 }
+
+const HOUR_SECONDS: u64 = 60 * 60;
 
 fn days(count: u64) -> Duration {
     Duration::from_secs(count * 86_400)

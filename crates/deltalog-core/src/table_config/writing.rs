@@ -269,6 +269,57 @@ pub(crate) fn upgrade_protocol(protocol: &Protocol, features: &[TableFeature]) -
     )
 }
 
+/// `protocol` without `dropped` and with `added`, normalized as Delta on Spark normalizes a
+/// protocol after `DROP FEATURE` (`Protocol.removeFeature`): the features the old protocol
+/// supports (legacy versions spelled out as their features), less `dropped`, plus `added`,
+/// in the weakest form that supports exactly them ([`exact_protocol`]).
+pub(crate) fn protocol_without(
+    protocol: &Protocol,
+    dropped: &TableFeature,
+    added: &[TableFeature],
+) -> Protocol {
+    use crate::table_config::features::{reader_features, writer_features};
+    let mut features: Vec<TableFeature> = writer_features(protocol);
+    for feature in reader_features(protocol)
+        .into_iter()
+        .chain(added.iter().cloned())
+    {
+        if !features.contains(&feature) {
+            features.push(feature);
+        }
+    }
+    features.retain(|feature| feature != dropped);
+    exact_protocol(&features)
+}
+
+/// The weakest protocol supporting exactly `features` (Delta on Spark's
+/// `Protocol.normalized`): legacy versions when those imply exactly these features, else
+/// writer version 7 listing them, with reader version 3 listing the reader-writer features
+/// (2 for column mapping alone, 1 for none).
+pub(crate) fn exact_protocol(features: &[TableFeature]) -> Protocol {
+    use crate::table_config::features::supports;
+    if features.iter().all(|f| f.legacy_versions().is_some()) {
+        let (reader, writer) = features
+            .iter()
+            .filter_map(TableFeature::legacy_versions)
+            .fold((1, 1), |(r, w), (fr, fw)| (r.max(fr), w.max(fw)));
+        let legacy = Protocol {
+            min_reader_version: reader,
+            min_writer_version: writer,
+            reader_features: None,
+            writer_features: None,
+        };
+        let implied = TableFeature::known()
+            .iter()
+            .filter(|feature| supports(&legacy, feature))
+            .count();
+        if implied == features.len() {
+            return legacy;
+        }
+    }
+    least_protocol(features, 1, MAX_WRITER_VERSION)
+}
+
 /// The protocol-version keys (`delta.minReaderVersion`, `delta.minWriterVersion`) of a
 /// configuration, parsed; absent or unparsable keys give `(1, 2)`.
 pub(crate) fn requested_versions(configuration: &HashMap<String, String>) -> (i32, i32) {
@@ -333,6 +384,65 @@ fn any_type(schema: &StructType, wanted: &PrimitiveType) -> bool {
 mod tests {
     use super::*;
     use crate::actions::Format;
+
+    fn legacy(reader: i32, writer: i32) -> Protocol {
+        Protocol {
+            min_reader_version: reader,
+            min_writer_version: writer,
+            reader_features: None,
+            writer_features: None,
+        }
+    }
+
+    #[test]
+    fn dropping_a_feature_normalizes_as_spark_does() {
+        // (1, 3) without checkConstraints is exactly (1, 2).
+        let dropped = protocol_without(&legacy(1, 3), &TableFeature::CheckConstraints, &[]);
+        assert_eq!(dropped, legacy(1, 2));
+        // (2, 5) without columnMapping, with checkpointProtection: the features (2, 5)
+        // implied, spelled out.
+        let dropped = protocol_without(
+            &legacy(2, 5),
+            &TableFeature::ColumnMapping,
+            &[TableFeature::CheckpointProtection],
+        );
+        assert_eq!(
+            (dropped.min_reader_version, dropped.min_writer_version),
+            (1, 7)
+        );
+        let mut names = dropped.writer_features.clone().unwrap();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "appendOnly",
+                "changeDataFeed",
+                "checkConstraints",
+                "checkpointProtection",
+                "generatedColumns",
+                "invariants"
+            ]
+        );
+        assert_eq!(dropped.reader_features, None);
+        // The last reader feature gone, the reader version drops to 1.
+        let with_dvs = Protocol {
+            min_reader_version: 3,
+            min_writer_version: 7,
+            reader_features: Some(vec!["deletionVectors".into()]),
+            writer_features: Some(vec!["deletionVectors".into(), "appendOnly".into()]),
+        };
+        let dropped = protocol_without(&with_dvs, &TableFeature::DeletionVectors, &[]);
+        assert_eq!(
+            dropped,
+            Protocol {
+                min_reader_version: 1,
+                min_writer_version: 7,
+                reader_features: None,
+                writer_features: Some(vec!["appendOnly".into()]),
+            }
+        );
+        assert_eq!(exact_protocol(&[]), legacy(1, 1));
+    }
 
     fn metadata(configuration: &[(&str, &str)], schema: &StructType) -> Metadata {
         Metadata {

@@ -623,6 +623,30 @@ impl Transaction {
         });
     }
 
+    /// Stages the removal of `domain` (system or user domain, spec "Domain Metadata"), as the
+    /// cleanup of `DROP FEATURE` does; nothing when the table read has no such domain.
+    pub(crate) fn remove_any_domain(&mut self, domain: &str) {
+        let Some(existing) = self.read.domains.get(domain) else {
+            return;
+        };
+        let removal = DomainMetadata {
+            removed: true,
+            ..existing.clone()
+        };
+        self.domains.retain(|d| d.domain != domain);
+        self.domains.push(removal);
+    }
+
+    /// Stages tombstones (`remove` actions with only `path`, `deletionTimestamp` and
+    /// `dataChange` false) of files that are not data files: the deletion vector files that
+    /// dropping `deletionVectors` keeps from VACUUM for the retention period. `paths` are
+    /// relative to the table root, URL-encoded as the log writes them.
+    pub(crate) fn add_tombstones(&mut self, paths: &[String]) -> Result<()> {
+        self.require_snapshot("add tombstones")?;
+        self.removes.push(encode::tombstones(paths, now_ms())?);
+        Ok(())
+    }
+
     /// Stages `domain` set to `configuration`, or removed (`None`) (spec "Domain Metadata").
     /// The table must support `domainMetadata` (after this transaction's protocol change);
     /// domains named `delta.*` belong to the system and are refused.
@@ -734,6 +758,15 @@ impl Transaction {
         }
         self.protocol = Some(protocol);
         Ok(())
+    }
+
+    /// Stages `protocol` and `metadata` as they are, even when the protocol drops features:
+    /// the downgrade commit of `DROP FEATURE`, once the feature's traces are gone. Nothing
+    /// is derived from them (no protocol upgrade, no row tracking column names), so a later
+    /// [`Transaction::update_metadata`] must not follow.
+    pub(crate) fn downgrade(&mut self, protocol: Protocol, metadata: Metadata) {
+        self.protocol = Some(protocol);
+        self.metadata = Some(metadata);
     }
 
     /// Makes the checks [`Transaction::commit`] makes before its first attempt, and writes
@@ -1013,8 +1046,7 @@ impl Transaction {
                 both.replace('\u{0}', " with deletion vector ")
             )));
         }
-        let row_tracking = config.is_row_tracking_supported();
-        if row_tracking {
+        if config.assigns_row_ids() {
             for adds in &self.adds {
                 let bases = int_column(adds, add::BASE_ROW_ID);
                 let records = int_column(adds, add::NUM_RECORDS);
@@ -1106,7 +1138,7 @@ impl Transaction {
                 ict.to_string(),
             );
         }
-        let (adds, high_water_mark) = match config.is_row_tracking_supported() {
+        let (adds, high_water_mark) = match config.assigns_row_ids() {
             true => assign_row_ids(&self.adds, rebase.row_id_high_water_mark, version)?,
             false => (self.adds.clone(), rebase.row_id_high_water_mark),
         };

@@ -229,7 +229,7 @@ fn collect_referenced(
 
 /// The root-relative store path of a file the log names (`log_path`, URL-encoded), or `None`
 /// when it is outside the table root (or cannot be resolved, and so cannot be listed either).
-fn relative_store_path(storage: &Storage, log_path: &str) -> Option<String> {
+pub(crate) fn relative_store_path(storage: &Storage, log_path: &str) -> Option<String> {
     let location = storage.resolve(log_path).ok()?;
     let root = storage.root_path().as_ref();
     let location = location.as_ref();
@@ -241,7 +241,7 @@ fn relative_store_path(storage: &Storage, log_path: &str) -> Option<String> {
 }
 
 /// The root-relative store path of the file of an on-disk deletion vector.
-fn dv_store_path(storage: &Storage, dv: &DeletionVectorDescriptor) -> Option<String> {
+pub(crate) fn dv_store_path(storage: &Storage, dv: &DeletionVectorDescriptor) -> Option<String> {
     match resolve_dv(dv, storage.root_url()).ok()? {
         DvLocation::File { url, .. } => relative_store_path(storage, url.as_str()),
         DvLocation::Inline(_) => None,
@@ -249,7 +249,7 @@ fn dv_store_path(storage: &Storage, dv: &DeletionVectorDescriptor) -> Option<Str
 }
 
 /// The deletion vector descriptor of row `row` of a `deletionVector` struct column.
-fn descriptor(dvs: &StructArray, row: usize) -> Option<DeletionVectorDescriptor> {
+pub(crate) fn descriptor(dvs: &StructArray, row: usize) -> Option<DeletionVectorDescriptor> {
     if dvs.is_null(row) {
         return None;
     }

@@ -33,6 +33,9 @@
 
 mod clustering;
 mod curves;
+mod reorg;
+
+pub(crate) use reorg::{reorg, Reorg};
 
 use std::collections::BTreeMap;
 
@@ -148,7 +151,7 @@ pub async fn optimize(storage: &Storage, options: OptimizeOptions) -> Result<Opt
         ));
     }
     let layout = Layout::of(&snapshot, &options)?;
-    let files = candidate_files(&snapshot, &options, &layout, target).await?;
+    let files = candidate_files(&snapshot, &options, layout.rewrites_all(), target).await?;
     let considered = files.len() as u64;
     let bins = layout.bins(files, target, options.full);
     let mut metrics = OptimizeResult {
@@ -174,6 +177,7 @@ pub async fn optimize(storage: &Storage, options: OptimizeOptions) -> Result<Opt
         snapshot: &snapshot,
         options: &options,
         layout: &layout,
+        operation: Operation::Optimize,
     };
     let outcome = run.rewrite_and_commit(&bins, writer, &mut written).await;
     match outcome {
@@ -381,11 +385,11 @@ fn check_columns(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<()> {
 }
 
 /// The live files of the partitions matching the filter that are small or have a deletion
-/// vector (every file under Z-order), in file-list order.
+/// vector (with `every_file`, all of them), in file-list order.
 async fn candidate_files(
     snapshot: &Snapshot,
     options: &OptimizeOptions,
-    layout: &Layout,
+    every_file: bool,
     target: u64,
 ) -> Result<Vec<Candidate>> {
     let (_, listed) = snapshot.files(false).await?;
@@ -417,7 +421,7 @@ async fn candidate_files(
                     .filter(|c| c.is_valid(row))
                     .map_or(0, |c| u64::try_from(c.value(row)).unwrap_or(0))
             });
-            let wanted = size < target || deleted_rows.is_some() || layout.rewrites_all();
+            let wanted = size < target || deleted_rows.is_some() || every_file;
             if wanted {
                 let tags = map_entries(adds, add::TAGS, row);
                 let tag = |key: &str| {
@@ -442,10 +446,10 @@ async fn candidate_files(
     Ok(candidates)
 }
 
-/// The bins to rewrite: per partition, the candidates by size packed greedily into bins of
-/// at most `target` bytes; a bin is kept when it has more than one file, a file with a
-/// deletion vector, or when Z-ordering.
-fn pack_bins(files: &[Candidate], target: u64, z_order: bool) -> Vec<Vec<Candidate>> {
+/// The bins to rewrite: per partition, the candidates packed greedily into bins of at most
+/// `target` bytes, by size unless `every_bin`; a bin is kept when it has more than one file,
+/// a file with a deletion vector, or when `every_bin` (Z-order, REORG) rewrites them all.
+fn pack_bins(files: &[Candidate], target: u64, every_bin: bool) -> Vec<Vec<Candidate>> {
     let mut partitions: BTreeMap<Vec<(String, Option<String>)>, Vec<&Candidate>> = BTreeMap::new();
     for file in files {
         partitions
@@ -455,7 +459,7 @@ fn pack_bins(files: &[Candidate], target: u64, z_order: bool) -> Vec<Vec<Candida
     }
     let mut bins = Vec::new();
     for (_, mut files) in partitions {
-        if !z_order {
+        if !every_bin {
             files.sort_by_key(|file| file.size);
         }
         let mut bin: Vec<Candidate> = Vec::new();
@@ -472,15 +476,25 @@ fn pack_bins(files: &[Candidate], target: u64, z_order: bool) -> Vec<Vec<Candida
             bins.push(bin);
         }
     }
-    bins.retain(|bin| bin.len() > 1 || z_order || bin.iter().any(|f| f.deleted_rows.is_some()));
+    bins.retain(|bin| bin.len() > 1 || every_bin || bin.iter().any(|f| f.deleted_rows.is_some()));
     bins
 }
 
-/// One OPTIMIZE run: the snapshot it reads, its options and layout.
+/// The operation a rewrite commits as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operation {
+    /// `OPTIMIZE`, with its predicate, Z-order and clustering parameters.
+    Optimize,
+    /// `REORG` ([`reorg`]): predicate and `applyPurge`.
+    Reorg,
+}
+
+/// One OPTIMIZE or REORG run: the snapshot it reads, its options, layout and operation.
 struct Run<'a> {
     snapshot: &'a Snapshot,
     options: &'a OptimizeOptions,
     layout: &'a Layout,
+    operation: Operation,
 }
 
 impl Run<'_> {
@@ -495,7 +509,11 @@ impl Run<'_> {
         written: &mut Vec<WrittenFile>,
     ) -> Result<u64> {
         let snapshot = self.snapshot;
-        let mut transaction = snapshot.transaction("OPTIMIZE");
+        let name = match self.operation {
+            Operation::Optimize => "OPTIMIZE",
+            Operation::Reorg => "REORG",
+        };
+        let mut transaction = snapshot.transaction(name);
         let row_tracking = row_tracking_columns(snapshot.table_configuration(), &mut transaction)?;
         let mut adds = Vec::new();
         for bin in bins {
@@ -541,11 +559,15 @@ impl Run<'_> {
         let predicates: Vec<String> = options.filter.iter().map(|f| f.to_string()).collect();
         let cluster_by = self.layout.cluster_by();
         transaction.set_operation_parameter("predicate", json_text(&predicates));
-        transaction.set_operation_parameter("zOrderBy", json_text(&options.z_order_by));
-        transaction.set_operation_parameter("clusterBy", json_text(&cluster_by));
-        transaction.set_operation_parameter("auto", false);
-        if !cluster_by.is_empty() {
-            transaction.set_operation_parameter("isFull", options.full);
+        if self.operation == Operation::Reorg {
+            transaction.set_operation_parameter("applyPurge", true);
+        } else {
+            transaction.set_operation_parameter("zOrderBy", json_text(&options.z_order_by));
+            transaction.set_operation_parameter("clusterBy", json_text(&cluster_by));
+            transaction.set_operation_parameter("auto", false);
+            if !cluster_by.is_empty() {
+                transaction.set_operation_parameter("isFull", options.full);
+            }
         }
         for file in bins.iter().flatten() {
             transaction.record_read_files(file.path().as_deref());
@@ -741,7 +763,7 @@ pub(crate) mod tests_support {
         target: u64,
     ) -> Vec<Vec<Candidate>> {
         let layout = Layout::of(snapshot, options).unwrap();
-        let files = candidate_files(snapshot, options, &layout, target)
+        let files = candidate_files(snapshot, options, layout.rewrites_all(), target)
             .await
             .unwrap();
         layout.bins(files, target, options.full)
@@ -764,6 +786,7 @@ pub(crate) mod tests_support {
             snapshot,
             options,
             layout: &layout,
+            operation: Operation::Optimize,
         };
         run.rewrite_and_commit(&bins, writer, &mut written)
             .await
