@@ -130,15 +130,16 @@ class Alterations(Frozen, Generic[_Result]):
         """Drops the table feature ``name`` from the protocol, as Spark's ``ALTER TABLE DROP
         FEATURE``: what the feature left in the table goes first, each step its own commit
         (deletion vectors purged by a ``REORG`` and their files tombstoned, files of an old
-        type rewritten, row ids unbackfilled, properties unset), then the ``DROP FEATURE``
-        commit removes it from the protocol. A reader-writer feature (``deletionVectors``,
-        ``v2Checkpoint``, ``typeWidening``, ``vacuumProtocolCheck``) also protects the
-        history readers without it cannot read: three checkpoints on empty commits and the
-        ``checkpointProtection`` feature, as Spark's default; with ``truncate_history`` the
-        history older than ``delta.dropFeatureTruncateHistory.retentionDuration`` (24 hours)
-        is deleted instead, and a drop right after the traces were removed is refused until
-        that time has passed (run it again then). ``checkpointProtection`` itself drops only
-        with ``truncate_history``.
+        type or under physical column names rewritten, row ids unbackfilled, properties
+        unset), then the ``DROP FEATURE`` commit removes it from the protocol. A reader-writer
+        feature (``deletionVectors``, ``v2Checkpoint``, ``typeWidening``,
+        ``vacuumProtocolCheck``, ``columnMapping``) also protects the history readers without
+        it cannot read: three checkpoints on empty commits and the ``checkpointProtection``
+        feature, as Spark's default; with ``truncate_history`` the history older than
+        ``delta.dropFeatureTruncateHistory.retentionDuration`` (24 hours) is deleted instead,
+        and a drop right after the traces were removed is refused until that time has passed
+        (run it again then). ``checkpointProtection`` itself drops only with
+        ``truncate_history``.
 
         Refused as Spark refuses (:class:`OperationNotAllowedError`): a feature the table
         lacks or that cannot be dropped, one another feature needs, CHECK constraints left,

@@ -303,15 +303,16 @@ DROPPED = (
     "rowTracking",
     "domainMetadata",
     "v2Checkpoint",
+    "columnMapping",
 )
 
 
 def test_features_drop_as_spark_drops_them(spark: Any, tmp_path: Path) -> None:
     """Twins created by Spark with deletion vectors (in use), a widened column, in-commit
-    timestamps, row tracking and V2 checkpoints. Spark drops each feature from one, deltalog
-    from the other: the same commits (history operations), the same protocol and properties
-    after each drop, the same rows. Then each engine extends the table the other dropped
-    from, and reads it back."""
+    timestamps, row tracking, V2 checkpoints and column mapping (a renamed column). Spark
+    drops each feature from one, deltalog from the other: the same commits (history
+    operations), the same protocol and properties after each drop, the same rows. Then each
+    engine extends the table the other dropped from, and reads it back."""
     theirs, mine = tmp_path / "spark", tmp_path / "ours"
     for path in (theirs, mine):
         table = f"delta.`{path}`"
@@ -319,12 +320,13 @@ def test_features_drop_as_spark_drops_them(spark: Any, tmp_path: Path) -> None:
             f"CREATE TABLE {table} (id INT, v STRING) USING delta TBLPROPERTIES ("
             "'delta.enableDeletionVectors' = 'true', 'delta.enableTypeWidening' = 'true', "
             "'delta.enableInCommitTimestamps' = 'true', 'delta.enableRowTracking' = 'true', "
-            "'delta.checkpointPolicy' = 'v2')"
+            "'delta.checkpointPolicy' = 'v2', 'delta.columnMapping.mode' = 'name')"
         )
         spark.sql(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
         spark.sql(f"DELETE FROM {table} WHERE id = 2")
         spark.sql(f"ALTER TABLE {table} CHANGE COLUMN id TYPE BIGINT")
         spark.sql(f"INSERT INTO {table} VALUES (4, 'd')")
+        spark.sql(f"ALTER TABLE {table} RENAME COLUMN v TO label")
 
     def operations(path: Path) -> list[str]:
         history = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()
@@ -358,7 +360,7 @@ def test_features_drop_as_spark_drops_them(spark: Any, tmp_path: Path) -> None:
 
     spark.sql(f"INSERT INTO delta.`{mine}` VALUES (5, 'spark')")
     spark.sql(f"DELETE FROM delta.`{mine}` WHERE id = 1")
-    deltalog.write_table(theirs, pa.table({"id": pa.array([5], pa.int64()), "v": ["ours"]}))
+    deltalog.write_table(theirs, pa.table({"id": pa.array([5], pa.int64()), "label": ["ours"]}))
     deltalog.DeltaTable(theirs).delete("id = 1")
     for path in (mine, theirs):
         expected = spark_rows(spark, path)

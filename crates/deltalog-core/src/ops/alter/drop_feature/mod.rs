@@ -5,7 +5,8 @@
 //! 1. The feature's traces go first ([`traces::remove`]), each step its own commit as Spark
 //!    makes it: the property that turns the feature on is unset, then what it left in the
 //!    table is rewritten or removed (deletion vectors purged by a `REORG` and their files
-//!    tombstoned, files of an old type rewritten, row ids unbackfilled, domains removed).
+//!    tombstoned, files of an old type rewritten, every file rewritten under the logical
+//!    column names, row ids unbackfilled, domains removed).
 //! 2. A reader-writer feature leaves traces in the history that readers without it cannot
 //!    read. By default (Spark's fast drop) three empty commits each get a checkpoint, and the
 //!    downgrade commit adds `checkpointProtection` with
@@ -48,6 +49,7 @@ const BARRIER_CHECKPOINTS: usize = 3;
 /// The features this library drops, as Delta on Spark marks them `RemovableFeature`.
 const REMOVABLE: &[TableFeature] = &[
     TableFeature::CheckConstraints,
+    TableFeature::ColumnMapping,
     TableFeature::DeletionVectors,
     TableFeature::RowTracking,
     TableFeature::DomainMetadata,

@@ -389,3 +389,93 @@ async fn age_the_log(table: &Table) {
         }
     }
 }
+
+#[tokio::test]
+async fn dropping_column_mapping_rewrites_the_files_under_the_logical_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_of(
+        dir.path(),
+        ids_batch(0..4),
+        &[("delta.columnMapping.mode", "name")],
+    )
+    .await;
+    let rename = Alteration::RenameColumn {
+        from: "id".into(),
+        to: "ident".into(),
+    };
+    alter_table(table.storage(), rename).await.unwrap();
+    alter_table(table.storage(), drop("columnMapping"))
+        .await
+        .unwrap();
+    assert_eq!(
+        operations(&table).await[2..],
+        [
+            "REMOVE COLUMN MAPPING",
+            "Empty Commit",
+            "Empty Commit",
+            "Empty Commit",
+            "DROP FEATURE"
+        ]
+    );
+    let dropped = snapshot(&table).await;
+    let config = dropped.table_configuration();
+    assert_eq!(
+        config.column_mapping(),
+        crate::schema::ColumnMappingMode::None
+    );
+    assert!(!dropped
+        .schema()
+        .to_json()
+        .unwrap()
+        .contains("columnMapping"));
+    assert!(!dropped
+        .metadata()
+        .configuration
+        .keys()
+        .any(|k| k.starts_with("delta.columnMapping")));
+    assert!(!config.is_feature_supported(&TableFeature::ColumnMapping));
+    assert_eq!(ids(&table).await, [0, 1, 2, 3]);
+    let (_, files) = dropped.files(false).await.unwrap();
+    let path = files[0]
+        .column_by_name("path")
+        .unwrap()
+        .as_string::<i32>()
+        .value(0)
+        .to_string();
+    let file = std::fs::File::open(dir.path().join(path)).unwrap();
+    let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
+    use parquet::file::reader::FileReader;
+    let names: Vec<String> = reader
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    assert_eq!(names, ["ident"]);
+}
+
+#[tokio::test]
+async fn column_names_that_need_column_mapping_keep_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_of(
+        dir.path(),
+        ids_batch(0..2),
+        &[("delta.columnMapping.mode", "name")],
+    )
+    .await;
+    let rename = Alteration::RenameColumn {
+        from: "id".into(),
+        to: "my id".into(),
+    };
+    alter_table(table.storage(), rename).await.unwrap();
+    let error = alter_table(table.storage(), drop("columnMapping"))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("my id"), "{error}");
+    assert!(snapshot(&table)
+        .await
+        .table_configuration()
+        .is_feature_supported(&TableFeature::ColumnMapping));
+}

@@ -20,13 +20,19 @@ use crate::log::list_log_from;
 use crate::log::path::{CheckpointKind, LogFileKind};
 use crate::log::segment::complete_checkpoints;
 use crate::maintenance::cleanup::truncate_history;
+use crate::ops::commands::optimize::rewrite_without_column_mapping;
 use crate::ops::commands::optimize::{reorg, Reorg};
 use crate::ops::commands::vacuum::{descriptor, dv_store_path, relative_store_path};
-use crate::schema::{DataType, StructField, StructType, TYPE_CHANGES_KEY};
+use crate::schema::{
+    ArrayType, ColumnMappingMode, DataType, MapType, StructField, StructType,
+    COLUMN_MAPPING_ID_KEY, COLUMN_MAPPING_PHYSICAL_NAME_KEY, PARQUET_FIELD_NESTED_IDS_KEY,
+    TYPE_CHANGES_KEY,
+};
 use crate::snapshot::Snapshot;
 use crate::table_config::properties::{
-    CheckpointPolicy, CHECKPOINT_POLICY, ENABLE_DELETION_VECTORS, ENABLE_IN_COMMIT_TIMESTAMPS,
-    ENABLE_ROW_TRACKING, ENABLE_TYPE_WIDENING, IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP,
+    CheckpointPolicy, CHECKPOINT_POLICY, COLUMN_MAPPING_MAX_COLUMN_ID, COLUMN_MAPPING_MODE,
+    ENABLE_DELETION_VECTORS, ENABLE_IN_COMMIT_TIMESTAMPS, ENABLE_ROW_TRACKING,
+    ENABLE_TYPE_WIDENING, IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP,
     IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION, REQUIRE_CHECKPOINT_PROTECTION_BEFORE_VERSION,
     ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
     ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME, ROW_TRACKING_SUSPENDED,
@@ -78,6 +84,14 @@ pub(super) async fn gone(snapshot: &Snapshot, feature: &TableFeature) -> Result<
                 && !has_row_ids(snapshot).await?
         }
         TableFeature::DomainMetadata => snapshot.domains().is_empty(),
+        TableFeature::ColumnMapping => {
+            config.column_mapping() == ColumnMappingMode::None
+                && !all_fields(config.schema()).into_iter().any(|field| {
+                    MAPPING_KEYS
+                        .iter()
+                        .any(|key| field.metadata.contains_key(*key))
+                })
+        }
         TableFeature::CheckpointProtection => {
             !configuration.contains_key(REQUIRE_CHECKPOINT_PROTECTION_BEFORE_VERSION)
         }
@@ -101,6 +115,7 @@ pub(super) async fn remove(snapshot: &Snapshot, feature: &TableFeature) -> Resul
             false => unbackfill_row_ids(snapshot).await.map(|_| true),
         },
         TableFeature::DomainMetadata => remove_domains(snapshot).await,
+        TableFeature::ColumnMapping => remove_column_mapping(snapshot).await,
         TableFeature::CheckpointProtection => truncate_protected_history(snapshot).await,
         _ => Ok(false),
     }
@@ -362,15 +377,109 @@ fn widened_fields(schema: &StructType) -> Vec<(Vec<String>, StructField)> {
 
 /// `schema` without `delta.typeChanges` at any depth.
 fn without_type_changes(schema: &StructType) -> StructType {
+    without_metadata_keys(schema, &[TYPE_CHANGES_KEY])
+}
+
+/// The field metadata of column mapping (Spark's `COLUMN_MAPPING_METADATA_KEYS`).
+const MAPPING_KEYS: [&str; 5] = [
+    COLUMN_MAPPING_ID_KEY,
+    COLUMN_MAPPING_PHYSICAL_NAME_KEY,
+    "delta.columnMapping.nested.ids",
+    "parquet.field.id",
+    PARQUET_FIELD_NESTED_IDS_KEY,
+];
+
+/// The characters a column name cannot hold without column mapping (Spark's
+/// `findInvalidColumnNamesInSchema`).
+const INVALID_NAME_CHARACTERS: &[char] = &[' ', ',', ';', '{', '}', '(', ')', '\n', '\t', '='];
+
+/// Dropping `columnMapping` (Spark's `RemoveColumnMappingCommand`): one `REMOVE COLUMN
+/// MAPPING` commit that rewrites every file under the logical names, strips the column
+/// mapping metadata from the schema and unsets `delta.columnMapping.mode` and
+/// `delta.columnMapping.maxColumnId`. Refused when a column name needs column mapping.
+async fn remove_column_mapping(snapshot: &Snapshot) -> Result<bool> {
+    if gone(snapshot, &TableFeature::ColumnMapping).await? {
+        return Ok(false);
+    }
+    let schema = snapshot.schema();
+    let invalid: Vec<String> = all_fields(schema)
+        .into_iter()
+        .filter(|field| field.name.contains(INVALID_NAME_CHARACTERS))
+        .map(|field| format!("{:?}", field.name))
+        .collect();
+    if !invalid.is_empty() {
+        return Err(Error::NotAllowed(format!(
+            "{} has columns whose names need column mapping ({}): rename them before dropping \
+             columnMapping (Delta on Spark's \
+             DELTA_INVALID_COLUMN_NAMES_WHEN_REMOVING_COLUMN_MAPPING)",
+            snapshot.table_uri(),
+            invalid.join(", ")
+        )));
+    }
+    let update = MetadataUpdate {
+        schema: Some(without_metadata_keys(schema, &MAPPING_KEYS)),
+        configuration: vec![
+            (COLUMN_MAPPING_MODE.to_string(), None),
+            (COLUMN_MAPPING_MAX_COLUMN_ID.to_string(), None),
+        ],
+        ..MetadataUpdate::default()
+    };
+    rewrite_without_column_mapping(snapshot, update).await?;
+    Ok(true)
+}
+
+/// Every field of `schema`, at any depth (inside arrays and maps too), parents first.
+fn all_fields(schema: &StructType) -> Vec<&StructField> {
+    fn in_type<'a>(data_type: &'a DataType, out: &mut Vec<&'a StructField>) {
+        match data_type {
+            DataType::Struct(inner) => walk(inner, out),
+            DataType::Array(array) => in_type(&array.element_type, out),
+            DataType::Map(map) => {
+                in_type(&map.key_type, out);
+                in_type(&map.value_type, out);
+            }
+            _ => {}
+        }
+    }
+    fn walk<'a>(schema: &'a StructType, out: &mut Vec<&'a StructField>) {
+        for field in &schema.fields {
+            out.push(field);
+            in_type(&field.data_type, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, &mut out);
+    out
+}
+
+/// `schema` without the field metadata `keys` at any depth (inside arrays and maps too).
+fn without_metadata_keys(schema: &StructType, keys: &[&str]) -> StructType {
+    fn in_type(data_type: &DataType, keys: &[&str]) -> DataType {
+        match data_type {
+            DataType::Struct(inner) => {
+                DataType::Struct(Box::new(without_metadata_keys(inner, keys)))
+            }
+            DataType::Array(array) => DataType::Array(Box::new(ArrayType {
+                element_type: in_type(&array.element_type, keys),
+                contains_null: array.contains_null,
+            })),
+            DataType::Map(map) => DataType::Map(Box::new(MapType {
+                key_type: in_type(&map.key_type, keys),
+                value_type: in_type(&map.value_type, keys),
+                value_contains_null: map.value_contains_null,
+            })),
+            other => other.clone(),
+        }
+    }
     let fields = schema
         .fields
         .iter()
         .map(|field| {
             let mut field = field.clone();
-            field.metadata.remove(TYPE_CHANGES_KEY);
-            if let DataType::Struct(inner) = &field.data_type {
-                field.data_type = DataType::Struct(Box::new(without_type_changes(inner)));
+            for key in keys {
+                field.metadata.remove(*key);
             }
+            field.data_type = in_type(&field.data_type, keys);
             field
         })
         .collect();

@@ -35,7 +35,7 @@ mod clustering;
 mod curves;
 mod reorg;
 
-pub(crate) use reorg::{reorg, Reorg};
+pub(crate) use reorg::{reorg, rewrite_without_column_mapping, Reorg};
 
 use std::collections::BTreeMap;
 
@@ -60,7 +60,7 @@ use crate::table_config::clustering::{
     clustering_columns, CLUSTERING_DOMAIN, LIQUID_PROVIDER, ZCUBE_ID_TAG, ZCUBE_ZORDER_BY_TAG,
 };
 use crate::table_config::stats::select_stats_columns;
-use crate::table_config::{ClusteringColumn, TableFeature};
+use crate::table_config::{ClusteringColumn, TableConfiguration, TableFeature};
 use crate::transaction::{add_file, AddFile, Transaction, DATA_WRITER_FEATURES};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions, WrittenFile};
 use clustering::Cube;
@@ -517,21 +517,11 @@ impl Run<'_> {
         let row_tracking = row_tracking_columns(snapshot.table_configuration(), &mut transaction)?;
         let mut adds = Vec::new();
         for bin in bins {
-            let files: Vec<RecordBatch> = bin.iter().map(|file| file.listed.clone()).collect();
-            let scan_options = ScanOptions {
-                row_tracking: row_tracking.is_some(),
-                ..ScanOptions::default()
-            };
-            let scan = Scan::over_files(
-                snapshot.storage(),
-                snapshot.version(),
-                snapshot.protocol(),
-                snapshot.metadata(),
-                scan_options,
-                files,
-            )?;
+            let scan = bin_scan(snapshot, bin, row_tracking.is_some())?;
             let rows = self.layout.order(&scan).await?;
-            match rewrite_bin(snapshot, &writer, row_tracking.clone(), rows).await {
+            let config = snapshot.table_configuration();
+            let tracking = row_tracking.clone();
+            match rewrite_bin(config, snapshot.storage(), &writer, tracking, rows).await {
                 Ok(files) => {
                     let cube = uuid::Uuid::new_v4().to_string();
                     adds.extend(files.iter().map(|file| self.layout.add(file, &cube)));
@@ -615,16 +605,34 @@ fn with_metrics(
         )
 }
 
+/// The scan of the rows of `bin` in `snapshot`, with the row tracking columns when
+/// `row_tracking`.
+fn bin_scan(snapshot: &Snapshot, bin: &[Candidate], row_tracking: bool) -> Result<Scan> {
+    let files: Vec<RecordBatch> = bin.iter().map(|file| file.listed.clone()).collect();
+    let options = ScanOptions {
+        row_tracking,
+        ..ScanOptions::default()
+    };
+    Scan::over_files(
+        snapshot.storage(),
+        snapshot.version(),
+        snapshot.protocol(),
+        snapshot.metadata(),
+        options,
+        files,
+    )
+}
+
 /// Writes `rows` (the table's columns, then the row tracking columns when `row_tracking`
-/// names the materialised ones) as new data files.
+/// names the materialised ones) as new data files of a table configured as `config`.
 async fn rewrite_bin(
-    snapshot: &Snapshot,
+    config: &TableConfiguration,
+    storage: &Storage,
     writer: &WriterOptions,
     row_tracking: Option<(String, String)>,
     mut rows: BoxStream<'static, Result<RecordBatch>>,
 ) -> std::result::Result<Vec<WrittenFile>, WriteFailure> {
-    let config = snapshot.table_configuration();
-    let mut out = RowWriter::try_new(config, snapshot.storage(), writer, row_tracking, false)
+    let mut out = RowWriter::try_new(config, storage, writer, row_tracking, false)
         .map_err(WriteFailure::unwritten)?;
     while let Some(batch) = rows.next().await {
         let outcome = match batch {

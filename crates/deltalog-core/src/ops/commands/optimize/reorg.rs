@@ -3,16 +3,21 @@
 //! vectors; the rewrite that dropping `typeWidening` needs chooses the files whose Parquet
 //! types are not the table's current ones (written before a type change, spec "Type
 //! Widening"). One commit, operation `REORG` with `applyPurge` true (as Spark records both).
+//!
+//! [`rewrite_without_column_mapping`] rewrites every file under the columns' logical names,
+//! in the commit that removes column mapping (Spark's `RemoveColumnMappingCommand`).
 
 use arrow_schema::{DataType as ArrowType, Field, Fields};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 
-use super::{candidate_files, pack_bins, Candidate, Layout, Operation, OptimizeOptions, Run};
-use super::{DATA_WRITER_FEATURES, DEFAULT_OPTIMIZE_FILE_SIZE};
+use super::{bin_scan, candidate_files, pack_bins, rewrite_bin, unsized_file, Candidate, Layout};
+use super::{Operation, OptimizeOptions, Run, DATA_WRITER_FEATURES, DEFAULT_OPTIMIZE_FILE_SIZE};
 use crate::error::{Error, Result};
+use crate::ops::dml::row_tracking_columns;
 use crate::schema::{to_arrow_data_type, DataType, StructType, TYPE_CHANGES_KEY};
 use crate::snapshot::Snapshot;
-use crate::write::WriterOptions;
+use crate::transaction::{add_file, AddFile, MetadataUpdate};
+use crate::write::{WriterOptions, WrittenFile};
 
 /// Which files a REORG rewrites.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +69,66 @@ pub(crate) async fn reorg(snapshot: &Snapshot, reorg: Reorg) -> Result<Option<u6
             Err(error)
         }
     }
+}
+
+/// Rewrites every live file of `snapshot` in the commit `REMOVE COLUMN MAPPING` that stages
+/// `update` (the schema without column mapping metadata, the mode and maximum id unset):
+/// the rows are read under the old physical names and written under the logical ones,
+/// `dataChange` false, row ids and row commit versions kept in the materialised columns.
+/// Returns the version.
+pub(crate) async fn rewrite_without_column_mapping(
+    snapshot: &Snapshot,
+    update: MetadataUpdate,
+) -> Result<u64> {
+    let old = snapshot.table_configuration();
+    old.ensure_writable(true, &DATA_WRITER_FEATURES)?;
+    let mut transaction = snapshot.transaction("REMOVE COLUMN MAPPING");
+    let row_tracking = row_tracking_columns(old, &mut transaction)?;
+    transaction.update_metadata(update)?;
+    let new = transaction.configuration()?;
+    let target = old
+        .properties()
+        .target_file_size
+        .unwrap_or(DEFAULT_OPTIMIZE_FILE_SIZE);
+    let files = candidate_files(snapshot, &OptimizeOptions::default(), true, target).await?;
+    let writer = WriterOptions {
+        target_file_size: Some(target),
+        ..WriterOptions::default()
+    };
+    let mut written: Vec<WrittenFile> = Vec::new();
+    let outcome = async {
+        for bin in pack_bins(&files, target, true) {
+            let scan = bin_scan(snapshot, &bin, row_tracking.is_some())?;
+            let rows = scan.stream();
+            let tracking = row_tracking.clone();
+            match rewrite_bin(&new, snapshot.storage(), &writer, tracking, rows).await {
+                Ok(files) => written.extend(files),
+                Err(failure) => {
+                    written.extend(failure.written_files.into_iter().map(unsized_file));
+                    return Err(failure.error);
+                }
+            }
+            for file in &bin {
+                transaction.record_read_files(file.path().as_deref());
+                transaction.remove_files(&file.add, false)?;
+            }
+        }
+        let adds: Vec<AddFile> = written
+            .iter()
+            .map(|file| AddFile {
+                data_change: false,
+                ..add_file(file)
+            })
+            .collect();
+        transaction.add(&adds)?;
+        Ok(transaction.commit().await?.version)
+    }
+    .await;
+    if outcome.is_err() {
+        let paths = written.into_iter().map(|file| file.path).collect();
+        let _ = snapshot.storage().delete_relative(paths).await;
+    }
+    outcome
 }
 
 /// The `files` whose Parquet schema holds a widened column (a field with
