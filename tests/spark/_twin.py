@@ -2017,7 +2017,7 @@ def build_spark_session(scratch: Path) -> Any:
         "spark.sql.python.filterPushdown.enabled": "true",
         "spark.sql.warehouse.dir": str(scratch / "warehouse"),
         "spark.local.dir": str(scratch / "local"),
-        "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        "spark.driver.extraJavaOptions": "-XX:+UseSerialGC",
         "spark.sql.codegen.wholeStage": "false",
         "spark.sql.adaptive.enabled": "false",
         "spark.databricks.delta.snapshotPartitions": "1",

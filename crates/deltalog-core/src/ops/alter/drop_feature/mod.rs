@@ -105,7 +105,7 @@ pub(crate) async fn drop_feature(
     if protects_history {
         write_checkpoint(
             &latest.refresh_to(result.version).await?,
-            &checkpoint_options(),
+            &CheckpointOptions::default(),
         )
         .await?;
     }
@@ -242,13 +242,8 @@ async fn empty_commit_and_checkpoint(storage: &Storage) -> Result<()> {
     let latest = latest(storage).await?;
     let committed = latest.transaction("Empty Commit").commit().await?;
     let snapshot = latest.refresh_to(committed.version).await?;
-    write_checkpoint(&snapshot, &checkpoint_options()).await?;
+    write_checkpoint(&snapshot, &CheckpointOptions::default()).await?;
     Ok(())
-}
-
-/// The checkpoints a drop writes: the kind the table's policy asks for, as by default.
-fn checkpoint_options() -> CheckpointOptions {
-    CheckpointOptions::default()
 }
 
 /// Deletes the history `delta.dropFeatureTruncateHistory.retentionDuration` lets go, then
