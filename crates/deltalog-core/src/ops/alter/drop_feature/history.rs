@@ -10,7 +10,7 @@ use crate::actions::Metadata;
 use crate::error::Result;
 use crate::log::decode::commit::{decode_actions, DecodeOptions};
 use crate::log::list_log_from;
-use crate::log::path::{CheckpointKind, LogFileKind};
+use crate::log::path::LogFileKind;
 use crate::log::segment::complete_checkpoints;
 use crate::schema::{ColumnMappingMode, StructType, TYPE_CHANGES_KEY};
 use crate::snapshot::{Snapshot, SnapshotAt};
@@ -27,13 +27,8 @@ pub(super) async fn holds_traces(latest: &Snapshot, feature: &TableFeature) -> R
         .filter(|checkpoint| checkpoint.version <= latest.version())
         .min_by_key(|checkpoint| checkpoint.version);
     if let Some(checkpoint) = earliest {
-        let uuid_named = checkpoint.parts.iter().any(|part| {
-            matches!(
-                part.kind,
-                LogFileKind::Checkpoint(CheckpointKind::Uuid { .. })
-            )
-        });
-        if uuid_named && *feature == TableFeature::V2Checkpoint {
+        let v2 = *feature == TableFeature::V2Checkpoint;
+        if v2 && super::traces::is_v2_checkpoint(storage, &checkpoint).await? {
             return Ok(true);
         }
         let state = Snapshot::load(storage, SnapshotAt::Version(checkpoint.version)).await?;

@@ -393,17 +393,7 @@ async fn age_the_log(table: &Table) {
 #[tokio::test]
 async fn dropping_column_mapping_rewrites_the_files_under_the_logical_names() {
     let dir = tempfile::tempdir().unwrap();
-    let table = table_of(
-        dir.path(),
-        ids_batch(0..4),
-        &[("delta.columnMapping.mode", "name")],
-    )
-    .await;
-    let rename = Alteration::RenameColumn {
-        from: "id".into(),
-        to: "ident".into(),
-    };
-    alter_table(table.storage(), rename).await.unwrap();
+    let table = mapped_with_renamed_id(&dir, 4, "ident").await;
     alter_table(table.storage(), drop("columnMapping"))
         .await
         .unwrap();
@@ -459,17 +449,7 @@ async fn dropping_column_mapping_rewrites_the_files_under_the_logical_names() {
 #[tokio::test]
 async fn column_names_that_need_column_mapping_keep_it() {
     let dir = tempfile::tempdir().unwrap();
-    let table = table_of(
-        dir.path(),
-        ids_batch(0..2),
-        &[("delta.columnMapping.mode", "name")],
-    )
-    .await;
-    let rename = Alteration::RenameColumn {
-        from: "id".into(),
-        to: "my id".into(),
-    };
-    alter_table(table.storage(), rename).await.unwrap();
+    let table = mapped_with_renamed_id(&dir, 2, "my id").await;
     let error = alter_table(table.storage(), drop("columnMapping"))
         .await
         .unwrap_err();
@@ -478,4 +458,16 @@ async fn column_names_that_need_column_mapping_keep_it() {
         .await
         .table_configuration()
         .is_feature_supported(&TableFeature::ColumnMapping));
+}
+
+/// A table under column mapping (`name`) holding ids `0..rows`, its column renamed to `to`.
+async fn mapped_with_renamed_id(dir: &tempfile::TempDir, rows: i64, to: &str) -> Table {
+    let mapped = [("delta.columnMapping.mode", "name")];
+    let table = table_of(dir.path(), ids_batch(0..rows), &mapped).await;
+    let rename = Alteration::RenameColumn {
+        from: "id".into(),
+        to: to.into(),
+    };
+    alter_table(table.storage(), rename).await.unwrap();
+    table
 }

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::log::encode::encode_path;
 use crate::log::list_log_from;
 use crate::log::path::{CheckpointKind, LogFileKind};
-use crate::log::segment::complete_checkpoints;
+use crate::log::segment::{complete_checkpoints, CheckpointFiles};
 use crate::maintenance::cleanup::truncate_history;
 use crate::ops::commands::optimize::rewrite_without_column_mapping;
 use crate::ops::commands::optimize::{reorg, Reorg};
@@ -29,6 +29,7 @@ use crate::schema::{
     TYPE_CHANGES_KEY,
 };
 use crate::snapshot::Snapshot;
+use crate::storage::Storage;
 use crate::table_config::properties::{
     CheckpointPolicy, CHECKPOINT_POLICY, COLUMN_MAPPING_MAX_COLUMN_ID, COLUMN_MAPPING_MODE,
     ENABLE_DELETION_VECTORS, ENABLE_IN_COMMIT_TIMESTAMPS, ENABLE_ROW_TRACKING,
@@ -249,7 +250,19 @@ async fn newest_checkpoint_is_v2(snapshot: &Snapshot) -> Result<bool> {
         .into_iter()
         .filter(|checkpoint| checkpoint.version <= snapshot.version())
         .max_by_key(|checkpoint| checkpoint.version);
-    let Some(part) = newest.and_then(|checkpoint| checkpoint.parts.into_iter().next()) else {
+    match newest {
+        Some(checkpoint) => is_v2_checkpoint(storage, &checkpoint).await,
+        None => Ok(false),
+    }
+}
+
+/// True when `checkpoint` is a V2 checkpoint: named with a UUID, or classic-named with a
+/// `checkpointMetadata` column (the classic-named copy of a V2 checkpoint).
+pub(super) async fn is_v2_checkpoint(
+    storage: &Storage,
+    checkpoint: &CheckpointFiles,
+) -> Result<bool> {
+    let Some(part) = checkpoint.parts.first() else {
         return Ok(false);
     };
     match part.kind {
