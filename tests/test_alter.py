@@ -191,7 +191,7 @@ def test_features_and_description(table: deltalog.DeltaTable) -> None:
     with pytest.raises(deltalog.UnsupportedFeatureError, match="teleport"):
         table.alter.add_feature("teleport")
     with pytest.raises(deltalog.UnsupportedFeatureError):
-        table.alter.add_feature("icebergCompatV2")
+        table.alter.add_feature("icebergWriterCompatV1")
     described = table.alter.set_description("the events")
     assert described.snapshot.metadata.description == "the events"
     assert repr(table.alter).startswith("Alter(")

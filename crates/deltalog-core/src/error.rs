@@ -159,10 +159,11 @@ pub enum Error {
     #[error("merge into {table}: {reason}")]
     MergeMultipleMatch { table: String, reason: String },
 
-    /// Version `version` of `table` names data files that are gone (deleted by VACUUM or by
-    /// hand), so it cannot be restored; `paths` names them (at most 100, relative to the
-    /// table root as the log names them).
-    #[error("version {version} of {table} cannot be restored: its data files {paths:?} are missing (vacuumed or deleted)")]
+    /// Version `version` of `table` names data files or deletion vector files that are gone
+    /// (deleted by VACUUM or by hand), so it cannot be restored; `paths` names them (at most
+    /// 100; data files relative to the table root as the log names them, deletion vector
+    /// files by URL).
+    #[error("version {version} of {table} cannot be restored: its data or deletion vector files {paths:?} are missing (vacuumed or deleted)")]
     MissingDataFiles {
         table: String,
         version: u64,

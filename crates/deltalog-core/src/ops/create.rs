@@ -6,12 +6,13 @@
 use std::collections::HashMap;
 
 use crate::error::{ConflictKind, Error, Result};
-use crate::schema::StructType;
+use crate::schema::{ColumnMappingMode, StructType};
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
 use crate::table_config::clustering::{
     clustering_domain_configuration, resolve_clustering_columns, CLUSTERING_DOMAIN,
 };
+use crate::table_config::iceberg;
 use crate::table_config::properties::FEATURE_PREFIX;
 use crate::table_config::properties::{TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID};
 use crate::table_config::writing::is_protocol_key;
@@ -173,9 +174,15 @@ pub(crate) fn new_table_spec(table: &str, create: CreateTable) -> Result<TableSp
         let key = format!("{FEATURE_PREFIX}{}", TableFeature::Clustering.name());
         configuration.insert(key, "supported".into());
     }
+    iceberg::complete_new_table(&mut configuration);
     let properties = TableProperties::try_from_configuration(&configuration)?;
     let mode = properties.column_mapping_mode;
-    let max = assign_column_mapping(&mut schema, mode, 0);
+    let mut max = assign_column_mapping(&mut schema, mode, 0);
+    if (properties.enable_iceberg_compat_v2 || properties.enable_iceberg_compat_v3)
+        && mode != ColumnMappingMode::None
+    {
+        max = iceberg::assign_nested_ids(&mut schema, mode, max)?;
+    }
     if max > 0 {
         configuration.insert(COLUMN_MAPPING_MAX_COLUMN_ID.into(), max.to_string());
     }

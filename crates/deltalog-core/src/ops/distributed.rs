@@ -285,8 +285,16 @@ impl DistributedWrite {
             transaction = staged.with_written(paths.clone());
             transaction.add_metrics(&replaced.metrics);
         }
-        let (changes, data): (Vec<AddFile>, Vec<AddFile>) =
+        let (changes, mut data): (Vec<AddFile>, Vec<AddFile>) =
             adds.into_iter().partition(is_change_file);
+        // The file list the tasks ship has no tags: give the data files theirs here.
+        let tags = config.new_file_tags();
+        for add in data.iter_mut().filter(|add| add.tags.is_empty()) {
+            add.tags = tags
+                .iter()
+                .map(|(key, value)| (key.clone(), Some(value.clone())))
+                .collect();
+        }
         let staging = transaction.transaction_mut();
         staging.add(&data).map_err(failure)?;
         staging.add_data_writer_features(&DATA_WRITER_FEATURES);
@@ -424,6 +432,11 @@ fn written_file(add: &AddFile) -> WrittenFile {
         stats: add.stats.clone().unwrap_or_default(),
         num_records: record_count(add).unwrap_or(0),
         modification_time: add.modification_time,
+        tags: add
+            .tags
+            .iter()
+            .filter_map(|(key, value)| Some((key.clone(), value.clone()?)))
+            .collect(),
     }
 }
 

@@ -555,3 +555,41 @@ async fn convert_turns_parquet_directories_into_a_table() {
     );
     assert!(!other.path().join("_delta_log").exists());
 }
+
+#[tokio::test]
+async fn restore_is_refused_when_a_deletion_vector_file_was_vacuumed() {
+    use crate::expr::parse_sql;
+    use crate::ops::dml::delete::{delete, DeleteOptions};
+    use crate::ops::dml::test_tables::{ids_batch, table_of};
+
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_of(
+        dir.path(),
+        ids_batch(0..10),
+        &[("delta.enableDeletionVectors", "true")],
+    )
+    .await;
+    for predicate in ["id < 3", "id < 5"] {
+        let predicate = parse_sql(predicate).unwrap();
+        delete(table.storage(), Some(predicate), DeleteOptions::default())
+            .await
+            .unwrap();
+    }
+    let purge = VacuumOptions {
+        retention_hours: Some(0.0),
+        dry_run: false,
+        enforce_retention_duration: false,
+    };
+    vacuum(table.storage(), purge).await.unwrap();
+    let before = latest(&table).await.version();
+    // Version 1's data file is still there; its deletion vector file is not (seed 1002).
+    match restore(table.storage(), SnapshotAt::Version(1)).await {
+        Err(Error::MissingDataFiles { version, paths, .. }) => {
+            assert_eq!(version, 1);
+            assert_eq!(paths.len(), 1);
+            assert!(paths[0].contains("deletion_vector_"), "{paths:?}");
+        }
+        other => panic!("expected MissingDataFiles, got {other:?}"),
+    }
+    assert_eq!(latest(&table).await.version(), before);
+}

@@ -62,8 +62,8 @@ enum Naming {
     Physical(ColumnMappingMode),
 }
 
-/// Field ids of array elements and map keys/values, from `parquet.field.nested.ids` of the
-/// enclosing column, with the key prefix of the current position (`<physical>.element...`).
+/// Field ids of array elements and map keys/values, from `parquet.field.nested.ids` (the
+/// spec's key) or `delta.columnMapping.nested.ids` (Delta on Spark's) of the enclosing column, with the key prefix of the current position (`<physical>.element...`).
 struct NestedIds<'a> {
     ids: &'a Map<String, Value>,
     prefix: String,
@@ -96,7 +96,11 @@ fn arrow_field(field: &StructField, naming: Naming) -> Result<ArrowField> {
         Naming::Physical(mode) => {
             let name = field.physical_name(mode)?.to_string();
             let metadata = physical_metadata(field, mode)?;
-            let nested_ids = match field.metadata.get(PARQUET_FIELD_NESTED_IDS_KEY) {
+            let nested_ids = field
+                .metadata
+                .get(PARQUET_FIELD_NESTED_IDS_KEY)
+                .or_else(|| field.metadata.get(NESTED_IDS_KEY));
+            let nested_ids = match nested_ids {
                 Some(Value::Object(ids)) if mode != ColumnMappingMode::None => Some(NestedIds {
                     ids,
                     prefix: name.clone(),

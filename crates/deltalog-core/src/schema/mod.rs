@@ -65,6 +65,8 @@ pub(crate) const EXTRA_COLUMN_KEY: &str = "deltalog.extraDataFileColumn";
 /// `<physical name>.element`, `<physical name>.key`, `<physical name>.value` (nested further
 /// as `<physical name>.element.key`, ...).
 pub(crate) const PARQUET_FIELD_NESTED_IDS_KEY: &str = "parquet.field.nested.ids";
+/// The same as [`PARQUET_FIELD_NESTED_IDS_KEY`], under the key Delta on Spark writes.
+pub(crate) const NESTED_IDS_KEY: &str = "delta.columnMapping.nested.ids";
 /// Column metadata key holding the type-widening history of a column.
 pub(crate) const TYPE_CHANGES_KEY: &str = "delta.typeChanges";
 /// Arrow extension name put on the struct field that holds a `variant` column.

@@ -70,8 +70,12 @@ pub enum TableFeature {
     IcebergCompatV1,
     /// `icebergCompatV2` (spec "Iceberg Compatibility V2").
     IcebergCompatV2,
+    /// `icebergCompatV3`: Iceberg compatibility V3 (Delta on Spark's `IcebergCompatV3`).
+    IcebergCompatV3,
     /// `icebergWriterCompatV1`: stricter Iceberg compatibility for writers.
     IcebergWriterCompatV1,
+    /// `materializePartitionColumns`: partition values are also written into the data files.
+    MaterializePartitionColumns,
     /// `clustering` (spec "Clustered Table").
     Clustering,
     /// `allowColumnDefaults` (spec "Default Columns").
@@ -109,7 +113,9 @@ const KNOWN_FEATURES: &[TableFeature] = &[
     TableFeature::DomainMetadata,
     TableFeature::IcebergCompatV1,
     TableFeature::IcebergCompatV2,
+    TableFeature::IcebergCompatV3,
     TableFeature::IcebergWriterCompatV1,
+    TableFeature::MaterializePartitionColumns,
     TableFeature::Clustering,
     TableFeature::AllowColumnDefaults,
     TableFeature::InCommitTimestamp,
@@ -160,7 +166,9 @@ impl TableFeature {
             DomainMetadata => "domainMetadata",
             IcebergCompatV1 => "icebergCompatV1",
             IcebergCompatV2 => "icebergCompatV2",
+            IcebergCompatV3 => "icebergCompatV3",
             IcebergWriterCompatV1 => "icebergWriterCompatV1",
+            MaterializePartitionColumns => "materializePartitionColumns",
             Clustering => "clustering",
             AllowColumnDefaults => "allowColumnDefaults",
             InCommitTimestamp => "inCommitTimestamp",

@@ -10,6 +10,7 @@
 
 pub(crate) mod clustering;
 pub(crate) mod features;
+pub(crate) mod iceberg;
 pub(crate) mod properties;
 #[cfg(feature = "internal-api")]
 pub mod stats;
@@ -166,7 +167,7 @@ impl TableConfiguration {
     /// `delta.enableChangeDataFeed`, `columnMapping`: a mode other than `none`,
     /// `deletionVectors`: `delta.enableDeletionVectors`, `rowTracking`:
     /// `delta.enableRowTracking`, `inCommitTimestamp`: `delta.enableInCommitTimestamps`,
-    /// `typeWidening`: `delta.enableTypeWidening`, `icebergCompatV1`/`V2`: their
+    /// `typeWidening`: `delta.enableTypeWidening`, `icebergCompatV1`/`V2`/`V3`: their
     /// `delta.enableIcebergCompat*`); every other feature is active when supported.
     pub fn is_feature_enabled(&self, feature: &TableFeature) -> bool {
         if !self.is_feature_supported(feature) {
@@ -187,6 +188,7 @@ impl TableConfiguration {
             }
             TableFeature::IcebergCompatV1 => properties.enable_iceberg_compat_v1,
             TableFeature::IcebergCompatV2 => properties.enable_iceberg_compat_v2,
+            TableFeature::IcebergCompatV3 => properties.enable_iceberg_compat_v3,
             _ => true,
         }
     }

@@ -62,6 +62,19 @@ pub(crate) const ENABLE_EXPIRED_LOG_CLEANUP: &str = "delta.enableExpiredLogClean
 pub(crate) const ENABLE_ICEBERG_COMPAT_V1: &str = "delta.enableIcebergCompatV1";
 /// `delta.enableIcebergCompatV2` (spec "Iceberg Compatibility V2").
 pub(crate) const ENABLE_ICEBERG_COMPAT_V2: &str = "delta.enableIcebergCompatV2";
+/// `delta.enableIcebergCompatV3`: Iceberg compatibility V3 (Delta on Spark's `IcebergCompatV3`).
+pub(crate) const ENABLE_ICEBERG_COMPAT_V3: &str = "delta.enableIcebergCompatV3";
+/// `delta.universalFormat.iceberg.atomicConversion.supported`: set by Delta on Spark when it
+/// creates a table with Iceberg compatibility; stored only.
+pub(crate) const ICEBERG_ATOMIC_CONVERSION_SUPPORTED: &str =
+    "delta.universalFormat.iceberg.atomicConversion.supported";
+/// `delta.enableMaterializePartitionColumnsFeature`: turns on the
+/// `materializePartitionColumns` feature (partition values written into the data files).
+pub(crate) const ENABLE_MATERIALIZE_PARTITION_COLUMNS: &str =
+    "delta.enableMaterializePartitionColumnsFeature";
+/// `delta.writePartitionColumnsToParquet`: partition values are also written into the data
+/// files.
+pub(crate) const WRITE_PARTITION_COLUMNS_TO_PARQUET: &str = "delta.writePartitionColumnsToParquet";
 /// `delta.enableInCommitTimestamps`: commits record their timestamp in `commitInfo`.
 pub(crate) const ENABLE_IN_COMMIT_TIMESTAMPS: &str = "delta.enableInCommitTimestamps";
 /// `delta.enableRowTracking`: row ids and row commit versions are reliable (spec "Row
@@ -127,16 +140,12 @@ const SPARK_ONLY_KEYS: &[&str] = &[
     "delta.dataSkippingStringPrefixLength",
     "delta.enableChangeDataCapture",
     "delta.enableFullRetentionRollback",
-    "delta.enableIcebergCompatV3",
-    "delta.enableMaterializePartitionColumnsFeature",
     "delta.enableVariantShredding",
     "delta.ignoreIcebergBucketPartition",
     "delta.ignoreProtocolDefaults",
     "delta.parquet.format.version",
     "delta.sampleRetentionDuration",
     "delta.universalFormat.enabledFormats",
-    "delta.universalFormat.iceberg.atomicConversion.supported",
-    "delta.writePartitionColumnsToParquet",
 ];
 
 /// Every `delta.*` key with a constant in this module.
@@ -157,7 +166,11 @@ const KEYS: &[&str] = &[
     ENABLE_EXPIRED_LOG_CLEANUP,
     ENABLE_ICEBERG_COMPAT_V1,
     ENABLE_ICEBERG_COMPAT_V2,
+    ENABLE_ICEBERG_COMPAT_V3,
     ENABLE_IN_COMMIT_TIMESTAMPS,
+    ENABLE_MATERIALIZE_PARTITION_COLUMNS,
+    ICEBERG_ATOMIC_CONVERSION_SUPPORTED,
+    WRITE_PARTITION_COLUMNS_TO_PARQUET,
     ENABLE_ROW_TRACKING,
     ENABLE_TYPE_WIDENING,
     IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION,
@@ -237,6 +250,13 @@ pub struct TableProperties {
     pub enable_iceberg_compat_v1: bool,
     /// `delta.enableIcebergCompatV2`. Default `false`.
     pub enable_iceberg_compat_v2: bool,
+    /// `delta.enableIcebergCompatV3`. Default `false`.
+    pub enable_iceberg_compat_v3: bool,
+    /// `delta.enableMaterializePartitionColumnsFeature`. Default `false`.
+    pub enable_materialize_partition_columns: bool,
+    /// `delta.writePartitionColumnsToParquet`. Default `None`: deltalog does not write
+    /// partition values into data files unless a feature asks for it.
+    pub write_partition_columns_to_parquet: Option<bool>,
     /// `delta.enableInCommitTimestamps`. Default `false` (Delta on Spark).
     pub enable_in_commit_timestamps: bool,
     /// `delta.enableRowTracking`. Default `false` (spec "Row Tracking").
@@ -352,6 +372,14 @@ impl TableProperties {
             enable_expired_log_cleanup: parser.boolean(ENABLE_EXPIRED_LOG_CLEANUP, true),
             enable_iceberg_compat_v1: parser.boolean(ENABLE_ICEBERG_COMPAT_V1, false),
             enable_iceberg_compat_v2: parser.boolean(ENABLE_ICEBERG_COMPAT_V2, false),
+            enable_iceberg_compat_v3: parser.boolean(ENABLE_ICEBERG_COMPAT_V3, false),
+            enable_materialize_partition_columns: parser
+                .boolean(ENABLE_MATERIALIZE_PARTITION_COLUMNS, false),
+            write_partition_columns_to_parquet: parser.optional_with(
+                WRITE_PARTITION_COLUMNS_TO_PARQUET,
+                "`true` or `false`",
+                parse_bool,
+            ),
             enable_in_commit_timestamps: parser.boolean(ENABLE_IN_COMMIT_TIMESTAMPS, false),
             enable_row_tracking: parser.boolean(ENABLE_ROW_TRACKING, false),
             enable_type_widening: parser.boolean(ENABLE_TYPE_WIDENING, false),

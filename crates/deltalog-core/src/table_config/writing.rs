@@ -35,7 +35,8 @@ pub(crate) enum WriterDuty {
     Log,
     /// Its duties are row by row or inside the data files (invariants, CHECK constraints,
     /// generated, identity and default columns, physical column names, clustering
-    /// statistics): honoured only when the data writer says it enforces them, or when the
+    /// statistics, partition values in the data files under Iceberg compatibility and
+    /// `materializePartitionColumns`): honoured only when the data writer says it enforces them, or when the
     /// table does not use it.
     DataWriter,
     /// Not honoured: writes are refused.
@@ -50,11 +51,18 @@ pub(crate) fn writer_duty(feature: &TableFeature) -> WriterDuty {
         | DeletionVectors | TimestampNtz | V2Checkpoint | VacuumProtocolCheck
         | CheckpointProtection | TypeWidening | TypeWideningPreview | VariantType
         | VariantTypePreview => WriterDuty::Log,
-        Invariants | CheckConstraints | GeneratedColumns | IdentityColumns
-        | AllowColumnDefaults | ColumnMapping | Clustering => WriterDuty::DataWriter,
-        IcebergCompatV1
+        Invariants
+        | CheckConstraints
+        | GeneratedColumns
+        | IdentityColumns
+        | AllowColumnDefaults
+        | ColumnMapping
+        | Clustering
+        | IcebergCompatV1
         | IcebergCompatV2
-        | IcebergWriterCompatV1
+        | IcebergCompatV3
+        | MaterializePartitionColumns => WriterDuty::DataWriter,
+        IcebergWriterCompatV1
         | VariantShredding
         | VariantShreddingPreview
         | CatalogManaged
@@ -162,6 +170,8 @@ pub(crate) fn required_features(metadata: &Metadata, schema: &StructType) -> Vec
             VariantType => has_type(PrimitiveType::Variant),
             IcebergCompatV1 => properties.enable_iceberg_compat_v1,
             IcebergCompatV2 => properties.enable_iceberg_compat_v2,
+            IcebergCompatV3 => properties.enable_iceberg_compat_v3,
+            MaterializePartitionColumns => properties.enable_materialize_partition_columns,
             _ => false,
         })
         .cloned()

@@ -19,10 +19,11 @@ use crate::write::{write_batches, WriteFailure, WriterOptions, WrittenFile};
 
 /// The writer features whose per-row and per-file duties [`crate::write::DataFileWriter`]
 /// enforces (invariants, CHECK constraints, generated, identity and default columns,
-/// physical names under column mapping, statistics on clustering columns); rules of these
+/// physical names under column mapping, statistics on clustering columns, partition values
+/// in the data files under Iceberg compatibility and `materializePartitionColumns`); rules of these
 /// features it cannot evaluate are refused when the writer is made. (That the statistics
 /// settings cover the clustering columns is checked at commit.)
-pub(crate) const DATA_WRITER_FEATURES: [TableFeature; 7] = [
+pub(crate) const DATA_WRITER_FEATURES: [TableFeature; 11] = [
     TableFeature::Invariants,
     TableFeature::CheckConstraints,
     TableFeature::GeneratedColumns,
@@ -30,6 +31,10 @@ pub(crate) const DATA_WRITER_FEATURES: [TableFeature; 7] = [
     TableFeature::AllowColumnDefaults,
     TableFeature::ColumnMapping,
     TableFeature::Clustering,
+    TableFeature::IcebergCompatV1,
+    TableFeature::IcebergCompatV2,
+    TableFeature::IcebergCompatV3,
+    TableFeature::MaterializePartitionColumns,
 ];
 
 /// A [`Transaction`] that writes data files: [`TableTransaction::write`] writes Arrow batches
@@ -222,6 +227,11 @@ pub(crate) fn add_file(file: &WrittenFile) -> AddFile {
         modification_time: file.modification_time,
         data_change: true,
         stats: Some(file.stats.clone()),
+        tags: file
+            .tags
+            .iter()
+            .map(|(key, value)| (key.clone(), Some(value.clone())))
+            .collect(),
         ..AddFile::default()
     }
 }

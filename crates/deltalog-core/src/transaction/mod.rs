@@ -48,15 +48,17 @@ use crate::maintenance::post_commit::{
 };
 use crate::replay::file_list::{file_list_stats, FileListOptions};
 use crate::replay::reconcile::FileKeys;
+use crate::schema::from_arrow::max_column_id;
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
 use crate::table_config::clustering::{
     clustering_columns, ensure_clustering_stats, CLUSTERING_DOMAIN,
 };
+use crate::table_config::iceberg;
 use crate::table_config::properties::{
-    IsolationLevel, IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP,
-    IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION,
+    IsolationLevel, TableProperties, COLUMN_MAPPING_MAX_COLUMN_ID,
+    IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP, IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION,
     ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
     ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
 };
@@ -718,7 +720,13 @@ impl Transaction {
         if update.description.is_some() {
             metadata.description = update.description;
         }
-        let schema = crate::table_config::logical_schema(&metadata, self.storage.uri())?;
+        for (key, value) in iceberg::implied_changes(&metadata.configuration) {
+            if let Some(value) = value {
+                metadata.configuration.insert(key, value);
+            }
+        }
+        let mut schema = crate::table_config::logical_schema(&metadata, self.storage.uri())?;
+        give_nested_ids(&mut metadata, &mut schema)?;
         schema
             .partition_schema(&metadata.partition_columns)
             .map_err(|error| Error::InvalidArgument(error.to_string()))?;
@@ -1046,6 +1054,15 @@ impl Transaction {
                 both.replace('\u{0}', " with deletion vector ")
             )));
         }
+        if self.metadata.is_some() || !self.adds.is_empty() {
+            let missing_records = config.iceberg_compat().is_some()
+                && self.adds.iter().any(|adds| {
+                    let records = int_column(adds, add::NUM_RECORDS);
+                    (0..adds.len())
+                        .any(|row| adds.is_valid(row) && records.is_none_or(|r| r.is_null(row)))
+                });
+            iceberg::check_commit(self.read.config.as_ref(), &config, missing_records)?;
+        }
         if config.assigns_row_ids() {
             for adds in &self.adds {
                 let bases = int_column(adds, add::BASE_ROW_ID);
@@ -1356,6 +1373,33 @@ fn new_metadata(spec: &TableSpec) -> Result<Metadata> {
         .partition_schema(&spec.partition_columns)
         .map_err(|error| Error::InvalidArgument(error.to_string()))?;
     Ok(metadata)
+}
+
+/// Gives the arrays and maps of `schema` (the schema of `metadata`) their nested field ids
+/// when `metadata` turns Iceberg compatibility V2 or V3 on (`iceberg::assign_nested_ids`),
+/// updating the schema string and `delta.columnMapping.maxColumnId`.
+fn give_nested_ids(metadata: &mut Metadata, schema: &mut StructType) -> Result<()> {
+    let properties = TableProperties::from_configuration(&metadata.configuration);
+    let wanted = properties.enable_iceberg_compat_v2 || properties.enable_iceberg_compat_v3;
+    let mode = properties.column_mapping_mode;
+    if !wanted || mode == ColumnMappingMode::None {
+        return Ok(());
+    }
+    let known = properties
+        .column_mapping_max_column_id
+        .unwrap_or(0)
+        .max(max_column_id(schema));
+    let mut with_ids = schema.clone();
+    let max = iceberg::assign_nested_ids(&mut with_ids, mode, known)
+        .map_err(|error| Error::InvalidArgument(error.to_string()))?;
+    if with_ids != *schema {
+        metadata.schema_string = Some(with_ids.to_json()?);
+        metadata
+            .configuration
+            .insert(COLUMN_MAPPING_MAX_COLUMN_ID.into(), max.to_string());
+        *schema = with_ids;
+    }
+    Ok(())
 }
 
 /// Names the materialised row id and row commit version columns in `metadata` when

@@ -85,17 +85,7 @@ impl UnsupportedDuty {
 /// when it can write the table. A transaction refuses to write data to a table for which this
 /// is not empty.
 pub fn unsupported_writer_duties(config: &TableConfiguration) -> Vec<UnsupportedDuty> {
-    let mut duties = Vec::new();
-    for feature in [TableFeature::IcebergCompatV1, TableFeature::IcebergCompatV2] {
-        if config.is_feature_enabled(&feature) {
-            duties.push(UnsupportedDuty {
-                detail: "partition values would have to be written into the data files".into(),
-                feature,
-            });
-        }
-    }
-    duties.extend(all_unsupported(config));
-    duties
+    all_unsupported(config)
 }
 
 /// The generated columns of `schema` that read a top-level column at one of the indices

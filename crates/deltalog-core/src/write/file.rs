@@ -20,6 +20,7 @@ pub(crate) struct OpenFile {
     key: PartitionKey,
     path: String,
     partition_values: Arc<Vec<(String, Option<String>)>>,
+    tags: Vec<(String, String)>,
     encoder: Option<Encoder>,
     upload: ObjectUpload,
 }
@@ -139,6 +140,7 @@ impl OpenFile {
         Ok(OpenFile {
             key: part.key.clone(),
             partition_values: part.partition_values.clone(),
+            tags: plan.file_tags.clone(),
             encoder: Some(Encoder {
                 writer,
                 stats: plan.stats.start(),
@@ -250,6 +252,7 @@ impl OpenFile {
             stats,
             num_records: rows,
             modification_time: now_ms(),
+            tags: self.tags,
         })
     }
 

@@ -15,7 +15,8 @@
 //!    columns; a failing row is an [`Error::ConstraintViolation`] naming the rule, the row and
 //!    its values, raised before any of the batch is written;
 //! 4. splits the rows by partition values (spec "Partition Value Serialization") and writes the
-//!    data columns (never the partition columns) to one open file per partition, under
+//!    data columns (and after them the partition columns, when the table materialises them:
+//!    Iceberg compatibility, `materializePartitionColumns`) to one open file per partition, under
 //!    Hive-style directories `column=value/` escaped as Spark escapes them (or a random prefix
 //!    under `delta.randomizeFilePrefixes`), with physical names and Parquet field ids under
 //!    column mapping (spec "Column Mapping");
@@ -23,7 +24,7 @@
 //!    Statistics").
 //!
 //! A table whose rules cannot all be honoured (a CHECK constraint or generation expression our
-//! expression language cannot evaluate, a non-literal default, `icebergCompatV1/V2`) is refused
+//! expression language cannot evaluate, a non-literal default) is refused
 //! when the writer is made, with an [`Error::UnsupportedFeature`];
 //! [`unsupported_writer_duties`] lists those rules without failing.
 //!
@@ -95,6 +96,9 @@ pub struct WrittenFile {
     pub num_records: u64,
     /// When the file was completed, in milliseconds since the epoch.
     pub modification_time: i64,
+    /// The tags its add carries (`ICEBERG_COMPAT_VERSION` under Iceberg compatibility V2 and
+    /// V3, as Delta on Spark tags them); usually empty.
+    pub tags: Vec<(String, String)>,
 }
 
 /// What a finished write produced.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use arrow::compute::take_record_batch;
 use arrow::row::{RowConverter, SortField};
+use arrow_array::cast::AsArray;
 use arrow_array::{make_array, Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow_schema::SchemaRef;
 use parquet::basic::{Compression, ZstdLevel};
@@ -35,7 +36,9 @@ pub(crate) struct WritePlan {
     pub logical_arrow: SchemaRef,
     /// Top-level index and physical name of each partition column, in partition order.
     partition_columns: Vec<(usize, String, PrimitiveType)>,
-    /// Top-level indexes of the data columns, in schema order.
+    /// Top-level indexes of the columns the data files hold: the data columns in schema
+    /// order, then the partition columns in partition order when the table materialises
+    /// them (`TableConfiguration::materializes_partition_columns`).
     data_columns: Vec<usize>,
     /// The Arrow schema of the data files: physical names, Parquet field ids.
     pub physical_arrow: SchemaRef,
@@ -44,6 +47,8 @@ pub(crate) struct WritePlan {
     pub options: WriterOptions,
     pub target_file_size: u64,
     pub properties: WriterProperties,
+    /// The tags of the adds of the files written (`TableConfiguration::new_file_tags`).
+    pub file_tags: Vec<(String, String)>,
     /// Length of the random directory prefix under `delta.randomizeFilePrefixes`.
     pub random_prefix: Option<usize>,
     pub file_counter: AtomicUsize,
@@ -138,14 +143,22 @@ impl WritePlan {
             partition_columns.push((index, field.physical_name(mode)?.to_string(), ty));
         }
         let data_schema = schema.data_schema(config.partition_columns());
-        let data_columns = schema
+        let mut data_columns: Vec<usize> = schema
             .fields
             .iter()
             .enumerate()
             .filter(|(_, field)| data_schema.field(&field.name).is_some())
             .map(|(index, _)| index)
             .collect();
-        let physical_arrow = Arc::new(to_arrow_physical_schema(&data_schema, mode)?);
+        let mut file_schema = data_schema.clone();
+        if config.materializes_partition_columns() {
+            // Spec "Iceberg Compatibility V1": partition values go after the data columns.
+            for (index, _, _) in &partition_columns {
+                data_columns.push(*index);
+                file_schema.fields.push(schema.fields[*index].clone());
+            }
+        }
+        let physical_arrow = Arc::new(to_arrow_physical_schema(&file_schema, mode)?);
         let stats = StatsPlan::try_new(
             &data_schema,
             &config.metadata().configuration,
@@ -181,6 +194,7 @@ impl WritePlan {
             options,
             target_file_size,
             properties,
+            file_tags: config.new_file_tags(),
             random_prefix,
             file_counter: AtomicUsize::new(0),
         })
@@ -304,20 +318,22 @@ impl WritePlan {
         })
     }
 
-    /// The data columns of `logical`, retyped to the physical schema (names and field ids
-    /// differ, the layout is the same).
+    /// The columns of `logical` the data files hold, retyped to the physical schema (names
+    /// and field ids differ, the layout is the same). A materialised string partition value
+    /// that is empty is written NULL, as its partition value is (Spark's `empty2null`).
     fn data_batch(&self, logical: &RecordBatch) -> Result<RecordBatch> {
         let columns = self
             .data_columns
             .iter()
             .zip(self.physical_arrow.fields())
             .map(|(index, field)| {
-                let data = logical
-                    .column(*index)
-                    .to_data()
-                    .into_builder()
-                    .data_type(field.data_type().clone())
-                    .build()
+                let column = logical.column(*index);
+                let is_partition = self.partition_columns.iter().any(|(i, ..)| i == index);
+                let column = match column.as_string_opt::<i32>() {
+                    Some(strings) if is_partition => empty_to_null(strings)?,
+                    _ => column.clone(),
+                };
+                let data = retyped(column.to_data(), field.data_type())
                     .map_err(|e| Error::arrow("renaming columns to physical names", e))?;
                 Ok(make_array(data))
             })
@@ -327,9 +343,47 @@ impl WritePlan {
     }
 }
 
+/// `data` under `to`, a type of the same layout whose field names, nullability or metadata
+/// differ (at any depth: a map's entries carry the field ids of its key and value).
+fn retyped(
+    data: arrow::array::ArrayData,
+    to: &arrow_schema::DataType,
+) -> std::result::Result<arrow::array::ArrayData, arrow_schema::ArrowError> {
+    use arrow_schema::DataType as Arrow;
+    let child_types: Vec<&Arrow> = match to {
+        Arrow::Struct(fields) => fields.iter().map(|f| f.data_type()).collect(),
+        Arrow::List(field)
+        | Arrow::LargeList(field)
+        | Arrow::Map(field, _)
+        | Arrow::FixedSizeList(field, _) => vec![field.data_type()],
+        _ => Vec::new(),
+    };
+    let children = match child_types.is_empty() {
+        true => data.child_data().to_vec(),
+        false => data
+            .child_data()
+            .iter()
+            .zip(child_types)
+            .map(|(child, ty)| retyped(child.clone(), ty))
+            .collect::<std::result::Result<Vec<_>, _>>()?,
+    };
+    data.into_builder()
+        .data_type(to.clone())
+        .child_data(children)
+        .build()
+}
+
+/// `strings` with its empty values made NULL.
+fn empty_to_null(strings: &arrow_array::StringArray) -> Result<ArrayRef> {
+    let empty =
+        arrow::compute::kernels::cmp::eq(strings, &arrow_array::StringArray::new_scalar(""))
+            .map_err(|e| Error::arrow("materialising partition values", e))?;
+    arrow::compute::nullif(strings, &empty)
+        .map_err(|e| Error::arrow("materialising partition values", e))
+}
+
 /// The value at `row` of a column of the primitive type `ty` (in its table Arrow type).
 pub(crate) fn scalar_at(array: &dyn Array, row: usize, ty: PrimitiveType) -> Result<Scalar> {
-    use arrow_array::cast::AsArray;
     use arrow_array::types::{
         Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
         Int8Type, TimestampMicrosecondType,

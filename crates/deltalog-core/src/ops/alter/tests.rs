@@ -468,7 +468,7 @@ async fn features_are_added_by_name() {
     assert!(matches!(error, Error::UnsupportedFeature { .. }), "{error}");
     let error = alter_table(
         table.storage(),
-        Alteration::AddFeature("icebergCompatV2".into()),
+        Alteration::AddFeature("icebergWriterCompatV1".into()),
     )
     .await
     .unwrap_err();

@@ -28,8 +28,10 @@ use arrow_array::{Array, BooleanArray, StructArray};
 use futures::StreamExt;
 use serde_json::Value;
 
+use crate::actions::deletion_vector::{resolve as resolve_dv, DvLocation};
 use crate::actions::layout::{add, in_add_layout};
 use crate::error::{Error, Result};
+use crate::ops::commands::vacuum::descriptor;
 use crate::replay::load::load_segment;
 use crate::replay::reconcile::FileKeys;
 use crate::snapshot::Snapshot;
@@ -352,19 +354,32 @@ fn row_key(batch: &StructArray, row: usize, keys: &FileKeys) -> Option<String> {
     Some(key)
 }
 
-/// Refuses the restore when a file of `to_add` no longer exists.
+/// Refuses the restore when a file of `to_add`, or the file of its deletion vector, no
+/// longer exists (a vacuum removed it): the restored version could not be read. Delta on
+/// Spark checks the data files only; a deletion vector file gone makes the restore as
+/// unreadable (differential seed 1002).
 async fn check_files_exist(storage: &Storage, version: u64, to_add: &[StructArray]) -> Result<()> {
-    let paths: Vec<String> = to_add
-        .iter()
-        .flat_map(|batch| {
-            let column = batch
-                .column_by_name(add::PATH)
-                .and_then(|c| c.as_string_opt::<i32>())
-                .cloned();
-            (0..batch.len())
-                .filter_map(move |row| column.as_ref().map(|c| c.value(row).to_string()))
-        })
-        .collect();
+    let mut paths: Vec<String> = Vec::new();
+    for batch in to_add {
+        let column = batch
+            .column_by_name(add::PATH)
+            .and_then(|c| c.as_string_opt::<i32>());
+        let vectors = batch
+            .column_by_name(add::DELETION_VECTOR)
+            .and_then(|c| c.as_struct_opt());
+        for row in (0..batch.len()).filter(|row| batch.is_valid(*row)) {
+            if let Some(column) = column {
+                paths.push(column.value(row).to_string());
+            }
+            let vector = vectors.and_then(|dvs| descriptor(dvs, row));
+            if let Some(DvLocation::File { url, .. }) =
+                vector.and_then(|dv| resolve_dv(&dv, storage.root_url()).ok())
+            {
+                paths.push(url.to_string());
+            }
+        }
+    }
+    paths.dedup();
     let checks = futures::stream::iter(paths)
         .map(|path| async move {
             let exists = storage.exists(&path).await;

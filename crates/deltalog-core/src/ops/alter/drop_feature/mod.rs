@@ -59,6 +59,7 @@ const REMOVABLE: &[TableFeature] = &[
     TableFeature::InCommitTimestamp,
     TableFeature::VacuumProtocolCheck,
     TableFeature::CheckpointProtection,
+    TableFeature::MaterializePartitionColumns,
 ];
 
 /// Drops the feature named `name` from `snapshot`'s table (see the module documentation);

@@ -25,15 +25,15 @@ use crate::ops::commands::optimize::{reorg, Reorg};
 use crate::ops::commands::vacuum::{descriptor, dv_store_path, relative_store_path};
 use crate::schema::{
     ArrayType, ColumnMappingMode, DataType, MapType, StructField, StructType,
-    COLUMN_MAPPING_ID_KEY, COLUMN_MAPPING_PHYSICAL_NAME_KEY, PARQUET_FIELD_NESTED_IDS_KEY,
-    TYPE_CHANGES_KEY,
+    COLUMN_MAPPING_ID_KEY, COLUMN_MAPPING_PHYSICAL_NAME_KEY, NESTED_IDS_KEY,
+    PARQUET_FIELD_NESTED_IDS_KEY, TYPE_CHANGES_KEY,
 };
 use crate::snapshot::Snapshot;
 use crate::storage::Storage;
 use crate::table_config::properties::{
     CheckpointPolicy, CHECKPOINT_POLICY, COLUMN_MAPPING_MAX_COLUMN_ID, COLUMN_MAPPING_MODE,
-    ENABLE_DELETION_VECTORS, ENABLE_IN_COMMIT_TIMESTAMPS, ENABLE_ROW_TRACKING,
-    ENABLE_TYPE_WIDENING, IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP,
+    ENABLE_DELETION_VECTORS, ENABLE_IN_COMMIT_TIMESTAMPS, ENABLE_MATERIALIZE_PARTITION_COLUMNS,
+    ENABLE_ROW_TRACKING, ENABLE_TYPE_WIDENING, IN_COMMIT_TIMESTAMP_ENABLEMENT_TIMESTAMP,
     IN_COMMIT_TIMESTAMP_ENABLEMENT_VERSION, REQUIRE_CHECKPOINT_PROTECTION_BEFORE_VERSION,
     ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
     ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME, ROW_TRACKING_SUSPENDED,
@@ -54,6 +54,9 @@ pub(super) fn kept_to_the_end(feature: &TableFeature) -> &'static [&'static str]
             ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
             ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
         ],
+        // Files written with partition values stay as they are: readers take the values
+        // from the log.
+        TableFeature::MaterializePartitionColumns => &[ENABLE_MATERIALIZE_PARTITION_COLUMNS],
         _ => &[],
     }
 }
@@ -397,7 +400,7 @@ fn without_type_changes(schema: &StructType) -> StructType {
 const MAPPING_KEYS: [&str; 5] = [
     COLUMN_MAPPING_ID_KEY,
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,
-    "delta.columnMapping.nested.ids",
+    NESTED_IDS_KEY,
     "parquet.field.id",
     PARQUET_FIELD_NESTED_IDS_KEY,
 ];

@@ -659,6 +659,7 @@ fn unsized_file(path: String) -> WrittenFile {
         stats: String::new(),
         num_records: 0,
         modification_time: 0,
+        tags: Vec::new(),
     }
 }
 
