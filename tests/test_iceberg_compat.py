@@ -186,6 +186,8 @@ def test_iceberg_compat_v3_turns_row_tracking_on_and_stays_on(tmp_path: Path) ->
     before = table.latest_version()
     with pytest.raises(deltalog.OperationNotAllowedError, match="cannot be turned off"):
         table.alter.set_properties({"delta.enableIcebergCompatV3": "false"})
+    with pytest.raises(deltalog.OperationNotAllowedError, match="enableRowTracking"):
+        table.alter.set_properties({"delta.enableRowTracking": "false"})
     assert deltalog.DeltaTable(uri).latest_version() == before
 
 

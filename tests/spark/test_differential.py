@@ -33,6 +33,7 @@ REGRESSION_SEEDS: list[tuple[int, str, int]] = [
     (0, "twin", 1),  # row tracking tables created without the materialized column names
     (52, "spark-first", 14),  # a NaN with its sign bit set sorted below every number
     (344, "deltalog-first", 15),  # Spark's VACUUM deleted our files under non-ASCII partitions
+    (1002, "twin", 12),  # RESTORE committed a version whose deletion vector file was vacuumed
 ]
 
 

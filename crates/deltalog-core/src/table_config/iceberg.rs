@@ -7,7 +7,7 @@
 //! Iceberg; the Iceberg metadata itself (UniForm) is out of scope. The rules, checked on every
 //! commit that changes the metadata or adds files ([`check_commit`]):
 //! - one version at most is on, and V3 cannot be turned off again;
-//! - column mapping `name` or `id`;
+//! - column mapping `name` or `id`; V3 row tracking as well;
 //! - V1: the `deletionVectors` feature is not supported; V2: deletion vectors are not enabled
 //!   (before or after the commit); V3 allows them;
 //! - the schema's types: V1 no arrays, maps or `void`; V2 only byte to decimal, string,
@@ -221,6 +221,13 @@ pub(crate) fn check_commit(
             config,
             version,
             &format!("it needs {COLUMN_MAPPING_MODE} `name` or `id`"),
+        ));
+    }
+    if version == 3 && !config.properties().enable_row_tracking {
+        return Err(violation(
+            config,
+            version,
+            &format!("it needs {ENABLE_ROW_TRACKING} = true"),
         ));
     }
     check_deletion_vectors(previous, config, version)?;
