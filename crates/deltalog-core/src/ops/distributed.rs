@@ -290,10 +290,7 @@ impl DistributedWrite {
         // The file list the tasks ship has no tags: give the data files theirs here.
         let tags = config.new_file_tags();
         for add in data.iter_mut().filter(|add| add.tags.is_empty()) {
-            add.tags = tags
-                .iter()
-                .map(|(key, value)| (key.clone(), Some(value.clone())))
-                .collect();
+            add.tags = tags.clone();
         }
         let staging = transaction.transaction_mut();
         staging.add(&data).map_err(failure)?;
@@ -432,11 +429,7 @@ fn written_file(add: &AddFile) -> WrittenFile {
         stats: add.stats.clone().unwrap_or_default(),
         num_records: record_count(add).unwrap_or(0),
         modification_time: add.modification_time,
-        tags: add
-            .tags
-            .iter()
-            .filter_map(|(key, value)| Some((key.clone(), value.clone()?)))
-            .collect(),
+        tags: add.tags.clone(),
     }
 }
 

@@ -72,10 +72,10 @@ impl TableConfiguration {
 
     /// The tags of the add of a file written now: `ICEBERG_COMPAT_VERSION` from V2 on, as
     /// Delta on Spark tags them.
-    pub(crate) fn new_file_tags(&self) -> Vec<(String, String)> {
+    pub(crate) fn new_file_tags(&self) -> Vec<(String, Option<String>)> {
         match self.iceberg_compat() {
             Some(version) if version >= 2 => {
-                vec![(ICEBERG_COMPAT_VERSION_TAG.into(), version.to_string())]
+                vec![(ICEBERG_COMPAT_VERSION_TAG.into(), Some(version.to_string()))]
             }
             _ => Vec::new(),
         }
@@ -186,13 +186,13 @@ fn assign_id(key: String, ids: &mut Map<String, Value>, next: &mut i64) -> Strin
 
 /// Checks a commit against the Iceberg compatibility rules (module documentation): `config`
 /// is what the commit leaves, `previous` the table before it (`None` when it creates the
-/// table), `adds_missing_records` whether an added file lacks `numRecords`.
+/// table), `without_records` an added file that lacks `numRecords`, if any.
 ///
 /// Errors: [`Error::NotAllowed`] naming the version and the rule broken.
 pub(crate) fn check_commit(
     previous: Option<&TableConfiguration>,
     config: &TableConfiguration,
-    adds_missing_records: bool,
+    without_records: Option<&str>,
 ) -> Result<()> {
     let was_v3 = previous.is_some_and(|p| enabled_versions(p.properties()).contains(&3));
     let versions = enabled_versions(config.properties());
@@ -246,11 +246,11 @@ pub(crate) fn check_commit(
             ));
         }
     }
-    if adds_missing_records {
+    if let Some(path) = without_records {
         return Err(violation(
             config,
             version,
-            "every added file needs numRecords in its statistics",
+            &format!("every added file needs numRecords in its statistics; {path} has none"),
         ));
     }
     Ok(())
@@ -354,25 +354,18 @@ fn unsupported_type_change(field: &StructField) -> Option<String> {
     })
 }
 
+/// True for a type change Delta allows ([`PrimitiveType::widens_to`]) that Iceberg can follow
+/// too (Spark's `TypeWidening.isTypeChangeSupportedByIceberg`).
 fn iceberg_follows(from: PrimitiveType, to: PrimitiveType) -> bool {
     use PrimitiveType::*;
     let integral = |ty: PrimitiveType| matches!(ty, Byte | Short | Integer | Long);
-    match (from, to) {
-        _ if from == to => true,
-        (from, to) if integral(from) && integral(to) => true,
-        (Float, Double) => true,
-        (
-            Decimal {
-                precision: p1,
-                scale: s1,
-            },
-            Decimal {
-                precision: p2,
-                scale: s2,
-            },
-        ) => s1 == s2 && p1 <= p2,
-        _ => false,
-    }
+    from == to
+        || from.widens_to(to)
+            && match (from, to) {
+                (Float, Double) => true,
+                (Decimal { scale: s1, .. }, Decimal { scale: s2, .. }) => s1 == s2,
+                _ => integral(from) && integral(to),
+            }
 }
 
 fn violation(config: &TableConfiguration, version: u8, rule: &str) -> Error {

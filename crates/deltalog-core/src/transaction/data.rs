@@ -227,11 +227,7 @@ pub(crate) fn add_file(file: &WrittenFile) -> AddFile {
         modification_time: file.modification_time,
         data_change: true,
         stats: Some(file.stats.clone()),
-        tags: file
-            .tags
-            .iter()
-            .map(|(key, value)| (key.clone(), Some(value.clone())))
-            .collect(),
+        tags: file.tags.clone(),
         ..AddFile::default()
     }
 }

@@ -1055,29 +1055,22 @@ impl Transaction {
             )));
         }
         if self.metadata.is_some() || !self.adds.is_empty() {
-            let missing_records = config.iceberg_compat().is_some()
-                && self.adds.iter().any(|adds| {
-                    let records = int_column(adds, add::NUM_RECORDS);
-                    (0..adds.len())
-                        .any(|row| adds.is_valid(row) && records.is_none_or(|r| r.is_null(row)))
-                });
-            iceberg::check_commit(self.read.config.as_ref(), &config, missing_records)?;
+            let without_records = match config.iceberg_compat() {
+                Some(_) => add_without_records(&self.adds, None),
+                None => None,
+            };
+            iceberg::check_commit(
+                self.read.config.as_ref(),
+                &config,
+                without_records.as_deref(),
+            )?;
         }
         if config.assigns_row_ids() {
-            for adds in &self.adds {
-                let bases = int_column(adds, add::BASE_ROW_ID);
-                let records = int_column(adds, add::NUM_RECORDS);
-                let missing = (0..adds.len()).any(|row| {
-                    adds.is_valid(row)
-                        && bases.is_none_or(|b| b.is_null(row))
-                        && records.is_none_or(|r| r.is_null(row))
-                });
-                if missing {
-                    return Err(Error::InvalidArgument(
-                        "row tracking needs numRecords in the statistics of every added file"
-                            .into(),
-                    ));
-                }
+            if let Some(path) = add_without_records(&self.adds, Some(add::BASE_ROW_ID)) {
+                return Err(Error::InvalidArgument(format!(
+                    "row tracking needs numRecords in the statistics of every added file; \
+                     {path} has none"
+                )));
             }
         }
         if !self.domains.is_empty() && !config.is_feature_supported(&TableFeature::DomainMetadata) {
@@ -1530,6 +1523,26 @@ fn file_keys(batches: &[StructArray], keys: &FileKeys, what: &str) -> Result<Has
 }
 
 /// The paths of the valid rows of a file action array.
+/// The path of the first add of `batches` without `numRecords` (and without a value in the
+/// column `excused_by`, when given: a file with its base row id needs no count).
+fn add_without_records(batches: &[StructArray], excused_by: Option<&str>) -> Option<String> {
+    batches.iter().find_map(|adds| {
+        let records = int_column(adds, add::NUM_RECORDS);
+        let excuse = excused_by.and_then(|name| int_column(adds, name));
+        let row = (0..adds.len()).find(|row| {
+            adds.is_valid(*row)
+                && records.is_none_or(|r| r.is_null(*row))
+                && excuse.is_none_or(|e| e.is_null(*row))
+        })?;
+        let path = adds
+            .column_by_name(add::PATH)
+            .and_then(|c| c.as_string_opt::<i32>())
+            .filter(|c| c.is_valid(row))
+            .map_or("an added file", |c| c.value(row));
+        Some(path.to_string())
+    })
+}
+
 fn paths(batch: &StructArray) -> Vec<String> {
     let Some(column) = batch
         .column_by_name(add::PATH)

@@ -20,7 +20,7 @@ pub(crate) struct OpenFile {
     key: PartitionKey,
     path: String,
     partition_values: Arc<Vec<(String, Option<String>)>>,
-    tags: Vec<(String, String)>,
+    tags: Vec<(String, Option<String>)>,
     encoder: Option<Encoder>,
     upload: ObjectUpload,
 }

@@ -98,7 +98,7 @@ pub struct WrittenFile {
     pub modification_time: i64,
     /// The tags its add carries (`ICEBERG_COMPAT_VERSION` under Iceberg compatibility V2 and
     /// V3, as Delta on Spark tags them); usually empty.
-    pub tags: Vec<(String, String)>,
+    pub tags: Vec<(String, Option<String>)>,
 }
 
 /// What a finished write produced.

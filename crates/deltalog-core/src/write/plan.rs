@@ -48,7 +48,7 @@ pub(crate) struct WritePlan {
     pub target_file_size: u64,
     pub properties: WriterProperties,
     /// The tags of the adds of the files written (`TableConfiguration::new_file_tags`).
-    pub file_tags: Vec<(String, String)>,
+    pub file_tags: Vec<(String, Option<String>)>,
     /// Length of the random directory prefix under `delta.randomizeFilePrefixes`.
     pub random_prefix: Option<usize>,
     pub file_counter: AtomicUsize,

@@ -360,6 +360,8 @@ fn row_key(batch: &StructArray, row: usize, keys: &FileKeys) -> Option<String> {
 /// unreadable (differential seed 1002).
 async fn check_files_exist(storage: &Storage, version: u64, to_add: &[StructArray]) -> Result<()> {
     let mut paths: Vec<String> = Vec::new();
+    // Many files share one deletion vector file: check each once.
+    let mut vector_files = std::collections::BTreeSet::new();
     for batch in to_add {
         let column = batch
             .column_by_name(add::PATH)
@@ -375,11 +377,11 @@ async fn check_files_exist(storage: &Storage, version: u64, to_add: &[StructArra
             if let Some(DvLocation::File { url, .. }) =
                 vector.and_then(|dv| resolve_dv(&dv, storage.root_url()).ok())
             {
-                paths.push(url.to_string());
+                vector_files.insert(url.to_string());
             }
         }
     }
-    paths.dedup();
+    paths.extend(vector_files);
     let checks = futures::stream::iter(paths)
         .map(|path| async move {
             let exists = storage.exists(&path).await;
