@@ -194,6 +194,20 @@ def commit_distributed_write(
     storage_options: dict[str, str] | None = None,
 ) -> tuple[RawDeltaTable, RawCommit]: ...
 def distributed_file_paths(files: bytes) -> list[str]: ...
+def plan_distributed_change(
+    uri: str, options: str, storage_options: dict[str, str] | None = None
+) -> str: ...
+def describe_change_plan(plan: str) -> dict[str, Any]: ...
+def write_change_task(
+    uri: str, plan: str, data: Any, storage_options: dict[str, str] | None = None
+) -> bytes: ...
+def commit_distributed_change(
+    uri: str,
+    plan: str,
+    outcomes: list[bytes],
+    storage_options: dict[str, str] | None = None,
+) -> tuple[RawDeltaTable, RawCommit]: ...
+def change_written_paths(outcome: bytes) -> list[str]: ...
 def streaming_query(
     app_id: str | None = None, checkpoint_location: str | None = None
 ) -> tuple[str, str]: ...
@@ -369,6 +383,8 @@ class RawSnapshot:
         filter: object | None = None,
         timezone: str | None = None,
         row_tracking: bool = False,
+        row_address: bool = False,
+        files: list[str] | None = None,
     ) -> RawScan: ...
     def native_columns(
         self, columns: list[str] | None = None

@@ -482,6 +482,8 @@ class Snapshot(Frozen):
         filter: Filter = None,
         timezone: str | None = None,
         row_tracking: bool = False,
+        row_address: bool = False,
+        files: Sequence[str] | None = None,
     ) -> Scan:
         """Plans a read of the rows.
 
@@ -491,9 +493,13 @@ class Snapshot(Frozen):
         partitions, skips files by their statistics, then filters rows exactly.
         ``timezone``: the session time zone partition timestamps are read in (default UTC).
         ``row_tracking``: add ``row_id`` and ``row_commit_version`` columns.
+        ``row_address``: add ``__deltalog_file`` (the row's data file, as :meth:`files`
+        names it) and ``__deltalog_row_index`` (its position in the file, deleted rows
+        counted). ``files``: read only these data files (paths as :meth:`files` names them).
         """
         selected = None if columns is None else list(columns)
-        raw = self._raw.scan(selected, filter, timezone, row_tracking)
+        only = None if files is None else list(files)
+        raw = self._raw.scan(selected, filter, timezone, row_tracking, row_address, only)
         return Scan(raw, self._table._storage_options)
 
     def deletion_vectors(self) -> ArrowStream:

@@ -209,8 +209,12 @@ pub mod distributed {
     pub use crate::ops::distributed::{
         file_list_batch, DistributedWrite, DistributedWriteOptions, MicroBatch,
     };
+    pub use crate::ops::dml::distributed::{
+        ChangeOptions, DistributedChange, PlannedFile, RowAction, TaskOutcome, ACTION_COLUMN,
+    };
     pub use crate::ops::files::adds_from_file_list;
     pub use crate::ops::streaming_sink::StreamingQuery;
+    pub use crate::scan::{ROW_FILE_COLUMN, ROW_INDEX_COLUMN};
 }
 
 /// Where the golden tables (written by Delta on Spark) are kept in this repository.

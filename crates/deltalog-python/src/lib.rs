@@ -22,6 +22,7 @@ mod results;
 mod runtime;
 mod scan;
 mod snapshot;
+mod spark_change;
 mod spark_stream;
 mod spark_write;
 mod table;
@@ -49,6 +50,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<transaction::RawTransaction>()?;
     results::register(module)?;
     spark_write::register(module)?;
+    spark_change::register(module)?;
     spark_stream::register(module)?;
     module.add_function(wrap_pyfunction!(maintenance::vacuum, module)?)?;
     module.add_function(wrap_pyfunction!(maintenance::optimize, module)?)?;

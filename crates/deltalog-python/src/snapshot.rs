@@ -134,8 +134,14 @@ impl RawSnapshot {
     }
 
     /// Plans a read of the rows: `columns` (logical names), a filter (SQL-like text or the
-    /// DNF form), the session `timezone` for partition timestamps, and row tracking columns.
-    #[pyo3(signature = (columns=None, filter=None, timezone=None, row_tracking=false))]
+    /// DNF form), the session `timezone` for partition timestamps, row tracking columns, row
+    /// addresses (`__deltalog_file`, `__deltalog_row_index`), and only the files `files`
+    /// (paths as the file list names them) when given.
+    #[pyo3(signature = (
+        columns=None, filter=None, timezone=None, row_tracking=false, row_address=false,
+        files=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
         py: Python<'_>,
@@ -143,6 +149,8 @@ impl RawSnapshot {
         filter: Option<PyFilter>,
         timezone: Option<PyTimeZone>,
         row_tracking: bool,
+        row_address: bool,
+        files: Option<Vec<String>>,
     ) -> PyResult<RawScan> {
         let (filter, timezone) = (PyFilter::expr(filter), PyTimeZone::or_utc(timezone));
         let options = ScanOptions {
@@ -150,6 +158,8 @@ impl RawSnapshot {
             filter,
             timezone,
             row_tracking,
+            row_address,
+            only_files: files.map(|paths| std::sync::Arc::new(paths.into_iter().collect())),
             ..ScanOptions::default()
         };
         let snapshot = self.snapshot();

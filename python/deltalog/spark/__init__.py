@@ -20,10 +20,14 @@ source.
 Writes (:func:`write`, ``df.write.format("deltalog")``) are planned on the driver, written to
 Parquet data files by deltalog's Rust writer in Spark's tasks, and committed by the driver as
 ONE Delta version (see ``_write.py``).
+
+:class:`DeltaTable` is delta-spark's ``delta.tables.DeltaTable`` API: its ``delete`` and
+``update`` run on Spark's executors and commit once (see ``_dml.py``).
 """
 
 from __future__ import annotations
 
+from ._delta_table import DeltaOptimizeBuilder, DeltaTable
 from ._native import read
 from ._register import PUSHDOWN_CONF, filter_pushdown_enabled, register, write
 from ._source import (
@@ -40,6 +44,8 @@ from ._write import DeltalogWriter
 __all__ = [
     "PUSHDOWN_CONF",
     "SOURCE_NAME",
+    "DeltaOptimizeBuilder",
+    "DeltaTable",
     "DeltalogDataSource",
     "DeltalogPartition",
     "DeltalogPushdownDataSource",

@@ -52,6 +52,9 @@ _OWN_OPTIONS = frozenset(
         "skipchangecommits",
         "readchangefeed",
         "endingversion",
+        "rowtracking",
+        "rowaddress",
+        "files",
         "partitionby",
         "__partition_columns",
         "replacewhere",
@@ -83,6 +86,14 @@ class ReadOptions:
     """The change data feed (``readChangeFeed``) instead of the table's rows."""
     ending_version: int | None = None
     """The last commit of a change feed read (``endingVersion``)."""
+    row_tracking: bool = False
+    """Add the ``row_id`` and ``row_commit_version`` columns (``rowTracking``)."""
+    row_address: bool = False
+    """Add each row's address, ``__deltalog_file`` and ``__deltalog_row_index``
+    (``rowAddress``; what :class:`deltalog.spark.DeltaTable`'s row-level changes read)."""
+    files: tuple[str, ...] | None = None
+    """Read only these data files (``files``: a JSON list of paths as the file list names
+    them)."""
     target_size: int = DEFAULT_TARGET_SIZE
     open_cost: int = DEFAULT_OPEN_COST
     storage_options: dict[str, str] = field(default_factory=dict, repr=False)
@@ -97,7 +108,9 @@ class ReadOptions:
         projects; ``filterPushdown`` (``true``/``false``) overrides whether the reader takes
         Spark's filters; ``maxPartitionBytes`` and ``openCostInBytes`` size the input
         partitions; ``readChangeFeed`` (with ``startingVersion`` and ``endingVersion``)
-        reads the change data feed. Any other option is a storage option for the object store.
+        reads the change data feed; ``rowTracking`` and ``rowAddress`` (``true``) add the row
+        tracking and row address columns; ``files`` (a JSON list) reads only those data
+        files. Any other option is a storage option for the object store.
         """
         lowered = _lowered(options)
         uri = _table_location(lowered, "load")
@@ -114,6 +127,9 @@ class ReadOptions:
             filter_pushdown=_flag(lowered.get("filterpushdown"), "filterPushdown"),
             read_change_feed=_flag(lowered.get("readchangefeed"), "readChangeFeed") is True,
             ending_version=_count(lowered.get("endingversion"), "endingVersion", 0),
+            row_tracking=_flag(lowered.get("rowtracking"), "rowTracking") is True,
+            row_address=_flag(lowered.get("rowaddress"), "rowAddress") is True,
+            files=_paths(lowered.get("files")),
             target_size=_size(lowered.get("maxpartitionbytes"), DEFAULT_TARGET_SIZE, 1),
             open_cost=_size(lowered.get("opencostinbytes"), DEFAULT_OPEN_COST, 0),
             storage_options=_storage_options(lowered),
@@ -255,6 +271,19 @@ def _table_location(lowered: Mapping[str, str], call: str) -> str:
 
 def _storage_options(lowered: Mapping[str, str]) -> dict[str, str]:
     return {key: value for key, value in lowered.items() if key not in _OWN_OPTIONS}
+
+
+def _paths(text: str | None) -> tuple[str, ...] | None:
+    """The JSON list of paths of the ``files`` option."""
+    if text is None:
+        return None
+    try:
+        paths = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidArgumentError(f"files must be a JSON list of paths: {error}") from None
+    if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
+        raise InvalidArgumentError("files must be a JSON list of paths")
+    return tuple(paths)
 
 
 def _names(text: str | None, name: str) -> tuple[str, ...] | None:

@@ -27,7 +27,7 @@ from pyspark.sql.datasource import (
     DataSourceWriter,
     InputPartition,
 )
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from .._scan import ScanTask
 from .._table import DeltaTable, Snapshot
@@ -55,6 +55,17 @@ __all__ = [
 
 #: The name the data source is registered under (``delta`` belongs to delta-spark).
 SOURCE_NAME = "deltalog"
+
+#: The columns the ``rowTracking`` option adds, after the table's.
+ROW_TRACKING_FIELDS = (
+    StructField("row_id", LongType(), False),
+    StructField("row_commit_version", LongType(), False),
+)
+#: The columns the ``rowAddress`` option adds, after those.
+ROW_ADDRESS_FIELDS = (
+    StructField("__deltalog_file", StringType(), False),
+    StructField("__deltalog_row_index", LongType(), False),
+)
 
 
 @dataclass(frozen=True)
@@ -97,7 +108,12 @@ class DeltalogDataSource(DataSource):
             stream_options = StreamReadOptions.parse(self.options)
             return ChangeFeedReader(stream_options, options.ending_version, columns, schema)
         pinned = self._pinned(options)
-        names = tuple(_table_field(pinned.schema, field.name).name for field in schema.fields)
+        extra = {field.name for field in _extra_fields(options)}
+        names = tuple(
+            _table_field(pinned.schema, field.name).name
+            for field in schema.fields
+            if field.name not in extra
+        )
         pushdown = options.filter_pushdown
         if pushdown is None:
             pushdown = self.filter_pushdown
@@ -133,7 +149,7 @@ class DeltalogDataSource(DataSource):
         change feed's."""
         pinned = self._pinned(options)
         if not options.read_change_feed:
-            return pinned.schema
+            return StructType([*pinned.schema.fields, *_extra_fields(options)])
         return StructType([*pinned.schema.fields, *CHANGE_FIELDS])
 
     def _columns(self, options: ReadOptions, schema: StructType) -> list[str]:
@@ -189,7 +205,12 @@ class DeltalogReader(DataSourceReader):
         pushed = conjunction(self.filters)
         snapshot = _open(self.options, self.pinned.version, None, pushed)
         scan = snapshot.scan(
-            columns=list(self.columns), filter=pushed, timezone=self.options.timezone
+            columns=list(self.columns),
+            filter=pushed,
+            timezone=self.options.timezone,
+            row_tracking=self.options.row_tracking,
+            row_address=self.options.row_address,
+            files=self.options.files,
         )
         tasks = scan.tasks(self.options.target_size, self.options.open_cost)
         partitions: list[InputPartition] = [DeltalogPartition(task) for task in tasks]
@@ -215,8 +236,13 @@ class DeltalogPushdownReader(DeltalogReader):
     def pushFilters(self, filters: list[Any]) -> list[Any]:
         """Takes the filters with an exact deltalog equivalent; returns the others, which
         Spark keeps. Only columns whose declared type is the table's are filtered here."""
+        extra = {field.name for field in _extra_fields(self.options)}
         comparable = StructType(
-            [field for field in self.schema.fields if self._same_type_as_table(field)]
+            [
+                field
+                for field in self.schema.fields
+                if field.name not in extra and self._same_type_as_table(field)
+            ]
         )
         rejected = []
         for spark_filter in filters:
@@ -229,6 +255,12 @@ class DeltalogPushdownReader(DeltalogReader):
 
     def _same_type_as_table(self, field: StructField) -> bool:
         return bool(_table_field(self.pinned.schema, field.name).dataType == field.dataType)
+
+
+def _extra_fields(options: ReadOptions) -> tuple[StructField, ...]:
+    """The columns the read adds after the table's: row tracking, then row addresses."""
+    tracking = ROW_TRACKING_FIELDS if options.row_tracking else ()
+    return tracking + (ROW_ADDRESS_FIELDS if options.row_address else ())
 
 
 def _open(

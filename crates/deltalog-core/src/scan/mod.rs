@@ -27,6 +27,7 @@ mod read;
 mod task;
 mod variant_shredding;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow::compute::filter_record_batch;
@@ -60,6 +61,12 @@ pub use task::{ScanTask, DEFAULT_OPEN_COST, DEFAULT_TARGET_SIZE};
 pub(crate) const ROW_ID_COLUMN: &str = "row_id";
 /// Name of the row commit version column a scan adds when asked for row tracking.
 pub(crate) const ROW_COMMIT_VERSION_COLUMN: &str = "row_commit_version";
+/// Name of the column a scan asked for row addresses adds: the path of the row's data file,
+/// as the file list names it (URL-decoded, relative to the table root).
+pub const ROW_FILE_COLUMN: &str = "__deltalog_file";
+/// Name of the column a scan asked for row addresses adds: the row's physical position in
+/// its data file, counting every row of the file (deleted ones too) from 0.
+pub const ROW_INDEX_COLUMN: &str = "__deltalog_row_index";
 
 /// What a scan reads.
 #[derive(Debug, Clone)]
@@ -71,6 +78,12 @@ pub struct ScanOptions {
     pub timezone: SessionTimeZone,
     /// Append `ROW_ID_COLUMN` and `ROW_COMMIT_VERSION_COLUMN` (catalogue E4-10).
     pub row_tracking: bool,
+    /// Append [`ROW_FILE_COLUMN`] and [`ROW_INDEX_COLUMN`], the address of every row (after
+    /// the row tracking columns): what a row-level change run elsewhere needs to delete it.
+    pub row_address: bool,
+    /// Read only the files of the table whose file list path is one of these (every file
+    /// when `None`). Planning only: a [`ScanTask`] carries its files already.
+    pub only_files: Option<Arc<HashSet<String>>>,
     /// Rows per batch read from a file (at most; deleted rows make batches smaller). Default
     /// [`IoConfig::batch_size`].
     pub batch_size: usize,
@@ -88,6 +101,8 @@ impl Default for ScanOptions {
             columns: None,
             timezone: SessionTimeZone::utc(),
             row_tracking: false,
+            row_address: false,
+            only_files: None,
             batch_size: IoConfig::DEFAULT.batch_size,
             concurrency: IoConfig::DEFAULT.scan_files,
             filter: None,
@@ -134,6 +149,10 @@ impl Scan {
         let (files_schema, files) = snapshot.file_list(&list_options).await?;
         let files = match &options.filter {
             Some(filter) => files_matching(files, filter)?,
+            None => files,
+        };
+        let files = match &options.only_files {
+            Some(paths) => files_named(files, paths, shape.config.table_uri())?,
             None => files,
         };
         let source = TaskSource {
@@ -382,6 +401,12 @@ fn plan(shape: &TableShape<'_>, options: &ScanOptions) -> Result<ScanPlan> {
         columns.push(OutputColumn::RowId);
         columns.push(OutputColumn::RowCommitVersion);
     }
+    if options.row_address {
+        check_row_address(shape, &output_schema)?;
+        output_schema = with_row_address_fields(output_schema);
+        columns.push(OutputColumn::FilePath);
+        columns.push(OutputColumn::RowIndex);
+    }
     let hidden_schema = to_arrow_schema(&StructType::new(hidden.clone()))?;
     columns.extend(output_columns(
         &hidden,
@@ -552,6 +577,56 @@ fn check_row_tracking(shape: &TableShape<'_>, schema: &Schema) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Refuses row addresses on a table that has a column of their names.
+fn check_row_address(shape: &TableShape<'_>, schema: &Schema) -> Result<()> {
+    for name in [ROW_FILE_COLUMN, ROW_INDEX_COLUMN] {
+        if shape.config.schema().field(name).is_some() || schema.field_with_name(name).is_ok() {
+            return Err(Error::InvalidArgument(format!(
+                "row addresses were asked for, but {} already has a column `{name}`",
+                shape.config.table_uri()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn with_row_address_fields(schema: Schema) -> Schema {
+    let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
+    fields.push(Arc::new(Field::new(
+        ROW_FILE_COLUMN,
+        ArrowType::Utf8,
+        false,
+    )));
+    fields.push(Arc::new(Field::new(
+        ROW_INDEX_COLUMN,
+        ArrowType::Int64,
+        false,
+    )));
+    Schema::new_with_metadata(fields, schema.metadata().clone())
+}
+
+/// The file list rows whose path is one of `paths`; empty batches dropped.
+fn files_named(
+    files: Vec<RecordBatch>,
+    paths: &HashSet<String>,
+    table: &str,
+) -> Result<Vec<RecordBatch>> {
+    let mut kept = Vec::with_capacity(files.len());
+    for batch in files {
+        let names = string_column(&batch, "path", table)?;
+        let wanted: arrow_array::BooleanArray = names
+            .iter()
+            .map(|name| Some(name.is_some_and(|name| paths.contains(name))))
+            .collect();
+        let batch = filter_record_batch(&batch, &wanted)
+            .map_err(|error| Error::arrow("selecting the files to read", error))?;
+        if batch.num_rows() > 0 {
+            kept.push(batch);
+        }
+    }
+    Ok(kept)
 }
 
 fn with_row_tracking_fields(schema: Schema) -> Schema {

@@ -64,6 +64,10 @@ pub(super) enum OutputColumn {
     RowId,
     /// `row_commit_version`: the materialised value, else `defaultRowCommitVersion`.
     RowCommitVersion,
+    /// The row's data file: [`FileTask::path`].
+    FilePath,
+    /// The row's physical position in its data file.
+    RowIndex,
 }
 
 /// One data file to read, from one row of the file list.
@@ -286,6 +290,14 @@ impl BatchAssembler {
                     let version = self.task.default_row_commit_version;
                     self.row_tracking_column(source, rows, "defaultRowCommitVersion", |_| version)?
                 }
+                OutputColumn::FilePath => Arc::new(arrow_array::StringArray::from_iter_values(
+                    std::iter::repeat_n(self.task.path.as_str(), rows),
+                )),
+                OutputColumn::RowIndex => {
+                    let first = i64::try_from(first_row).unwrap_or(i64::MAX);
+                    let end = first.saturating_add(i64::try_from(rows).unwrap_or(i64::MAX));
+                    Arc::new(Int64Array::from_iter_values(first..end))
+                }
             };
             columns.push(column);
         }
@@ -423,7 +435,7 @@ fn plan_projection(
     for column in &context.columns {
         wanted.push(match column {
             OutputColumn::Data(logical) => find_file_field(file_fields, logical, context.mode)?,
-            OutputColumn::Partition(_) => None,
+            OutputColumn::Partition(_) | OutputColumn::FilePath | OutputColumn::RowIndex => None,
             OutputColumn::RowId => by_name(&context.materialized_row_id),
             OutputColumn::RowCommitVersion => by_name(&context.materialized_row_commit_version),
         });

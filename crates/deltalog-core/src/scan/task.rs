@@ -13,7 +13,8 @@
 //! The header is a JSON object with `tableUri`, `version`, `protocol` and `metaData` (the
 //! actions as the log writes them, spec "Protocol Evolution" and "Change Metadata"),
 //! `columns` (a list of names or null), `filter` (SQL text that [`crate::expr::parse_sql`]
-//! reads, or null), `timezone`, `rowTracking`, `batchSize` and `concurrency`. Storage options
+//! reads, or null), `timezone`, `rowTracking`, `rowAddress` (absent means false), `batchSize` and
+//! `concurrency`. Storage options
 //! (credentials) are never part of a task: the reader gives its own.
 
 use std::collections::HashMap;
@@ -210,6 +211,8 @@ struct Header {
     filter: Option<String>,
     timezone: String,
     row_tracking: bool,
+    #[serde(default)]
+    row_address: bool,
     batch_size: usize,
     concurrency: usize,
 }
@@ -226,6 +229,7 @@ impl Header {
             filter: options.filter.as_ref().map(ToString::to_string),
             timezone: options.timezone.to_string(),
             row_tracking: options.row_tracking,
+            row_address: options.row_address,
             batch_size: options.batch_size,
             concurrency: options.concurrency,
         }
@@ -249,6 +253,8 @@ impl Header {
                 columns: self.columns,
                 timezone,
                 row_tracking: self.row_tracking,
+                row_address: self.row_address,
+                only_files: None,
                 batch_size: self.batch_size,
                 concurrency: self.concurrency,
                 filter,

@@ -79,7 +79,8 @@ pub(crate) const DEFAULT_ROW_GROUP_BYTES: usize = 64 * 1024 * 1024;
 pub(crate) const DEFAULT_ROW_GROUP_ROWS: usize = 1024 * 1024;
 
 /// One data file written, with what its `add` action needs (spec "Add File and Remove File").
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct WrittenFile {
     /// The path relative to the table root, not URL-encoded (encode it for `add.path`):
     /// `p=a b/part-00000-<uuid>-c000.zstd.parquet`.

@@ -32,7 +32,7 @@ use crate::ops::dml::{
 };
 
 /// The metrics Delta on Spark writes in the `commitInfo` of a `DELETE`.
-const SPARK_METRICS: [&str; 13] = [
+pub(crate) const SPARK_METRICS: [&str; 13] = [
     "numRemovedFiles",
     "numAddedFiles",
     "numDeletedRows",

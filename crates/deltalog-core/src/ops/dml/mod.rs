@@ -53,6 +53,7 @@ use crate::write::{
 
 pub(crate) mod assignments;
 pub(crate) mod delete;
+pub(crate) mod distributed;
 pub(crate) mod replace_where;
 pub(crate) mod update;
 
@@ -555,30 +556,43 @@ pub(crate) async fn stage_deletion_vectors(
         return Ok(None);
     }
     let vectors: Vec<RoaringTreemap> = kept.iter().map(|(_, v)| v.clone()).collect();
+    let (name, descriptors) = write_deletion_vectors(snapshot.storage(), vectors).await?;
+    for ((file, _), descriptor) in kept.iter().zip(&descriptors) {
+        transaction.remove_files(&file.add, true)?;
+        let readded = with_deletion_vector(&file.add, descriptor)
+            .ok_or_else(|| Error::internal(snapshot.table_uri(), READD_INVARIANT))?;
+        transaction.add_files(readded)?;
+    }
+    Ok(Some(name))
+}
+
+/// Writes `vectors` to one new `deletion_vector_<uuid>.bin` file at the root of the table in
+/// `storage` (spec "Deletion Vector Format"); returns its name and, in the order of
+/// `vectors`, the descriptor of each.
+pub(crate) async fn write_deletion_vectors(
+    storage: &Storage,
+    vectors: Vec<RoaringTreemap>,
+) -> Result<(String, Vec<DeletionVectorDescriptor>)> {
     let uuid = uuid::Uuid::new_v4();
     let name = dv_file_name(&uuid);
     let (bytes, entries) = crate::util::cpu::run(
         move || encode_dv_file(&vectors),
         |reason| {
             Error::internal(
-                snapshot.table_uri(),
+                storage.uri(),
                 format!("encoding deletion vectors: {reason}"),
             )
         },
     )
     .await?;
-    let storage = snapshot.storage();
     storage
         .put(&storage.resolve_decoded(&name)?, bytes.into())
         .await?;
-    for ((file, _), entry) in kept.iter().zip(&entries) {
-        let descriptor = uuid_descriptor(&uuid, "", entry)?;
-        transaction.remove_files(&file.add, true)?;
-        let readded = with_deletion_vector(&file.add, &descriptor)
-            .ok_or_else(|| Error::internal(snapshot.table_uri(), READD_INVARIANT))?;
-        transaction.add_files(readded)?;
-    }
-    Ok(Some(name))
+    let descriptors = entries
+        .iter()
+        .map(|entry| uuid_descriptor(&uuid, "", entry))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((name, descriptors))
 }
 
 /// The names of the materialised row tracking columns, when the table keeps row ids
@@ -889,7 +903,8 @@ fn descriptor_at(adds: &StructArray, row: usize) -> Option<DeletionVectorDescrip
 }
 
 /// What [`with_deletion_vector`] relies on: a snapshot's add rows hold the add layout.
-const READD_INVARIANT: &str = "a file re-added with a deletion vector must be a row of the \
+pub(crate) const READD_INVARIANT: &str =
+    "a file re-added with a deletion vector must be a row of the \
      snapshot's add layout (action_schema::add_fields) and the descriptor must fit it";
 
 /// The one-row add `add_row` (a snapshot's row: the add layout, perhaps with children
@@ -897,7 +912,7 @@ const READD_INVARIANT: &str = "a file re-added with a deletion vector must be a 
 /// `descriptor` as its deletion vector, `dataChange` true and `tightBounds` false in its
 /// statistics (spec "Deletion Vectors": statistics of a file with a deletion vector may be
 /// wide). `None` when the row is not of the add layout: a broken invariant of ours.
-fn with_deletion_vector(
+pub(crate) fn with_deletion_vector(
     add_row: &StructArray,
     descriptor: &DeletionVectorDescriptor,
 ) -> Option<StructArray> {

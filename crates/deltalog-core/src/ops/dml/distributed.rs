@@ -1,0 +1,927 @@
+//! A row-level change (`DELETE`, `UPDATE`) run by a distributed engine's tasks, as
+//! `deltalog.spark.DeltaTable` runs one on Spark's executors. The engine evaluates the
+//! conditions and the new values itself; this module does the Delta part:
+//!
+//! 1. [`DistributedChange::plan`], on the driver: the snapshot read, the checks of a
+//!    row-level change, the candidate files (pruned by a predicate this library reads,
+//!    when the engine's condition has one), the materialised row tracking columns. The
+//!    plan is JSON, so it travels to the tasks.
+//! 2. The engine reads the candidate files' rows with their addresses (a [`crate::scan::Scan`]
+//!    with `row_address`, and `row_tracking` when [`DistributedChange::keeps_row_ids`]) and
+//!    gives each task rows of the table's columns, the address columns, the row tracking
+//!    columns and an [`ACTION_COLUMN`] saying what becomes of the row ([`RowAction`]). Every
+//!    row addressed to one data file must reach the same task.
+//! 3. [`DistributedChange::write_task`], in each task: the rows deleted are marked in new
+//!    deletion vectors (one file per task, merged with each file's vector) when the plan
+//!    uses them, else their files are rewritten whole (copy-on-write: the engine sends
+//!    their other live rows as `keep`); new rows go to data files, change rows to change
+//!    data files. What the task did travels back as a [`TaskOutcome`], JSON again.
+//! 4. [`DistributedChange::commit`], on the driver: every task's outcome in ONE commit,
+//!    with the operation's parameters and Delta on Spark's metrics, conflict checks against
+//!    concurrent commits (the candidate files and the pruning predicate are recorded as
+//!    read) and retries.
+//!
+//! A DELETE whose predicate this library reads and that names partition columns only (or a
+//! DELETE of every row) needs no task: [`DistributedChange::removes_whole_files`] says so,
+//! and the commit removes the candidate files whole, as Delta on Spark's metadata-only
+//! delete does.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch, StringArray};
+use futures::{Stream, StreamExt};
+use roaring::RoaringTreemap;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::actions::deletion_vector;
+use crate::actions::{DeletionVectorDescriptor, Metadata, Protocol};
+use crate::error::{Error, Result};
+use crate::expr::{parse_sql, Expr};
+use crate::scan::{ROW_FILE_COLUMN, ROW_INDEX_COLUMN};
+use crate::snapshot::{Snapshot, SnapshotAt};
+use crate::storage::Storage;
+use crate::table_config::properties::{
+    ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
+    ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
+};
+use crate::table_config::TableConfiguration;
+use crate::transaction::{CommitResult, MetadataUpdate};
+use crate::write::{RowOrigin, WriteFailure, WriterOptions, WrittenFile};
+
+use super::{
+    candidates, filter, is_partition_only, row_tracking_columns, stage_written,
+    with_deletion_vector, write_deletion_vectors, Candidate, RowChange, RowWriter, READD_INVARIANT,
+};
+
+/// The column of a task's rows that says what becomes of each row ([`RowAction`]).
+pub const ACTION_COLUMN: &str = "__deltalog_action";
+
+/// What becomes of a row given to a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowAction {
+    /// A live row of a file rewritten whole (copy-on-write): written again as it is, with
+    /// its row id and row commit version.
+    Keep,
+    /// The row at the address is deleted; with the change data feed it is a `delete` change.
+    Delete,
+    /// The row at the address is replaced by these values (written as table data with its
+    /// row id and the commit's version).
+    Update,
+    /// The row at the address is replaced; these are its old values, an `update_preimage`
+    /// change. Its new values come as an [`RowAction::UpdatePostimage`] row.
+    UpdatePreimage,
+    /// New values of an updated row (its address is not used): table data and an
+    /// `update_postimage` change.
+    UpdatePostimage,
+}
+
+impl RowAction {
+    /// The action named `name` (`keep`, `delete`, `update`, `update_preimage`,
+    /// `update_postimage`).
+    pub fn parse(name: &str) -> Result<RowAction> {
+        Ok(match name {
+            "keep" => RowAction::Keep,
+            "delete" => RowAction::Delete,
+            "update" => RowAction::Update,
+            "update_preimage" => RowAction::UpdatePreimage,
+            "update_postimage" => RowAction::UpdatePostimage,
+            other => {
+                return Err(Error::InvalidArgument(format!(
+                    "`{other}` is not a row action (keep, delete, update, update_preimage, \
+                     update_postimage)"
+                )))
+            }
+        })
+    }
+
+    /// True when the row at the address leaves the table.
+    fn removes_address(self) -> bool {
+        matches!(
+            self,
+            RowAction::Delete | RowAction::Update | RowAction::UpdatePreimage
+        )
+    }
+}
+
+/// The options of a distributed row-level change.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeOptions {
+    /// `DELETE` or `UPDATE`.
+    pub operation: String,
+    /// The engine's condition as the user wrote it: the operation parameter `predicate`
+    /// (none for every row).
+    pub condition: Option<String>,
+    /// A predicate in this library's SQL that every row the condition matches also matches:
+    /// it prunes the candidate files and is recorded as the rows read. `None`: every file.
+    pub prune: Option<String>,
+    /// True when `prune` is the condition itself (not a looser one).
+    #[serde(default)]
+    pub prune_is_condition: bool,
+    pub target_file_size: Option<u64>,
+    pub max_records_per_file: Option<u64>,
+    /// Extra `commitInfo` fields (such as `userMetadata`).
+    #[serde(default)]
+    pub commit_info: Map<String, Value>,
+}
+
+/// One candidate file of a plan: what the tasks need to know of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedFile {
+    /// The path as the file list (and [`ROW_FILE_COLUMN`]) names it.
+    pub path: String,
+    pub num_records: Option<i64>,
+    pub deletion_vector: Option<DeletionVectorDescriptor>,
+}
+
+/// A planned distributed row-level change; see the module documentation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DistributedChange {
+    options: ChangeOptions,
+    /// The table version the change read.
+    version: u64,
+    /// The protocol and metadata the files written follow (the table's, with the names of
+    /// new materialised row tracking columns).
+    protocol: Protocol,
+    #[serde(rename = "metaData")]
+    metadata: Metadata,
+    /// Deleted rows are marked in deletion vectors (else their files are rewritten).
+    deletion_vectors: bool,
+    /// The candidate files are removed whole, with no task.
+    whole_files: bool,
+    /// Rows written again keep their row ids (row tracking is on).
+    keeps_row_ids: bool,
+    /// Change data files are written (the change data feed is on).
+    writes_changes: bool,
+    files: Vec<PlannedFile>,
+    /// When planning started, in milliseconds since the epoch (`executionTimeMs` counts
+    /// from there).
+    started_ms: i64,
+    files_before_skipping: u64,
+    bytes_before_skipping: u64,
+}
+
+/// What one task did: the files whose rows it deleted, with their new deletion vectors
+/// (`None`: the file is removed), and the files it wrote.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskOutcome {
+    pub removed: Vec<(String, Option<DeletionVectorDescriptor>)>,
+    pub data_files: Vec<WrittenFile>,
+    pub change_files: Vec<WrittenFile>,
+    /// The deletion vector file written, if any.
+    pub vector_file: Option<String>,
+    /// Rows deleted, updated and copied (`deleted`, `updated`, `copied`).
+    pub counts: BTreeMap<String, u64>,
+}
+
+impl TaskOutcome {
+    /// Every file the task wrote, relative to the table root.
+    pub fn written_paths(&self) -> Vec<String> {
+        let data = self.data_files.iter().chain(&self.change_files);
+        let mut paths: Vec<String> = data.map(|f| f.path.clone()).collect();
+        paths.extend(self.vector_file.iter().cloned());
+        paths
+    }
+
+    fn count(&mut self, name: &str, rows: usize) {
+        *self.counts.entry(name.to_string()).or_insert(0) += rows as u64;
+    }
+}
+
+impl DistributedChange {
+    /// Plans the change on the latest version of the table in `storage`: checks that this
+    /// library can change its rows (not append-only, every writer feature known), parses
+    /// the pruning predicate and lists the candidate files.
+    ///
+    /// Errors: [`Error::InvalidArgument`] for an unknown operation or a pruning predicate
+    /// that does not parse or names no column; [`Error::NotAllowed`] for an append-only
+    /// table; [`Error::UnsupportedFeature`] for a table this library cannot write.
+    pub async fn plan(storage: &Storage, options: ChangeOptions) -> Result<DistributedChange> {
+        let started_ms = chrono::Utc::now().timestamp_millis();
+        let refusal = refusal(&options.operation)?;
+        let snapshot = Snapshot::load(storage, SnapshotAt::Latest).await?;
+        let mut change = RowChange::new(snapshot.clone(), snapshot.transaction(&options.operation));
+        change.begin(Some(refusal), &options.commit_info)?;
+        let prune = parse_prune(&options)?;
+        change.stage_predicate(prune.as_ref())?;
+        row_tracking_columns(
+            &snapshot.table_configuration().clone(),
+            &mut change.transaction,
+        )?;
+        let config = change.transaction.configuration()?;
+        let found = candidates(&snapshot, prune.as_ref()).await?;
+        let whole_files = options.operation == "DELETE"
+            && match &prune {
+                None => options.condition.is_none(),
+                Some(prune) => options.prune_is_condition && is_partition_only(&config, prune),
+            };
+        Ok(DistributedChange {
+            version: snapshot.version(),
+            protocol: config.protocol().clone(),
+            metadata: config.metadata().clone(),
+            deletion_vectors: config.is_deletion_vectors_enabled(),
+            whole_files,
+            keeps_row_ids: config.is_row_tracking_enabled(),
+            writes_changes: config.properties().enable_change_data_feed,
+            files: found.files.iter().map(planned_file).collect(),
+            started_ms,
+            files_before_skipping: found.files_before_skipping,
+            bytes_before_skipping: found.bytes_before_skipping,
+            options,
+        })
+    }
+
+    /// The plan as JSON text.
+    pub fn to_json(&self) -> Result<String> {
+        serde_json::to_string(self)
+            .map_err(|error| Error::internal_invariant(format!("encoding a change plan: {error}")))
+    }
+
+    /// The plan of [`DistributedChange::to_json`]'s text.
+    pub fn from_json(text: &str) -> Result<DistributedChange> {
+        serde_json::from_str(text)
+            .map_err(|error| Error::InvalidArgument(format!("not a deltalog change plan: {error}")))
+    }
+
+    /// The table version the change read (and the engine reads the rows of).
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The paths of the candidate files, as the file list names them.
+    pub fn candidate_paths(&self) -> Vec<String> {
+        self.files.iter().map(|file| file.path.clone()).collect()
+    }
+
+    /// True when deleted rows are marked in deletion vectors; false when their files are
+    /// rewritten whole (the engine then sends the files' other live rows as `keep`).
+    pub fn uses_deletion_vectors(&self) -> bool {
+        self.deletion_vectors
+    }
+
+    /// True when the commit removes the candidate files whole and no task runs.
+    pub fn removes_whole_files(&self) -> bool {
+        self.whole_files
+    }
+
+    /// True when rows written again must keep their row ids: the engine reads the rows with
+    /// the row tracking columns.
+    pub fn keeps_row_ids(&self) -> bool {
+        self.keeps_row_ids
+    }
+
+    /// True when the change data feed is on: the engine sends the old values of deleted and
+    /// updated rows (`update_preimage` rows).
+    pub fn writes_changes(&self) -> bool {
+        self.writes_changes
+    }
+
+    /// Does what the rows of `batches` say ([`RowAction`]) to the table in `storage`: marks
+    /// deleted rows in one new deletion vector file (or lists their files for removal) and
+    /// writes new rows and change rows to new files. Nothing is committed. On failure the
+    /// [`WriteFailure`] names the files completed.
+    pub async fn write_task<S>(
+        &self,
+        storage: &Storage,
+        batches: S,
+    ) -> Result<TaskOutcome, WriteFailure>
+    where
+        S: Stream<Item = Result<RecordBatch>> + Send,
+    {
+        let config = self
+            .config(storage.uri())
+            .map_err(WriteFailure::unwritten)?;
+        let row_tracking = match (
+            config.is_row_tracking_enabled(),
+            &config.properties().materialized_row_id_column_name,
+            &config
+                .properties()
+                .materialized_row_commit_version_column_name,
+        ) {
+            (true, Some(id), Some(version)) => Some((id.clone(), version.clone())),
+            _ => None,
+        };
+        let options = WriterOptions {
+            target_file_size: self.options.target_file_size,
+            max_records_per_file: self.options.max_records_per_file,
+            ..WriterOptions::default()
+        };
+        let changes = self.writes_changes;
+        let mut writer = RowWriter::try_new(&config, storage, &options, row_tracking, changes)
+            .map_err(WriteFailure::unwritten)?;
+        let mut task = Task {
+            deletes_write_changes: !self.deletion_vectors,
+            ..Task::default()
+        };
+        let mut batches = std::pin::pin!(batches);
+        while let Some(batch) = batches.next().await {
+            let done = match batch {
+                Ok(batch) => task.take(&batch, &mut writer).await,
+                Err(error) => Err(error),
+            };
+            if let Err(error) = done {
+                return Err(WriteFailure {
+                    error,
+                    written_files: writer.abort().await,
+                });
+            }
+        }
+        let (data, changes) = writer.finish().await?;
+        task.outcome.data_files = data.files;
+        task.outcome.change_files = changes;
+        let written = task.outcome.written_paths();
+        self.removals(storage, task)
+            .await
+            .map_err(|error| WriteFailure {
+                error,
+                written_files: written,
+            })
+    }
+
+    /// Commits the outcomes of every task in one transaction on top of the version read
+    /// (conflicts with commits made since are checked, and the commit retried, as for any
+    /// row-level change). Nothing is committed when no row changed. Errors name the files
+    /// the tasks wrote, which nothing references then.
+    pub async fn commit(
+        &self,
+        storage: &Storage,
+        outcomes: Vec<TaskOutcome>,
+    ) -> Result<CommitResult, WriteFailure> {
+        let written: Vec<String> = outcomes.iter().flat_map(|o| o.written_paths()).collect();
+        let failure = |error: Error| WriteFailure {
+            error,
+            written_files: written.clone(),
+        };
+        let snapshot = Snapshot::load(storage, SnapshotAt::Version(self.version))
+            .await
+            .map_err(failure)?;
+        let mut change = RowChange::new(
+            snapshot.clone(),
+            snapshot.transaction(&self.options.operation),
+        );
+        change.written = written.clone();
+        let elapsed = chrono::Utc::now().timestamp_millis() - self.started_ms;
+        let elapsed = std::time::Duration::from_millis(u64::try_from(elapsed).unwrap_or(0));
+        if let Some(started) = std::time::Instant::now().checked_sub(elapsed) {
+            change.started = started;
+        }
+        match self.stage(&mut change, outcomes).await {
+            Ok(()) => {}
+            Err(error) => return Err(change.fail(error)),
+        }
+        let metrics = &change.metrics;
+        let changed = ["numRemovedFiles", "numAddedFiles"]
+            .iter()
+            .chain(&["numDeletionVectorsAdded", "numDeletionVectorsUpdated"])
+            .any(|name| metrics.get(name) > 0);
+        change.commit(self.metric_names(), changed).await
+    }
+
+    /// Stages every action of the commit on `change`.
+    async fn stage(&self, change: &mut RowChange, outcomes: Vec<TaskOutcome>) -> Result<()> {
+        let refusal = refusal(&self.options.operation)?;
+        change.begin(Some(refusal), &self.options.commit_info)?;
+        let prune = parse_prune(&self.options)?;
+        change.stage_predicate(prune.as_ref())?;
+        if let Some(condition) = &self.options.condition {
+            let text = serde_json::to_string(&[condition]).unwrap_or_default();
+            change
+                .transaction
+                .set_operation_parameter("predicate", text);
+        }
+        self.stage_row_tracking_columns(change)?;
+        let found = candidates(&change.snapshot, None).await?;
+        let planned: HashSet<&str> = self.files.iter().map(|f| f.path.as_str()).collect();
+        let files: HashMap<String, Candidate> = found
+            .files
+            .into_iter()
+            .map(|file| (listed_path(&file), file))
+            .filter(|(path, _)| planned.contains(path.as_str()))
+            .collect();
+        let read: Vec<Candidate> = files.values().cloned().collect();
+        change.record_read(prune.as_ref(), &read);
+        let metrics = &mut change.metrics;
+        metrics.set("numFilesBeforeSkipping", self.files_before_skipping);
+        metrics.set("numBytesBeforeSkipping", self.bytes_before_skipping);
+        metrics.set("numFilesAfterSkipping", self.files.len() as u64);
+        if self.whole_files {
+            return self.remove_whole_files(change, &read);
+        }
+        let mut removed_once: HashSet<String> = HashSet::new();
+        for outcome in outcomes {
+            for (path, descriptor) in &outcome.removed {
+                let file = files.get(path).ok_or_else(|| {
+                    Error::internal(
+                        change.snapshot.table_uri(),
+                        format!("a task removed rows of {path}, which the plan did not read"),
+                    )
+                })?;
+                if !removed_once.insert(path.clone()) {
+                    return Err(Error::internal(
+                        change.snapshot.table_uri(),
+                        format!("two tasks removed rows of {path}: the rows of a data file must reach one task"),
+                    ));
+                }
+                self.stage_removal(change, file, descriptor.as_ref())?;
+            }
+            for (name, value) in &outcome.counts {
+                change.metrics.add(name, *value);
+            }
+            stage_written(
+                &mut change.transaction,
+                &outcome.data_files,
+                &outcome.change_files,
+                &mut change.metrics,
+            )?;
+        }
+        self.name_row_counts(change);
+        Ok(())
+    }
+
+    /// Removes `file`, re-adding it with `descriptor` when it has one.
+    fn stage_removal(
+        &self,
+        change: &mut RowChange,
+        file: &Candidate,
+        descriptor: Option<&DeletionVectorDescriptor>,
+    ) -> Result<()> {
+        let metrics = &mut change.metrics;
+        change.transaction.remove_files(&file.add, true)?;
+        let had_vector = file.deletion_vector.is_some();
+        let Some(descriptor) = descriptor else {
+            metrics.add("numRemovedBytes", file.size.max(0) as u64);
+            metrics.add("numRemovedFiles", 1);
+            metrics.add("numDeletionVectorsRemoved", u64::from(had_vector));
+            return Ok(());
+        };
+        match had_vector {
+            true => metrics.add("numDeletionVectorsUpdated", 1),
+            false => metrics.add("numDeletionVectorsAdded", 1),
+        }
+        let readded = with_deletion_vector(&file.add, descriptor)
+            .ok_or_else(|| Error::internal(change.snapshot.table_uri(), READD_INVARIANT))?;
+        change.transaction.add_files(readded)
+    }
+
+    /// Removes every candidate file whole (a DELETE of whole partitions or of every row).
+    fn remove_whole_files(&self, change: &mut RowChange, files: &[Candidate]) -> Result<()> {
+        let mut rows = 0u64;
+        for file in files {
+            let before = file.deletion_vector.as_ref().map_or(0, |dv| dv.cardinality);
+            rows += u64::try_from(file.num_records.unwrap_or(0) - before).unwrap_or(0);
+            self.stage_removal(change, file, None)?;
+        }
+        change.metrics.set("numDeletedRows", rows);
+        Ok(())
+    }
+
+    /// Renames the tasks' row counts to the operation's metric names.
+    fn name_row_counts(&self, change: &mut RowChange) {
+        let metrics = &mut change.metrics;
+        let (deleted, updated, copied) = (
+            metrics.get("deleted"),
+            metrics.get("updated"),
+            metrics.get("copied"),
+        );
+        for name in ["deleted", "updated", "copied"] {
+            metrics.0.remove(name);
+        }
+        metrics.set("numCopiedRows", copied);
+        match self.options.operation.as_str() {
+            "UPDATE" => metrics.set("numUpdatedRows", updated),
+            _ => metrics.set("numDeletedRows", deleted),
+        }
+    }
+
+    /// Stages the names of the materialised row tracking columns when the plan introduced
+    /// them (the files the tasks wrote hold them).
+    fn stage_row_tracking_columns(&self, change: &mut RowChange) -> Result<()> {
+        let planned = self.metadata.configuration.clone();
+        let current = change.snapshot.metadata().configuration.clone();
+        let keys = [
+            ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
+            ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
+        ];
+        let new: Vec<(String, Option<String>)> = keys
+            .iter()
+            .filter(|key| planned.get(**key) != current.get(**key))
+            .map(|key| (key.to_string(), planned.get(*key).cloned()))
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        change.transaction.update_metadata(MetadataUpdate {
+            configuration: new,
+            ..MetadataUpdate::default()
+        })
+    }
+
+    /// The metrics Delta on Spark records for the operation.
+    fn metric_names(&self) -> &'static [&'static str] {
+        match self.options.operation.as_str() {
+            "UPDATE" => &super::update::SPARK_METRICS,
+            _ => &super::delete::SPARK_METRICS,
+        }
+    }
+
+    /// The outcome of `task`: with deletion vectors, each file's new vector (its old one
+    /// merged in), written to one file; copy-on-write, the files to remove.
+    async fn removals(&self, storage: &Storage, mut task: Task) -> Result<TaskOutcome> {
+        let by_path: HashMap<&str, &PlannedFile> =
+            self.files.iter().map(|f| (f.path.as_str(), f)).collect();
+        let mut vectors: Vec<(String, RoaringTreemap)> = Vec::new();
+        for (path, rows) in std::mem::take(&mut task.rows) {
+            let file = by_path.get(path.as_str()).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "a row's address names {path}, which is not a file this change read"
+                ))
+            })?;
+            if !self.deletion_vectors || rows.deleted.is_empty() {
+                if !rows.deleted.is_empty() || rows.kept {
+                    task.outcome.removed.push((path, None));
+                }
+                continue;
+            }
+            let mut vector = match &file.deletion_vector {
+                Some(descriptor) => deletion_vector::load(storage, descriptor).await?,
+                None => RoaringTreemap::new(),
+            };
+            vector |= rows.deleted;
+            let records = file.num_records.and_then(|n| u64::try_from(n).ok());
+            match records.is_some_and(|records| vector.len() >= records) {
+                true => task.outcome.removed.push((path, None)),
+                false => vectors.push((path, vector)),
+            }
+        }
+        if vectors.is_empty() {
+            return Ok(task.outcome);
+        }
+        let bitmaps = vectors.iter().map(|(_, v)| v.clone()).collect();
+        let (name, descriptors) = write_deletion_vectors(storage, bitmaps).await?;
+        task.outcome.vector_file = Some(name);
+        for ((path, _), descriptor) in vectors.into_iter().zip(descriptors) {
+            task.outcome.removed.push((path, Some(descriptor)));
+        }
+        Ok(task.outcome)
+    }
+
+    fn config(&self, uri: &str) -> Result<TableConfiguration> {
+        TableConfiguration::try_new(self.protocol.clone(), self.metadata.clone(), uri)
+    }
+}
+
+/// The rows a task was given for one data file.
+#[derive(Debug, Default)]
+struct FileRows {
+    /// Physical positions of the rows deleted or replaced.
+    deleted: RoaringTreemap,
+    /// Some rows of the file were kept (copy-on-write).
+    kept: bool,
+}
+
+/// A task's work so far.
+#[derive(Debug, Default)]
+struct Task {
+    rows: BTreeMap<String, FileRows>,
+    outcome: TaskOutcome,
+    /// Deleted rows are written as `delete` change rows: copy-on-write only (the change
+    /// data feed reads the rows a deletion vector marks from the vector, as Delta on
+    /// Spark's deletes with deletion vectors leave them).
+    deletes_write_changes: bool,
+}
+
+impl Task {
+    /// Does what the rows of `batch` say.
+    async fn take(&mut self, batch: &RecordBatch, writer: &mut RowWriter) -> Result<()> {
+        let actions = utf8_column(batch, ACTION_COLUMN)?;
+        let actions: Vec<RowAction> = (0..batch.num_rows())
+            .map(|row| match actions.is_valid(row) {
+                true => RowAction::parse(actions.value(row)),
+                false => Err(Error::InvalidArgument(format!(
+                    "a row has no {ACTION_COLUMN}"
+                ))),
+            })
+            .collect::<Result<_>>()?;
+        self.mark_addresses(batch, &actions)?;
+        for action in [
+            RowAction::Keep,
+            RowAction::Delete,
+            RowAction::Update,
+            RowAction::UpdatePreimage,
+            RowAction::UpdatePostimage,
+        ] {
+            let mask: arrow_array::BooleanArray =
+                actions.iter().map(|a| Some(*a == action)).collect();
+            if mask.true_count() == 0 {
+                continue;
+            }
+            let rows = filter(batch, &mask)?;
+            self.write(action, &rows, writer).await?;
+        }
+        Ok(())
+    }
+
+    /// Records the addresses of the rows that leave the table, and the files of kept rows.
+    fn mark_addresses(&mut self, batch: &RecordBatch, actions: &[RowAction]) -> Result<()> {
+        let files = utf8_column(batch, ROW_FILE_COLUMN)?;
+        let positions = batch
+            .column_by_name(ROW_INDEX_COLUMN)
+            .and_then(|c| c.as_primitive_opt::<arrow_array::types::Int64Type>())
+            .ok_or_else(|| missing_column(ROW_INDEX_COLUMN))?;
+        for (row, action) in actions.iter().enumerate() {
+            let keeps = *action == RowAction::Keep;
+            if !keeps && !action.removes_address() {
+                continue;
+            }
+            if files.is_null(row) || positions.is_null(row) {
+                return Err(Error::InvalidArgument(format!(
+                    "a row to delete or keep has no address ({ROW_FILE_COLUMN}, \
+                     {ROW_INDEX_COLUMN})"
+                )));
+            }
+            let file = self.rows.entry(files.value(row).to_string()).or_default();
+            if keeps {
+                file.kept = true;
+                continue;
+            }
+            let position = u64::try_from(positions.value(row)).map_err(|_| {
+                Error::InvalidArgument(format!("a row's {ROW_INDEX_COLUMN} is negative"))
+            })?;
+            if !file.deleted.insert(position) {
+                return Err(Error::InvalidArgument(format!(
+                    "row {position} of {} is changed twice by one operation",
+                    files.value(row)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `rows`, all of `action`, as data and change rows.
+    async fn write(
+        &mut self,
+        action: RowAction,
+        rows: &RecordBatch,
+        writer: &mut RowWriter,
+    ) -> Result<()> {
+        let count = rows.num_rows();
+        match action {
+            RowAction::Keep => {
+                writer.write_data(rows, true, RowOrigin::Existing).await?;
+                self.outcome.count("copied", count);
+            }
+            RowAction::Delete => {
+                if self.deletes_write_changes {
+                    writer.write_changes(rows, "delete").await?;
+                }
+                self.outcome.count("deleted", count);
+            }
+            RowAction::Update => {
+                writer.write_data(rows, false, RowOrigin::Existing).await?;
+                self.outcome.count("updated", count);
+            }
+            RowAction::UpdatePreimage => {
+                writer.write_changes(rows, "update_preimage").await?;
+            }
+            RowAction::UpdatePostimage => {
+                writer.write_data(rows, false, RowOrigin::Existing).await?;
+                writer.write_changes(rows, "update_postimage").await?;
+                self.outcome.count("updated", count);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What refusing the operation on an append-only table says; an unknown operation is an
+/// [`Error::InvalidArgument`].
+fn refusal(operation: &str) -> Result<&'static str> {
+    match operation {
+        "DELETE" => Ok("rows cannot be deleted"),
+        "UPDATE" => Ok("rows cannot be updated"),
+        other => Err(Error::InvalidArgument(format!(
+            "`{other}` is not an operation a distributed change runs (DELETE, UPDATE)"
+        ))),
+    }
+}
+
+fn parse_prune(options: &ChangeOptions) -> Result<Option<Expr>> {
+    options.prune.as_deref().map(parse_sql).transpose()
+}
+
+fn planned_file(file: &Candidate) -> PlannedFile {
+    PlannedFile {
+        path: listed_path(file),
+        num_records: file.num_records,
+        deletion_vector: file.deletion_vector.clone(),
+    }
+}
+
+/// The path of a candidate as its file list row names it.
+fn listed_path(file: &Candidate) -> String {
+    file.listed
+        .column_by_name("path")
+        .and_then(|c| c.as_string_opt::<i32>())
+        .filter(|c| c.len() == 1 && c.is_valid(0))
+        .map(|c| c.value(0).to_string())
+        .unwrap_or_default()
+}
+
+/// The text column `name` of `batch` (large or view strings cast to plain ones).
+fn utf8_column(batch: &RecordBatch, name: &str) -> Result<StringArray> {
+    let column = batch
+        .column_by_name(name)
+        .ok_or_else(|| missing_column(name))?;
+    let text = arrow::compute::cast(column, &arrow_schema::DataType::Utf8)
+        .map_err(|error| Error::arrow(format!("reading the column {name}"), error))?;
+    Ok(text.as_string::<i32>().clone())
+}
+
+fn missing_column(name: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "the rows given to a change task have no column {name}"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::types::Int64Type;
+    use arrow_array::{ArrayRef, BooleanArray, Int64Array};
+    use arrow_schema::{Field, Schema};
+
+    use super::*;
+    use crate::expr::evaluate;
+    use crate::ops::dml::test_tables::{ids, ids_batch, table_of};
+    use crate::scan::{Scan, ScanOptions};
+    use crate::table::Table;
+
+    fn options(operation: &str, condition: &str) -> ChangeOptions {
+        ChangeOptions {
+            operation: operation.into(),
+            condition: Some(condition.into()),
+            prune: Some(condition.into()),
+            prune_is_condition: true,
+            ..ChangeOptions::default()
+        }
+    }
+
+    /// What the engine does: reads the candidate rows with their addresses and gives each
+    /// row matching `condition` the action `action` (the others `keep` when the plan
+    /// rewrites files), with `id` multiplied by 100 in the rows written as updates.
+    async fn engine_rows(
+        table: &Table,
+        plan: &DistributedChange,
+        condition: &str,
+        action: &str,
+    ) -> Vec<RecordBatch> {
+        let snapshot = table
+            .snapshot(SnapshotAt::Version(plan.version()))
+            .await
+            .unwrap();
+        let paths: HashSet<String> = plan.candidate_paths().into_iter().collect();
+        let scan_options = ScanOptions {
+            row_address: true,
+            row_tracking: plan.keeps_row_ids(),
+            only_files: Some(Arc::new(paths)),
+            ..ScanOptions::default()
+        };
+        let scan = Scan::new(&snapshot, scan_options).await.unwrap();
+        let condition = parse_sql(condition).unwrap();
+        let mut rows = Vec::new();
+        for batch in scan.to_batches().await.unwrap() {
+            let matched = evaluate(&condition, &batch).unwrap();
+            let copy = !plan.uses_deletion_vectors();
+            let actions: StringArray = matched
+                .iter()
+                .map(|hit| match hit == Some(true) {
+                    true => Some(action),
+                    false => copy.then_some("keep"),
+                })
+                .collect();
+            let ids = batch.column(0).as_primitive::<Int64Type>();
+            let written: Int64Array = ids
+                .iter()
+                .zip(actions.iter())
+                .map(|(id, a)| match a {
+                    Some("update") => id.map(|id| id * 100),
+                    _ => id,
+                })
+                .collect();
+            let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+            columns[0] = Arc::new(written);
+            columns.push(Arc::new(actions.clone()));
+            let mut fields: Vec<Field> = batch
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.as_ref().clone())
+                .collect();
+            fields.push(Field::new(
+                ACTION_COLUMN,
+                arrow_schema::DataType::Utf8,
+                true,
+            ));
+            let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap();
+            let given: BooleanArray = actions.iter().map(|a| Some(a.is_some())).collect();
+            rows.push(filter(&batch, &given).unwrap());
+        }
+        rows
+    }
+
+    /// Plans, runs the rows in two tasks (the first batch in one, the rest in the other:
+    /// each file is one batch here) and commits.
+    async fn run(table: &Table, options: ChangeOptions, action: &str) -> CommitResult {
+        let plan = DistributedChange::plan(table.storage(), options.clone())
+            .await
+            .unwrap();
+        let plan = DistributedChange::from_json(&plan.to_json().unwrap()).unwrap();
+        let condition = options.condition.unwrap();
+        let mut rows = engine_rows(table, &plan, &condition, action).await;
+        let rest = rows.split_off(rows.len().min(1));
+        let mut outcomes = Vec::new();
+        for share in [rows, rest] {
+            let stream = futures::stream::iter(share.into_iter().map(Ok));
+            let outcome = plan.write_task(table.storage(), stream).await.unwrap();
+            let text = serde_json::to_string(&outcome).unwrap();
+            outcomes.push(serde_json::from_str(&text).unwrap());
+        }
+        plan.commit(table.storage(), outcomes).await.unwrap()
+    }
+
+    async fn two_file_table(dir: &std::path::Path, deletion_vectors: bool) -> Table {
+        let dv = deletion_vectors.to_string();
+        let configuration = [("delta.enableDeletionVectors", dv.as_str())];
+        let table = table_of(dir, ids_batch(0..5), &configuration).await;
+        let stream = futures::stream::iter([Ok(ids_batch(5..10))]);
+        crate::ops::write_table(
+            table.storage(),
+            ids_batch(0..0).schema(),
+            stream,
+            Default::default(),
+        )
+        .await
+        .unwrap();
+        table
+    }
+
+    #[tokio::test]
+    async fn a_delete_marks_deletion_vectors_merged_with_the_old_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = two_file_table(dir.path(), true).await;
+        let first = run(&table, options("DELETE", "id = 1 OR id = 7"), "delete").await;
+        assert_eq!(first.metrics["numDeletedRows"], 2);
+        assert_eq!(first.metrics["numDeletionVectorsAdded"], 2);
+        let second = run(&table, options("DELETE", "id = 2 OR id = 3"), "delete").await;
+        assert_eq!(second.metrics["numDeletionVectorsUpdated"], 1);
+        assert_eq!(second.metrics["numFilesAfterSkipping"], 1);
+        assert_eq!(ids(&table).await, vec![0, 4, 5, 6, 8, 9]);
+        let log = std::fs::read_to_string(dir.path().join("_delta_log/00000000000000000003.json"))
+            .unwrap();
+        assert!(
+            log.contains(r#""predicate":"[\"id = 2 OR id = 3\"]""#),
+            "{log}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_update_rewrites_touched_files_without_deletion_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = two_file_table(dir.path(), false).await;
+        let done = run(&table, options("UPDATE", "id >= 8"), "update").await;
+        assert_eq!(done.metrics["numUpdatedRows"], 2);
+        assert_eq!(done.metrics["numCopiedRows"], 3);
+        assert_eq!(done.metrics["numRemovedFiles"], 1);
+        assert_eq!(ids(&table).await, vec![0, 1, 2, 3, 4, 5, 6, 7, 800, 900]);
+    }
+
+    #[tokio::test]
+    async fn deleting_every_row_of_a_file_removes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = two_file_table(dir.path(), true).await;
+        let done = run(&table, options("DELETE", "id < 5"), "delete").await;
+        assert_eq!(done.metrics["numRemovedFiles"], 1);
+        assert_eq!(done.metrics["numDeletionVectorsAdded"], 0);
+        assert_eq!(ids(&table).await, vec![5, 6, 7, 8, 9]);
+    }
+
+    #[tokio::test]
+    async fn a_row_changed_twice_is_refused_and_nothing_is_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = two_file_table(dir.path(), true).await;
+        let plan = DistributedChange::plan(table.storage(), options("DELETE", "id = 1"))
+            .await
+            .unwrap();
+        let rows = engine_rows(&table, &plan, "id = 1", "delete").await;
+        let twice = futures::stream::iter(rows.iter().chain(&rows).cloned().map(Ok));
+        let failure = plan.write_task(table.storage(), twice).await.unwrap_err();
+        assert!(matches!(failure.error, Error::InvalidArgument(_)));
+        assert_eq!(table.latest_version().await.unwrap(), 1);
+    }
+}

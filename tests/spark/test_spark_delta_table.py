@@ -1,0 +1,194 @@
+"""``deltalog.spark.DeltaTable`` against delta-spark's ``delta.tables.DeltaTable`` as the
+oracle: the same table copied, the same calls (SQL text, ``Column`` conditions and values, a
+Python UDF) made through delta-spark on one copy and through deltalog, running on Spark's
+executors, on the other; the rows, the row counts of the commit metrics, the change feed and
+the row ids must agree, and Spark must read our result at every version."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import deltalog
+from deltalog.spark import DeltaTable
+
+from .test_interop_dml import (
+    SHAPES,
+    assert_same_changes,
+    spark_row_tracking,
+    spark_table_and_copy,
+)
+from .test_interop_read import assert_same_rows
+from .test_interop_write import assert_spark_reads_every_version, spark_rows
+
+
+def calls() -> list[tuple[str, Any, Any]]:
+    """(kind, condition, set) in order: text, Columns, a partition delete, every row."""
+    from pyspark.sql import functions as F
+
+    return [
+        ("delete", "id IN (0, 5, 10, 15, 20, 25, 30)", None),
+        ("update", "p = 1", {"s": "upper(s)"}),
+        ("delete", F.col("s").endswith("3"), None),
+        ("update", F.col("id") > 40, {"s": F.concat(F.col("s"), F.lit("!")), "id": "id + 100"}),
+        ("delete", "p = 2", None),
+        ("update", None, {"s": "coalesce(s, 'none')"}),
+    ]
+
+
+def last_metrics(spark: Any, path: Path) -> dict[str, str]:
+    row = spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()[0]
+    return dict(row["operationMetrics"])
+
+
+@pytest.mark.parametrize(("name", "properties", "partitioned"), SHAPES, ids=[s[0] for s in SHAPES])
+def test_deletes_and_updates_agree_with_delta_spark(
+    spark: Any, tmp_path: Path, name: str, properties: dict[str, str], partitioned: bool
+) -> None:
+    from delta.tables import DeltaTable as SparkDeltaTable
+
+    theirs, mine, start = spark_table_and_copy(spark, tmp_path, properties, partitioned)
+    oracle = SparkDeltaTable.forPath(spark, str(theirs))
+    table = DeltaTable.forPath(spark, str(mine))
+    for kind, condition, assignments in calls():
+        what = f"{name}: {kind} {condition}"
+        if kind == "delete":
+            oracle.delete(condition)
+            table.delete(condition)
+            counts = ["numDeletedRows"]
+        else:
+            oracle.update(condition, assignments)
+            table.update(condition, assignments)
+            counts = ["numUpdatedRows"]
+        assert_same_rows(spark_rows(spark, mine), spark_rows(spark, theirs), what)
+        expected, actual = last_metrics(spark, theirs), last_metrics(spark, mine)
+        assert [actual.get(c) for c in counts] == [expected.get(c) for c in counts], what
+    assert_spark_reads_every_version(spark, mine, ("id > 10", "p = 1"))
+    assert_same_changes(spark, mine, theirs, start)
+    if "delta.enableRowTracking" in properties:
+        assert spark_row_tracking(spark, mine) == spark_row_tracking(spark, theirs)
+    history = table.history().collect()
+    assert [row["operation"] for row in history[:6]] == [
+        "UPDATE",
+        "DELETE",
+        "UPDATE",
+        "DELETE",
+        "UPDATE",
+        "DELETE",
+    ]
+
+
+@pytest.mark.parametrize("deletion_vectors", ["true", "false"])
+def test_python_udfs_decide_which_rows_change(
+    spark: Any, tmp_path: Path, deletion_vectors: str
+) -> None:
+    from pyspark.sql import functions as F
+
+    properties = {"delta.enableDeletionVectors": deletion_vectors}
+    _, mine, _ = spark_table_and_copy(spark, tmp_path, properties, True)
+    before = deltalog.read_table(str(mine)).to_pylist()
+    ends_in_three = F.udf(lambda s: s is not None and s.endswith("3"), "boolean")
+    table = DeltaTable.forPath(spark, str(mine))
+    table.delete(ends_in_three(F.col("s")))
+    shout = F.udf(lambda s: None if s is None else s.upper() + "!", "string")
+    table.update(F.col("p") == 1, {"s": shout(F.col("s"))})
+    expected = []
+    for row in before:
+        if row["s"] is not None and row["s"].endswith("3"):
+            continue
+        if row["p"] == 1 and row["s"] is not None:
+            row = {**row, "s": row["s"].upper() + "!"}
+        expected.append(row)
+    key = lambda row: row["id"]  # noqa: E731
+    assert sorted(spark.read.format("delta").load(str(mine)).toArrow().to_pylist(), key=key) == (
+        sorted(expected, key=key)
+    )
+
+
+def test_a_failing_task_commits_nothing(spark: Any, tmp_path: Path) -> None:
+    from pyspark.sql import functions as F
+
+    properties = {"delta.enableDeletionVectors": "true"}
+    _, mine, start = spark_table_and_copy(spark, tmp_path, properties, True)
+
+    def explode(value: int) -> bool:
+        raise ValueError(f"no: {value}")
+
+    table = DeltaTable.forPath(spark, str(mine))
+    with pytest.raises(Exception, match="no: "):
+        table.delete(F.udf(explode, "boolean")(F.col("id")))
+    assert deltalog.DeltaTable(mine).latest_version() == start - 1
+
+
+def test_constraints_and_generated_columns_hold_in_updates(spark: Any, tmp_path: Path) -> None:
+    from delta.tables import DeltaTable as SparkDeltaTable
+
+    theirs, mine = tmp_path / "spark", tmp_path / "ours"
+    spark.sql(
+        f"CREATE TABLE delta.`{theirs}` (id BIGINT, v INT, doubled INT GENERATED ALWAYS AS "
+        "(v * 2)) USING delta TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+    )
+    spark.sql(f"ALTER TABLE delta.`{theirs}` ADD CONSTRAINT small CHECK (v < 100)")
+    spark.sql(f"INSERT INTO delta.`{theirs}` (id, v) SELECT id, CAST(id AS INT) FROM range(10)")
+    shutil.copytree(theirs, mine)
+    SparkDeltaTable.forPath(spark, str(theirs)).update("id > 5", {"v": "v + 10"})
+    table = DeltaTable.forPath(spark, str(mine))
+    table.update("id > 5", {"v": "v + 10"})
+    assert_same_rows(spark_rows(spark, mine), spark_rows(spark, theirs), "generated column")
+    version = deltalog.DeltaTable(mine).latest_version()
+    with pytest.raises(Exception, match=r"small|v < 100"):
+        table.update("id = 1", {"v": "500"})
+    assert deltalog.DeltaTable(mine).latest_version() == version
+
+
+def test_driver_side_methods_agree_with_delta_spark(spark: Any, tmp_path: Path) -> None:
+    from delta.tables import DeltaTable as SparkDeltaTable
+
+    properties = {"delta.enableDeletionVectors": "false"}
+    theirs, mine, _ = spark_table_and_copy(spark, tmp_path, properties, True)
+    oracle = SparkDeltaTable.forPath(spark, str(theirs))
+    table = DeltaTable.forPath(spark, str(mine))
+    assert DeltaTable.isDeltaTable(spark, str(mine))
+    assert not DeltaTable.isDeltaTable(spark, str(tmp_path))
+    assert_same_rows(table.toDF().toArrow(), oracle.toDF().toArrow(), "toDF")
+    assert table.alias("t").toDF().select("t.id").count() == 50
+
+    for handle in (oracle, table):
+        handle.delete("id < 10")
+    ours_optimized = table.optimize().where("p = 1").executeCompaction().collect()[0]
+    spark_optimized = oracle.optimize().where("p = 1").executeCompaction().collect()[0]
+    assert ours_optimized["metrics"]["numFilesAdded"] == spark_optimized["metrics"]["numFilesAdded"]
+    table.optimize().executeZOrderBy("id")
+    oracle.optimize().executeZOrderBy("id")
+    assert_same_rows(spark_rows(spark, mine), spark_rows(spark, theirs), "optimized")
+
+    ours_restored = table.restoreToVersion(1).collect()[0].asDict()
+    spark_restored = oracle.restoreToVersion(1).collect()[0].asDict()
+    assert set(ours_restored) == set(spark_restored)
+    assert (
+        ours_restored["num_of_files_after_restore"] == spark_restored["num_of_files_after_restore"]
+    )
+    assert_same_rows(spark_rows(spark, mine), spark_rows(spark, theirs), "restored")
+
+    # Column names and types as delta-spark's (nullability aside).
+    for ours_frame, spark_frame in [
+        (table.history(), oracle.history()),
+        (table.detail(), oracle.detail()),
+        (table.optimize().executeCompaction(), oracle.optimize().executeCompaction()),
+        (table.vacuum(0), oracle.vacuum(0)),
+    ]:
+        assert ours_frame.schema.simpleString() == spark_frame.schema.simpleString()
+    ours_history = [row["operation"] for row in table.history().collect()]
+    spark_history = [row["operation"] for row in oracle.history().collect()]
+    assert ours_history == spark_history
+    detail = table.detail().collect()[0]
+    spark_detail = oracle.detail().collect()[0]
+    for column in ("format", "partitionColumns", "numFiles", "minReaderVersion"):
+        assert detail[column] == spark_detail[column], column
+
+    table.addFeatureSupport("deletionVectors")
+    protocol = deltalog.DeltaTable(mine).snapshot().protocol
+    assert "deletionVectors" in (protocol.writer_features or ())
