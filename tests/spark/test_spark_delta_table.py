@@ -207,3 +207,80 @@ def test_driver_side_methods_agree_with_delta_spark(spark: Any, tmp_path: Path) 
     table.addFeatureSupport("deletionVectors")
     protocol = deltalog.DeltaTable(mine).snapshot().protocol
     assert "deletionVectors" in (protocol.writer_features or ())
+
+
+def merge_builders(source: Any) -> list[tuple[str, Any]]:
+    """(name, builder of the clauses on a merge builder) of delta-spark's and ours: the
+    merges of ``test_interop_merge.py`` written with the DeltaTable API, Columns included."""
+    from pyspark.sql import functions as F
+
+    return [
+        (
+            "upsert",
+            lambda m: m.whenMatchedUpdateAll().whenNotMatchedInsertAll(),
+        ),
+        (
+            "mixed",
+            lambda m: (
+                m.whenMatchedDelete("src.s = 'del'")
+                .whenMatchedUpdate(set={"s": F.concat(F.col("tgt.s"), F.lit("+"), F.col("src.s"))})
+                .whenNotMatchedInsert(
+                    "src.s != 'skip'", {"id": "src.id", "p": "src.p", "s": "upper(src.s)"}
+                )
+                .whenNotMatchedBySourceDelete("tgt.id > 45")
+                .whenNotMatchedBySourceUpdate(F.col("tgt.id") < 1, {"s": F.lit("orphan")})
+            ),
+        ),
+        ("delete duplicates", lambda m: m.whenMatchedDelete()),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "properties", "partitioned"),
+    DELTA_TABLE_SHAPES,
+    ids=[s[0] for s in DELTA_TABLE_SHAPES],
+)
+def test_merges_agree_with_delta_spark(
+    spark: Any, tmp_path: Path, name: str, properties: dict[str, str], partitioned: bool
+) -> None:
+    from delta.tables import DeltaTable as SparkDeltaTable
+
+    from .test_interop_merge import COUNTS, DUPLICATES, MIXED, UPSERT, assert_same_row_tracking
+
+    theirs, mine, start = spark_table_and_copy(spark, tmp_path, properties, partitioned)
+    oracle = SparkDeltaTable.forPath(spark, str(theirs)).alias("tgt")
+    table = DeltaTable.forPath(spark, str(mine)).alias("tgt")
+    sources = [UPSERT, MIXED, DUPLICATES]
+    for (merge_name, clauses), data in zip(merge_builders(None), sources, strict=True):
+        rows = [tuple(r.values()) for r in data.to_pylist()]
+        source = spark.createDataFrame(rows, schema="id BIGINT, p INT, s STRING").alias("src")
+        expected = clauses(oracle.merge(source, "tgt.id = src.id")).execute().collect()
+        actual = clauses(table.merge(source, "tgt.id = src.id")).execute().collect()
+        what = f"{name}: {merge_name}"
+        assert actual == expected, what
+        assert_same_rows(spark_rows(spark, mine), spark_rows(spark, theirs), what)
+        spark_metrics, our_metrics = last_metrics(spark, theirs), last_metrics(spark, mine)
+        assert [our_metrics.get(c) for c in COUNTS] == [spark_metrics.get(c) for c in COUNTS], what
+    assert_spark_reads_every_version(spark, mine, ("id > 10", "p = 1"))
+    assert_same_changes(spark, mine, theirs, start)
+    if "delta.enableRowTracking" in properties:
+        assert_same_row_tracking(spark_row_tracking(spark, mine), spark_row_tracking(spark, theirs))
+
+
+def test_a_target_row_matched_twice_fails_as_in_delta_spark(spark: Any, tmp_path: Path) -> None:
+    from delta.tables import DeltaTable as SparkDeltaTable
+
+    from deltalog.exceptions import MergeMultipleMatchError
+
+    properties = {"delta.enableDeletionVectors": "true"}
+    theirs, mine, start = spark_table_and_copy(spark, tmp_path, properties, False)
+    source = spark.createDataFrame([(3, 0, "a"), (3, 0, "b")], "id BIGINT, p INT, s STRING")
+    with pytest.raises(Exception, match="MULTIPLE_SOURCE_ROW_MATCHING"):
+        SparkDeltaTable.forPath(spark, str(theirs)).alias("t").merge(
+            source.alias("s"), "t.id = s.id"
+        ).whenMatchedUpdateAll().execute()
+    with pytest.raises(MergeMultipleMatchError, match="MULTIPLE_SOURCE_ROW_MATCHING"):
+        DeltaTable.forPath(spark, str(mine)).alias("t").merge(
+            source.alias("s"), "t.id = s.id"
+        ).whenMatchedUpdateAll().execute()
+    assert deltalog.DeltaTable(mine).latest_version() == start - 1

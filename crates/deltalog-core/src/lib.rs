@@ -211,6 +211,7 @@ pub mod distributed {
     };
     pub use crate::ops::dml::distributed::{
         ChangeOptions, DistributedChange, PlannedFile, RowAction, TaskOutcome, ACTION_COLUMN,
+        CLAUSE_COLUMN,
     };
     pub use crate::ops::files::adds_from_file_list;
     pub use crate::ops::streaming_sink::StreamingQuery;

@@ -28,6 +28,7 @@ ONE Delta version (see ``_write.py``).
 from __future__ import annotations
 
 from ._delta_table import DeltaOptimizeBuilder, DeltaTable
+from ._merge import DeltaMergeBuilder
 from ._native import read
 from ._register import PUSHDOWN_CONF, filter_pushdown_enabled, register, write
 from ._source import (
@@ -44,6 +45,7 @@ from ._write import DeltalogWriter
 __all__ = [
     "PUSHDOWN_CONF",
     "SOURCE_NAME",
+    "DeltaMergeBuilder",
     "DeltaOptimizeBuilder",
     "DeltaTable",
     "DeltalogDataSource",

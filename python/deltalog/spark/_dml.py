@@ -22,14 +22,14 @@ commit, and VACUUM removes them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from .. import _core
 from .._table import CommitResult, DeltaTable
-from ..exceptions import DeltaError, InvalidArgumentError
+from ..exceptions import DeltaError, InvalidArgumentError, MergeMultipleMatchError
 from ._native import _prunable
 from ._source import SOURCE_NAME
 
@@ -38,11 +38,15 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructType
 
-__all__ = ["ChangePlan", "TableRef", "delete_rows", "update_rows"]
+__all__ = ["ChangePlan", "MergeClause", "TableRef", "delete_rows", "merge_rows", "update_rows"]
 
 ACTION = "__deltalog_action"
 FILE = "__deltalog_file"
 ROW_INDEX = "__deltalog_row_index"
+CLAUSE = "__deltalog_clause"
+SOURCE_MARK = "__deltalog_source"
+TAG = "__deltalog_tag"
+TASK_KEY = "__deltalog_task"
 ROW_TRACKING = ("row_id", "row_commit_version")
 
 
@@ -148,13 +152,23 @@ def update_rows(
 
 
 def plan_change(
-    spark: SparkSession, table: TableRef, operation: str, condition: str | Column | None
+    spark: SparkSession,
+    table: TableRef,
+    operation: str,
+    condition: str | Column | None,
+    prune: bool = True,
+    **extra: Any,
 ) -> ChangePlan:
-    """Plans ``operation``; the candidate files are pruned by ``condition`` when it is text
-    that deltalog's SQL reads as Spark does."""
+    """Plans ``operation``; with ``prune``, the candidate files are pruned by ``condition``
+    when it is text that deltalog's SQL reads as Spark does. ``extra`` are more of the
+    core's ``ChangeOptions`` (camelCase)."""
     zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
-    options: dict[str, Any] = {"operation": operation, "condition": _condition_text(condition)}
-    if isinstance(condition, str) and _prunable(condition, zone):
+    options: dict[str, Any] = {
+        "operation": operation,
+        "condition": _condition_text(condition),
+        **extra,
+    }
+    if prune and isinstance(condition, str) and _prunable(condition, zone):
         pruned = {**options, "prune": condition, "pruneIsCondition": True}
         try:
             return ChangePlan.of(
@@ -202,8 +216,27 @@ def run_tasks(rows: DataFrame, table: TableRef, plan: ChangePlan) -> list[bytes]
         outcome = _core.write_change_task(uri, text, reader, storage)
         yield pa.record_batch([pa.array([outcome], pa.binary())], names=["outcome"])
 
-    collected = rows.mapInArrow(task, "outcome binary").collect()
+    try:
+        collected = rows.mapInArrow(task, "outcome binary").collect()
+    except Exception as error:
+        raise _task_error(error, table) from error
     return [bytes(row[0]) for row in collected]
+
+
+#: What deltalog's multiple-match error says, whichever way Spark wraps a task's error.
+_MULTIPLE_MATCH = "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE"
+
+
+def _task_error(error: Exception, table: TableRef) -> Exception:
+    """The error a failed Spark job of tasks raises: deltalog's multiple-match error when a
+    task raised it (Spark wraps it in its own), else Spark's error as it is."""
+    text = str(error)
+    if _MULTIPLE_MATCH not in text:
+        return error
+    line = next((line for line in text.splitlines() if _MULTIPLE_MATCH in line), text)
+    found = MergeMultipleMatchError(line.strip())
+    found.table = table.uri
+    return found
 
 
 def commit_change(table: TableRef, plan: ChangePlan, outcomes: list[bytes]) -> CommitResult:
@@ -307,12 +340,18 @@ def _with_new_values(
 
 
 def _resolve_targets(
-    names: list[str], types: Mapping[str, DataType], assignments: Mapping[str, str | Column]
+    names: list[str],
+    types: Mapping[str, DataType],
+    assignments: Mapping[str, str | Column],
+    old: Callable[[str], Column] | None = None,
 ) -> dict[str, Column]:
     """The new value of every top-level column set (a nested ``a.b`` target sets the field
-    ``b`` of the struct ``a``, its other fields kept), cast to the column's type."""
+    ``b`` of the struct ``a``, its other fields kept), cast to the column's type; ``old``
+    gives a column's current value (default: the column of that name)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType as SparkStruct
+
+    current = old or (lambda name: F.col(_quoted(name)))
 
     resolved: dict[str, Column] = {}
     for target, value in assignments.items():
@@ -331,7 +370,7 @@ def _resolve_targets(
             if field is None:
                 raise InvalidArgumentError(f"{target!r} names no field of the table")
             data_type = field.dataType
-        base = resolved.get(name, F.col(_quoted(name)))
+        base = resolved.get(name, current(name))
         path = ".".join(parts[1:])
         resolved[name] = base.withField(path, _value(value).cast(data_type))
     return resolved
@@ -354,3 +393,261 @@ def _lookup(mapping: Mapping[str, str], name: str) -> str | None:
         if key.lower() == name.lower():
             return value
     return None
+
+
+@dataclass(frozen=True)
+class MergeClause:
+    """One WHEN clause of a merge: ``kind`` (``matched``, ``not_matched``,
+    ``not_matched_by_source``), ``action`` (``update``, ``delete``, ``insert``), its
+    condition, and its assignments (``None`` with ``every_column``: ``UPDATE SET *`` /
+    ``INSERT *``)."""
+
+    kind: str
+    action: str
+    condition: str | Column | None = None
+    assignments: Mapping[str, str | Column] | None = None
+    every_column: bool = False
+
+    def describe(self) -> dict[str, str]:
+        """The clause as Delta on Spark records it in the commit's parameters."""
+        described = {"actionType": self.action}
+        if self.condition is not None:
+            described = {"predicate": _condition_text(self.condition) or "", **described}
+        return described
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    """What a merge is: the target (``alias``), the source, the condition and the
+    clauses, and the table's generated columns (name to expression)."""
+
+    target_alias: str | None
+    source: DataFrame
+    condition: str | Column
+    clauses: Sequence[MergeClause]
+    generated: Mapping[str, str]
+
+
+def merge_rows(spark: SparkSession, table: TableRef, merge: MergeSpec) -> CommitResult:
+    """Merges ``merge.source`` into the table in one commit; see ``MergeSpec``."""
+    from pyspark.sql import functions as F
+
+    clauses = list(merge.clauses)
+    kinds = {clause.kind for clause in clauses}
+    matched = [c for c in clauses if c.kind == "matched"]
+    parameters = {
+        "matchedPredicates": json.dumps([c.describe() for c in matched]),
+        "notMatchedPredicates": json.dumps(
+            [c.describe() for c in clauses if c.kind == "not_matched"]
+        ),
+        "notMatchedBySourcePredicates": json.dumps(
+            [c.describe() for c in clauses if c.kind == "not_matched_by_source"]
+        ),
+    }
+    only_delete = len(matched) == 1 and matched[0].action == "delete" and not matched[0].condition
+    allows_repeats = (not matched and "not_matched_by_source" not in kinds) or only_delete
+    source_rows = merge.source.count()
+    plan = plan_change(
+        spark,
+        table,
+        "MERGE",
+        merge.condition,
+        prune=False,
+        insertOnly=kinds <= {"not_matched"},
+        inserts="not_matched" in kinds,
+        allowsMultipleMatches=allows_repeats,
+        parameters=parameters,
+        metrics={"numSourceRows": source_rows},
+    )
+    target = read_target(spark, table, plan, plan.files)
+    if merge.target_alias:
+        target = target.alias(merge.target_alias)
+    names = _table_columns(target.schema, plan)
+    source = merge.source.withColumn(SOURCE_MARK, F.lit(True))
+    joined = source.join(target, _condition(merge.condition), _join_type(kinds))
+    rows = _merge_actions(joined, target, plan, clauses, allows_repeats)
+    changed = _merged_values(rows, target, merge, plan, names).persist()
+    try:
+        rows = changed
+        if not plan.deletion_vectors:
+            rows = _with_kept_rows(spark, table, plan, changed, names)
+        keyed = rows.withColumn(
+            TASK_KEY,
+            F.coalesce(
+                F.col(FILE), F.concat(F.lit("task "), F.spark_partition_id().cast("string"))
+            ),
+        )
+        shuffled = keyed.repartition(TASK_KEY).drop(TASK_KEY)
+        outcomes = run_tasks(shuffled, table, plan)
+    finally:
+        changed.unpersist()
+    return commit_change(table, plan, outcomes)
+
+
+def _join_type(kinds: set[str]) -> str:
+    """The join that keeps the rows the clauses need: unmatched source rows for inserts,
+    unmatched target rows for ``NOT MATCHED BY SOURCE``."""
+    inserts, by_source = "not_matched" in kinds, "not_matched_by_source" in kinds
+    if inserts and by_source:
+        return "full"
+    if inserts:
+        return "left"
+    return "right" if by_source else "inner"
+
+
+def _merge_actions(
+    joined: DataFrame,
+    target: DataFrame,
+    plan: ChangePlan,
+    clauses: list[MergeClause],
+    allows_repeats: bool,
+) -> DataFrame:
+    """The joined rows a clause acts on (and, for the multiple-match check, every matched
+    pair), each with its clause's tag (``update#3``), kind and action(s)."""
+    from pyspark.sql import functions as F
+
+    has_source = F.col(SOURCE_MARK).isNotNull()
+    has_target = target[FILE].isNotNull()
+
+    def first_clause(kind: str, otherwise: str | None) -> Column:
+        chosen = F.lit(otherwise)
+        for number in reversed(range(len(clauses))):
+            clause = clauses[number]
+            if clause.kind == kind:
+                tag = F.lit(f"{clause.action}#{number}")
+                chosen = F.when(_condition(clause.condition), tag).otherwise(chosen)
+        return chosen
+
+    pair_default = None if allows_repeats else "none"
+    tag = (
+        F.when(has_source & has_target, first_clause("matched", pair_default))
+        .when(has_source, first_clause("not_matched", None))
+        .when(has_target, first_clause("not_matched_by_source", None))
+    )
+    kind = (
+        F.when(has_source & has_target, F.lit("matched"))
+        .when(has_source, F.lit("not_matched"))
+        .otherwise(F.lit("not_matched_by_source"))
+    )
+    updates = ["update_preimage", "update_postimage"] if plan.changes else ["update"]
+    verb = F.split(F.col(TAG), "#").getItem(0)
+    actions = (
+        F.when(verb == "update", F.array(*[F.lit(a) for a in updates]))
+        .when(verb == "delete", F.array(F.lit("delete")))
+        .when(verb == "insert", F.array(F.lit("insert")))
+        .otherwise(F.array(F.lit("none")))
+    )
+    tagged = joined.withColumn(TAG, tag).where(F.col(TAG).isNotNull())
+    return tagged.withColumn(CLAUSE, kind).withColumn(ACTION, F.explode(actions))
+
+
+def _merged_values(
+    rows: DataFrame, target: DataFrame, merge: MergeSpec, plan: ChangePlan, names: list[str]
+) -> DataFrame:
+    """The rows in the tasks' layout: the table's columns holding each row's values (new
+    ones for updates and inserts, generated columns recomputed), then row tracking, the
+    address, the action and the clause kind."""
+    from pyspark.sql import functions as F
+
+    types = {field.name: field.dataType for field in target.schema.fields}
+    source_columns = set(merge.source.columns)
+
+    def old(name: str) -> Column:
+        return target[name]
+
+    updated: dict[str, list[tuple[str, Column]]] = {name: [] for name in names}
+    inserted: dict[str, list[tuple[str, Column]]] = {name: [] for name in names}
+    for number, clause in enumerate(merge.clauses):
+        tag = f"{clause.action}#{number}"
+        if clause.action == "delete":
+            continue
+        assignments = clause.assignments or {}
+        if clause.every_column:
+            assignments = _every_column(names, source_columns, merge.source, clause)
+        values = _resolve_targets(names, types, assignments, old)
+        into = updated if clause.action == "update" else inserted
+        for name in names:
+            if name in values:
+                into[name].append((tag, values[name]))
+            elif clause.action == "update":
+                into[name].append((tag, old(name)))
+    action = F.col(ACTION)
+    columns = []
+    for name in names:
+        value = old(name)
+        if updated[name]:
+            value = F.when(
+                action.isin("update", "update_postimage"), _by_tag(updated[name])
+            ).otherwise(value)
+        insert_value = _by_tag(inserted[name]) if inserted[name] else F.lit(None).cast(types[name])
+        value = F.when(action == "insert", insert_value).otherwise(value)
+        columns.append(value.alias(name))
+    tracking = [target[name].alias(name) for name in (ROW_TRACKING if plan.row_ids else ())]
+    address = [target[FILE].alias(FILE), target[ROW_INDEX].alias(ROW_INDEX)]
+    projected = rows.select(*columns, *tracking, *address, F.col(ACTION), F.col(CLAUSE))
+    if not merge.generated:
+        return projected
+    written = F.col(ACTION).isin("update", "update_postimage", "insert")
+    regenerated = []
+    for name in names:
+        column = F.col(_quoted(name))
+        expression = _lookup(merge.generated, name)
+        if expression is not None:
+            column = F.when(written, F.expr(expression).cast(types[name])).otherwise(column)
+        regenerated.append(column.alias(name))
+    return projected.select(*regenerated, *[F.col(n) for n in _extra_columns(plan)], F.col(CLAUSE))
+
+
+def _every_column(
+    names: list[str], source_columns: set[str], source: DataFrame, clause: MergeClause
+) -> dict[str, str | Column]:
+    """``UPDATE SET *`` / ``INSERT *``: each target column from the source column of the
+    same name (in any case); a target column the source lacks is an error."""
+    by_lower = {column.lower(): column for column in source_columns}
+    assignments: dict[str, str | Column] = {}
+    for name in names:
+        column = by_lower.get(name.lower())
+        if column is None:
+            kind = "UPDATE SET *" if clause.action == "update" else "INSERT *"
+            raise InvalidArgumentError(
+                f"{kind} needs a source column for every target column; the source has no "
+                f"column {name!r}"
+            )
+        assignments[name] = source[column]
+    return assignments
+
+
+def _by_tag(values: list[tuple[str, Column]]) -> Column:
+    from pyspark.sql import functions as F
+
+    chosen: Column | None = None
+    for tag, value in values:
+        chosen = (
+            F.when(F.col(TAG) == tag, value)
+            if chosen is None
+            else chosen.when(F.col(TAG) == tag, value)
+        )
+    assert chosen is not None
+    return chosen
+
+
+def _with_kept_rows(
+    spark: SparkSession, table: TableRef, plan: ChangePlan, rows: DataFrame, names: list[str]
+) -> DataFrame:
+    """Copy-on-write: ``rows`` and, as ``keep`` rows, the other live rows of every file
+    they delete or update rows of (read again and rewritten whole)."""
+    from pyspark.sql import functions as F
+
+    removing = rows.where(F.col(ACTION).isin("delete", "update", "update_preimage"))
+    touched = [str(row[0]) for row in removing.select(FILE).distinct().collect()]
+    if not touched:
+        return rows
+    gone = removing.select(FILE, ROW_INDEX).distinct()
+    kept = (
+        read_target(spark, table, plan, touched)
+        .join(gone, [FILE, ROW_INDEX], "left_anti")
+        .withColumn(ACTION, F.lit("keep"))
+        .withColumn(CLAUSE, F.lit(None).cast("string"))
+    )
+    layout = [*names, *_extra_columns(plan), CLAUSE]
+    return rows.select(*layout).unionByName(kept.select(*layout))

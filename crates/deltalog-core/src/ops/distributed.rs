@@ -403,7 +403,7 @@ pub fn file_list_batch(adds: &[AddFile]) -> Result<RecordBatch> {
 
 /// Tasks cannot share the sequence of an identity column: a table that generates identity
 /// values is refused ([`Error::NotAllowed`]).
-fn refuse_identity_columns(config: &TableConfiguration) -> Result<()> {
+pub(crate) fn refuse_identity_columns(config: &TableConfiguration) -> Result<()> {
     if !config.is_feature_supported(&TableFeature::IdentityColumns) {
         return Ok(());
     }

@@ -51,12 +51,16 @@ use crate::transaction::{CommitResult, MetadataUpdate};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions, WrittenFile};
 
 use super::{
-    candidates, filter, is_partition_only, row_tracking_columns, stage_written,
-    with_deletion_vector, write_deletion_vectors, Candidate, RowChange, RowWriter, READD_INVARIANT,
+    candidates, is_partition_only, row_tracking_columns, stage_written, with_deletion_vector,
+    write_deletion_vectors, Candidate, RowChange, RowWriter, READD_INVARIANT,
 };
 
 /// The column of a task's rows that says what becomes of each row ([`RowAction`]).
 pub const ACTION_COLUMN: &str = "__deltalog_action";
+/// The column of a MERGE task's rows that says which kind of clause acted on each row:
+/// `matched`, `not_matched` or `not_matched_by_source` (the commit's metrics count them
+/// apart).
+pub const CLAUSE_COLUMN: &str = "__deltalog_clause";
 
 /// What becomes of a row given to a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +79,12 @@ pub enum RowAction {
     /// New values of an updated row (its address is not used): table data and an
     /// `update_postimage` change.
     UpdatePostimage,
+    /// A new row (a MERGE's insert; no address): table data with new row ids and an
+    /// `insert` change.
+    Insert,
+    /// A target row a MERGE matched but no clause changes: nothing is written; it counts
+    /// towards the check that a target row matches one source row.
+    None,
 }
 
 impl RowAction {
@@ -87,10 +97,12 @@ impl RowAction {
             "update" => RowAction::Update,
             "update_preimage" => RowAction::UpdatePreimage,
             "update_postimage" => RowAction::UpdatePostimage,
+            "insert" => RowAction::Insert,
+            "none" => RowAction::None,
             other => {
                 return Err(Error::InvalidArgument(format!(
                     "`{other}` is not a row action (keep, delete, update, update_preimage, \
-                     update_postimage)"
+                     update_postimage, insert, none)"
                 )))
             }
         })
@@ -103,13 +115,32 @@ impl RowAction {
             RowAction::Delete | RowAction::Update | RowAction::UpdatePreimage
         )
     }
+
+    /// True for the one row a matched (target, source) pair gives before any other: what
+    /// the multiple-match check counts.
+    fn is_pair_row(self) -> bool {
+        matches!(
+            self,
+            RowAction::Delete | RowAction::Update | RowAction::UpdatePreimage | RowAction::None
+        )
+    }
+
+    const ALL: [RowAction; 7] = [
+        RowAction::Keep,
+        RowAction::Delete,
+        RowAction::Update,
+        RowAction::UpdatePreimage,
+        RowAction::UpdatePostimage,
+        RowAction::Insert,
+        RowAction::None,
+    ];
 }
 
 /// The options of a distributed row-level change.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeOptions {
-    /// `DELETE` or `UPDATE`.
+    /// `DELETE`, `UPDATE` or `MERGE`.
     pub operation: String,
     /// The engine's condition as the user wrote it: the operation parameter `predicate`
     /// (none for every row).
@@ -120,6 +151,23 @@ pub struct ChangeOptions {
     /// True when `prune` is the condition itself (not a looser one).
     #[serde(default)]
     pub prune_is_condition: bool,
+    /// A MERGE that only inserts (allowed on append-only tables).
+    #[serde(default)]
+    pub insert_only: bool,
+    /// A MERGE with insert clauses (refused on tables whose identity columns need values:
+    /// independent tasks cannot share the sequence).
+    #[serde(default)]
+    pub inserts: bool,
+    /// A MERGE whose target rows may match several source rows (insert-only, or an
+    /// unconditional delete as the only matched clause: Delta on Spark's exceptions).
+    #[serde(default)]
+    pub allows_multiple_matches: bool,
+    /// Operation parameters recorded as given (a MERGE's `matchedPredicates`, ...).
+    #[serde(default)]
+    pub parameters: Map<String, Value>,
+    /// Operation metrics the engine counted (a MERGE's `numSourceRows`).
+    #[serde(default)]
+    pub metrics: BTreeMap<String, u64>,
     pub target_file_size: Option<u64>,
     pub max_records_per_file: Option<u64>,
     /// Extra `commitInfo` fields (such as `userMetadata`).
@@ -165,6 +213,25 @@ pub struct DistributedChange {
     bytes_before_skipping: u64,
 }
 
+/// The file metrics of a row-level change under the names a MERGE records them.
+const MERGE_FILE_METRICS: [(&str, &str); 9] = [
+    ("numTargetFilesAdded", "numAddedFiles"),
+    ("numTargetFilesRemoved", "numRemovedFiles"),
+    ("numTargetChangeFilesAdded", "numAddedChangeFiles"),
+    ("numTargetChangeFileBytes", "changeFileBytes"),
+    ("numTargetBytesAdded", "numAddedBytes"),
+    ("numTargetBytesRemoved", "numRemovedBytes"),
+    ("numTargetDeletionVectorsAdded", "numDeletionVectorsAdded"),
+    (
+        "numTargetDeletionVectorsRemoved",
+        "numDeletionVectorsRemoved",
+    ),
+    (
+        "numTargetDeletionVectorsUpdated",
+        "numDeletionVectorsUpdated",
+    ),
+];
+
 /// What one task did: the files whose rows it deleted, with their new deletion vectors
 /// (`None`: the file is removed), and the files it wrote.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -175,7 +242,8 @@ pub struct TaskOutcome {
     pub change_files: Vec<WrittenFile>,
     /// The deletion vector file written, if any.
     pub vector_file: Option<String>,
-    /// Rows deleted, updated and copied (`deleted`, `updated`, `copied`).
+    /// Rows deleted, updated, inserted and copied (`deleted`, `updated`, `inserted`,
+    /// `copied`; a MERGE's also per kind of clause: `deleted.matched`, ...).
     pub counts: BTreeMap<String, u64>,
 }
 
@@ -203,10 +271,10 @@ impl DistributedChange {
     /// table; [`Error::UnsupportedFeature`] for a table this library cannot write.
     pub async fn plan(storage: &Storage, options: ChangeOptions) -> Result<DistributedChange> {
         let started_ms = chrono::Utc::now().timestamp_millis();
-        let refusal = refusal(&options.operation)?;
+        let refusal = refusal(&options)?;
         let snapshot = Snapshot::load(storage, SnapshotAt::Latest).await?;
         let mut change = RowChange::new(snapshot.clone(), snapshot.transaction(&options.operation));
-        change.begin(Some(refusal), &options.commit_info)?;
+        change.begin(refusal, &options.commit_info)?;
         let prune = parse_prune(&options)?;
         change.stage_predicate(prune.as_ref())?;
         row_tracking_columns(
@@ -315,7 +383,9 @@ impl DistributedChange {
         let mut writer = RowWriter::try_new(&config, storage, &options, row_tracking, changes)
             .map_err(WriteFailure::unwritten)?;
         let mut task = Task {
-            deletes_write_changes: !self.deletion_vectors,
+            deletes_write_changes: !self.deletion_vectors || self.options.operation == "MERGE",
+            allows_multiple_matches: self.options.allows_multiple_matches,
+            table: storage.uri().to_string(),
             ..Task::default()
         };
         let mut batches = std::pin::pin!(batches);
@@ -375,17 +445,25 @@ impl DistributedChange {
             Err(error) => return Err(change.fail(error)),
         }
         let metrics = &change.metrics;
-        let changed = ["numRemovedFiles", "numAddedFiles"]
-            .iter()
-            .chain(&["numDeletionVectorsAdded", "numDeletionVectorsUpdated"])
-            .any(|name| metrics.get(name) > 0);
+        let changed = [
+            "numRemovedFiles",
+            "numAddedFiles",
+            "numDeletionVectorsAdded",
+            "numDeletionVectorsUpdated",
+            "numTargetFilesRemoved",
+            "numTargetFilesAdded",
+            "numTargetDeletionVectorsAdded",
+            "numTargetDeletionVectorsUpdated",
+        ]
+        .iter()
+        .any(|name| metrics.get(name) > 0);
         change.commit(self.metric_names(), changed).await
     }
 
     /// Stages every action of the commit on `change`.
     async fn stage(&self, change: &mut RowChange, outcomes: Vec<TaskOutcome>) -> Result<()> {
-        let refusal = refusal(&self.options.operation)?;
-        change.begin(Some(refusal), &self.options.commit_info)?;
+        let refusal = refusal(&self.options)?;
+        change.begin(refusal, &self.options.commit_info)?;
         let prune = parse_prune(&self.options)?;
         change.stage_predicate(prune.as_ref())?;
         if let Some(condition) = &self.options.condition {
@@ -393,6 +471,14 @@ impl DistributedChange {
             change
                 .transaction
                 .set_operation_parameter("predicate", text);
+        }
+        for (key, value) in &self.options.parameters {
+            change
+                .transaction
+                .set_operation_parameter(key, value.clone());
+        }
+        for (name, value) in &self.options.metrics {
+            change.metrics.set(name, *value);
         }
         self.stage_row_tracking_columns(change)?;
         let found = candidates(&change.snapshot, None).await?;
@@ -483,18 +569,57 @@ impl DistributedChange {
     /// Renames the tasks' row counts to the operation's metric names.
     fn name_row_counts(&self, change: &mut RowChange) {
         let metrics = &mut change.metrics;
-        let (deleted, updated, copied) = (
-            metrics.get("deleted"),
-            metrics.get("updated"),
-            metrics.get("copied"),
-        );
-        for name in ["deleted", "updated", "copied"] {
+        let counts: BTreeMap<String, u64> = metrics
+            .0
+            .iter()
+            .filter(|(name, _)| {
+                let base = name.split('.').next().unwrap_or_default();
+                ["deleted", "updated", "inserted", "copied"].contains(&base)
+            })
+            .map(|(name, value)| (name.clone(), *value))
+            .collect();
+        for name in counts.keys() {
             metrics.0.remove(name);
         }
-        metrics.set("numCopiedRows", copied);
+        let count = |name: &str| counts.get(name).copied().unwrap_or(0);
         match self.options.operation.as_str() {
-            "UPDATE" => metrics.set("numUpdatedRows", updated),
-            _ => metrics.set("numDeletedRows", deleted),
+            "MERGE" => {
+                let renamed = [
+                    ("numTargetRowsInserted", "inserted"),
+                    ("numTargetRowsUpdated", "updated"),
+                    ("numTargetRowsMatchedUpdated", "updated.matched"),
+                    (
+                        "numTargetRowsNotMatchedBySourceUpdated",
+                        "updated.not_matched_by_source",
+                    ),
+                    ("numTargetRowsDeleted", "deleted"),
+                    ("numTargetRowsMatchedDeleted", "deleted.matched"),
+                    (
+                        "numTargetRowsNotMatchedBySourceDeleted",
+                        "deleted.not_matched_by_source",
+                    ),
+                    ("numTargetRowsCopied", "copied"),
+                ];
+                for (spark, ours) in renamed {
+                    metrics.set(spark, count(ours));
+                }
+                let output = count("inserted") + count("updated") + count("copied");
+                metrics.set("numOutputRows", output);
+                for (spark, ours) in MERGE_FILE_METRICS {
+                    let value = metrics.get(ours);
+                    metrics.0.remove(ours);
+                    metrics.set(spark, value);
+                }
+            }
+            "UPDATE" => {
+                metrics.set("numCopiedRows", count("copied"));
+                metrics.set("numUpdatedRows", count("updated"));
+            }
+            _ => {
+                metrics.set("numCopiedRows", count("copied"));
+                let deleted = metrics.get("numDeletedRows") + count("deleted");
+                metrics.set("numDeletedRows", deleted);
+            }
         }
     }
 
@@ -524,6 +649,7 @@ impl DistributedChange {
     /// The metrics Delta on Spark records for the operation.
     fn metric_names(&self) -> &'static [&'static str] {
         match self.options.operation.as_str() {
+            "MERGE" => &crate::ops::merge::SPARK_METRICS,
             "UPDATE" => &super::update::SPARK_METRICS,
             _ => &super::delete::SPARK_METRICS,
         }
@@ -576,7 +702,7 @@ impl DistributedChange {
 }
 
 /// The rows a task was given for one data file.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct FileRows {
     /// Physical positions of the rows deleted or replaced.
     deleted: RoaringTreemap,
@@ -589,10 +715,16 @@ struct FileRows {
 struct Task {
     rows: BTreeMap<String, FileRows>,
     outcome: TaskOutcome,
-    /// Deleted rows are written as `delete` change rows: copy-on-write only (the change
-    /// data feed reads the rows a deletion vector marks from the vector, as Delta on
-    /// Spark's deletes with deletion vectors leave them).
+    /// Deleted rows are written as `delete` change rows: by a MERGE always, by a DELETE
+    /// copy-on-write only (the change data feed reads the rows its deletion vectors mark
+    /// from the vectors, as Delta on Spark's DELETE leaves them).
     deletes_write_changes: bool,
+    /// A target row may be matched by several source rows (its repeats are skipped).
+    allows_multiple_matches: bool,
+    /// The table's URI, for messages.
+    table: String,
+    /// Per data file, the positions of the target rows a MERGE matched.
+    matched: BTreeMap<String, RoaringTreemap>,
 }
 
 impl Task {
@@ -607,35 +739,56 @@ impl Task {
                 ))),
             })
             .collect::<Result<_>>()?;
-        self.mark_addresses(batch, &actions)?;
-        for action in [
-            RowAction::Keep,
-            RowAction::Delete,
-            RowAction::Update,
-            RowAction::UpdatePreimage,
-            RowAction::UpdatePostimage,
-        ] {
-            let mask: arrow_array::BooleanArray =
-                actions.iter().map(|a| Some(*a == action)).collect();
-            if mask.true_count() == 0 {
+        let clauses = match batch.column_by_name(CLAUSE_COLUMN) {
+            Some(_) => Some(utf8_column(batch, CLAUSE_COLUMN)?),
+            None => None,
+        };
+        let clause_of = |row: usize| {
+            clauses
+                .as_ref()
+                .filter(|c| c.is_valid(row))
+                .map(|c| c.value(row).to_string())
+        };
+        let repeated = self.mark_addresses(batch, &actions, &clause_of)?;
+        let mut groups: BTreeMap<(usize, Option<String>), Vec<u32>> = BTreeMap::new();
+        for (row, action) in actions.iter().enumerate() {
+            if repeated.contains(&row) {
                 continue;
             }
-            let rows = filter(batch, &mask)?;
-            self.write(action, &rows, writer).await?;
+            let index = RowAction::ALL.iter().position(|a| a == action).unwrap_or(0);
+            let rows = groups.entry((index, clause_of(row))).or_default();
+            rows.push(u32::try_from(row).unwrap_or(u32::MAX));
+        }
+        for ((index, clause), rows) in groups {
+            let rows =
+                arrow::compute::take_record_batch(batch, &arrow_array::UInt32Array::from(rows))
+                    .map_err(|error| Error::arrow("selecting rows", error))?;
+            self.write(RowAction::ALL[index], clause.as_deref(), &rows, writer)
+                .await?;
         }
         Ok(())
     }
 
-    /// Records the addresses of the rows that leave the table, and the files of kept rows.
-    fn mark_addresses(&mut self, batch: &RecordBatch, actions: &[RowAction]) -> Result<()> {
+    /// Records the addresses of the rows that leave the table, and the files of kept rows;
+    /// checks that a MERGE's target row is matched once (by the rows of `matched`
+    /// clauses). Returns the rows to skip: repeats of a target row matched more than once
+    /// where the merge allows it.
+    fn mark_addresses(
+        &mut self,
+        batch: &RecordBatch,
+        actions: &[RowAction],
+        clause_of: &dyn Fn(usize) -> Option<String>,
+    ) -> Result<HashSet<usize>> {
         let files = utf8_column(batch, ROW_FILE_COLUMN)?;
         let positions = batch
             .column_by_name(ROW_INDEX_COLUMN)
             .and_then(|c| c.as_primitive_opt::<arrow_array::types::Int64Type>())
             .ok_or_else(|| missing_column(ROW_INDEX_COLUMN))?;
+        let mut repeated = HashSet::new();
         for (row, action) in actions.iter().enumerate() {
             let keeps = *action == RowAction::Keep;
-            if !keeps && !action.removes_address() {
+            let pair = action.is_pair_row() && clause_of(row).as_deref() == Some("matched");
+            if !keeps && !pair && !action.removes_address() {
                 continue;
             }
             if files.is_null(row) || positions.is_null(row) {
@@ -644,68 +797,107 @@ impl Task {
                      {ROW_INDEX_COLUMN})"
                 )));
             }
-            let file = self.rows.entry(files.value(row).to_string()).or_default();
-            if keeps {
-                file.kept = true;
-                continue;
-            }
+            let path = files.value(row);
             let position = u64::try_from(positions.value(row)).map_err(|_| {
                 Error::InvalidArgument(format!("a row's {ROW_INDEX_COLUMN} is negative"))
             })?;
-            if !file.deleted.insert(position) {
+            if pair
+                && !self
+                    .matched
+                    .entry(path.to_string())
+                    .or_default()
+                    .insert(position)
+            {
+                if !self.allows_multiple_matches {
+                    return Err(self.multiple_matches(path, position));
+                }
+                repeated.insert(row);
+                continue;
+            }
+            let file = self.rows.entry(path.to_string()).or_default();
+            if keeps {
+                file.kept = true;
+            } else if action.removes_address() && !file.deleted.insert(position) {
                 return Err(Error::InvalidArgument(format!(
-                    "row {position} of {} is changed twice by one operation",
-                    files.value(row)
+                    "row {position} of {path} is changed twice by one operation"
                 )));
             }
         }
-        Ok(())
+        Ok(repeated)
     }
 
-    /// Writes `rows`, all of `action`, as data and change rows.
+    fn multiple_matches(&self, path: &str, position: u64) -> Error {
+        Error::MergeMultipleMatch {
+            table: self.table.clone(),
+            reason: format!(
+                "the target row at position {position} of {path} matched more than one \
+                 source row; a merge may update or delete a target row with one source row \
+                 only (DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE): make the \
+                 source rows unique per key, or narrow the merge condition"
+            ),
+        }
+    }
+
+    /// Writes `rows`, all of `action` (from a clause of kind `clause`), as data and change
+    /// rows, and counts them.
     async fn write(
         &mut self,
         action: RowAction,
+        clause: Option<&str>,
         rows: &RecordBatch,
         writer: &mut RowWriter,
     ) -> Result<()> {
         let count = rows.num_rows();
-        match action {
+        let counted = match action {
             RowAction::Keep => {
                 writer.write_data(rows, true, RowOrigin::Existing).await?;
-                self.outcome.count("copied", count);
+                Some("copied")
             }
             RowAction::Delete => {
                 if self.deletes_write_changes {
                     writer.write_changes(rows, "delete").await?;
                 }
-                self.outcome.count("deleted", count);
+                Some("deleted")
             }
             RowAction::Update => {
                 writer.write_data(rows, false, RowOrigin::Existing).await?;
-                self.outcome.count("updated", count);
+                Some("updated")
             }
             RowAction::UpdatePreimage => {
                 writer.write_changes(rows, "update_preimage").await?;
+                None
             }
             RowAction::UpdatePostimage => {
                 writer.write_data(rows, false, RowOrigin::Existing).await?;
                 writer.write_changes(rows, "update_postimage").await?;
-                self.outcome.count("updated", count);
+                Some("updated")
+            }
+            RowAction::Insert => {
+                writer.write_data(rows, false, RowOrigin::New).await?;
+                writer.write_changes(rows, "insert").await?;
+                Some("inserted")
+            }
+            RowAction::None => None,
+        };
+        if let Some(name) = counted {
+            self.outcome.count(name, count);
+            if let Some(clause) = clause {
+                self.outcome.count(&format!("{name}.{clause}"), count);
             }
         }
         Ok(())
     }
 }
 
-/// What refusing the operation on an append-only table says; an unknown operation is an
-/// [`Error::InvalidArgument`].
-fn refusal(operation: &str) -> Result<&'static str> {
-    match operation {
-        "DELETE" => Ok("rows cannot be deleted"),
-        "UPDATE" => Ok("rows cannot be updated"),
+/// What refusing the operation on an append-only table says (`None`: an append-only table
+/// takes it); an unknown operation is an [`Error::InvalidArgument`].
+fn refusal(options: &ChangeOptions) -> Result<Option<&'static str>> {
+    match options.operation.as_str() {
+        "DELETE" => Ok(Some("rows cannot be deleted")),
+        "UPDATE" => Ok(Some("rows cannot be updated")),
+        "MERGE" => Ok((!options.insert_only).then_some("a merge may only insert rows")),
         other => Err(Error::InvalidArgument(format!(
-            "`{other}` is not an operation a distributed change runs (DELETE, UPDATE)"
+            "`{other}` is not an operation a distributed change runs (DELETE, UPDATE, MERGE)"
         ))),
     }
 }
@@ -758,6 +950,7 @@ mod tests {
 
     use super::*;
     use crate::expr::evaluate;
+    use crate::ops::dml::filter;
     use crate::ops::dml::test_tables::{ids, ids_batch, table_of};
     use crate::scan::{Scan, ScanOptions};
     use crate::table::Table;
@@ -923,5 +1116,107 @@ mod tests {
         let failure = plan.write_task(table.storage(), twice).await.unwrap_err();
         assert!(matches!(failure.error, Error::InvalidArgument(_)));
         assert_eq!(table.latest_version().await.unwrap(), 1);
+    }
+
+    /// `rows` (the candidate rows of `engine_rows`, every one `action`) with a clause kind.
+    fn with_clause(rows: &[RecordBatch], clause: &str) -> Vec<RecordBatch> {
+        rows.iter()
+            .map(|batch| {
+                let mut fields: Vec<Field> = batch
+                    .schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.as_ref().clone())
+                    .collect();
+                fields.push(Field::new(
+                    CLAUSE_COLUMN,
+                    arrow_schema::DataType::Utf8,
+                    true,
+                ));
+                let mut columns = batch.columns().to_vec();
+                let kinds = StringArray::from(vec![clause; batch.num_rows()]);
+                columns.push(Arc::new(kinds));
+                RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+            })
+            .collect()
+    }
+
+    fn merge_options(allows_multiple_matches: bool) -> ChangeOptions {
+        ChangeOptions {
+            operation: "MERGE".into(),
+            condition: Some("t.id = s.id".into()),
+            allows_multiple_matches,
+            metrics: BTreeMap::from([("numSourceRows".to_string(), 3)]),
+            ..ChangeOptions::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_merge_counts_its_clauses_and_refuses_a_row_matched_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = two_file_table(dir.path(), true).await;
+        let plan = DistributedChange::plan(table.storage(), merge_options(false))
+            .await
+            .unwrap();
+        let updates = with_clause(
+            &engine_rows(&table, &plan, "id = 2", "update").await,
+            "matched",
+        );
+        let deletes = with_clause(
+            &engine_rows(&table, &plan, "id = 9", "delete").await,
+            "not_matched_by_source",
+        );
+        let mut insert = with_clause(&[ids_batch(100..101)], "not_matched").remove(0);
+        let schema = updates[0].schema();
+        let nulls = |ty: &arrow_schema::DataType| arrow_array::new_null_array(ty, 1);
+        let mut columns: Vec<ArrayRef> = vec![insert.column(0).clone()];
+        for field in schema.fields().iter().skip(1) {
+            columns.push(match field.name().as_str() {
+                ACTION_COLUMN => Arc::new(StringArray::from(vec!["insert"])),
+                CLAUSE_COLUMN => Arc::new(StringArray::from(vec!["not_matched"])),
+                _ => nulls(field.data_type()),
+            });
+        }
+        let nullable: Vec<Field> = schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_nullable(true))
+            .collect();
+        insert = RecordBatch::try_new(Arc::new(Schema::new(nullable)), columns).unwrap();
+        let rows: Vec<RecordBatch> = updates
+            .iter()
+            .chain(&deletes)
+            .cloned()
+            .chain([insert])
+            .collect();
+        let outcome = plan
+            .write_task(
+                table.storage(),
+                futures::stream::iter(rows.into_iter().map(Ok)),
+            )
+            .await
+            .unwrap();
+        let done = plan.commit(table.storage(), vec![outcome]).await.unwrap();
+        assert_eq!(done.metrics["numTargetRowsMatchedUpdated"], 1);
+        assert_eq!(done.metrics["numTargetRowsNotMatchedBySourceDeleted"], 1);
+        assert_eq!(done.metrics["numTargetRowsInserted"], 1);
+        assert_eq!(done.metrics["numSourceRows"], 3);
+        assert_eq!(ids(&table).await, vec![0, 1, 3, 4, 5, 6, 7, 8, 100, 200]);
+
+        let plan = DistributedChange::plan(table.storage(), merge_options(false))
+            .await
+            .unwrap();
+        let twice = with_clause(
+            &engine_rows(&table, &plan, "id = 1", "none").await,
+            "matched",
+        );
+        let rows = twice.iter().chain(&twice).cloned().map(Ok);
+        let failure = plan
+            .write_task(table.storage(), futures::stream::iter(rows))
+            .await;
+        assert!(matches!(
+            failure.unwrap_err().error,
+            Error::MergeMultipleMatch { .. }
+        ));
     }
 }

@@ -59,7 +59,7 @@ use clauses::{Resolved, Sides};
 use join::{target_filter, SourceIndex};
 
 /// The metrics Delta on Spark writes in the `commitInfo` of a `MERGE`.
-const SPARK_METRICS: [&str; 23] = [
+pub(crate) const SPARK_METRICS: [&str; 23] = [
     "numSourceRows",
     "numTargetRowsInserted",
     "numTargetRowsUpdated",
