@@ -235,10 +235,17 @@ def merge_builders(source: Any) -> list[tuple[str, Any]]:
     ]
 
 
+#: Deletion vectors, copy-on-write, column mapping and row tracking, in three tables (the
+#: single-process MERGE oracle of ``test_interop_merge.py`` covers the other shapes).
+MERGE_SHAPES = [
+    shape
+    for shape in SHAPES
+    if shape[0] in ("dv-partitioned", "column-mapping", "cow-row-tracking")
+]
+
+
 @pytest.mark.parametrize(
-    ("name", "properties", "partitioned"),
-    DELTA_TABLE_SHAPES,
-    ids=[s[0] for s in DELTA_TABLE_SHAPES],
+    ("name", "properties", "partitioned"), MERGE_SHAPES, ids=[s[0] for s in MERGE_SHAPES]
 )
 def test_merges_agree_with_delta_spark(
     spark: Any, tmp_path: Path, name: str, properties: dict[str, str], partitioned: bool
@@ -284,3 +291,21 @@ def test_a_target_row_matched_twice_fails_as_in_delta_spark(spark: Any, tmp_path
             source.alias("s"), "t.id = s.id"
         ).whenMatchedUpdateAll().execute()
     assert deltalog.DeltaTable(mine).latest_version() == start - 1
+
+
+def test_for_name_finds_the_location_of_a_catalog_table(spark: Any, tmp_path: Path) -> None:
+    from deltalog.exceptions import InvalidArgumentError
+
+    path = tmp_path / "named"
+    spark.sql(f"CREATE TABLE deltalog_named (id BIGINT) USING delta LOCATION '{path}'")
+    try:
+        spark.sql("INSERT INTO deltalog_named VALUES (1), (2), (3)")
+        table = DeltaTable.forName(spark, "deltalog_named")
+        table.delete("id = 2")
+        assert sorted(row[0] for row in spark.table("deltalog_named").collect()) == [1, 3]
+        spark.sql("CREATE OR REPLACE TEMPORARY VIEW deltalog_view AS SELECT 1 AS id")
+        with pytest.raises(InvalidArgumentError, match="forPath"):
+            DeltaTable.forName(spark, "deltalog_view")
+    finally:
+        spark.sql("DROP TABLE IF EXISTS deltalog_named")
+        spark.sql("DROP VIEW IF EXISTS deltalog_view")

@@ -82,16 +82,7 @@ class DeltaMergeBuilder:
 
     def withSchemaEvolution(self) -> DeltaMergeBuilder:
         """Asks for the target's schema to take the source's new columns."""
-        return DeltaMergeBuilder(
-            self._spark,
-            self._table,
-            self._target_alias,
-            self._source,
-            self._condition,
-            self._generated,
-            self._clauses,
-            schema_evolution=True,
-        )
+        return self._next(self._clauses, schema_evolution=True)
 
     def execute(self) -> DataFrame:
         """Runs the merge as ONE commit; returns delta-spark's one-row DataFrame of
@@ -128,6 +119,10 @@ class DeltaMergeBuilder:
         every_column: bool = False,
     ) -> DeltaMergeBuilder:
         clause = MergeClause(kind, action, condition, assignments, every_column)
+        return self._next((*self._clauses, clause), self._schema_evolution)
+
+    def _next(self, clauses: tuple[MergeClause, ...], schema_evolution: bool) -> DeltaMergeBuilder:
+        """This merge with ``clauses`` and ``schema_evolution``."""
         return DeltaMergeBuilder(
             self._spark,
             self._table,
@@ -135,8 +130,8 @@ class DeltaMergeBuilder:
             self._source,
             self._condition,
             self._generated,
-            (*self._clauses, clause),
-            self._schema_evolution,
+            clauses,
+            schema_evolution,
         )
 
 

@@ -213,25 +213,6 @@ pub struct DistributedChange {
     bytes_before_skipping: u64,
 }
 
-/// The file metrics of a row-level change under the names a MERGE records them.
-const MERGE_FILE_METRICS: [(&str, &str); 9] = [
-    ("numTargetFilesAdded", "numAddedFiles"),
-    ("numTargetFilesRemoved", "numRemovedFiles"),
-    ("numTargetChangeFilesAdded", "numAddedChangeFiles"),
-    ("numTargetChangeFileBytes", "changeFileBytes"),
-    ("numTargetBytesAdded", "numAddedBytes"),
-    ("numTargetBytesRemoved", "numRemovedBytes"),
-    ("numTargetDeletionVectorsAdded", "numDeletionVectorsAdded"),
-    (
-        "numTargetDeletionVectorsRemoved",
-        "numDeletionVectorsRemoved",
-    ),
-    (
-        "numTargetDeletionVectorsUpdated",
-        "numDeletionVectorsUpdated",
-    ),
-];
-
 /// What one task did: the files whose rows it deleted, with their new deletion vectors
 /// (`None`: the file is removed), and the files it wrote.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -605,7 +586,7 @@ impl DistributedChange {
                 }
                 let output = count("inserted") + count("updated") + count("copied");
                 metrics.set("numOutputRows", output);
-                for (spark, ours) in MERGE_FILE_METRICS {
+                for (spark, ours) in crate::ops::merge::FILE_METRICS {
                     let value = metrics.get(ours);
                     metrics.0.remove(ours);
                     metrics.set(spark, value);

@@ -59,6 +59,26 @@ use clauses::{Resolved, Sides};
 use join::{target_filter, SourceIndex};
 
 /// The metrics Delta on Spark writes in the `commitInfo` of a `MERGE`.
+/// The file metrics of a row-level change (this crate's names, right) under the names a
+/// MERGE records them (left).
+pub(crate) const FILE_METRICS: [(&str, &str); 9] = [
+    ("numTargetFilesAdded", "numAddedFiles"),
+    ("numTargetFilesRemoved", "numRemovedFiles"),
+    ("numTargetChangeFilesAdded", "numAddedChangeFiles"),
+    ("numTargetChangeFileBytes", "changeFileBytes"),
+    ("numTargetBytesAdded", "numAddedBytes"),
+    ("numTargetBytesRemoved", "numRemovedBytes"),
+    ("numTargetDeletionVectorsAdded", "numDeletionVectorsAdded"),
+    (
+        "numTargetDeletionVectorsRemoved",
+        "numDeletionVectorsRemoved",
+    ),
+    (
+        "numTargetDeletionVectorsUpdated",
+        "numDeletionVectorsUpdated",
+    ),
+];
+
 pub(crate) const SPARK_METRICS: [&str; 23] = [
     "numSourceRows",
     "numTargetRowsInserted",
@@ -434,23 +454,7 @@ impl MergeRun {
             counts.not_matched_by_source_deleted,
         );
         m.set("numOutputRows", counts.inserted + updated + copied);
-        for (spark, ours) in [
-            ("numTargetFilesAdded", "numAddedFiles"),
-            ("numTargetFilesRemoved", "numRemovedFiles"),
-            ("numTargetChangeFilesAdded", "numAddedChangeFiles"),
-            ("numTargetChangeFileBytes", "changeFileBytes"),
-            ("numTargetBytesAdded", "numAddedBytes"),
-            ("numTargetBytesRemoved", "numRemovedBytes"),
-            ("numTargetDeletionVectorsAdded", "numDeletionVectorsAdded"),
-            (
-                "numTargetDeletionVectorsRemoved",
-                "numDeletionVectorsRemoved",
-            ),
-            (
-                "numTargetDeletionVectorsUpdated",
-                "numDeletionVectorsUpdated",
-            ),
-        ] {
+        for (spark, ours) in FILE_METRICS {
             let value = m.get(ours);
             m.0.remove(ours);
             m.set(spark, value);
