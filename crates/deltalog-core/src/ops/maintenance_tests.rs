@@ -593,3 +593,40 @@ async fn restore_is_refused_when_a_deletion_vector_file_was_vacuumed() {
     }
     assert_eq!(latest(&table).await.version(), before);
 }
+
+#[tokio::test]
+async fn a_file_with_a_deletion_vector_is_never_added_without_its_row_count() {
+    use crate::expr::parse_sql;
+    use crate::ops::dml::delete::{delete, DeleteOptions};
+    use crate::ops::dml::test_tables::{ids_batch, table_of};
+
+    let dir = tempfile::tempdir().unwrap();
+    let properties = [
+        ("delta.enableDeletionVectors", "true"),
+        ("delta.checkpoint.writeStatsAsJson", "false"),
+        ("delta.checkpoint.writeStatsAsStruct", "false"),
+    ];
+    let table = table_of(dir.path(), ids_batch(0..10), &properties).await;
+    let predicate = parse_sql("id < 3").unwrap();
+    delete(table.storage(), Some(predicate), DeleteOptions::default())
+        .await
+        .unwrap();
+    table.checkpoint(None).await.unwrap();
+    std::fs::remove_file(dir.path().join("_delta_log/00000000000000000000.json")).unwrap();
+    std::fs::remove_file(dir.path().join("_delta_log/00000000000000000001.json")).unwrap();
+    // The checkpoint kept no statistics: a new deletion vector on the file, or a RESTORE
+    // re-adding it, would add a file with a deletion vector and no numRecords (seed 1243).
+    let refused = delete(
+        table.storage(),
+        Some(parse_sql("id = 5").unwrap()),
+        DeleteOptions::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&refused.error, Error::NotAllowed(m) if m.contains("numRecords")),
+        "{:?}",
+        refused.error
+    );
+    assert_eq!(latest(&table).await.version(), 1);
+}

@@ -1065,6 +1065,15 @@ impl Transaction {
                 without_records.as_deref(),
             )?;
         }
+        if let Some(path) = vector_without_records(&self.adds) {
+            return Err(Error::NotAllowed(format!(
+                "{path} would be added with a deletion vector but without numRecords in its \
+                 statistics, which the protocol requires (spec \"Deletion Vectors\"; Delta on \
+                 Spark's DELTA_DELETION_VECTOR_MISSING_NUM_RECORDS): the log kept no statistics \
+                 for it (checkpoints written with delta.checkpoint.writeStatsAsJson and \
+                 writeStatsAsStruct false lose them)"
+            )));
+        }
         if config.assigns_row_ids() {
             if let Some(path) = add_without_records(&self.adds, Some(add::BASE_ROW_ID)) {
                 return Err(Error::InvalidArgument(format!(
@@ -1534,13 +1543,30 @@ fn add_without_records(batches: &[StructArray], excused_by: Option<&str>) -> Opt
                 && records.is_none_or(|r| r.is_null(*row))
                 && excuse.is_none_or(|e| e.is_null(*row))
         })?;
-        let path = adds
-            .column_by_name(add::PATH)
-            .and_then(|c| c.as_string_opt::<i32>())
-            .filter(|c| c.is_valid(row))
-            .map_or("an added file", |c| c.value(row));
-        Some(path.to_string())
+        Some(path_at(adds, row))
     })
+}
+
+/// The path of the first added file that carries a deletion vector but no `numRecords`, if
+/// any (catalogue E2-12: such an add must count its rows).
+fn vector_without_records(batches: &[StructArray]) -> Option<String> {
+    batches.iter().find_map(|adds| {
+        let records = int_column(adds, add::NUM_RECORDS);
+        let vectors = adds.column_by_name(add::DELETION_VECTOR)?;
+        let row = (0..adds.len()).find(|row| {
+            adds.is_valid(*row) && vectors.is_valid(*row) && records.is_none_or(|r| r.is_null(*row))
+        })?;
+        Some(path_at(adds, row))
+    })
+}
+
+/// The path of row `row` of an add array.
+fn path_at(adds: &StructArray, row: usize) -> String {
+    adds.column_by_name(add::PATH)
+        .and_then(|c| c.as_string_opt::<i32>())
+        .filter(|c| c.is_valid(row))
+        .map_or("an added file", |c| c.value(row))
+        .to_string()
 }
 
 fn paths(batch: &StructArray) -> Vec<String> {
