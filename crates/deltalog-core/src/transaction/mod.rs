@@ -1065,7 +1065,10 @@ impl Transaction {
                 without_records.as_deref(),
             )?;
         }
-        if let Some(path) = vector_without_records(&self.adds) {
+        // Delta on Spark refuses a RESTORE that would re-add such a file; its row-level
+        // changes still commit new vectors on files whose count the log lost.
+        let restoring = self.operation == "RESTORE";
+        if let Some(path) = vector_without_records(&self.adds).filter(|_| restoring) {
             return Err(Error::NotAllowed(format!(
                 "{path} would be added with a deletion vector but without numRecords in its \
                  statistics, which the protocol requires (spec \"Deletion Vectors\"; Delta on \
