@@ -1065,18 +1065,6 @@ impl Transaction {
                 without_records.as_deref(),
             )?;
         }
-        // Delta on Spark refuses a RESTORE that would re-add such a file; its row-level
-        // changes still commit new vectors on files whose count the log lost.
-        let restoring = self.operation == "RESTORE";
-        if let Some(path) = vector_without_records(&self.adds).filter(|_| restoring) {
-            return Err(Error::NotAllowed(format!(
-                "{path} would be added with a deletion vector but without numRecords in its \
-                 statistics, which the protocol requires (spec \"Deletion Vectors\"; Delta on \
-                 Spark's DELTA_DELETION_VECTOR_MISSING_NUM_RECORDS): the log kept no statistics \
-                 for it (checkpoints written with delta.checkpoint.writeStatsAsJson and \
-                 writeStatsAsStruct false lose them)"
-            )));
-        }
         if config.assigns_row_ids() {
             if let Some(path) = add_without_records(&self.adds, Some(add::BASE_ROW_ID)) {
                 return Err(Error::InvalidArgument(format!(
@@ -1552,7 +1540,7 @@ fn add_without_records(batches: &[StructArray], excused_by: Option<&str>) -> Opt
 
 /// The path of the first added file that carries a deletion vector but no `numRecords`, if
 /// any (catalogue E2-12: such an add must count its rows).
-fn vector_without_records(batches: &[StructArray]) -> Option<String> {
+pub(crate) fn vector_without_records(batches: &[StructArray]) -> Option<String> {
     batches.iter().find_map(|adds| {
         let records = int_column(adds, add::NUM_RECORDS);
         let vectors = adds.column_by_name(add::DELETION_VECTOR)?;

@@ -128,6 +128,7 @@ pub async fn restore_with(
     let to_add = select_missing(&old_state.files.adds, &keys, &current_keys)?;
     let to_remove = select_missing(latest.add_actions().await?, &keys, &old_keys)?;
     check_files_exist(storage, version, &to_add).await?;
+    check_row_counts(&to_add)?;
     let metrics = RestoreResult {
         version: None,
         restored_version: version,
@@ -153,6 +154,22 @@ pub async fn restore_with(
 
 /// The `RESTORE` transaction with the old metadata, the merged protocol, the old user domains,
 /// Spark's parameters and metrics; no files yet.
+/// Refuses to bring back a file with a deletion vector whose add has no `numRecords`
+/// (catalogue E2-12: the log lost it when a checkpoint was written without statistics), as
+/// Delta on Spark refuses (`DELTA_DELETION_VECTOR_MISSING_NUM_RECORDS`).
+fn check_row_counts(to_add: &[StructArray]) -> Result<()> {
+    let Some(path) = crate::transaction::vector_without_records(to_add) else {
+        return Ok(());
+    };
+    Err(Error::NotAllowed(format!(
+        "{path} would be added with a deletion vector but without numRecords in its \
+         statistics, which the protocol requires (spec \"Deletion Vectors\"; Delta on Spark's \
+         DELTA_DELETION_VECTOR_MISSING_NUM_RECORDS): the log kept no statistics for it \
+         (checkpoints written with delta.checkpoint.writeStatsAsJson and writeStatsAsStruct \
+         false lose them)"
+    )))
+}
+
 fn restore_transaction(
     latest: &Snapshot,
     old: &Snapshot,
