@@ -79,6 +79,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class SharedProcessScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith("tests/spark/test_spark_versions.py"):
+                return nodeid  # its own Spark processes, not the shared session
             if nodeid.startswith("tests/spark/"):
                 return "spark"
             if nodeid.split("::", 1)[0] in S3_SERVER_MODULES:

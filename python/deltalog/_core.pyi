@@ -36,6 +36,7 @@ __all__ = [
     "change_written_paths",
     "cleanup_metadata",
     "commit_distributed_change",
+    "commit_distributed_optimize",
     "commit_distributed_write",
     "compact_logs",
     "convert_to_delta",
@@ -43,12 +44,15 @@ __all__ = [
     "describe_change_plan",
     "distributed_file_paths",
     "merge_rows",
+    "merge_target_pruning",
     "optimize",
     "parse_timestamp_ms",
     "plan_distributed_change",
+    "plan_distributed_optimize",
     "plan_distributed_write",
     "read_schema_json",
     "restore",
+    "rewrite_optimize_bin",
     "stream_initial_offset",
     "stream_latest_offset",
     "stream_tasks",
@@ -213,6 +217,21 @@ def commit_distributed_change(
     storage_options: dict[str, str] | None = None,
 ) -> tuple[RawDeltaTable, RawCommit]: ...
 def change_written_paths(outcome: bytes) -> list[str]: ...
+def merge_target_pruning(
+    condition: str, target_alias: str
+) -> tuple[str | None, list[tuple[str, list[str]]]]: ...
+def plan_distributed_optimize(
+    uri: str, spec: str, storage_options: dict[str, str] | None = None
+) -> tuple[str, int]: ...
+def rewrite_optimize_bin(
+    uri: str, plan: str, bin: int, storage_options: dict[str, str] | None = None
+) -> bytes: ...
+def commit_distributed_optimize(
+    uri: str,
+    plan: str,
+    outcomes: list[bytes],
+    storage_options: dict[str, str] | None = None,
+) -> dict[str, Any]: ...
 def streaming_query(
     app_id: str | None = None, checkpoint_location: str | None = None
 ) -> tuple[str, str]: ...

@@ -209,6 +209,52 @@ def test_driver_side_methods_agree_with_delta_spark(spark: Any, tmp_path: Path) 
     assert "deletionVectors" in (protocol.writer_features or ())
 
 
+OPTIMIZE_SHAPES = [
+    s for s in SHAPES if s[0] in ("dv-partitioned", "column-mapping", "row-tracking")
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "properties", "partitioned"), OPTIMIZE_SHAPES, ids=[s[0] for s in OPTIMIZE_SHAPES]
+)
+def test_optimize_runs_in_tasks_and_agrees_with_delta_spark(
+    spark: Any, tmp_path: Path, name: str, properties: dict[str, str], partitioned: bool
+) -> None:
+    from delta.tables import DeltaTable as SparkDeltaTable
+
+    theirs, mine, start = spark_table_and_copy(spark, tmp_path, properties, partitioned)
+    oracle = SparkDeltaTable.forPath(spark, str(theirs))
+    table = DeltaTable.forPath(spark, str(mine))
+    for path in (theirs, mine):
+        for low in (100, 200):
+            extra = spark.range(low, low + 20, 1, 2).selectExpr(
+                "id", "CAST(id % 4 AS INT) AS p", "concat('n', id) AS s"
+            )
+            extra.write.format("delta").mode("append").save(str(path))
+    for handle in (oracle, table):
+        handle.delete("id % 5 = 0")
+    where = "p = 1" if partitioned else "true"
+    runs = [
+        lambda t: t.optimize().where(where).executeCompaction(),
+        lambda t: t.optimize().executeCompaction(),
+        lambda t: t.optimize().executeZOrderBy("id", "s"),
+    ]
+    for number, run in enumerate(runs):
+        what = f"{name}: optimize {number}"
+        expected = run(oracle).collect()[0]["metrics"]
+        actual = run(table).collect()[0]["metrics"]
+        for metric in ("numFilesRemoved", "numBatches", "partitionsOptimized"):
+            assert actual[metric] == expected[metric], f"{what}: {metric}"
+        assert actual["deletionVectorStats"] == expected["deletionVectorStats"], what
+        assert_same_rows(spark_rows(spark, mine), spark_rows(spark, theirs), what)
+        assert last_metrics(spark, mine)["numRemovedFiles"] == str(expected["numFilesRemoved"])
+    assert [row["operation"] for row in table.history(3).collect()] == ["OPTIMIZE"] * 3
+    assert_spark_reads_every_version(spark, mine, ("id > 10", "p = 1"))
+    assert_same_changes(spark, mine, theirs, start)
+    if "delta.enableRowTracking" in properties:
+        assert spark_row_tracking(spark, mine) == spark_row_tracking(spark, theirs)
+
+
 def merge_builders(source: Any) -> list[tuple[str, Any]]:
     """(name, builder of the clauses on a merge builder) of delta-spark's and ours: the
     merges of ``test_interop_merge.py`` written with the DeltaTable API, Columns included."""
@@ -272,6 +318,94 @@ def test_merges_agree_with_delta_spark(
     assert_same_changes(spark, mine, theirs, start)
     if "delta.enableRowTracking" in properties:
         assert_same_row_tracking(spark_row_tracking(spark, mine), spark_row_tracking(spark, theirs))
+
+
+def schema_of(spark: Any, path: Path) -> list[tuple[str, str]]:
+    frame = spark.read.format("delta").load(str(path))
+    return [(field.name, field.dataType.simpleString()) for field in frame.schema.fields]
+
+
+EVOLUTION_SHAPES = [s for s in SHAPES if s[0] in ("column-mapping", "cow-partitioned")]
+
+
+@pytest.mark.parametrize(
+    ("name", "properties", "partitioned"),
+    EVOLUTION_SHAPES,
+    ids=[s[0] for s in EVOLUTION_SHAPES],
+)
+def test_merges_with_schema_evolution_agree_with_delta_spark(
+    spark: Any, tmp_path: Path, name: str, properties: dict[str, str], partitioned: bool
+) -> None:
+    from delta.tables import DeltaTable as SparkDeltaTable
+
+    from .test_interop_merge import COUNTS
+
+    theirs, mine, start = spark_table_and_copy(spark, tmp_path, properties, partitioned)
+    stars = spark.createDataFrame(
+        [(1, 1, "one", "x1", (1, "a")), (60, 0, "sixty", None, (2, None))],
+        "id BIGINT, p INT, s STRING, extra STRING, info STRUCT<n: INT, tag: STRING>",
+    ).alias("s")
+    named = spark.createDataFrame(
+        [(2, 5, (7, "b", 1.5)), (61, 6, (8, "c", None)), (60, None, None)],
+        "id BIGINT, score INT, info STRUCT<n: INT, tag: STRING, w: DOUBLE>",
+    ).alias("s")
+    merges = [
+        ("star", stars, lambda m: m.whenMatchedUpdateAll().whenNotMatchedInsertAll()),
+        (
+            "named",
+            named,
+            lambda m: m.whenMatchedUpdate(
+                set={"score": "s.score", "info.w": "s.info.w"}
+            ).whenNotMatchedInsert(values={"id": "s.id", "score": "s.score"}),
+        ),
+        ("star again", named, lambda m: m.whenMatchedUpdateAll()),
+    ]
+    for merge_name, source, clauses in merges:
+        what = f"{name}: {merge_name}"
+        # delta-spark refuses a DeltaTable made before the schema changed: one per merge.
+        oracle = SparkDeltaTable.forPath(spark, str(theirs)).alias("t")
+        table = DeltaTable.forPath(spark, str(mine)).alias("t")
+        merge = oracle.merge(source, "t.id = s.id").withSchemaEvolution()
+        expected = clauses(merge).execute().collect()
+        ours = table.merge(source, "t.id = s.id").withSchemaEvolution()
+        assert clauses(ours).execute().collect() == expected, what
+        assert schema_of(spark, mine) == schema_of(spark, theirs), what
+        assert_same_rows(spark_rows(spark, mine), spark_rows(spark, theirs), what)
+        spark_metrics, our_metrics = last_metrics(spark, theirs), last_metrics(spark, mine)
+        assert [our_metrics.get(c) for c in COUNTS] == [spark_metrics.get(c) for c in COUNTS], what
+    assert_spark_reads_every_version(spark, mine, ("id > 10", "p = 1"))
+    assert_same_changes(spark, mine, theirs, start)
+    spark.read.format("delta").load(str(theirs)).limit(3).write.format("delta").mode("append").save(
+        str(mine)
+    )
+    assert deltalog.read_table(str(mine)).num_rows == len(spark_rows(spark, mine))
+
+
+def test_a_merge_reads_only_the_target_files_its_condition_can_match(
+    spark: Any, tmp_path: Path
+) -> None:
+    from delta.tables import DeltaTable as SparkDeltaTable
+
+    from deltalog.spark._dml import MergePruning, MergeSpec, TableRef
+
+    properties = {"delta.enableDeletionVectors": "true"}
+    theirs, mine, start = spark_table_and_copy(spark, tmp_path, properties, True)
+    source = spark.createDataFrame(
+        [(5, 1, "five"), (9, 1, "nine"), (13, 1, "new"), (70, 1, "seventy")],
+        "id BIGINT, p INT, s STRING",
+    ).alias("s")
+    condition = "t.id = s.id AND t.p = 1 AND s.s != 'x'"
+    spec = MergeSpec("t", source, condition, (), {})
+    pruning = MergePruning.of(spark, TableRef(str(mine), {}), spec, {"matched", "not_matched"})
+    assert pruning.summarize(source) == (4, "(p = 1) AND (`id` BETWEEN 5 AND 70)")
+    for path, api in ((theirs, SparkDeltaTable), (mine, DeltaTable)):
+        table = api.forPath(spark, str(path)).alias("t")
+        merge = table.merge(source, condition)
+        merge.whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
+    assert_same_rows(spark_rows(spark, mine), spark_rows(spark, theirs), "pruned merge")
+    assert_same_changes(spark, mine, theirs, start)
+    metrics = last_metrics(spark, mine)
+    assert (metrics["numTargetRowsUpdated"], metrics["numTargetRowsInserted"]) == ("3", "1")
 
 
 def test_a_target_row_matched_twice_fails_as_in_delta_spark(spark: Any, tmp_path: Path) -> None:

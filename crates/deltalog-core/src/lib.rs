@@ -206,12 +206,13 @@ pub(crate) mod table;
 /// write files from it, one commits them all in one version
 /// ([`DistributedWrite`](distributed::DistributedWrite)).
 pub mod distributed {
+    pub use crate::ops::commands::optimize::{BinOutcome, DistributedOptimize, OptimizeSpec};
     pub use crate::ops::distributed::{
         file_list_batch, DistributedWrite, DistributedWriteOptions, MicroBatch,
     };
     pub use crate::ops::dml::distributed::{
-        ChangeOptions, DistributedChange, PlannedFile, RowAction, TaskOutcome, ACTION_COLUMN,
-        CLAUSE_COLUMN,
+        merge_pruning, ChangeOptions, DistributedChange, MergePruning, PlannedFile, RowAction,
+        SchemaEvolution, TaskOutcome, ACTION_COLUMN, CLAUSE_COLUMN,
     };
     pub use crate::ops::files::adds_from_file_list;
     pub use crate::ops::streaming_sink::StreamingQuery;

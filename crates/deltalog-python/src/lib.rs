@@ -23,6 +23,7 @@ mod runtime;
 mod scan;
 mod snapshot;
 mod spark_change;
+mod spark_optimize;
 mod spark_stream;
 mod spark_write;
 mod table;
@@ -51,6 +52,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     results::register(module)?;
     spark_write::register(module)?;
     spark_change::register(module)?;
+    spark_optimize::register(module)?;
     spark_stream::register(module)?;
     module.add_function(wrap_pyfunction!(maintenance::vacuum, module)?)?;
     module.add_function(wrap_pyfunction!(maintenance::optimize, module)?)?;

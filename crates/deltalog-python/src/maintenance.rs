@@ -178,7 +178,7 @@ pub struct OptimizeDict {
 }
 
 impl OptimizeDict {
-    fn new(done: OptimizeResult, dry_run: bool) -> Self {
+    pub(crate) fn new(done: OptimizeResult, dry_run: bool) -> Self {
         OptimizeDict {
             version: done.version,
             num_files_added: done.num_files_added,

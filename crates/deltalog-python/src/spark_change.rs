@@ -4,7 +4,7 @@
 //! [`DistributedChange`]). Plans and task outcomes travel as JSON text: picklable, nothing
 //! native.
 
-use deltalog_core::distributed::{ChangeOptions, DistributedChange, TaskOutcome};
+use deltalog_core::distributed::{merge_pruning, ChangeOptions, DistributedChange, TaskOutcome};
 use deltalog_core::{Error, Table};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -23,6 +23,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(write_change_task, module)?)?;
     module.add_function(wrap_pyfunction!(commit_distributed_change, module)?)?;
     module.add_function(wrap_pyfunction!(change_written_paths, module)?)?;
+    module.add_function(wrap_pyfunction!(merge_target_pruning, module)?)?;
     Ok(())
 }
 
@@ -51,7 +52,8 @@ pub fn plan_distributed_change(
 }
 
 /// What the engine needs of a plan: `version`, `files` (the candidate paths),
-/// `deletion_vectors`, `whole_files`, `row_ids`, `changes`.
+/// `deletion_vectors`, `whole_files`, `row_ids`, `changes`, `schema` (the JSON schema of the
+/// rows the tasks write).
 #[pyfunction]
 pub fn describe_change_plan<'py>(py: Python<'py>, plan: &str) -> PyResult<Bound<'py, PyDict>> {
     let plan = DistributedChange::from_json(plan).map_err(|error| to_py_err(py, error))?;
@@ -62,6 +64,7 @@ pub fn describe_change_plan<'py>(py: Python<'py>, plan: &str) -> PyResult<Bound<
     described.set_item("whole_files", plan.removes_whole_files())?;
     described.set_item("row_ids", plan.keeps_row_ids())?;
     described.set_item("changes", plan.writes_changes())?;
+    described.set_item("schema", plan.schema_json())?;
     Ok(described)
 }
 
@@ -123,6 +126,20 @@ pub fn commit_distributed_change(
 pub fn change_written_paths(py: Python<'_>, outcome: &[u8]) -> PyResult<Vec<String>> {
     let outcome = outcome_of(outcome).map_err(|error| to_py_err(py, error))?;
     Ok(outcome.written_paths())
+}
+
+/// What narrows a MERGE's target files, from its `condition` with target columns
+/// qualified by `target_alias`: `(target_only, keys)`, the conjuncts naming only the target
+/// (alias removed; `None` for none) and the equality keys `(target column, other column
+/// path)` (the core's `MergePruning`).
+#[pyfunction]
+pub fn merge_target_pruning(
+    py: Python<'_>,
+    condition: &str,
+    target_alias: &str,
+) -> PyResult<(Option<String>, Vec<(String, Vec<String>)>)> {
+    let pruning = merge_pruning(condition, target_alias).map_err(|error| to_py_err(py, error))?;
+    Ok((pruning.target_only, pruning.keys))
 }
 
 fn outcome_of(bytes: &[u8]) -> Result<TaskOutcome, Error> {

@@ -27,6 +27,7 @@ ONE Delta version (see ``_write.py``).
 
 from __future__ import annotations
 
+from ._builder import DeltaColumnBuilder, DeltaTableBuilder, IdentityGenerator
 from ._delta_table import DeltaOptimizeBuilder, DeltaTable
 from ._merge import DeltaMergeBuilder
 from ._native import read
@@ -45,15 +46,18 @@ from ._write import DeltalogWriter
 __all__ = [
     "PUSHDOWN_CONF",
     "SOURCE_NAME",
+    "DeltaColumnBuilder",
     "DeltaMergeBuilder",
     "DeltaOptimizeBuilder",
     "DeltaTable",
+    "DeltaTableBuilder",
     "DeltalogDataSource",
     "DeltalogPartition",
     "DeltalogPushdownDataSource",
     "DeltalogPushdownReader",
     "DeltalogReader",
     "DeltalogWriter",
+    "IdentityGenerator",
     "arrow_schema",
     "filter_pushdown_enabled",
     "read",

@@ -16,13 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 from .._table import DeltaTable as CoreTable
 from ..exceptions import DeltaError, InvalidArgumentError
+from ._builder import DeltaColumnBuilder, DeltaTableBuilder, convert_to_delta
 from ._dml import TableRef, delete_rows, update_rows
 from ._merge import DeltaMergeBuilder
+from ._optimize import optimize_files
 from ._register import register
 from ._source import SOURCE_NAME
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 __all__ = ["DeltaOptimizeBuilder", "DeltaTable"]
 
@@ -90,6 +93,52 @@ class DeltaTable:
         except DeltaError:
             return False
         return True
+
+    @classmethod
+    def create(cls, sparkSession: SparkSession | None = None) -> DeltaTableBuilder[DeltaTable]:
+        """A builder of a new table (``CREATE TABLE``): ``execute()`` fails when the table
+        exists. ``sparkSession``: the active session when ``None``."""
+        return DeltaTableBuilder(sparkSession, "create", cls.forPath)
+
+    @classmethod
+    def createIfNotExists(
+        cls, sparkSession: SparkSession | None = None
+    ) -> DeltaTableBuilder[DeltaTable]:
+        """A builder of a table created unless it exists (``CREATE TABLE IF NOT EXISTS``):
+        an existing table is left as it is."""
+        return DeltaTableBuilder(sparkSession, "createIfNotExists", cls.forPath)
+
+    @classmethod
+    def replace(cls, sparkSession: SparkSession | None = None) -> DeltaTableBuilder[DeltaTable]:
+        """A builder replacing an existing table (``REPLACE TABLE``): ``execute()`` fails
+        when there is none."""
+        return DeltaTableBuilder(sparkSession, "replace", cls.forPath)
+
+    @classmethod
+    def createOrReplace(
+        cls, sparkSession: SparkSession | None = None
+    ) -> DeltaTableBuilder[DeltaTable]:
+        """A builder replacing the table, or creating it when there is none (``CREATE OR
+        REPLACE TABLE``)."""
+        return DeltaTableBuilder(sparkSession, "createOrReplace", cls.forPath)
+
+    @classmethod
+    def columnBuilder(cls, sparkSession: SparkSession | None, colName: str) -> DeltaColumnBuilder:
+        """A builder of one column (type, nullability, generation, identity, comment) for
+        :meth:`DeltaTableBuilder.addColumns`."""
+        return DeltaColumnBuilder(sparkSession, colName)
+
+    @classmethod
+    def convertToDelta(
+        cls,
+        sparkSession: SparkSession,
+        identifier: str,
+        partitionSchema: str | StructType | None = None,
+    ) -> DeltaTable:
+        """Turns the Parquet directory ``identifier`` names (``parquet.`<path>```) into a
+        Delta table in place and opens it; ``partitionSchema`` (DDL text or a
+        ``StructType``) names its partition columns and their types."""
+        return convert_to_delta(sparkSession, identifier, partitionSchema, cls.forPath)
 
     def alias(self, aliasName: str) -> DeltaTable:
         """This table under the name ``aliasName`` (for :meth:`toDF`'s columns)."""
@@ -268,7 +317,8 @@ class DeltaOptimizeBuilder:
         return self._run(columns)
 
     def _run(self, z_order_by: list[str] | None) -> DataFrame:
-        metrics = self._table._core().optimize(filter=self._filter, z_order_by=z_order_by)
+        table = self._table
+        metrics = optimize_files(table._spark, table._ref, self._filter, z_order_by)
         row = {"path": self._table._ref.uri, "metrics": _optimize_metrics(metrics)}
         return self._table._spark.createDataFrame([row], _OPTIMIZE_SCHEMA)
 
@@ -279,10 +329,16 @@ def _optimize_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
     for name in ("filesAdded", "filesRemoved"):
         sizes = metrics.get(name) or {}
         values[name] = {key: sizes.get(key) for key in _FILE_SIZE_FIELDS}
-    values["deletionVectorStats"] = {
-        "numDeletionVectorsRemoved": metrics.get("numDeletionVectorsRemoved"),
-        "numDeletionVectorRowsRemoved": metrics.get("numDeletionVectorRowsRemoved"),
-    }
+    # delta-spark leaves the struct NULL when no deletion vector was purged.
+    removed = metrics.get("numDeletionVectorsRemoved")
+    values["deletionVectorStats"] = (
+        {
+            "numDeletionVectorsRemoved": removed,
+            "numDeletionVectorRowsRemoved": metrics.get("numDeletionVectorRowsRemoved"),
+        }
+        if removed
+        else None
+    )
     return values
 
 

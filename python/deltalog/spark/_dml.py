@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _core
 from .._table import CommitResult, DeltaTable
 from ..exceptions import DeltaError, InvalidArgumentError, MergeMultipleMatchError
+from ._filters import _literal, conjunction
 from ._native import _prunable
 from ._source import SOURCE_NAME
 
@@ -74,6 +75,9 @@ class ChangePlan:
     whole_files: bool
     row_ids: bool
     changes: bool
+    #: The JSON schema of the rows the tasks write (the table's, evolved by a merge's
+    #: schema evolution).
+    schema: str
 
     @classmethod
     def of(cls, text: str) -> ChangePlan:
@@ -86,7 +90,14 @@ class ChangePlan:
             whole_files=bool(described["whole_files"]),
             row_ids=bool(described["row_ids"]),
             changes=bool(described["changes"]),
+            schema=str(described["schema"]),
         )
+
+    def spark_schema(self) -> StructType:
+        """:attr:`schema` as Spark's type."""
+        from pyspark.sql.types import StructType
+
+        return StructType.fromJson(json.loads(self.schema))
 
 
 def delete_rows(
@@ -95,7 +106,7 @@ def delete_rows(
     """Deletes the rows matching ``condition`` (every row when ``None``) in one commit."""
     from pyspark.sql import functions as F
 
-    plan = plan_change(spark, table, "DELETE", condition)
+    plan = plan_change(spark, table, "DELETE", condition, prune_text(spark, condition), True)
     if plan.whole_files or not plan.files:
         return commit_change(table, plan, [])
     matches = _condition(condition)
@@ -129,7 +140,7 @@ def update_rows(
 
     if not assignments:
         raise InvalidArgumentError("an update needs at least one column to set")
-    plan = plan_change(spark, table, "UPDATE", condition)
+    plan = plan_change(spark, table, "UPDATE", condition, prune_text(spark, condition), True)
     if not plan.files:
         return commit_change(table, plan, [])
     matches = _condition(condition)
@@ -156,20 +167,20 @@ def plan_change(
     table: TableRef,
     operation: str,
     condition: str | Column | None,
-    prune: bool = True,
+    prune: str | None = None,
+    prune_is_condition: bool = False,
     **extra: Any,
 ) -> ChangePlan:
-    """Plans ``operation``; with ``prune``, the candidate files are pruned by ``condition``
-    when it is text that deltalog's SQL reads as Spark does. ``extra`` are more of the
-    core's ``ChangeOptions`` (camelCase)."""
-    zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
+    """Plans ``operation``; the candidate files are pruned by ``prune`` (deltalog's SQL; see
+    :func:`prune_text`), unless deltalog cannot use it (then every file is a candidate).
+    ``extra`` are more of the core's ``ChangeOptions`` (camelCase)."""
     options: dict[str, Any] = {
         "operation": operation,
         "condition": _condition_text(condition),
         **extra,
     }
-    if prune and isinstance(condition, str) and _prunable(condition, zone):
-        pruned = {**options, "prune": condition, "pruneIsCondition": True}
+    if prune is not None:
+        pruned = {**options, "prune": prune, "pruneIsCondition": prune_is_condition}
         try:
             return ChangePlan.of(
                 _core.plan_distributed_change(table.uri, json.dumps(pruned), table.options())
@@ -178,6 +189,12 @@ def plan_change(
             pass  # deltalog does not read it (a Spark function, say): every file is a candidate
     text = _core.plan_distributed_change(table.uri, json.dumps(options), table.options())
     return ChangePlan.of(text)
+
+
+def prune_text(spark: SparkSession, condition: str | Column | None) -> str | None:
+    """``condition`` when it is text that deltalog's SQL reads as Spark does, else ``None``."""
+    zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
+    return condition if isinstance(condition, str) and _prunable(condition, zone) else None
 
 
 def read_target(
@@ -260,9 +277,15 @@ def _condition(condition: str | Column | None) -> Column:
 
 
 def _condition_text(condition: str | Column | None) -> str | None:
-    """The condition as the commit's ``predicate`` parameter records it."""
+    """The condition as the commit's ``predicate`` parameter records it: Spark's SQL text of
+    a ``Column`` where the session is classic (over Spark Connect the client has none: then
+    the Column's printed form)."""
     if condition is None or isinstance(condition, str):
         return condition
+    try:
+        return str(getattr(condition, "_jc").expr().sql())  # noqa: B009 (classic only)
+    except Exception:  # a Spark Connect Column, or a pyspark without the method
+        pass
     text = str(condition)
     return text[len("Column<'") : -2] if text.startswith("Column<'") else text
 
@@ -346,10 +369,10 @@ def _resolve_targets(
     old: Callable[[str], Column] | None = None,
 ) -> dict[str, Column]:
     """The new value of every top-level column set (a nested ``a.b`` target sets the field
-    ``b`` of the struct ``a``, its other fields kept), cast to the column's type; ``old``
-    gives a column's current value (default: the column of that name)."""
+    ``b`` of the struct ``a``, its other fields kept; a NULL ``a`` becomes a struct of NULL
+    fields but ``b``, as in Delta on Spark), cast to the column's type; ``old`` gives a
+    column's current value (default: the column of that name)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import StructType as SparkStruct
 
     current = old or (lambda name: F.col(_quoted(name)))
 
@@ -362,18 +385,36 @@ def _resolve_targets(
                 raise InvalidArgumentError(f"column {target!r} is set twice")
             resolved[name] = _value(value).cast(types[name])
             continue
-        data_type: DataType = types[name]
-        for part in parts[1:]:
-            if not isinstance(data_type, SparkStruct):
-                raise InvalidArgumentError(f"{target!r} is not a field of a struct column")
-            field = next((f for f in data_type.fields if f.name.lower() == part.lower()), None)
-            if field is None:
-                raise InvalidArgumentError(f"{target!r} names no field of the table")
-            data_type = field.dataType
         base = resolved.get(name, current(name))
-        path = ".".join(parts[1:])
-        resolved[name] = base.withField(path, _value(value).cast(data_type))
+        resolved[name] = _with_field(base, types[name], parts[1:], _value(value), target)
     return resolved
+
+
+def _with_field(
+    base: Column, data_type: DataType, path: list[str], value: Column, target: str
+) -> Column:
+    """The struct ``base`` (of ``data_type``) with the field at ``path`` set to ``value``
+    (cast to its type), rebuilt field by field so that a NULL struct on the way becomes one
+    of NULL fields, as Delta on Spark's nested assignment does (``withField`` keeps NULL)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType as SparkStruct
+
+    if not isinstance(data_type, SparkStruct):
+        raise InvalidArgumentError(f"{target!r} is not a field of a struct column")
+    chosen = [f for f in data_type.fields if f.name.lower() == path[0].lower()]
+    if not chosen:
+        raise InvalidArgumentError(f"{target!r} names no field of the table")
+    members = []
+    for field in data_type.fields:
+        member = base.getField(field.name)
+        if field is chosen[0]:
+            member = (
+                value.cast(field.dataType)
+                if len(path) == 1
+                else _with_field(member, field.dataType, path[1:], value, target)
+            )
+        members.append(member.alias(field.name))
+    return F.struct(*members)
 
 
 def _column_named(names: list[str], wanted: str, target: str) -> str:
@@ -426,6 +467,24 @@ class MergeSpec:
     condition: str | Column
     clauses: Sequence[MergeClause]
     generated: Mapping[str, str]
+    schema_evolution: bool = False
+
+    def assigned_paths(self) -> list[list[str]] | None:
+        """The column paths the matched updates and the inserts assign (a leading target
+        alias removed); ``None`` when one is ``UPDATE SET *`` or ``INSERT *``."""
+        paths: list[list[str]] = []
+        for clause in self.clauses:
+            if clause.kind == "not_matched_by_source" or clause.action == "delete":
+                continue
+            if clause.every_column:
+                return None
+            for name in clause.assignments or {}:
+                path = name.split(".")
+                alias = self.target_alias
+                if len(path) > 1 and alias and path[0].lower() == alias.lower():
+                    path = path[1:]
+                paths.append(path)
+        return paths
 
 
 def merge_rows(spark: SparkSession, table: TableRef, merge: MergeSpec) -> CommitResult:
@@ -446,31 +505,39 @@ def merge_rows(spark: SparkSession, table: TableRef, merge: MergeSpec) -> Commit
     }
     only_delete = len(matched) == 1 and matched[0].action == "delete" and not matched[0].condition
     allows_repeats = (not matched and "not_matched_by_source" not in kinds) or only_delete
-    source_rows = merge.source.count()
+    extra: dict[str, Any] = {}
+    if merge.schema_evolution:
+        extra["schemaEvolution"] = {
+            "source": merge.source.schema.json(),
+            "assigned": merge.assigned_paths(),
+        }
+    pruning = MergePruning.of(spark, table, merge, kinds)
+    source_rows, prune = pruning.summarize(merge.source)
     plan = plan_change(
         spark,
         table,
         "MERGE",
         merge.condition,
-        prune=False,
+        prune,
         insertOnly=kinds <= {"not_matched"},
         inserts="not_matched" in kinds,
         allowsMultipleMatches=allows_repeats,
         parameters=parameters,
         metrics={"numSourceRows": source_rows},
+        **extra,
     )
     target = read_target(spark, table, plan, plan.files)
     if merge.target_alias:
         target = target.alias(merge.target_alias)
-    names = _table_columns(target.schema, plan)
+    layout = TableLayout.of(plan, target)
     source = merge.source.withColumn(SOURCE_MARK, F.lit(True))
     joined = source.join(target, _condition(merge.condition), _join_type(kinds))
     rows = _merge_actions(joined, target, plan, clauses, allows_repeats)
-    changed = _merged_values(rows, target, merge, plan, names).persist()
+    changed = _merged_values(rows, target, merge, plan, layout).persist()
     try:
         rows = changed
         if not plan.deletion_vectors:
-            rows = _with_kept_rows(spark, table, plan, changed, names)
+            rows = _with_kept_rows(spark, table, plan, changed, layout)
         keyed = rows.withColumn(
             TASK_KEY,
             F.coalesce(
@@ -482,6 +549,138 @@ def merge_rows(spark: SparkSession, table: TableRef, merge: MergeSpec) -> Commit
     finally:
         changed.unpersist()
     return commit_change(table, plan, outcomes)
+
+
+#: Spark types whose source key range prunes target files: their order in Spark is the
+#: order of Delta's statistics, and their values print exactly as deltalog's literals.
+_RANGE_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType", "StringType", "DateType")
+
+
+@dataclass(frozen=True)
+class MergePruning:
+    """What narrows the target files a merge reads (none with ``WHEN NOT MATCHED BY
+    SOURCE`` clauses, which act on every target row): the condition's conjuncts naming only
+    the target, and the range of the source's values of each equality key
+    (``t.id = s.id``) on a top-level target column of the source key's type. As in Delta on
+    Spark, a target row outside them matches no source row, so the merge leaves it alone."""
+
+    target_only: str | None = None
+    #: (quoted target column, its Spark type, the source key column)
+    keys: tuple[tuple[str, DataType, Column], ...] = ()
+
+    @classmethod
+    def of(
+        cls, spark: SparkSession, table: TableRef, merge: MergeSpec, kinds: set[str]
+    ) -> MergePruning:
+        from pyspark.sql import functions as F
+
+        condition = prune_text(spark, merge.condition)
+        if condition is None or not merge.target_alias or "not_matched_by_source" in kinds:
+            return cls()
+        try:
+            target_only, keys = _core.merge_target_pruning(condition, merge.target_alias)
+        except DeltaError:
+            return cls()
+        target_types = {f.name: f.dataType for f in _table_schema(table).fields}
+        source_types = {f.name.lower(): f.dataType for f in merge.source.schema.fields}
+        ranges = []
+        for column, other in keys:
+            target_type = target_types.get(column)
+            source_type = source_types.get(other[-1].lower()) if len(other) == 2 else None
+            if target_type is None or source_type is None or target_type != source_type:
+                continue
+            if type(target_type).__name__ not in _RANGE_TYPES:
+                continue
+            source_key = F.col(".".join(_quoted(part) for part in other))
+            ranges.append((_quoted(column), target_type, source_key))
+        return cls(target_only, tuple(ranges))
+
+    def summarize(self, source: DataFrame) -> tuple[int, str | None]:
+        """The number of source rows and the pruning predicate (deltalog's SQL), from one
+        Spark job over the source."""
+        from pyspark.sql import functions as F
+
+        bounds = [F.count(F.lit(1))]
+        for _, _, key in self.keys:
+            bounds.extend([F.min(key), F.max(key)])
+        try:
+            summary = source.agg(*bounds).collect()[0]
+        except Exception:
+            if not self.keys:
+                raise
+            # A key Spark cannot aggregate this way (an ambiguous name, say): no key ranges.
+            return MergePruning(self.target_only).summarize(source)
+        parts = [self.target_only] if self.target_only else []
+        for number, (column, data_type, _) in enumerate(self.keys):
+            low = _literal(summary[1 + 2 * number], data_type)
+            high = _literal(summary[2 + 2 * number], data_type)
+            if low is not None and high is not None:
+                parts.append(f"{column} BETWEEN {low} AND {high}")
+        return int(summary[0]), conjunction(parts)
+
+
+def _table_schema(table: TableRef) -> StructType:
+    """The table's latest schema, as Spark's type."""
+    from pyspark.sql.types import StructType
+
+    core = DeltaTable(table.uri, storage_options=table.options())
+    return StructType.fromJson(json.loads(core.snapshot().schema.json()))
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """The table's columns as the tasks take them (the plan's schema, evolved by schema
+    evolution) and how the target's rows, read with the version's schema, fit them."""
+
+    names: list[str]
+    types: dict[str, DataType]
+    #: The columns the target's rows have (not new ones of schema evolution).
+    read: dict[str, DataType]
+
+    @classmethod
+    def of(cls, plan: ChangePlan, target: DataFrame) -> TableLayout:
+        schema = plan.spark_schema()
+        read = {f.name: f.dataType for f in target.schema.fields}
+        names = [field.name for field in schema.fields]
+        return cls(names, {f.name: f.dataType for f in schema.fields}, read)
+
+    def value(self, name: str, column: Callable[[str], Column]) -> Column:
+        """The column ``name`` of a target row (``column`` gives a read column), NULL for a
+        column the schema evolution adds, fitted to the column's (evolved) type."""
+        from pyspark.sql import functions as F
+
+        if name not in self.read:
+            return F.lit(None).cast(self.types[name])
+        return _fitted(column(name), self.read[name], self.types[name])
+
+    def of_rows(self) -> list[Column]:
+        """The table's columns, of rows read with the version's schema, in this layout."""
+        from pyspark.sql import functions as F
+
+        return [self.value(name, lambda n: F.col(_quoted(n))).alias(name) for name in self.names]
+
+
+def _fitted(value: Column, have: DataType, want: DataType) -> Column:
+    """``value`` (of type ``have``) as a value of ``want``: struct fields ``want`` adds are
+    NULL (at any depth of structs), other types are cast (a widened type)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType as SparkStruct
+
+    if have == want:
+        return value
+    if isinstance(have, SparkStruct) and isinstance(want, SparkStruct):
+        fields = {field.name.lower(): field for field in have.fields}
+        members = []
+        for field in want.fields:
+            old = fields.get(field.name.lower())
+            member = (
+                F.lit(None).cast(field.dataType)
+                if old is None
+                else _fitted(value.getField(old.name), old.dataType, field.dataType)
+            )
+            members.append(member.alias(field.name))
+        return F.when(value.isNull(), F.lit(None).cast(want)).otherwise(F.struct(*members))
+    return value.cast(want)
 
 
 def _join_type(kinds: set[str]) -> str:
@@ -542,18 +741,17 @@ def _merge_actions(
 
 
 def _merged_values(
-    rows: DataFrame, target: DataFrame, merge: MergeSpec, plan: ChangePlan, names: list[str]
+    rows: DataFrame, target: DataFrame, merge: MergeSpec, plan: ChangePlan, layout: TableLayout
 ) -> DataFrame:
     """The rows in the tasks' layout: the table's columns holding each row's values (new
     ones for updates and inserts, generated columns recomputed), then row tracking, the
     address, the action and the clause kind."""
     from pyspark.sql import functions as F
 
-    types = {field.name: field.dataType for field in target.schema.fields}
-    source_columns = set(merge.source.columns)
+    names, types = layout.names, layout.types
 
     def old(name: str) -> Column:
-        return target[name]
+        return layout.value(name, lambda read: target[read])
 
     updated: dict[str, list[tuple[str, Column]]] = {name: [] for name in names}
     inserted: dict[str, list[tuple[str, Column]]] = {name: [] for name in names}
@@ -563,7 +761,7 @@ def _merged_values(
             continue
         assignments = clause.assignments or {}
         if clause.every_column:
-            assignments = _every_column(names, source_columns, merge.source, clause)
+            assignments = _every_column(layout, merge, clause, old)
         values = _resolve_targets(names, types, assignments, old)
         into = updated if clause.action == "update" else inserted
         for name in names:
@@ -599,22 +797,53 @@ def _merged_values(
 
 
 def _every_column(
-    names: list[str], source_columns: set[str], source: DataFrame, clause: MergeClause
+    layout: TableLayout, merge: MergeSpec, clause: MergeClause, old: Callable[[str], Column]
 ) -> dict[str, str | Column]:
     """``UPDATE SET *`` / ``INSERT *``: each target column from the source column of the
-    same name (in any case); a target column the source lacks is an error."""
-    by_lower = {column.lower(): column for column in source_columns}
+    same name (in any case). Without schema evolution a target column the source lacks is an
+    error; with it, an update keeps the target's value (and the struct fields only the
+    target has), an insert gives NULL, as Delta on Spark 4.4 does."""
+    by_lower = {column.lower(): column for column in merge.source.columns}
+    source_types = {field.name: field.dataType for field in merge.source.schema.fields}
     assignments: dict[str, str | Column] = {}
-    for name in names:
+    for name in layout.names:
         column = by_lower.get(name.lower())
         if column is None:
+            if merge.schema_evolution:
+                continue
             kind = "UPDATE SET *" if clause.action == "update" else "INSERT *"
             raise InvalidArgumentError(
                 f"{kind} needs a source column for every target column; the source has no "
                 f"column {name!r}"
             )
-        assignments[name] = source[column]
+        value = merge.source[column]
+        if merge.schema_evolution:
+            kept = old(name) if clause.action == "update" else None
+            value = _starred(value, source_types[column], layout.types[name], kept)
+        assignments[name] = value
     return assignments
+
+
+def _starred(value: Column, have: DataType, want: DataType, kept: Column | None) -> Column:
+    """A source value (of type ``have``) for a target column of type ``want`` under ``*``
+    with schema evolution: a struct field the source lacks comes from ``kept`` (the target's
+    value, for an update) or is NULL (an insert), at any depth of structs."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType as SparkStruct
+
+    if not (isinstance(have, SparkStruct) and isinstance(want, SparkStruct)):
+        return value
+    fields = {field.name.lower(): field for field in have.fields}
+    members = []
+    for field in want.fields:
+        source = fields.get(field.name.lower())
+        target = None if kept is None else kept.getField(field.name)
+        if source is None:
+            member = F.lit(None).cast(field.dataType) if target is None else target
+        else:
+            member = _starred(value.getField(source.name), source.dataType, field.dataType, target)
+        members.append(member.alias(field.name))
+    return F.when(value.isNull(), F.lit(None).cast(want)).otherwise(F.struct(*members))
 
 
 def _by_tag(values: list[tuple[str, Column]]) -> Column:
@@ -632,7 +861,11 @@ def _by_tag(values: list[tuple[str, Column]]) -> Column:
 
 
 def _with_kept_rows(
-    spark: SparkSession, table: TableRef, plan: ChangePlan, rows: DataFrame, names: list[str]
+    spark: SparkSession,
+    table: TableRef,
+    plan: ChangePlan,
+    rows: DataFrame,
+    layout: TableLayout,
 ) -> DataFrame:
     """Copy-on-write: ``rows`` and, as ``keep`` rows, the other live rows of every file
     they delete or update rows of (read again and rewritten whole)."""
@@ -649,5 +882,6 @@ def _with_kept_rows(
         .withColumn(ACTION, F.lit("keep"))
         .withColumn(CLAUSE, F.lit(None).cast("string"))
     )
-    layout = [*names, *_extra_columns(plan), CLAUSE]
-    return rows.select(*layout).unionByName(kept.select(*layout))
+    extra = [F.col(name) for name in (*_extra_columns(plan), CLAUSE)]
+    kept = kept.select(*layout.of_rows(), *extra)
+    return rows.select(*[F.col(_quoted(n)) for n in layout.names], *extra).unionByName(kept)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..exceptions import InvalidArgumentError, UnsupportedFeatureError
+from ..exceptions import InvalidArgumentError
 from ._dml import MergeClause, MergeSpec, TableRef, merge_rows
 
 if TYPE_CHECKING:
@@ -81,7 +81,9 @@ class DeltaMergeBuilder:
         return self._with("not_matched_by_source", "delete", condition, None)
 
     def withSchemaEvolution(self) -> DeltaMergeBuilder:
-        """Asks for the target's schema to take the source's new columns."""
+        """Lets the merge add to the target's schema the source columns (and struct fields)
+        its clauses assign, every one for ``UPDATE SET *`` / ``INSERT *``, in its own commit
+        (with ``delta.enableTypeWidening``, also the wider types of source columns)."""
         return self._next(self._clauses, schema_evolution=True)
 
     def execute(self) -> DataFrame:
@@ -90,14 +92,13 @@ class DeltaMergeBuilder:
         ``num_inserted_rows``."""
         if not self._clauses:
             raise InvalidArgumentError("a merge needs at least one WHEN clause")
-        if self._schema_evolution:
-            raise UnsupportedFeatureError(
-                "withSchemaEvolution() is not supported by deltalog.spark's merge yet: "
-                "add the new columns first (DeltaTable alter, or deltalog.DeltaTable.merge "
-                "with merge_schema=True from the driver)"
-            )
         spec = MergeSpec(
-            self._target_alias, self._source, self._condition, self._clauses, self._generated
+            self._target_alias,
+            self._source,
+            self._condition,
+            self._clauses,
+            self._generated,
+            self._schema_evolution,
         )
         metrics = merge_rows(self._spark, self._table, spec).metrics
         updated = int(metrics.get("numTargetRowsUpdated", 0))

@@ -198,7 +198,10 @@ def _native_obstacle(
     fields = selection.fields
     partitioned = set(snapshot.partition_columns) & {str(field["name"]) for field in fields}
     if partitioned and _group_count(files, partitioned) > MAX_UNION_GROUPS and not _has_jvm(spark):
-        return "too many partitions to union, and no JVM to join partition values (Connect)"
+        return (
+            f"more than {MAX_UNION_GROUPS} partition tuples to union, and joining their values "
+            "onto the files needs the JVM, which a Spark Connect session does not expose"
+        )
     return None
 
 
@@ -474,10 +477,16 @@ def _value_column(value: Any, data_type: DataType) -> Column:
 
 
 def _spark_file_keys(spark: SparkSession, paths: Iterable[str]) -> list[str]:
-    """Each path as ``_metadata.file_path`` shows it: Hadoop's qualified path as a URI."""
+    """Each path as ``_metadata.file_path`` shows it: Hadoop's qualified path as a URI (asked
+    of the JVM, which a Spark Connect session does not expose)."""
+    if not _has_jvm(spark):
+        raise UnsupportedFeatureError(
+            "deltalog.spark.read: joining partition values onto files needs a classic Spark "
+            "session (Hadoop qualifies their paths in the JVM); over Spark Connect, read "
+            "through the data source (mode='deltalog')"
+        )
     jvm = spark._jvm
-    if jvm is None:
-        raise UnsupportedFeatureError("joining partition values needs a classic Spark session")
+    assert jvm is not None
     configuration = spark._jsc.hadoopConfiguration()
     keys = []
     for path in paths:
@@ -488,6 +497,8 @@ def _spark_file_keys(spark: SparkSession, paths: Iterable[str]) -> list[str]:
 
 
 def _has_jvm(spark: SparkSession) -> bool:
+    """Whether ``spark`` is a classic session: a Spark Connect session raises
+    ``PySparkAttributeError``, an ``AttributeError``, for ``_jvm``."""
     return getattr(spark, "_jvm", None) is not None
 
 

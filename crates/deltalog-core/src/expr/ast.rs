@@ -217,6 +217,23 @@ impl Expr {
         exprs.into_iter().reduce(Expr::and)
     }
 
+    /// The AND operands of this expression, flattened (the expression itself when it is no
+    /// AND).
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        fn collect<'e>(expr: &'e Expr, found: &mut Vec<&'e Expr>) {
+            match expr {
+                Expr::And(left, right) => {
+                    collect(left, found);
+                    collect(right, found);
+                }
+                other => found.push(other),
+            }
+        }
+        let mut found = Vec::new();
+        collect(self, &mut found);
+        found
+    }
+
     /// The OR of all `exprs`, or `None` when there are none.
     pub fn disjunction(exprs: impl IntoIterator<Item = Expr>) -> Option<Expr> {
         exprs.into_iter().reduce(Expr::or)

@@ -38,14 +38,12 @@ use serde_json::{Map, Value};
 use crate::actions::deletion_vector;
 use crate::actions::{DeletionVectorDescriptor, Metadata, Protocol};
 use crate::error::{Error, Result};
-use crate::expr::{parse_sql, Expr};
+use crate::expr::{parse_sql, CompareOp, Expr};
+use crate::ops::merge::evolution::stage_evolved_schema;
 use crate::scan::{ROW_FILE_COLUMN, ROW_INDEX_COLUMN};
+use crate::schema::parse_schema;
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
-use crate::table_config::properties::{
-    ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
-    ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
-};
 use crate::table_config::TableConfiguration;
 use crate::transaction::{CommitResult, MetadataUpdate};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions, WrittenFile};
@@ -173,6 +171,25 @@ pub struct ChangeOptions {
     /// Extra `commitInfo` fields (such as `userMetadata`).
     #[serde(default)]
     pub commit_info: Map<String, Value>,
+    /// A MERGE's schema evolution (`withSchemaEvolution()`); `None`: the schema stays.
+    #[serde(default)]
+    pub schema_evolution: Option<SchemaEvolution>,
+}
+
+/// What a MERGE with schema evolution adds to the target (Delta on Spark's
+/// `MERGE WITH SCHEMA EVOLUTION`): the source columns and struct fields its clauses assign,
+/// and, with `delta.enableTypeWidening`, the wider types of source columns. The plan stages
+/// the evolved schema; the tasks write it; the commit records it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaEvolution {
+    /// The source's schema as JSON (the format of Delta's `schemaString`, which Spark's
+    /// `StructType.json()` writes).
+    pub source: String,
+    /// The column paths the matched updates and the inserts assign (the target alias
+    /// removed); `None` when one of them is `UPDATE SET *` or `INSERT *`, which assigns every
+    /// source column.
+    pub assigned: Option<Vec<Vec<String>>>,
 }
 
 /// One candidate file of a plan: what the tasks need to know of it.
@@ -256,6 +273,9 @@ impl DistributedChange {
         let snapshot = Snapshot::load(storage, SnapshotAt::Latest).await?;
         let mut change = RowChange::new(snapshot.clone(), snapshot.transaction(&options.operation));
         change.begin(refusal, &options.commit_info)?;
+        if let Some(evolution) = &options.schema_evolution {
+            evolve_schema(&mut change, &options.operation, evolution)?;
+        }
         let prune = parse_prune(&options)?;
         change.stage_predicate(prune.as_ref())?;
         row_tracking_columns(
@@ -295,6 +315,12 @@ impl DistributedChange {
     pub fn from_json(text: &str) -> Result<DistributedChange> {
         serde_json::from_str(text)
             .map_err(|error| Error::InvalidArgument(format!("not a deltalog change plan: {error}")))
+    }
+
+    /// The schema of the rows the tasks write, as Delta's JSON schema: the table's, evolved
+    /// when the change asked for [`SchemaEvolution`].
+    pub fn schema_json(&self) -> Option<&str> {
+        self.metadata.schema_string.as_deref()
     }
 
     /// The table version the change read (and the engine reads the rows of).
@@ -461,7 +487,7 @@ impl DistributedChange {
         for (name, value) in &self.options.metrics {
             change.metrics.set(name, *value);
         }
-        self.stage_row_tracking_columns(change)?;
+        self.stage_planned_metadata(change)?;
         let found = candidates(&change.snapshot, None).await?;
         let planned: HashSet<&str> = self.files.iter().map(|f| f.path.as_str()).collect();
         let files: HashMap<String, Candidate> = found
@@ -604,25 +630,33 @@ impl DistributedChange {
         }
     }
 
-    /// Stages the names of the materialised row tracking columns when the plan introduced
-    /// them (the files the tasks wrote hold them).
-    fn stage_row_tracking_columns(&self, change: &mut RowChange) -> Result<()> {
-        let planned = self.metadata.configuration.clone();
-        let current = change.snapshot.metadata().configuration.clone();
-        let keys = [
-            ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
-            ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
-        ];
-        let new: Vec<(String, Option<String>)> = keys
-            .iter()
-            .filter(|key| planned.get(**key) != current.get(**key))
-            .map(|key| (key.to_string(), planned.get(*key).cloned()))
+    /// Stages what the plan changed of the table's metadata (the files the tasks wrote
+    /// follow it): an evolved schema, the names of new materialised row tracking columns, the
+    /// column mapping's new largest id.
+    fn stage_planned_metadata(&self, change: &mut RowChange) -> Result<()> {
+        let current = change.snapshot.metadata().clone();
+        let planned = &self.metadata;
+        let mut keys: Vec<&String> = planned.configuration.keys().collect();
+        keys.extend(current.configuration.keys());
+        keys.sort();
+        keys.dedup();
+        let configuration: Vec<(String, Option<String>)> = keys
+            .into_iter()
+            .filter(|key| planned.configuration.get(*key) != current.configuration.get(*key))
+            .map(|key| (key.clone(), planned.configuration.get(key).cloned()))
             .collect();
-        if new.is_empty() {
+        let schema = match &planned.schema_string {
+            Some(text) if planned.schema_string != current.schema_string => {
+                Some(parse_schema(text)?)
+            }
+            _ => None,
+        };
+        if configuration.is_empty() && schema.is_none() {
             return Ok(());
         }
         change.transaction.update_metadata(MetadataUpdate {
-            configuration: new,
+            schema,
+            configuration,
             ..MetadataUpdate::default()
         })
     }
@@ -881,6 +915,78 @@ fn refusal(options: &ChangeOptions) -> Result<Option<&'static str>> {
             "`{other}` is not an operation a distributed change runs (DELETE, UPDATE, MERGE)"
         ))),
     }
+}
+
+/// What narrows the target files a MERGE reads, from its condition: a target row that no
+/// conjunct naming only the target holds, or whose equality key lies outside the source's
+/// keys, matches no source row (so a merge without `WHEN NOT MATCHED BY SOURCE` clauses
+/// leaves it alone), as Delta on Spark's merge prunes its target.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MergePruning {
+    /// The conjuncts naming only target columns, with the target alias removed, as this
+    /// library's SQL; `None` when there are none.
+    pub target_only: Option<String>,
+    /// The equality conjuncts `target.column = other` of a top-level target column and a
+    /// column of the other side: the target column's name and the other column's path.
+    pub keys: Vec<(String, Vec<String>)>,
+}
+
+/// The [`MergePruning`] of a merge condition (this library's SQL) whose target columns
+/// are qualified by `target_alias` (any case). A conjunct with an unqualified column names
+/// neither side for sure and is left out.
+///
+/// Errors: [`Error::InvalidArgument`] when `condition` does not parse.
+pub fn merge_pruning(condition: &str, target_alias: &str) -> Result<MergePruning> {
+    let parsed = parse_sql(condition)?;
+    let is_target = |path: &[String]| path.len() > 1 && path[0].eq_ignore_ascii_case(target_alias);
+    let is_other = |path: &[String]| path.len() > 1 && !is_target(path);
+    let mut target_only = Vec::new();
+    let mut keys = Vec::new();
+    for conjunct in parsed.conjuncts() {
+        let paths = conjunct.column_paths();
+        if !paths.is_empty() && paths.iter().all(|path| is_target(path)) {
+            let stripped = conjunct.try_map_columns(&mut |path| {
+                Ok::<_, Error>(path.get(1..).unwrap_or_default().to_vec())
+            })?;
+            target_only.push(stripped);
+            continue;
+        }
+        if let Expr::Compare {
+            op: CompareOp::Eq,
+            left,
+            right,
+        } = conjunct
+        {
+            match (left.as_ref(), right.as_ref()) {
+                (Expr::Column(t), Expr::Column(o)) | (Expr::Column(o), Expr::Column(t))
+                    if t.len() == 2 && is_target(t) && is_other(o) =>
+                {
+                    keys.push((t[1].clone(), o.clone()));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(MergePruning {
+        target_only: Expr::conjunction(target_only).map(|expr| expr.to_string()),
+        keys,
+    })
+}
+
+/// Stages on `change` the target schema `evolution` asks for (a MERGE's only).
+fn evolve_schema(
+    change: &mut RowChange,
+    operation: &str,
+    evolution: &SchemaEvolution,
+) -> Result<()> {
+    if operation != "MERGE" {
+        return Err(Error::InvalidArgument(format!(
+            "schema evolution is a MERGE's, not a {operation}'s"
+        )));
+    }
+    let source = parse_schema(&evolution.source)?;
+    stage_evolved_schema(change, &source, evolution.assigned.as_deref())
 }
 
 fn parse_prune(options: &ChangeOptions) -> Result<Option<Expr>> {
@@ -1199,5 +1305,95 @@ mod tests {
             failure.unwrap_err().error,
             Error::MergeMultipleMatch { .. }
         ));
+    }
+
+    #[test]
+    fn merge_pruning_keeps_target_only_conjuncts_and_equality_keys() {
+        let condition = "t.id = s.id AND T.p = 'a' AND s.x > 1 AND t.q < s.q AND n = 4 \
+                         AND s.k = t.k";
+        let pruning = merge_pruning(condition, "t").unwrap();
+        let target_only = parse_sql(pruning.target_only.as_deref().unwrap()).unwrap();
+        assert_eq!(target_only, parse_sql("p = 'a'").unwrap());
+        let keys = [("id", ["s", "id"]), ("k", ["s", "k"])];
+        let expected: Vec<(String, Vec<String>)> = keys
+            .iter()
+            .map(|(t, o)| (t.to_string(), o.iter().map(|p| p.to_string()).collect()))
+            .collect();
+        assert_eq!(pruning.keys, expected);
+        let none = merge_pruning("s.id = 1 OR t.id = 2", "t").unwrap();
+        assert_eq!(none, MergePruning::default());
+        assert!(merge_pruning("t.id <=> s.id", "t").is_err());
+    }
+
+    /// One MERGE insert row of `id` and `extra` in a task's layout (no address).
+    fn insert_row(id: i64, extra: &str) -> RecordBatch {
+        let fields = vec![
+            Field::new("id", arrow_schema::DataType::Int64, true),
+            Field::new("extra", arrow_schema::DataType::Utf8, true),
+            Field::new(ROW_FILE_COLUMN, arrow_schema::DataType::Utf8, true),
+            Field::new(ROW_INDEX_COLUMN, arrow_schema::DataType::Int64, true),
+            Field::new(ACTION_COLUMN, arrow_schema::DataType::Utf8, true),
+            Field::new(CLAUSE_COLUMN, arrow_schema::DataType::Utf8, true),
+        ];
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(vec![id])),
+            Arc::new(StringArray::from(vec![extra])),
+            Arc::new(StringArray::from(vec![None::<&str>])),
+            Arc::new(Int64Array::from(vec![None])),
+            Arc::new(StringArray::from(vec!["insert"])),
+            Arc::new(StringArray::from(vec!["not_matched"])),
+        ];
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_merge_with_schema_evolution_commits_the_evolved_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let configuration = [("delta.columnMapping.mode", "name")];
+        let table = table_of(dir.path(), ids_batch(0..3), &configuration).await;
+        let source = r#"{"type":"struct","fields":[
+            {"name":"id","type":"long","nullable":true,"metadata":{}},
+            {"name":"extra","type":"string","nullable":true,"metadata":{}},
+            {"name":"unused","type":"integer","nullable":true,"metadata":{}}]}"#;
+        let options = ChangeOptions {
+            schema_evolution: Some(SchemaEvolution {
+                source: source.into(),
+                assigned: Some(vec![vec!["extra".into()], vec!["id".into()]]),
+            }),
+            inserts: true,
+            insert_only: true,
+            ..merge_options(true)
+        };
+        let plan = DistributedChange::plan(table.storage(), options)
+            .await
+            .unwrap();
+        let plan = DistributedChange::from_json(&plan.to_json().unwrap()).unwrap();
+        let schema = parse_schema(plan.schema_json().unwrap()).unwrap();
+        let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["id", "extra"]);
+        let rows = futures::stream::iter([Ok(insert_row(7, "new"))]);
+        let outcome = plan.write_task(table.storage(), rows).await.unwrap();
+        let done = plan.commit(table.storage(), vec![outcome]).await.unwrap();
+        assert_eq!(done.metrics["numTargetRowsInserted"], 1);
+        let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+        let committed = snapshot.schema();
+        let extra = committed.fields.iter().find(|f| f.name == "extra").unwrap();
+        let planned = schema.fields.iter().find(|f| f.name == "extra").unwrap();
+        assert_eq!(
+            extra.metadata, planned.metadata,
+            "the plan's physical name is kept"
+        );
+        assert_eq!(ids(&table).await, vec![0, 1, 2, 7]);
+
+        let update = ChangeOptions {
+            schema_evolution: Some(SchemaEvolution::default()),
+            ..options_of_update()
+        };
+        let refused = DistributedChange::plan(table.storage(), update).await;
+        assert!(matches!(refused, Err(Error::InvalidArgument(_))));
+    }
+
+    fn options_of_update() -> ChangeOptions {
+        options("UPDATE", "id = 1")
     }
 }

@@ -220,9 +220,7 @@ impl Resolved {
 
     /// The conjuncts of the merge condition.
     pub(super) fn on_conjuncts(&self) -> Vec<&Expr> {
-        let mut found = Vec::new();
-        conjuncts(&self.on, &mut found);
-        found
+        self.on.conjuncts()
     }
 
     /// Evaluates every expression on an empty joined batch, so that an unknown column or a
@@ -542,17 +540,6 @@ impl Sides {
         Error::InvalidArgument(format!(
             "column '{column}' of the {side} cannot be used here: {clause}"
         ))
-    }
-}
-
-/// The conjuncts of `expr` (its AND operands, flattened).
-fn conjuncts<'e>(expr: &'e Expr, found: &mut Vec<&'e Expr>) {
-    match expr {
-        Expr::And(left, right) => {
-            conjuncts(left, found);
-            conjuncts(right, found);
-        }
-        other => found.push(other),
     }
 }
 

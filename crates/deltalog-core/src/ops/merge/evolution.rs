@@ -23,7 +23,6 @@ pub(super) fn evolve_target(
     source: &SchemaRef,
     target_alias: &str,
 ) -> Result<()> {
-    let config = change.snapshot.table_configuration().clone();
     let paths = assigned_paths(clauses, target_alias);
     // Only the columns assigned need a Delta type: the others may be of any Arrow type.
     let named = |field: &arrow_schema::FieldRef| match &paths {
@@ -40,7 +39,19 @@ pub(super) fn evolve_target(
         .cloned()
         .collect();
     let source = struct_type_from_arrow(&arrow_schema::Schema::new(candidates))?;
-    let assigned = match &paths {
+    stage_evolved_schema(change, &source, paths.as_deref())
+}
+
+/// Stages on `change` the target schema evolved to hold the fields of `source` (a merge
+/// source's schema) that `assigned` names (column paths, target alias removed; `None`: every
+/// field, for `UPDATE SET *` / `INSERT *`), when it differs from the target's.
+pub(crate) fn stage_evolved_schema(
+    change: &mut RowChange,
+    source: &StructType,
+    assigned: Option<&[Vec<String>]>,
+) -> Result<()> {
+    let config = change.transaction.configuration()?;
+    let assigned = match assigned {
         Some(paths) => keep_assigned(&source.fields, paths, &[]),
         None => source.fields.clone(),
     };

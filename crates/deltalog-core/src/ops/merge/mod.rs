@@ -32,7 +32,7 @@
 
 mod batch;
 mod clauses;
-mod evolution;
+pub(crate) mod evolution;
 mod join;
 
 use std::sync::Arc;

@@ -33,7 +33,10 @@
 
 mod clustering;
 mod curves;
+mod distributed;
 mod reorg;
+
+pub use distributed::{BinOutcome, DistributedOptimize, OptimizeSpec};
 
 pub(crate) use reorg::{reorg, rewrite_without_column_mapping, Reorg};
 
@@ -139,29 +142,12 @@ pub struct OptimizeResult {
 /// are deleted again when possible (and are unreferenced in any case).
 pub async fn optimize(storage: &Storage, options: OptimizeOptions) -> Result<OptimizeResult> {
     let snapshot = Snapshot::load(storage, SnapshotAt::Latest).await?;
-    let config = snapshot.table_configuration();
-    config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
-    let target = options
-        .target_size
-        .or(config.properties().target_file_size)
-        .unwrap_or(DEFAULT_OPTIMIZE_FILE_SIZE);
-    if target == 0 {
-        return Err(Error::InvalidArgument(
-            "the target size of OPTIMIZE must be above 0".into(),
-        ));
-    }
-    let layout = Layout::of(&snapshot, &options)?;
-    let files = candidate_files(&snapshot, &options, layout.rewrites_all(), target).await?;
-    let considered = files.len() as u64;
-    let bins = layout.bins(files, target, options.full);
-    let mut metrics = OptimizeResult {
-        total_considered_files: considered,
-        total_files_skipped: considered,
-        num_batches: bins.len() as u64,
-        z_order_by: options.z_order_by.clone(),
-        cluster_by: layout.cluster_by(),
-        ..OptimizeResult::default()
-    };
+    let Planned {
+        layout,
+        target,
+        bins,
+        mut metrics,
+    } = Planned::of(&snapshot, &options).await?;
     if options.dry_run {
         fill_removed_metrics(&mut metrics, &bins);
         metrics.files_to_rewrite = bins.iter().flatten().filter_map(Candidate::path).collect();
@@ -190,6 +176,51 @@ pub async fn optimize(storage: &Storage, options: OptimizeOptions) -> Result<Opt
             let _ = storage.delete_relative(paths).await;
             Err(error)
         }
+    }
+}
+
+/// An OPTIMIZE run planned on a snapshot: how it lays out rows, the size of its bins and
+/// files, the bins, and the metrics of what it considered.
+struct Planned {
+    layout: Layout,
+    target: u64,
+    bins: Vec<Vec<Candidate>>,
+    metrics: OptimizeResult,
+}
+
+impl Planned {
+    /// Checks `options` against `snapshot` (see [`optimize`]'s errors) and packs the bins.
+    async fn of(snapshot: &Snapshot, options: &OptimizeOptions) -> Result<Planned> {
+        let config = snapshot.table_configuration();
+        config.ensure_writable(true, &DATA_WRITER_FEATURES)?;
+        let target = options
+            .target_size
+            .or(config.properties().target_file_size)
+            .unwrap_or(DEFAULT_OPTIMIZE_FILE_SIZE);
+        if target == 0 {
+            return Err(Error::InvalidArgument(
+                "the target size of OPTIMIZE must be above 0".into(),
+            ));
+        }
+        let layout = Layout::of(snapshot, options)?;
+        let files = candidate_files(snapshot, options, layout.rewrites_all(), target).await?;
+        let considered = files.len() as u64;
+        let bins = layout.bins(files, target, options.full);
+        let metrics = OptimizeResult {
+            total_considered_files: considered,
+            total_files_skipped: considered,
+            // Spark runs every bin in one batch (no `spark.databricks.delta.optimize.batchSize`).
+            num_batches: 1,
+            z_order_by: options.z_order_by.clone(),
+            cluster_by: layout.cluster_by(),
+            ..OptimizeResult::default()
+        };
+        Ok(Planned {
+            layout,
+            target,
+            bins,
+            metrics,
+        })
     }
 }
 
