@@ -7,6 +7,11 @@ Spark and the raw-read floor, on synthetic Delta logs (issue 4).
     .venv/bin/python benches/bench.py --quick --spark --scenarios spark_write_1g  # Spark writes
     .venv/bin/python benches/bench.py --quick --scenarios delete_1g,merge_1g  # row-level changes
     .venv/bin/python benches/bench.py --quick --scenarios writers_8 --engines deltalog,deltalake
+    # deltalog.spark.DeltaTable against delta-spark's, in one Spark session:
+    .venv/bin/python benches/bench.py --spark --engines deltalog --runs 1 \
+        --scenarios spark_delete_1g,spark_merge_1g
+    .venv/bin/python benches/bench.py --spark --engines deltalog --runs 1 \
+        --scenarios spark_merge_large --spark-driver-memory 1g --timeout 3600
 
 Writes latest.md, latest.json and latest.png into --out (default benches/results). Progress goes
 to stderr. The exit status is non-zero only when the harness itself fails (bad arguments, a
@@ -50,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     options = _parse(arguments)
     size: scenarios.Size = "smoke" if options.smoke else "quick" if options.quick else "full"
     try:
-        selected = _select_scenarios(size, options.scenarios)
+        selected = _select_scenarios(size, options.scenarios, options.large_merge)
         chosen_engines = _select_engines(options.engines, options.spark)
     except ValueError as error:
         print(f"bench.py: error: {error}", file=sys.stderr)
@@ -129,7 +134,29 @@ def _parse(arguments: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--spark-driver-memory", default="6g", help="Spark driver heap (default 6g)"
     )
+    parser.add_argument(
+        "--large-merge",
+        type=_large_merge,
+        default=None,
+        metavar="SOURCE_ROWS:TABLE_ROWS",
+        help="sizes of spark_merge_large (default 20000000:52000000 at full size, 1/10 with "
+        "--quick); the table rows a multiple of 40,000",
+    )
     return parser.parse_args(arguments)
+
+
+def _large_merge(text: str) -> tuple[int, int]:
+    source, _, table = text.partition(":")
+    try:
+        sizes = int(source.replace("_", "")), int(table.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected SOURCE_ROWS:TABLE_ROWS, got {text!r}") from None
+    if sizes[0] < 2 or sizes[0] % 2 or sizes[1] % 40_000 or sizes[0] // 2 > sizes[1]:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the source rows must be even and at most twice the table's, the table "
+            "rows a multiple of 40,000"
+        )
+    return sizes
 
 
 def _positive(text: str) -> int:
@@ -139,8 +166,10 @@ def _positive(text: str) -> int:
     return value
 
 
-def _select_scenarios(size: scenarios.Size, names: str) -> list[scenarios.Scenario]:
-    available = scenarios.scenarios(size)
+def _select_scenarios(
+    size: scenarios.Size, names: str, large_merge: tuple[int, int] | None = None
+) -> list[scenarios.Scenario]:
+    available = scenarios.scenarios(size, large_merge)
     if not names:
         return available
     by_name = {scenario.name: scenario for scenario in available}

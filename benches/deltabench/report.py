@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deltabench.engines import DESCRIPTIONS, ENGINES, OPERATIONS, Measurement, unsupported_reason
+from deltabench.engines import (
+    DESCRIPTIONS,
+    ENGINES,
+    OPERATIONS,
+    SPARK_ROW_OPERATIONS,
+    Measurement,
+    unsupported_reason,
+)
 from deltabench.scenarios import TARGETS, Target
 
 OPERATION_TITLES = {
@@ -37,6 +44,11 @@ OPERATION_TITLES = {
     "merge_dv": "merge 1% (upsert, deletion vectors)",
     "concurrent_append": "concurrent blind appends (writer processes)",
     "spark_write": "Spark DataFrame write to a new table",
+    "spark_delete": "Spark: delete 0.1% of rows (copy-on-write)",
+    "spark_delete_dv": "Spark: delete 0.1% of rows (deletion vectors)",
+    "spark_merge": "Spark: merge 1% (upsert, copy-on-write)",
+    "spark_merge_dv": "Spark: merge 1% (upsert, deletion vectors)",
+    "spark_merge_large": "Spark: merge a large generated source (upsert, copy-on-write)",
 }
 ENGINE_TITLES = {
     "deltalog": "deltalog",
@@ -153,6 +165,7 @@ def render_markdown(results: dict[str, Any], chart_name: str = "latest.png") -> 
     lines += _memory_section(results, summaries, engines, notes)
     lines += _written_section(results, summaries, engines)
     lines += _writers_section(results, engines, notes)
+    lines += _spark_changes_section(results, summaries)
     lines += [f"![benchmark chart]({chart_name})", ""]
     lines += _checks_section(results, summaries, engines)
     lines += _tables_section(results)
@@ -432,6 +445,91 @@ def _writers_section(results: dict[str, Any], engines: list[str], notes: _Notes)
             )
         )
     return [*lines, ""]
+
+
+def _spark_changes_section(
+    results: dict[str, Any], summaries: dict[tuple[str, str, str], Summary]
+) -> list[str]:
+    """deltalog.spark's DeltaTable against delta-spark's, in one Spark session: time, the
+    driver JVM's peak RSS, bytes written, and where each engine's time went (medians)."""
+    runs = [
+        Measurement.from_json(data)
+        for data in results["measurements"]
+        if data["operation"] in SPARK_ROW_OPERATIONS and data.get("ok")
+    ]
+    if not runs:
+        return []
+    lines = [
+        "## Row-level changes in Spark",
+        "",
+        "`deltalog.spark.DeltaTable` (deltalog) against delta-spark's `DeltaTable` (Delta on "
+        "Spark) in one local Spark session, on the same table (put back after every run). "
+        "Time; the driver JVM's peak RSS during the operation (local mode: the executors run "
+        "in it; the Python workers are not counted); MiB the change added to the table; then "
+        "the seconds of deltalog's steps (its planning, Spark jobs and commit, timed around "
+        "`deltalog.spark._dml`'s functions) and Delta on Spark's `*TimeMs` commit metrics.",
+        "",
+    ]
+    header = [
+        "scenario",
+        "operation",
+        "driver heap",
+        "deltalog",
+        "Delta on Spark",
+        "spark ÷ deltalog",
+        "JVM peak RSS deltalog / Delta (MiB)",
+        "written deltalog / Delta (MiB)",
+    ]
+    lines += _table_header(header, ["---", "---", "--:", *["--:"] * (len(header) - 3)])
+    steps_lines: list[str] = []
+    for scenario in results["scenarios"]:
+        for operation in scenario["operations"]:
+            if operation not in SPARK_ROW_OPERATIONS:
+                continue
+            mine = [r for r in runs if (r.scenario, r.operation) == (scenario["name"], operation)]
+            if not mine:
+                continue
+            by_engine = {e: [r for r in mine if r.engine == e] for e in ("deltalog", "spark")}
+            heap = next((r.notes.get("driver_memory") for r in mine), None) or "—"
+            cells = [scenario["name"], OPERATION_TITLES[operation], heap]
+            for engine in ("deltalog", "spark"):
+                summary = summaries.get((scenario["name"], operation, engine))
+                cells.append(_seconds(summary.median) if summary and summary.median else "—")
+            cells.append(_ratio_cell(summaries, scenario["name"], operation, "spark", "deltalog"))
+            for key in ("jvm_peak_rss_mib", None):
+                values = []
+                for engine in ("deltalog", "spark"):
+                    if key is None:
+                        found = [
+                            r.bytes_written / 2**20
+                            for r in by_engine[engine]
+                            if r.bytes_written is not None
+                        ]
+                    else:
+                        found = [r.figures[key] for r in by_engine[engine] if key in r.figures]
+                    value = statistics.median(found) if found else None
+                    values.append(
+                        "—"
+                        if value is None
+                        else f"{value:,.3g}"
+                        if value < 100
+                        else f"{value:,.0f}"
+                    )
+                cells.append(" / ".join(values))
+            lines.append(_row(cells))
+            for engine in ("deltalog", "spark"):
+                names = dict.fromkeys(name for r in by_engine[engine] for name in r.phases)
+                if not names:
+                    continue
+                parts = []
+                for name in names:
+                    found = [r.phases[name] for r in by_engine[engine] if name in r.phases]
+                    parts.append(f"{name} {_seconds(statistics.median(found))}")
+                steps_lines.append(
+                    f"- {scenario['name']} / {operation} / {ENGINE_TITLES[engine]}: "
+                    + ", ".join(parts)
+                )
+    return [*lines, "", *steps_lines, ""]
 
 
 def _checks_section(

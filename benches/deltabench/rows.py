@@ -37,7 +37,14 @@ import pyarrow.parquet as pq
 
 from .generate import BASE_TIMESTAMP_MS, DATA_SCHEMA, GENERATOR_VERSION, data_batch
 
-__all__ = ["DELETE_PREDICATE", "MERGE_ON", "RowsTable", "cached_rows_table"]
+__all__ = [
+    "DELETE_PREDICATE",
+    "MERGE_ON",
+    "RowsTable",
+    "cached_rows_table",
+    "large_merge_counts",
+    "source_parquet",
+]
 
 #: Deletes about 0.1% of the rows (``qty`` is uniform in [0, 1000)), spread over every file.
 DELETE_PREDICATE = "qty = 7"
@@ -82,6 +89,11 @@ class RowsTable:
     def source_path(self) -> Path:
         """The merge source (Arrow IPC)."""
         return self.path / "source.arrow"
+
+    @property
+    def source_parquet_path(self) -> Path:
+        """The merge source as one zstd Parquet file, for Spark (see :func:`source_parquet`)."""
+        return self.path / "source.parquet"
 
 
 def cached_rows_table(
@@ -237,3 +249,27 @@ def _write_source(path: Path, rows: int, random: np.random.Generator) -> int:
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, DATA_SCHEMA) as writer:
         writer.write_table(source)
     return updates
+
+
+def source_parquet(table: RowsTable) -> Path:
+    """The merge source as a Parquet file Spark reads (the rows of ``source.arrow``), written
+    next to it once (through a temporary name, so a complete file is reused)."""
+    path = table.source_parquet_path
+    if not path.is_file():
+        with pa.OSFile(str(table.source_path)) as source:
+            rows = pa.ipc.open_file(source).read_all()
+        partial = path.with_suffix(".parquet.partial")
+        pq.write_table(rows, partial, compression="zstd")
+        partial.replace(path)
+    return path
+
+
+def large_merge_counts(table_rows: int, source_rows: int) -> dict[str, int]:
+    """What the large merge (``spark_merge_large``) does to a table of ``table_rows`` rows
+    (ids ``0..table_rows``) with a source of ``source_rows`` rows generated in Spark: the first
+    half of the source updates the ids ``k * table_rows // half`` (spread over every file),
+    the second half inserts the new ids ``table_rows + k``."""
+    half = source_rows // 2
+    if half > table_rows or source_rows % 2:
+        raise ValueError(f"a source of {source_rows} rows does not fit a {table_rows}-row table")
+    return {"rows": table_rows + half, "updated": half, "inserted": half}

@@ -28,6 +28,15 @@ BLIND_APPEND_ROWS = 1_000
 #: on its twin with ``delta.enableDeletionVectors=true``.
 DELETE_OPERATIONS = ("delete", "delete_dv")
 MERGE_OPERATIONS = ("merge", "merge_dv")
+#: The same delete and merge in one local Spark session, through ``deltalog.spark.DeltaTable``
+#: (engine ``deltalog``) and delta-spark's ``delta.tables.DeltaTable`` (engine ``spark``).
+SPARK_DELETE_OPERATIONS = ("spark_delete", "spark_delete_dv")
+SPARK_MERGE_OPERATIONS = ("spark_merge", "spark_merge_dv")
+#: A merge of a source generated in Spark, far larger than the driver's heap, into the
+#: copy-on-write table (``spark_merge_large``, meant for ``--spark-driver-memory 1g``).
+SPARK_LARGE_MERGE_OPERATIONS = ("spark_merge_large",)
+#: Rows of the ``spark_merge_large`` source at full size (the table is ``delete_1g``'s).
+LARGE_MERGE_SOURCE_ROWS = 20_000_000
 #: Writer processes appending to one table at once (``writers_8``).
 WRITERS_OPERATIONS = ("concurrent_append",)
 #: Rows each concurrent writer appends per commit.
@@ -39,6 +48,9 @@ TABLE_WRITES = (
     *DELETE_OPERATIONS,
     *MERGE_OPERATIONS,
     *WRITERS_OPERATIONS,
+    *SPARK_DELETE_OPERATIONS,
+    *SPARK_MERGE_OPERATIONS,
+    *SPARK_LARGE_MERGE_OPERATIONS,
 )
 #: The row-level change table at full size: about 1 GB of zstd Parquet (the columns of
 #: ``append_1g``, about 20 bytes a row on disk) in 100 files.
@@ -53,7 +65,8 @@ class Scenario:
     name: str
     title: str  # what the table is, at this size
     spec: dict[str, Any]  # the LogSpec fields; for ``data`` {"rows": N}; for ``rows``
-    #: {"rows": N, "files": F}; for ``writers`` {"writers": W, "commits": C, "rows": R}
+    #: {"rows": N, "files": F} (and "source_rows": S for ``spark_merge_large``); for
+    #: ``writers`` {"writers": W, "commits": C, "rows": R}
     operations: tuple[str, ...] = BASE_OPERATIONS
     kind: Literal["log", "data", "spark_data", "rows", "writers"] = "log"
     #: With ``orphans`` > 0, every file the log names (live, or removed: a tombstone) exists
@@ -125,10 +138,11 @@ TARGETS: tuple[Target, ...] = (
 )
 
 
-def scenarios(size: Size) -> list[Scenario]:
-    """The scenarios of a size set, in report order."""
+def scenarios(size: Size, large_merge: tuple[int, int] | None = None) -> list[Scenario]:
+    """The scenarios of a size set, in report order; ``large_merge`` (source rows, table
+    rows) sizes ``spark_merge_large`` other than the size set does."""
     if size == "smoke":
-        return _smoke()
+        return _smoke(large_merge)
     scale = 1 if size == "full" else 10
     return [
         Scenario(
@@ -223,6 +237,12 @@ def scenarios(size: Size) -> list[Scenario]:
         *_rows_scenarios(ROWS_TABLE_ROWS // scale, ROWS_TABLE_FILES, f"{1000 // scale:,} MB"),
         _writers_scenario(8, 50 if size == "full" else 10),
         _spark_write_scenario(25_000_000 // scale, f"about {1000 // scale:,} MB"),
+        *_spark_rows_scenarios(
+            ROWS_TABLE_ROWS // scale,
+            ROWS_TABLE_FILES,
+            f"{1000 // scale:,} MB",
+            large_merge or (LARGE_MERGE_SOURCE_ROWS // scale, ROWS_TABLE_ROWS // scale),
+        ),
     ]
 
 
@@ -245,6 +265,50 @@ def _rows_scenarios(rows: int, files: int, size: str) -> list[Scenario]:
             f"every file, half inserts) into {table} on `t.id = s.id`",
             spec,
             MERGE_OPERATIONS,
+            "rows",
+        ),
+    ]
+
+
+def _spark_rows_scenarios(
+    rows: int, files: int, size: str, large_merge: tuple[int, int]
+) -> list[Scenario]:
+    """``delete_1g`` and ``merge_1g`` in one Spark session (the same tables, source and
+    operations), and the large merge of a source generated in Spark (measured with
+    ``--spark`` only)."""
+    table = f"{_count(rows)} generated rows in {files} files (about {size} of zstd Parquet)"
+    spec = {"rows": rows, "files": files}
+    source_rows, large_rows = large_merge
+    if large_rows == rows:
+        large_table = f"the same {_count(rows)}-row table"
+    else:
+        large_table = f"{_count(large_rows)} generated rows in {files} files"
+    return [
+        Scenario(
+            "spark_delete_1g",
+            f"Spark: `DeltaTable.forPath(spark, p).delete('qty = 7')` (~0.1%, in every file) on "
+            f"{table}",
+            spec,
+            SPARK_DELETE_OPERATIONS,
+            "rows",
+        ),
+        Scenario(
+            "spark_merge_1g",
+            f"Spark: merge the Parquet source of {_count(rows // 100)} rows (half updates "
+            f"spread over every file, half inserts) into {table} on `t.id = s.id`, "
+            "`whenMatchedUpdateAll().whenNotMatchedInsertAll()`",
+            spec,
+            SPARK_MERGE_OPERATIONS,
+            "rows",
+        ),
+        Scenario(
+            "spark_merge_large",
+            f"Spark: merge a source of {_count(source_rows)} rows generated in Spark (never "
+            f"collected or cached; half updates spread over every file, half inserts) into "
+            f"{large_table} on `t.id = s.id` (copy-on-write), driver heap as "
+            "`--spark-driver-memory` (1g for the issue's run)",
+            {"rows": large_rows, "files": files, "source_rows": source_rows},
+            SPARK_LARGE_MERGE_OPERATIONS,
             "rows",
         ),
     ]
@@ -364,9 +428,9 @@ def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
             "rows": info.rows,
         }
     if scenario.kind == "rows":
-        from deltabench.rows import DELETE_PREDICATE, MERGE_ON
+        from deltabench.rows import DELETE_PREDICATE, MERGE_ON, source_parquet
 
-        return {
+        request = {
             "path": str(info.cow_path),
             "dv_path": str(info.dv_path),
             "source": str(info.source_path),
@@ -374,6 +438,11 @@ def table_request(info: Any, scenario: Scenario) -> dict[str, Any]:
             "delete_predicate": DELETE_PREDICATE,
             "merge_on": MERGE_ON,
         }
+        if set(scenario.operations) & {*SPARK_DELETE_OPERATIONS, *SPARK_MERGE_OPERATIONS}:
+            request["source_parquet"] = str(source_parquet(info))
+        if "source_rows" in scenario.spec:
+            request["source_rows"] = int(scenario.spec["source_rows"])
+        return request
     if scenario.kind == "data":
         source = Path(info.path).resolve()
         return {
@@ -404,13 +473,22 @@ def expected_checks(info: Any, scenario: Scenario) -> dict[str, dict[str, int]]:
         commits = info.total_commits
         return {"concurrent_append": {"version": commits, "rows": commits * info.rows}}
     if scenario.kind == "rows":
+        from deltabench.rows import large_merge_counts
+
         deleted = {"rows": info.rows - info.deleted_rows, "deleted": info.deleted_rows}
         merged = {
             "rows": info.rows + info.inserted_rows,
             "updated": info.updated_rows,
             "inserted": info.inserted_rows,
         }
-        return {"delete": deleted, "delete_dv": deleted, "merge": merged, "merge_dv": merged}
+        expected = {
+            **dict.fromkeys((*DELETE_OPERATIONS, *SPARK_DELETE_OPERATIONS), deleted),
+            **dict.fromkeys((*MERGE_OPERATIONS, *SPARK_MERGE_OPERATIONS), merged),
+        }
+        if "source_rows" in scenario.spec:
+            large = large_merge_counts(info.rows, int(scenario.spec["source_rows"]))
+            expected["spark_merge_large"] = large
+        return expected
     if not hasattr(info, "version"):
         return {"append": {"rows": int(info.rows)}}
     expected = {
@@ -529,7 +607,7 @@ def undo_write(request: dict[str, Any], operation: str, undo: WriteUndo | None) 
     return written
 
 
-def _smoke() -> list[Scenario]:
+def _smoke(large_merge: tuple[int, int] | None = None) -> list[Scenario]:
     """Three tiny tables covering a classic checkpoint with stats, JSON only with partitions,
     and a multi-part checkpoint whose files carry deletion vectors."""
     return [
@@ -578,6 +656,7 @@ def _smoke() -> list[Scenario]:
         *_rows_scenarios(20_000, 10, "0.4 MB"),
         _writers_scenario(2, 3, "smoke: "),
         _spark_write_scenario(20_000, "smoke"),
+        *_spark_rows_scenarios(20_000, 10, "0.4 MB", large_merge or (8_000, 20_000)),
     ]
 
 

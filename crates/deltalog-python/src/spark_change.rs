@@ -137,10 +137,13 @@ pub fn merge_target_pruning(
     py: Python<'_>,
     condition: &str,
     target_alias: &str,
-) -> PyResult<(Option<String>, Vec<(String, Vec<String>)>)> {
+) -> PyResult<TargetPruning> {
     let pruning = merge_pruning(condition, target_alias).map_err(|error| to_py_err(py, error))?;
     Ok((pruning.target_only, pruning.keys))
 }
+
+/// `(target_only, keys)` of [`merge_target_pruning`].
+type TargetPruning = (Option<String>, Vec<(String, Vec<String>)>);
 
 fn outcome_of(bytes: &[u8]) -> Result<TaskOutcome, Error> {
     serde_json::from_slice(bytes)
