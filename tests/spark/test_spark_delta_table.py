@@ -247,8 +247,12 @@ def test_optimize_runs_in_tasks_and_agrees_with_delta_spark(
             assert actual[metric] == expected[metric], f"{what}: {metric}"
         assert actual["deletionVectorStats"] == expected["deletionVectorStats"], what
         assert_same_rows(spark_rows(spark, mine), spark_rows(spark, theirs), what)
-        assert last_metrics(spark, mine)["numRemovedFiles"] == str(expected["numFilesRemoved"])
-    assert [row["operation"] for row in table.history(3).collect()] == ["OPTIMIZE"] * 3
+        if expected["numFilesRemoved"]:
+            removed = last_metrics(spark, mine)["numRemovedFiles"]
+            assert removed == str(expected["numFilesRemoved"]), what
+    operations = [[row["operation"] for row in t.history().collect()] for t in (table, oracle)]
+    assert operations[0] == operations[1]
+    assert operations[0][0] == "OPTIMIZE"
     assert_spark_reads_every_version(spark, mine, ("id > 10", "p = 1"))
     assert_same_changes(spark, mine, theirs, start)
     if "delta.enableRowTracking" in properties:
