@@ -614,20 +614,30 @@ pub(crate) fn row_tracking_columns(
     }
     let id = format!("_row-id-col-{}", uuid::Uuid::new_v4());
     let version = format!("_row-commit-version-col-{}", uuid::Uuid::new_v4());
+    stage_row_tracking_names(transaction, &id, &version)?;
+    Ok(Some((id, version)))
+}
+
+/// Stages on `transaction` `id` and `version` as the names of the materialised row tracking
+/// columns (`delta.rowTracking.materializedRowIdColumnName`, ...).
+pub(crate) fn stage_row_tracking_names(
+    transaction: &mut Transaction,
+    id: &str,
+    version: &str,
+) -> Result<()> {
     transaction.update_metadata(MetadataUpdate {
         configuration: vec![
             (
                 ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME.to_string(),
-                Some(id.clone()),
+                Some(id.to_string()),
             ),
             (
                 ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME.to_string(),
-                Some(version.clone()),
+                Some(version.to_string()),
             ),
         ],
         ..MetadataUpdate::default()
-    })?;
-    Ok(Some((id, version)))
+    })
 }
 
 /// Writes the rows of a row-level operation: data files, with the materialised row tracking

@@ -24,14 +24,10 @@ use crate::error::{Error, Result};
 use crate::expr::parse_sql;
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
-use crate::table_config::properties::{
-    ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME,
-    ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME,
-};
-use crate::transaction::{MetadataUpdate, Transaction};
+use crate::transaction::Transaction;
 use crate::write::{WriteFailure, WriterOptions, WrittenFile};
 
-use crate::ops::dml::row_tracking_columns;
+use crate::ops::dml::{row_tracking_columns, stage_row_tracking_names};
 
 /// What to optimize: [`OptimizeOptions`] in a form that travels as JSON.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -290,19 +286,7 @@ impl DistributedOptimize {
         if properties.materialized_row_id_column_name.is_some() {
             return Ok(());
         }
-        transaction.update_metadata(MetadataUpdate {
-            configuration: vec![
-                (
-                    ROW_TRACKING_MATERIALIZED_ROW_ID_COLUMN_NAME.to_string(),
-                    Some(id.clone()),
-                ),
-                (
-                    ROW_TRACKING_MATERIALIZED_ROW_COMMIT_VERSION_COLUMN_NAME.to_string(),
-                    Some(version.clone()),
-                ),
-            ],
-            ..MetadataUpdate::default()
-        })
+        stage_row_tracking_names(transaction, id, version)
     }
 }
 
