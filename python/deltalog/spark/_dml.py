@@ -469,22 +469,17 @@ class MergeSpec:
     generated: Mapping[str, str]
     schema_evolution: bool = False
 
-    def assigned_paths(self) -> list[list[str]] | None:
-        """The column paths the matched updates and the inserts assign (a leading target
-        alias removed); ``None`` when one is ``UPDATE SET *`` or ``INSERT *``."""
-        paths: list[list[str]] = []
+    def assigned_columns(self) -> list[str] | None:
+        """The target columns the matched updates and the inserts assign, as the clauses
+        name them; ``None`` when one is ``UPDATE SET *`` or ``INSERT *``."""
+        names: list[str] = []
         for clause in self.clauses:
             if clause.kind == "not_matched_by_source" or clause.action == "delete":
                 continue
             if clause.every_column:
                 return None
-            for name in clause.assignments or {}:
-                path = name.split(".")
-                alias = self.target_alias
-                if len(path) > 1 and alias and path[0].lower() == alias.lower():
-                    path = path[1:]
-                paths.append(path)
-        return paths
+            names.extend(clause.assignments or {})
+        return names
 
 
 def merge_rows(spark: SparkSession, table: TableRef, merge: MergeSpec) -> CommitResult:
@@ -509,7 +504,8 @@ def merge_rows(spark: SparkSession, table: TableRef, merge: MergeSpec) -> Commit
     if merge.schema_evolution:
         extra["schemaEvolution"] = {
             "source": merge.source.schema.json(),
-            "assigned": merge.assigned_paths(),
+            "assigned": merge.assigned_columns(),
+            "targetAlias": merge.target_alias,
         }
     pruning = MergePruning.of(spark, table, merge, kinds)
     source_rows, prune = pruning.summarize(merge.source)

@@ -39,7 +39,7 @@ use crate::actions::deletion_vector;
 use crate::actions::{DeletionVectorDescriptor, Metadata, Protocol};
 use crate::error::{Error, Result};
 use crate::expr::{parse_sql, CompareOp, Expr};
-use crate::ops::merge::evolution::stage_evolved_schema;
+use crate::ops::merge::evolution::{assigned_path, stage_evolved_schema};
 use crate::scan::{ROW_FILE_COLUMN, ROW_INDEX_COLUMN};
 use crate::schema::parse_schema;
 use crate::snapshot::{Snapshot, SnapshotAt};
@@ -186,10 +186,13 @@ pub struct SchemaEvolution {
     /// The source's schema as JSON (the format of Delta's `schemaString`, which Spark's
     /// `StructType.json()` writes).
     pub source: String,
-    /// The column paths the matched updates and the inserts assign (the target alias
-    /// removed); `None` when one of them is `UPDATE SET *` or `INSERT *`, which assigns every
-    /// source column.
-    pub assigned: Option<Vec<Vec<String>>>,
+    /// The target columns the matched updates and the inserts assign, as the clauses name
+    /// them (`a`, `a.b`, `` `a.b` ``, `t.a`); `None` when one of them is `UPDATE SET *` or
+    /// `INSERT *`, which assigns every source column.
+    pub assigned: Option<Vec<String>>,
+    /// The alias qualifying target columns in `assigned`, if any.
+    #[serde(default)]
+    pub target_alias: Option<String>,
 }
 
 /// One candidate file of a plan: what the tasks need to know of it.
@@ -274,7 +277,7 @@ impl DistributedChange {
         let mut change = RowChange::new(snapshot.clone(), snapshot.transaction(&options.operation));
         change.begin(refusal, &options.commit_info)?;
         if let Some(evolution) = &options.schema_evolution {
-            evolve_schema(&mut change, &options.operation, evolution)?;
+            stage_schema_evolution(&mut change, &options.operation, evolution)?;
         }
         let prune = parse_prune(&options)?;
         change.stage_predicate(prune.as_ref())?;
@@ -975,7 +978,7 @@ pub fn merge_pruning(condition: &str, target_alias: &str) -> Result<MergePruning
 }
 
 /// Stages on `change` the target schema `evolution` asks for (a MERGE's only).
-fn evolve_schema(
+fn stage_schema_evolution(
     change: &mut RowChange,
     operation: &str,
     evolution: &SchemaEvolution,
@@ -986,7 +989,14 @@ fn evolve_schema(
         )));
     }
     let source = parse_schema(&evolution.source)?;
-    stage_evolved_schema(change, &source, evolution.assigned.as_deref())
+    let alias = evolution.target_alias.as_deref().unwrap_or_default();
+    let assigned: Option<Vec<Vec<String>>> = evolution.assigned.as_ref().map(|names| {
+        names
+            .iter()
+            .map(|name| assigned_path(name, alias))
+            .collect()
+    });
+    stage_evolved_schema(change, &source, assigned.as_deref())
 }
 
 fn parse_prune(options: &ChangeOptions) -> Result<Option<Expr>> {
@@ -1358,7 +1368,8 @@ mod tests {
         let options = ChangeOptions {
             schema_evolution: Some(SchemaEvolution {
                 source: source.into(),
-                assigned: Some(vec![vec!["extra".into()], vec!["id".into()]]),
+                assigned: Some(vec!["t.extra".into(), "id".into()]),
+                target_alias: Some("t".into()),
             }),
             inserts: true,
             insert_only: true,

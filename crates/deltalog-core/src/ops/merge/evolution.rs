@@ -84,18 +84,22 @@ fn assigned_paths(clauses: &MergeClauses, target_alias: &str) -> Option<Vec<Vec<
     }
     let paths = names
         .into_iter()
-        .map(|name| {
-            let mut path = match parse_sql(name) {
-                Ok(Expr::Column(path)) => path,
-                _ => vec![name.to_string()],
-            };
-            if path.len() > 1 && path[0].eq_ignore_ascii_case(target_alias) {
-                path.remove(0);
-            }
-            path
-        })
+        .map(|name| assigned_path(name, target_alias))
         .collect();
     Some(paths)
+}
+
+/// The column path an assignment's target `name` names (`a.b`, `` `a.b` ``, `t.a`), a
+/// leading `target_alias` dropped.
+pub(crate) fn assigned_path(name: &str, target_alias: &str) -> Vec<String> {
+    let mut path = match parse_sql(name) {
+        Ok(Expr::Column(path)) => path,
+        _ => vec![name.to_string()],
+    };
+    if path.len() > 1 && path[0].eq_ignore_ascii_case(target_alias) {
+        path.remove(0);
+    }
+    path
 }
 
 /// The fields of `fields` (at `prefix`) that an assignment names, with their struct children

@@ -17,8 +17,8 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    bin_scan, candidate_files, fill_metrics, rewrite_bin, Candidate, Layout, Operation,
-    OptimizeOptions, OptimizeResult, Planned, Run,
+    bin_scan, candidate_files, considered_metrics, fill_metrics, rewrite_bin, Candidate, Layout,
+    Operation, OptimizeOptions, OptimizeResult, Planned, Run,
 };
 use crate::error::{Error, Result};
 use crate::expr::parse_sql;
@@ -187,14 +187,7 @@ impl DistributedOptimize {
             )));
         }
         let (snapshot, options, layout) = self.open(storage).await.map_err(failure)?;
-        let mut metrics = OptimizeResult {
-            total_considered_files: self.considered,
-            total_files_skipped: self.considered,
-            num_batches: 1,
-            z_order_by: self.spec.z_order_by.clone(),
-            cluster_by: layout.cluster_by(),
-            ..OptimizeResult::default()
-        };
+        let mut metrics = considered_metrics(self.considered, &options, &layout);
         if self.bins.is_empty() {
             return Ok(metrics);
         }

@@ -204,23 +204,32 @@ impl Planned {
         }
         let layout = Layout::of(snapshot, options)?;
         let files = candidate_files(snapshot, options, layout.rewrites_all(), target).await?;
-        let considered = files.len() as u64;
+        let metrics = considered_metrics(files.len() as u64, options, &layout);
         let bins = layout.bins(files, target, options.full);
-        let metrics = OptimizeResult {
-            total_considered_files: considered,
-            total_files_skipped: considered,
-            // Spark runs every bin in one batch (no `spark.databricks.delta.optimize.batchSize`).
-            num_batches: 1,
-            z_order_by: options.z_order_by.clone(),
-            cluster_by: layout.cluster_by(),
-            ..OptimizeResult::default()
-        };
         Ok(Planned {
             layout,
             target,
             bins,
             metrics,
         })
+    }
+}
+
+/// The metrics of a run before it rewrites anything: `considered` candidate files, all of
+/// them skipped so far, one batch, the Z-order and clustering columns.
+fn considered_metrics(
+    considered: u64,
+    options: &OptimizeOptions,
+    layout: &Layout,
+) -> OptimizeResult {
+    OptimizeResult {
+        total_considered_files: considered,
+        total_files_skipped: considered,
+        // Spark runs every bin in one batch (no `spark.databricks.delta.optimize.batchSize`).
+        num_batches: 1,
+        z_order_by: options.z_order_by.clone(),
+        cluster_by: layout.cluster_by(),
+        ..OptimizeResult::default()
     }
 }
 
