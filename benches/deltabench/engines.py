@@ -2017,8 +2017,7 @@ def _time_deltalog_steps() -> None:
 
     steps = {
         "plan_change": "plan (driver)",
-        "touched_files": "touched files (Spark job)",
-        "_with_kept_rows": "touched files of the merge (Spark job)",
+        "read_target": "target read planned (driver)",
         "run_tasks": "tasks: read, join, write (Spark job)",
         "commit_change": "commit (driver)",
     }

@@ -11,8 +11,10 @@ Where each piece runs:
   the condition and the new values (any Spark SQL, UDFs included) and gives every row an
   action (``delete``, ``update``, ``keep``, ...). Each data file is read by one input
   partition and nothing reshuffles the rows, so each task holds whole files.
-- Each task hands its rows to deltalog's Rust code (``mapInArrow``), which writes the
-  deletion vectors, data files and change data files and returns what it did as JSON bytes.
+- Only the rows that change reach the tasks. Each task hands them to deltalog's Rust code
+  (``mapInArrow``), which writes the deletion vectors, data files and change data files and
+  returns what it did as JSON bytes. Copy-on-write, the task reads each file it removes rows
+  from itself and writes the file's other live rows again.
 - The driver collects those (small) outcomes and commits them as ONE Delta version.
 
 A failed job commits nothing: the files its finished tasks wrote are referenced by no
@@ -31,7 +33,7 @@ from .. import _core
 from .._table import CommitResult, DeltaTable
 from ..exceptions import DeltaError, InvalidArgumentError, MergeMultipleMatchError
 from ._filters import _literal, conjunction
-from ._native import _prunable
+from ._native import _prunable, addressed_rows
 from ._source import SOURCE_NAME
 
 if TYPE_CHECKING:
@@ -109,20 +111,13 @@ def delete_rows(
     plan = plan_change(spark, table, "DELETE", condition, prune_text(spark, condition), True)
     if plan.whole_files or not plan.files:
         return commit_change(table, plan, [])
-    matches = _condition(condition)
     target = read_target(spark, table, plan, plan.files)
-    if plan.deletion_vectors:
-        # A deletion vector needs addresses only: the change data feed reads deleted rows
-        # from the vectors, so no values are shipped to the tasks.
-        rows = target.where(matches).withColumn(ACTION, F.lit("delete"))
+    rows = target.where(_condition(condition)).withColumn(ACTION, F.lit("delete"))
+    if plan.deletion_vectors or not plan.changes:
+        # The task needs addresses only, unless it writes the deleted rows as change data
+        # (copy-on-write with the change data feed on: with deletion vectors the change
+        # data feed reads deleted rows from the vectors).
         rows = _without_values(rows, target.schema, plan)
-    else:
-        touched = touched_files(target, matches)
-        if not touched:
-            return commit_change(table, plan, [])
-        target = read_target(spark, table, plan, touched)
-        action = F.when(matches, F.lit("delete")).otherwise(F.lit("keep"))
-        rows = target.withColumn(ACTION, action)
     return commit_change(table, plan, run_tasks(rows, table, plan))
 
 
@@ -143,20 +138,9 @@ def update_rows(
     plan = plan_change(spark, table, "UPDATE", condition, prune_text(spark, condition), True)
     if not plan.files:
         return commit_change(table, plan, [])
-    matches = _condition(condition)
-    target = read_target(spark, table, plan, plan.files)
+    target = read_target(spark, table, plan, plan.files).where(_condition(condition))
     update_actions = ["update_preimage", "update_postimage"] if plan.changes else ["update"]
-    if plan.deletion_vectors:
-        target = target.where(matches)
-        actions = F.array(*[F.lit(a) for a in update_actions])
-    else:
-        touched = touched_files(target, matches)
-        if not touched:
-            return commit_change(table, plan, [])
-        target = read_target(spark, table, plan, touched)
-        actions = F.when(matches, F.array(*[F.lit(a) for a in update_actions])).otherwise(
-            F.array(F.lit("keep"))
-        )
+    actions = F.array(*[F.lit(a) for a in update_actions])
     rows = target.withColumn(ACTION, F.explode(actions))
     rows = _with_new_values(rows, target.schema, plan, assignments, generated)
     return commit_change(table, plan, run_tasks(rows, table, plan))
@@ -200,7 +184,23 @@ def prune_text(spark: SparkSession, condition: str | Column | None) -> str | Non
 def read_target(
     spark: SparkSession, table: TableRef, plan: ChangePlan, files: tuple[str, ...] | list[str]
 ) -> DataFrame:
-    """The rows of ``files`` at the plan's version, with their addresses (and row ids)."""
+    """The rows of ``files`` at the plan's version, with their addresses (and row ids): read
+    by Spark's Parquet reader where it can (only the columns Spark's plan uses are read;
+    see :func:`addressed_rows`), the rest by the ``deltalog`` data source."""
+    native, rest = None, list(files)
+    if not plan.row_ids:
+        storage = table.storage_options
+        address = (FILE, ROW_INDEX)
+        native, rest = addressed_rows(spark, table.uri, plan.version, rest, storage, address)
+    if not rest and native is not None:
+        return native
+    read = _through_data_source(spark, table, plan, rest)
+    return read if native is None else native.unionByName(read)
+
+
+def _through_data_source(
+    spark: SparkSession, table: TableRef, plan: ChangePlan, files: list[str]
+) -> DataFrame:
     reader = (
         spark.read.format(SOURCE_NAME)
         .option("versionAsOf", plan.version)
@@ -214,14 +214,17 @@ def read_target(
     return reader.load(table.uri)
 
 
-def touched_files(target: DataFrame, matches: Column) -> list[str]:
-    """The data files holding rows that ``matches`` (a Spark job; only paths come back)."""
-    return [str(row[0]) for row in target.where(matches).select(FILE).distinct().collect()]
-
-
 def run_tasks(rows: DataFrame, table: TableRef, plan: ChangePlan) -> list[bytes]:
-    """Hands every partition of ``rows`` to deltalog's task writer; returns the outcomes."""
+    """Hands ``rows`` to deltalog's task writer, every row addressed to one data file in
+    the same task (rows without an address, a merge's inserts, stay spread); returns the
+    outcomes."""
+    from pyspark.sql import functions as F
+
     uri, text, storage = table.uri, plan.text, table.options()
+    task_key = F.coalesce(
+        F.col(FILE), F.concat(F.lit("task "), F.spark_partition_id().cast("string"))
+    )
+    rows = rows.withColumn(TASK_KEY, task_key).repartition(TASK_KEY).drop(TASK_KEY)
 
     def task(batches: Iterator[pyarrow.RecordBatch]) -> Iterator[pyarrow.RecordBatch]:
         import pyarrow as pa
@@ -529,22 +532,8 @@ def merge_rows(spark: SparkSession, table: TableRef, merge: MergeSpec) -> Commit
     source = merge.source.withColumn(SOURCE_MARK, F.lit(True))
     joined = source.join(target, _condition(merge.condition), _join_type(kinds))
     rows = _merge_actions(joined, target, plan, clauses, allows_repeats)
-    changed = _merged_values(rows, target, merge, plan, layout).persist()
-    try:
-        rows = changed
-        if not plan.deletion_vectors:
-            rows = _with_kept_rows(spark, table, plan, changed, layout)
-        keyed = rows.withColumn(
-            TASK_KEY,
-            F.coalesce(
-                F.col(FILE), F.concat(F.lit("task "), F.spark_partition_id().cast("string"))
-            ),
-        )
-        shuffled = keyed.repartition(TASK_KEY).drop(TASK_KEY)
-        outcomes = run_tasks(shuffled, table, plan)
-    finally:
-        changed.unpersist()
-    return commit_change(table, plan, outcomes)
+    changed = _merged_values(rows, target, merge, plan, layout)
+    return commit_change(table, plan, run_tasks(changed, table, plan))
 
 
 #: Spark types whose source key range prunes target files: their order in Spark is the
@@ -648,12 +637,6 @@ class TableLayout:
         if name not in self.read:
             return F.lit(None).cast(self.types[name])
         return _fitted(column(name), self.read[name], self.types[name])
-
-    def of_rows(self) -> list[Column]:
-        """The table's columns, of rows read with the version's schema, in this layout."""
-        from pyspark.sql import functions as F
-
-        return [self.value(name, lambda n: F.col(_quoted(n))).alias(name) for name in self.names]
 
 
 def _fitted(value: Column, have: DataType, want: DataType) -> Column:
@@ -768,7 +751,9 @@ def _merged_values(
     action = F.col(ACTION)
     columns = []
     for name in names:
-        value = old(name)
+        # The other rows' values are written only as change data (deleted rows, preimages):
+        # without it they are NULL, so Spark reads only the target columns the clauses use.
+        value = old(name) if plan.changes else F.lit(None).cast(types[name])
         if updated[name]:
             value = F.when(
                 action.isin("update", "update_postimage"), _by_tag(updated[name])
@@ -854,30 +839,3 @@ def _by_tag(values: list[tuple[str, Column]]) -> Column:
         )
     assert chosen is not None
     return chosen
-
-
-def _with_kept_rows(
-    spark: SparkSession,
-    table: TableRef,
-    plan: ChangePlan,
-    rows: DataFrame,
-    layout: TableLayout,
-) -> DataFrame:
-    """Copy-on-write: ``rows`` and, as ``keep`` rows, the other live rows of every file
-    they delete or update rows of (read again and rewritten whole)."""
-    from pyspark.sql import functions as F
-
-    removing = rows.where(F.col(ACTION).isin("delete", "update", "update_preimage"))
-    touched = [str(row[0]) for row in removing.select(FILE).distinct().collect()]
-    if not touched:
-        return rows
-    gone = removing.select(FILE, ROW_INDEX).distinct()
-    kept = (
-        read_target(spark, table, plan, touched)
-        .join(gone, [FILE, ROW_INDEX], "left_anti")
-        .withColumn(ACTION, F.lit("keep"))
-        .withColumn(CLAUSE, F.lit(None).cast("string"))
-    )
-    extra = [F.col(name) for name in (*_extra_columns(plan), CLAUSE)]
-    kept = kept.select(*layout.of_rows(), *extra)
-    return rows.select(*[F.col(_quoted(n)) for n in layout.names], *extra).unionByName(kept)

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     import pyarrow
     from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
 
-__all__ = ["MAX_UNION_GROUPS", "read"]
+__all__ = ["MAX_UNION_GROUPS", "addressed_rows", "read"]
 
 #: Up to this many partition tuples, each gets its own read with literal columns; above it,
 #: one read is joined with the partition values of each file.
@@ -66,6 +66,8 @@ MAX_UNION_GROUPS = 64
 
 _MODES = ("auto", "native", "deltalog")
 _FILE_KEY = "__deltalog_file"
+#: A row's data file as Spark's reader names it (``_metadata.file_path``).
+_SPARK_PATH = "__deltalog_spark_path"
 
 
 def read(
@@ -282,6 +284,11 @@ class _Projection:
     def apply(self, frame: DataFrame, partition_values: Mapping[str, Column]) -> DataFrame:
         """``frame`` (read with :attr:`physical`) as :attr:`logical`, partition columns
         taken from ``partition_values``."""
+        return frame.select(*self.columns(partition_values))
+
+    def columns(self, partition_values: Mapping[str, Column]) -> list[Column]:
+        """The columns of :attr:`logical`, of rows read with :attr:`physical`, partition
+        columns taken from ``partition_values``."""
         columns = []
         for field, physical_name in zip(self.logical.fields, self.physical_names, strict=True):
             if physical_name is None:
@@ -292,7 +299,7 @@ class _Projection:
                     F.col(_quoted(physical_name)), physical_type, field.dataType
                 )
             columns.append(_strict(column, field.dataType, field.nullable).alias(field.name))
-        return frame.select(*columns)
+        return columns
 
 
 def _joined_frame(
@@ -530,3 +537,84 @@ def _json_list(names: Sequence[str]) -> str:
     import json
 
     return json.dumps(list(names))
+
+
+# --- rows with their addresses (row-level changes) -------------------------------------------
+
+
+def addressed_rows(
+    spark: SparkSession,
+    uri: str,
+    version: int,
+    files: Sequence[str],
+    storage_options: Mapping[str, str] | None,
+    address: tuple[str, str],
+) -> tuple[DataFrame | None, list[str]]:
+    """The live rows of ``files`` (paths as the file list names them) at ``version`` that
+    Spark's Parquet reader can read, with each row's address in the columns ``address`` (its
+    data file, as the file list names it, and its position in the file from
+    ``_metadata.row_index``): what a row-level change reads, with only the columns Spark's
+    plan uses read. Returns that DataFrame (``None`` when it has no file) and the files left
+    for the ``deltalog`` data source to read: those with a deletion vector, or every file
+    when Spark's reader cannot read the table's columns as stored (see :func:`read`), in a
+    Spark Connect session, or when Hadoop has no file system for the paths.
+
+    Spark may split one file over several input partitions: a caller needing every row of a
+    file in one task repartitions by the file column."""
+    everything: tuple[DataFrame | None, list[str]] = (None, list(files))
+    if not files or not _has_jvm(spark):
+        return everything
+    snapshot = DeltaTable(uri, storage_options=storage_options).snapshot(version)
+    selection = _Selection.of(snapshot, None)
+    if selection.obstacle is not None:
+        return everything
+    candidates = _files_of(snapshot.scan(files=list(files)))
+    vectors = candidates.column("deletion_vector").to_pylist()
+    paths = candidates.column("path").to_pylist()
+    plain = [path for path, vector in zip(paths, vectors, strict=True) if vector is None]
+    rest = [path for path, vector in zip(paths, vectors, strict=True) if vector is not None]
+    if not plain:
+        return everything
+    scan = snapshot.scan(files=plain)
+    urls, file_obstacle = scan._raw.native_files()
+    if file_obstacle is not None:
+        return everything
+    try:
+        keys = _spark_file_keys(spark, urls)
+    except Exception:  # no Hadoop file system for the scheme: the data source reads them
+        return everything
+    listed = _files_of(scan)
+    projection = _Projection.of(selection)
+    partitions = projection.partition_names
+    types = {field.name: field.dataType for field in projection.logical.fields}
+    file_column, index_column = address
+    schema = StructType(
+        [
+            StructField(_SPARK_PATH, StringType(), False),
+            StructField(file_column, StringType(), False),
+            *[StructField(name, types[name], True) for name in partitions],
+        ]
+    )
+    values = [row or {} for row in listed.column("partition_values").to_pylist()]
+    rows = [
+        (key, path, *[row.get(name) for name in partitions])
+        for key, path, row in zip(keys, listed.column("path").to_pylist(), values, strict=True)
+    ]
+    per_file = spark.createDataFrame(rows, schema)
+    data = (
+        spark.read.schema(projection.physical)
+        .parquet(*urls)
+        .select(
+            "*",
+            F.col("_metadata.file_path").alias(_SPARK_PATH),
+            F.col("_metadata.row_index").alias(index_column),
+        )
+    )
+    joined = data.join(F.broadcast(per_file), on=_SPARK_PATH, how="left")
+    columns = projection.columns({name: F.col(_quoted(name)) for name in partitions})
+    # A file Spark names otherwise than Hadoop qualified it fails the job, never loses rows.
+    file = F.col(_quoted(file_column))
+    unknown = F.concat(F.lit("deltalog: Spark read a file it was not given: "), F.col(_SPARK_PATH))
+    checked = F.when(file.isNull(), F.raise_error(unknown)).otherwise(file)
+    frame = joined.select(*columns, checked.alias(file_column), F.col(_quoted(index_column)))
+    return frame, rest

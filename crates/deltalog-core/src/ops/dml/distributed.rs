@@ -13,9 +13,10 @@
 //!    row addressed to one data file must reach the same task.
 //! 3. [`DistributedChange::write_task`], in each task: the rows deleted are marked in new
 //!    deletion vectors (one file per task, merged with each file's vector) when the plan
-//!    uses them, else their files are rewritten whole (copy-on-write: the engine sends
-//!    their other live rows as `keep`); new rows go to data files, change rows to change
-//!    data files. What the task did travels back as a [`TaskOutcome`], JSON again.
+//!    uses them, else their files are rewritten whole (copy-on-write: the task reads each
+//!    such file itself and writes its other live rows again, so the engine never ships
+//!    the rows that stay); new rows go to data files, change rows to change data files.
+//!    What the task did travels back as a [`TaskOutcome`], JSON again.
 //! 4. [`DistributedChange::commit`], on the driver: every task's outcome in ONE commit,
 //!    with the operation's parameters and Delta on Spark's metrics, conflict checks against
 //!    concurrent commits (the candidate files and the pruning predicate are recorded as
@@ -49,8 +50,9 @@ use crate::transaction::{CommitResult, MetadataUpdate};
 use crate::write::{RowOrigin, WriteFailure, WriterOptions, WrittenFile};
 
 use super::{
-    candidates, is_partition_only, row_tracking_columns, stage_written, with_deletion_vector,
-    write_deletion_vectors, Candidate, RowChange, RowWriter, READD_INVARIANT,
+    candidates, is_partition_only, load_deletion_vector, read_rows_as, row_tracking_columns,
+    stage_written, with_deletion_vector, write_deletion_vectors, Candidate, FileMatches, RowChange,
+    RowWriter, READD_INVARIANT,
 };
 
 /// The column of a task's rows that says what becomes of each row ([`RowAction`]).
@@ -63,9 +65,6 @@ pub const CLAUSE_COLUMN: &str = "__deltalog_clause";
 /// What becomes of a row given to a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowAction {
-    /// A live row of a file rewritten whole (copy-on-write): written again as it is, with
-    /// its row id and row commit version.
-    Keep,
     /// The row at the address is deleted; with the change data feed it is a `delete` change.
     Delete,
     /// The row at the address is replaced by these values (written as table data with its
@@ -86,11 +85,10 @@ pub enum RowAction {
 }
 
 impl RowAction {
-    /// The action named `name` (`keep`, `delete`, `update`, `update_preimage`,
-    /// `update_postimage`).
+    /// The action named `name` (`delete`, `update`, `update_preimage`,
+    /// `update_postimage`, `insert`, `none`).
     pub fn parse(name: &str) -> Result<RowAction> {
         Ok(match name {
-            "keep" => RowAction::Keep,
             "delete" => RowAction::Delete,
             "update" => RowAction::Update,
             "update_preimage" => RowAction::UpdatePreimage,
@@ -99,7 +97,7 @@ impl RowAction {
             "none" => RowAction::None,
             other => {
                 return Err(Error::InvalidArgument(format!(
-                    "`{other}` is not a row action (keep, delete, update, update_preimage, \
+                    "`{other}` is not a row action (delete, update, update_preimage, \
                      update_postimage, insert, none)"
                 )))
             }
@@ -123,8 +121,7 @@ impl RowAction {
         )
     }
 
-    const ALL: [RowAction; 7] = [
-        RowAction::Keep,
+    const ALL: [RowAction; 6] = [
         RowAction::Delete,
         RowAction::Update,
         RowAction::UpdatePreimage,
@@ -337,7 +334,8 @@ impl DistributedChange {
     }
 
     /// True when deleted rows are marked in deletion vectors; false when their files are
-    /// rewritten whole (the engine then sends the files' other live rows as `keep`).
+    /// rewritten whole (each task reads the files it removes rows from and writes their
+    /// other live rows again).
     pub fn uses_deletion_vectors(&self) -> bool {
         self.deletion_vectors
     }
@@ -405,6 +403,14 @@ impl DistributedChange {
                 Err(error) => Err(error),
             };
             if let Err(error) = done {
+                return Err(WriteFailure {
+                    error,
+                    written_files: writer.abort().await,
+                });
+            }
+        }
+        if !self.deletion_vectors {
+            if let Err(error) = self.copy_kept_rows(storage, &mut task, &mut writer).await {
                 return Err(WriteFailure {
                     error,
                     written_files: writer.abort().await,
@@ -673,6 +679,61 @@ impl DistributedChange {
         }
     }
 
+    /// Copy-on-write: writes again the live rows of every file `task` removes rows from,
+    /// but those rows, with their row ids and row commit versions; counts them `copied`.
+    /// Each file is read from the snapshot the plan read, in the plan's schema (evolved by
+    /// a merge's schema evolution: new columns NULL, widened types cast). A file losing
+    /// every row is not read.
+    async fn copy_kept_rows(
+        &self,
+        storage: &Storage,
+        task: &mut Task,
+        writer: &mut RowWriter,
+    ) -> Result<()> {
+        if task.rows.values().all(|rows| rows.deleted.is_empty()) {
+            return Ok(());
+        }
+        let snapshot = Snapshot::load(storage, SnapshotAt::Version(self.version)).await?;
+        let mut files: HashMap<String, Candidate> = candidates(&snapshot, None)
+            .await?
+            .files
+            .into_iter()
+            .map(|file| (listed_path(&file), file))
+            .collect();
+        let mut copied = 0u64;
+        for (path, rows) in &task.rows {
+            if rows.deleted.is_empty() {
+                continue;
+            }
+            let file = files.remove(path).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "a row's address names {path}, which is not a live file of version {}",
+                    self.version
+                ))
+            })?;
+            let mut matches = FileMatches {
+                matched: rows.deleted.clone(),
+                deleted_before: load_deletion_vector(&snapshot, &file).await?,
+                physical_rows: 0,
+            };
+            matches.count_recorded_rows(&file);
+            if matches.deletes_every_row() {
+                continue;
+            }
+            let mut batches =
+                read_rows_as(&snapshot, &self.metadata, &file, writer.keeps_row_ids())?;
+            let mut position = 0u64;
+            while let Some(batch) = batches.next().await {
+                let batch = batch?;
+                copied += writer.copy_kept_rows(&batch, &matches, position).await?;
+                position += batch.num_rows() as u64;
+            }
+        }
+        task.outcome
+            .count("copied", usize::try_from(copied).unwrap_or(usize::MAX));
+        Ok(())
+    }
+
     /// The outcome of `task`: with deletion vectors, each file's new vector (its old one
     /// merged in), written to one file; copy-on-write, the files to remove.
     async fn removals(&self, storage: &Storage, mut task: Task) -> Result<TaskOutcome> {
@@ -685,10 +746,11 @@ impl DistributedChange {
                     "a row's address names {path}, which is not a file this change read"
                 ))
             })?;
-            if !self.deletion_vectors || rows.deleted.is_empty() {
-                if !rows.deleted.is_empty() || rows.kept {
-                    task.outcome.removed.push((path, None));
-                }
+            if rows.deleted.is_empty() {
+                continue;
+            }
+            if !self.deletion_vectors {
+                task.outcome.removed.push((path, None));
                 continue;
             }
             let mut vector = match &file.deletion_vector {
@@ -724,8 +786,6 @@ impl DistributedChange {
 struct FileRows {
     /// Physical positions of the rows deleted or replaced.
     deleted: RoaringTreemap,
-    /// Some rows of the file were kept (copy-on-write).
-    kept: bool,
 }
 
 /// A task's work so far.
@@ -787,8 +847,7 @@ impl Task {
         Ok(())
     }
 
-    /// Records the addresses of the rows that leave the table, and the files of kept rows;
-    /// checks that a MERGE's target row is matched once (by the rows of `matched`
+    /// Records the addresses of the rows that leave the table; checks that a MERGE's target row is matched once (by the rows of `matched`
     /// clauses). Returns the rows to skip: repeats of a target row matched more than once
     /// where the merge allows it.
     fn mark_addresses(
@@ -804,14 +863,13 @@ impl Task {
             .ok_or_else(|| missing_column(ROW_INDEX_COLUMN))?;
         let mut repeated = HashSet::new();
         for (row, action) in actions.iter().enumerate() {
-            let keeps = *action == RowAction::Keep;
             let pair = action.is_pair_row() && clause_of(row).as_deref() == Some("matched");
-            if !keeps && !pair && !action.removes_address() {
+            if !pair && !action.removes_address() {
                 continue;
             }
             if files.is_null(row) || positions.is_null(row) {
                 return Err(Error::InvalidArgument(format!(
-                    "a row to delete or keep has no address ({ROW_FILE_COLUMN}, \
+                    "a row to delete, update or match has no address ({ROW_FILE_COLUMN}, \
                      {ROW_INDEX_COLUMN})"
                 )));
             }
@@ -833,9 +891,7 @@ impl Task {
                 continue;
             }
             let file = self.rows.entry(path.to_string()).or_default();
-            if keeps {
-                file.kept = true;
-            } else if action.removes_address() && !file.deleted.insert(position) {
+            if action.removes_address() && !file.deleted.insert(position) {
                 return Err(Error::InvalidArgument(format!(
                     "row {position} of {path} is changed twice by one operation"
                 )));
@@ -867,10 +923,6 @@ impl Task {
     ) -> Result<()> {
         let count = rows.num_rows();
         let counted = match action {
-            RowAction::Keep => {
-                writer.write_data(rows, true, RowOrigin::Existing).await?;
-                Some("copied")
-            }
             RowAction::Delete => {
                 if self.deletes_write_changes {
                     writer.write_changes(rows, "delete").await?;
@@ -1063,8 +1115,8 @@ mod tests {
     }
 
     /// What the engine does: reads the candidate rows with their addresses and gives each
-    /// row matching `condition` the action `action` (the others `keep` when the plan
-    /// rewrites files), with `id` multiplied by 100 in the rows written as updates.
+    /// row matching `condition` the action `action` (the others are not given), with `id`
+    /// multiplied by 100 in the rows written as updates.
     async fn engine_rows(
         table: &Table,
         plan: &DistributedChange,
@@ -1087,13 +1139,9 @@ mod tests {
         let mut rows = Vec::new();
         for batch in scan.to_batches().await.unwrap() {
             let matched = evaluate(&condition, &batch).unwrap();
-            let copy = !plan.uses_deletion_vectors();
             let actions: StringArray = matched
                 .iter()
-                .map(|hit| match hit == Some(true) {
-                    true => Some(action),
-                    false => copy.then_some("keep"),
-                })
+                .map(|hit| (hit == Some(true)).then_some(action))
                 .collect();
             let ids = batch.column(0).as_primitive::<Int64Type>();
             let written: Int64Array = ids
