@@ -217,14 +217,24 @@ def _through_data_source(
 def run_tasks(rows: DataFrame, table: TableRef, plan: ChangePlan) -> list[bytes]:
     """Hands ``rows`` to deltalog's task writer, every row addressed to one data file in
     the same task (rows without an address, a merge's inserts, stay spread); returns the
-    outcomes."""
+    outcomes.
+
+    With deletion vectors, Spark's adaptive execution packs the (few) changed rows into few
+    tasks: each task writes one vector file. Copy-on-write, each task rewrites the files of
+    its rows, so the files are spread over as many tasks as there are candidate files (at
+    most ``spark.sql.shuffle.partitions``), which adaptive execution leaves as they are."""
     from pyspark.sql import functions as F
 
     uri, text, storage = table.uri, plan.text, table.options()
     task_key = F.coalesce(
         F.col(FILE), F.concat(F.lit("task "), F.spark_partition_id().cast("string"))
     )
-    rows = rows.withColumn(TASK_KEY, task_key).repartition(TASK_KEY).drop(TASK_KEY)
+    keyed = rows.withColumn(TASK_KEY, task_key)
+    if plan.deletion_vectors:
+        keyed = keyed.repartition(TASK_KEY)
+    else:
+        keyed = keyed.repartition(_rewrite_tasks(rows.sparkSession, plan), TASK_KEY)
+    rows = keyed.drop(TASK_KEY)
 
     def task(batches: Iterator[pyarrow.RecordBatch]) -> Iterator[pyarrow.RecordBatch]:
         import pyarrow as pa
@@ -241,6 +251,13 @@ def run_tasks(rows: DataFrame, table: TableRef, plan: ChangePlan) -> list[bytes]
     except Exception as error:
         raise _task_error(error, table) from error
     return [bytes(row[0]) for row in collected]
+
+
+def _rewrite_tasks(spark: SparkSession, plan: ChangePlan) -> int:
+    """How many tasks rewrite a copy-on-write change's files (see :func:`run_tasks`)."""
+    setting = str(spark.conf.get("spark.sql.shuffle.partitions", "200"))
+    most = int(setting) if setting.isdigit() else 200
+    return max(1, min(len(plan.files), most))
 
 
 #: What deltalog's multiple-match error says, whichever way Spark wraps a task's error.
