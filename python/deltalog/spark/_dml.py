@@ -187,11 +187,10 @@ def read_target(
     """The rows of ``files`` at the plan's version, with their addresses (and row ids): read
     by Spark's Parquet reader where it can (only the columns Spark's plan uses are read;
     see :func:`addressed_rows`), the rest by the ``deltalog`` data source."""
-    native, rest = None, list(files)
-    if not plan.row_ids:
-        storage = table.storage_options
-        address = (FILE, ROW_INDEX)
-        native, rest = addressed_rows(spark, table.uri, plan.version, rest, storage, address)
+    tracking = ROW_TRACKING if plan.row_ids else None
+    native, rest = addressed_rows(
+        spark, table.uri, plan.version, files, table.storage_options, (FILE, ROW_INDEX), tracking
+    )
     if not rest and native is not None:
         return native
     read = _through_data_source(spark, table, plan, rest)

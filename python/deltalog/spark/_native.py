@@ -549,15 +549,18 @@ def addressed_rows(
     files: Sequence[str],
     storage_options: Mapping[str, str] | None,
     address: tuple[str, str],
+    row_tracking: tuple[str, str] | None = None,
 ) -> tuple[DataFrame | None, list[str]]:
     """The live rows of ``files`` (paths as the file list names them) at ``version`` that
     Spark's Parquet reader can read, with each row's address in the columns ``address`` (its
     data file, as the file list names it, and its position in the file from
-    ``_metadata.row_index``): what a row-level change reads, with only the columns Spark's
-    plan uses read. Returns that DataFrame (``None`` when it has no file) and the files left
-    for the ``deltalog`` data source to read: those with a deletion vector, or every file
-    when Spark's reader cannot read the table's columns as stored (see :func:`read`), in a
-    Spark Connect session, or when Hadoop has no file system for the paths.
+    ``_metadata.row_index``) and, with ``row_tracking`` (two column names), its row id and
+    row commit version: what a row-level change reads, with only the columns Spark's plan
+    uses read. Returns that DataFrame (``None`` when it has no file) and the files left for
+    the ``deltalog`` data source to read: those with a deletion vector, or every file when
+    Spark's reader cannot read the table's columns as stored (see :func:`read`), when a
+    file has no base row id for ``row_tracking``, in a Spark Connect session, or when
+    Hadoop has no file system for the paths.
 
     Spark may split one file over several input partitions: a caller needing every row of a
     file in one task repartitions by the file column."""
@@ -568,41 +571,27 @@ def addressed_rows(
     selection = _Selection.of(snapshot, None)
     if selection.obstacle is not None:
         return everything
-    candidates = _files_of(snapshot.scan(files=list(files)))
-    vectors = candidates.column("deletion_vector").to_pylist()
-    paths = candidates.column("path").to_pylist()
-    plain = [path for path, vector in zip(paths, vectors, strict=True) if vector is None]
-    rest = [path for path, vector in zip(paths, vectors, strict=True) if vector is not None]
+    plain, rest = _split_by_deletion_vector(_files_of(snapshot.scan(files=list(files))))
     if not plain:
         return everything
     scan = snapshot.scan(files=plain)
     urls, file_obstacle = scan._raw.native_files()
-    if file_obstacle is not None:
+    listed = _files_of(scan)
+    if file_obstacle is not None or (row_tracking and None in _row_id_bases(listed)):
         return everything
     try:
         keys = _spark_file_keys(spark, urls)
     except Exception:  # no Hadoop file system for the scheme: the data source reads them
         return everything
-    listed = _files_of(scan)
     projection = _Projection.of(selection)
-    partitions = projection.partition_names
-    types = {field.name: field.dataType for field in projection.logical.fields}
     file_column, index_column = address
-    schema = StructType(
-        [
-            StructField(_SPARK_PATH, StringType(), False),
-            StructField(file_column, StringType(), False),
-            *[StructField(name, types[name], True) for name in partitions],
-        ]
-    )
-    values = [row or {} for row in listed.column("partition_values").to_pylist()]
-    rows = [
-        (key, path, *[row.get(name) for name in partitions])
-        for key, path, row in zip(keys, listed.column("path").to_pylist(), values, strict=True)
-    ]
-    per_file = spark.createDataFrame(rows, schema)
+    per_file = _per_file_frame(spark, listed, keys, projection, file_column)
+    materialized = _materialized_row_tracking(snapshot) if row_tracking else None
+    physical = projection.physical
+    for name in materialized or ():
+        physical = physical.add(StructField(name, LongType(), True))
     data = (
-        spark.read.schema(projection.physical)
+        spark.read.schema(physical)
         .parquet(*urls)
         .select(
             "*",
@@ -611,10 +600,89 @@ def addressed_rows(
         )
     )
     joined = data.join(F.broadcast(per_file), on=_SPARK_PATH, how="left")
+    partitions = projection.partition_names
     columns = projection.columns({name: F.col(_quoted(name)) for name in partitions})
+    if row_tracking:
+        columns.extend(_row_tracking_columns(row_tracking, materialized, index_column))
     # A file Spark names otherwise than Hadoop qualified it fails the job, never loses rows.
     file = F.col(_quoted(file_column))
     unknown = F.concat(F.lit("deltalog: Spark read a file it was not given: "), F.col(_SPARK_PATH))
     checked = F.when(file.isNull(), F.raise_error(unknown)).otherwise(file)
     frame = joined.select(*columns, checked.alias(file_column), F.col(_quoted(index_column)))
     return frame, rest
+
+
+#: The per-file columns of a base row id and a default row commit version.
+_BASE_ROW_ID = "__deltalog_base_row_id"
+_DEFAULT_VERSION = "__deltalog_default_row_commit_version"
+
+
+def _split_by_deletion_vector(listed: pyarrow.Table) -> tuple[list[str], list[str]]:
+    """The paths of the listed files without a deletion vector, and of those with one."""
+    paths = listed.column("path").to_pylist()
+    vectors = listed.column("deletion_vector").to_pylist()
+    plain = [path for path, vector in zip(paths, vectors, strict=True) if vector is None]
+    return plain, [path for path, vector in zip(paths, vectors, strict=True) if vector]
+
+
+def _row_id_bases(listed: pyarrow.Table) -> list[int | None]:
+    return list(listed.column("base_row_id").to_pylist())
+
+
+def _per_file_frame(
+    spark: SparkSession,
+    listed: pyarrow.Table,
+    keys: Sequence[str],
+    projection: _Projection,
+    file_column: str,
+) -> DataFrame:
+    """One row per listed file: its path as Spark's reader names it (``keys``) and as the
+    file list does (``file_column``), its partition values, base row id and default row
+    commit version."""
+    partitions = projection.partition_names
+    types = {field.name: field.dataType for field in projection.logical.fields}
+    schema = StructType(
+        [
+            StructField(_SPARK_PATH, StringType(), False),
+            StructField(file_column, StringType(), False),
+            *[StructField(name, types[name], True) for name in partitions],
+            StructField(_BASE_ROW_ID, LongType(), True),
+            StructField(_DEFAULT_VERSION, LongType(), True),
+        ]
+    )
+    values = [row or {} for row in listed.column("partition_values").to_pylist()]
+    rows = [
+        (key, path, *[row.get(name) for name in partitions], base, default)
+        for key, path, row, base, default in zip(
+            keys,
+            listed.column("path").to_pylist(),
+            values,
+            _row_id_bases(listed),
+            listed.column("default_row_commit_version").to_pylist(),
+            strict=True,
+        )
+    ]
+    return spark.createDataFrame(rows, schema)
+
+
+def _materialized_row_tracking(snapshot: Snapshot) -> tuple[str, str] | None:
+    """The physical names of the materialised row id and row commit version columns, when
+    the table has them."""
+    configuration = snapshot.metadata.configuration
+    row_id = configuration.get("delta.rowTracking.materializedRowIdColumnName")
+    version = configuration.get("delta.rowTracking.materializedRowCommitVersionColumnName")
+    return (row_id, version) if row_id and version else None
+
+
+def _row_tracking_columns(
+    names: tuple[str, str], materialized: tuple[str, str] | None, index_column: str
+) -> list[Column]:
+    """A row's row id and row commit version (spec "Row Tracking"): the materialised value
+    where a file holds one, else the file's base row id plus the row's position, and its
+    default row commit version."""
+    fresh_id = F.col(_BASE_ROW_ID) + F.col(_quoted(index_column))
+    fresh_version = F.col(_DEFAULT_VERSION)
+    if materialized is not None:
+        fresh_id = F.coalesce(F.col(_quoted(materialized[0])), fresh_id)
+        fresh_version = F.coalesce(F.col(_quoted(materialized[1])), fresh_version)
+    return [fresh_id.alias(names[0]), fresh_version.alias(names[1])]
