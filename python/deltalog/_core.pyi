@@ -43,6 +43,7 @@ __all__ = [
     "delete_rows",
     "describe_change_plan",
     "distributed_file_paths",
+    "generate_symlink_manifest",
     "merge_rows",
     "merge_target_pruning",
     "optimize",
@@ -53,6 +54,7 @@ __all__ = [
     "read_schema_json",
     "restore",
     "rewrite_optimize_bin",
+    "shallow_clone",
     "stream_initial_offset",
     "stream_latest_offset",
     "stream_tasks",
@@ -282,6 +284,16 @@ def restore(
     timestamp_ms: int | None = None,
     dry_run: bool = False,
 ) -> dict[str, int | None]: ...
+def shallow_clone(
+    table: RawDeltaTable,
+    target: str,
+    version: int | None = None,
+    timestamp_ms: int | None = None,
+    replace: bool = False,
+    properties: dict[str, str] | None = None,
+    target_storage_options: dict[str, str] | None = None,
+) -> RawDeltaTable: ...
+def generate_symlink_manifest(table: RawDeltaTable) -> tuple[list[str], list[str]]: ...
 def convert_to_delta(
     uri: str, partition_by: object = None, storage_options: dict[str, str] | None = None
 ) -> RawDeltaTable: ...

@@ -1,6 +1,7 @@
-"""Table maintenance: :func:`vacuum`, :func:`optimize`, :func:`restore` (behind the methods
-of :class:`DeltaTable`) and :func:`convert` (behind :func:`convert_to_delta`), as Delta on
-Spark's ``VACUUM``, ``OPTIMIZE``, ``RESTORE`` and ``CONVERT TO DELTA``."""
+"""Table maintenance: :func:`vacuum`, :func:`optimize`, :func:`restore`, :func:`clone`
+(behind the methods of :class:`DeltaTable`) and :func:`convert` (behind
+:func:`convert_to_delta`), as Delta on Spark's ``VACUUM``, ``OPTIMIZE``, ``RESTORE``,
+``SHALLOW CLONE`` and ``CONVERT TO DELTA``."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ._scan import Filter
 from ._time import to_epoch_ms
 from .exceptions import InvalidArgumentError
 
-__all__ = ["convert", "optimize", "restore", "vacuum"]
+__all__ = ["clone", "convert", "optimize", "restore", "vacuum"]
 
 
 def vacuum(
@@ -113,6 +114,44 @@ def restore(
         raise InvalidArgumentError("version must be a non-negative integer")
     timestamp_ms = None if timestamp is None else to_epoch_ms(timestamp)
     return dict(_core.restore(table, version, timestamp_ms, bool(dry_run)))
+
+
+def clone(
+    table: _core.RawDeltaTable,
+    target: str | os.PathLike[str],
+    version: int | None = None,
+    timestamp: datetime | date | str | None = None,
+    *,
+    replace: bool = False,
+    properties: Mapping[str, str] | None = None,
+    target_storage_options: dict[str, str] | None = None,
+) -> _core.RawDeltaTable:
+    """Shallow-clones ``table`` at ``version`` (or at the newest version committed at or
+    before ``timestamp``; else the latest) to ``target`` in one ``CLONE`` commit, as Delta on
+    Spark's ``SHALLOW CLONE``, and returns the target: its files are the source's, referenced
+    by absolute paths; its metadata is the source's with ``properties`` on top and a new
+    table id. ``replace`` clones over an existing Delta table that holds no live file."""
+    if version is not None and timestamp is not None:
+        raise InvalidArgumentError("give a version or a timestamp to clone at, not both")
+    if version is not None and (
+        isinstance(version, bool) or not isinstance(version, int) or version < 0
+    ):
+        raise InvalidArgumentError("version must be a non-negative integer")
+    if properties is not None and not (
+        isinstance(properties, Mapping)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in properties.items())
+    ):
+        raise InvalidArgumentError("properties must map strings to strings")
+    timestamp_ms = None if timestamp is None else to_epoch_ms(timestamp)
+    return _core.shallow_clone(
+        table,
+        os.fspath(target),
+        version,
+        timestamp_ms,
+        bool(replace),
+        None if properties is None else dict(properties),
+        target_storage_options,
+    )
 
 
 def convert(

@@ -92,7 +92,8 @@ class PostCommitError:
     """A post-commit step that failed; the commit stands."""
 
     step: str
-    """``"checksum"``, ``"checkpoint"`` or ``"log cleanup"``."""
+    """``"snapshot"``, ``"checksum"``, ``"checkpoint"``, ``"log cleanup"`` or
+    ``"symlink manifest"``."""
     message: str
     """The error, naming the file and the problem."""
 

@@ -287,6 +287,52 @@ class DeltaTable(Frozen):
         :func:`deltalog._maintenance.restore`."""
         return _maintenance.restore(self._raw, version, timestamp, dry_run=dry_run)
 
+    def clone(
+        self,
+        target: str | os.PathLike[str],
+        *,
+        version: int | None = None,
+        timestamp: datetime | date | str | None = None,
+        replace: bool = False,
+        properties: Mapping[str, str] | None = None,
+        target_storage_options: Mapping[str, str] | None = None,
+    ) -> DeltaTable:
+        """Shallow-clones this table at ``version`` (or ``timestamp``; else the latest) to
+        ``target`` and returns the target, as Delta on Spark's ``SHALLOW CLONE``: one
+        ``CLONE`` commit referencing the source's data files by absolute paths (nothing is
+        copied; the target's VACUUM never deletes them), with the source's schema,
+        partitioning and properties plus ``properties``, a new table id. An existing Delta
+        table at ``target`` is refused unless ``replace``, and then must hold no live file;
+        the column mapping mode cannot change. See :func:`deltalog._maintenance.clone`."""
+        options = _string_mapping(target_storage_options, "target_storage_options")
+        raw = _maintenance.clone(
+            self._raw,
+            target,
+            version,
+            timestamp,
+            replace=replace,
+            properties=properties,
+            target_storage_options=options,
+        )
+        return DeltaTable._from_raw(raw, options)
+
+    def generate(self, mode: str = "symlink_format_manifest") -> dict[str, list[str]]:
+        """Writes the manifests of ``mode`` (``"symlink_format_manifest"``, in any case: the
+        only one, as in Delta on Spark's ``GENERATE``) for the latest version: under
+        ``_symlink_format_manifest/``, one ``manifest`` per partition directory listing the
+        absolute paths of its live files, for engines that read Hive-style directories
+        (Presto, Trino, Athena); manifests of partitions left without files are deleted.
+        Returns the manifests ``written`` and ``deleted`` (paths relative to the table).
+        Raises :class:`OperationNotAllowedError` for a table with column mapping or live
+        deletion vectors, as Spark does."""
+        if mode.lower() != "symlink_format_manifest":
+            raise InvalidArgumentError(
+                f"Specified mode '{mode}' is not supported. Supported modes are: "
+                "symlink_format_manifest"
+            )
+        written, deleted = _core.generate_symlink_manifest(self._raw)
+        return {"written": written, "deleted": deleted}
+
     def delete(
         self,
         predicate: Filter = None,

@@ -39,15 +39,24 @@ def calls() -> list[tuple[str, Any, Any]]:
     ]
 
 
+#: Column mapping in ``id`` mode, copy-on-write and partitioned: the target is read through
+#: the data source (Spark's Parquet reader cannot match columns by field id), files rewritten.
+COLUMN_MAPPING_ID = (
+    "column-mapping-id",
+    {"delta.enableDeletionVectors": "false", "delta.columnMapping.mode": "id"},
+    True,
+)
+
 #: The shapes run through both APIs: partitioned with and without deletion vectors, column
-#: mapping, row tracking with and without deletion vectors (the plain unpartitioned shapes
-#: add nothing the DML oracle of ``test_interop_dml.py`` does not cover).
+#: mapping (``name`` and ``id``), row tracking with and without deletion vectors (the plain
+#: unpartitioned shapes add nothing the DML oracle of ``test_interop_dml.py`` does not
+#: cover).
 DELTA_TABLE_SHAPES = [
     shape
     for shape in SHAPES
     if shape[0]
     in ("dv-partitioned", "cow-partitioned", "column-mapping", "row-tracking", "cow-row-tracking")
-]
+] + [COLUMN_MAPPING_ID]
 
 
 def last_metrics(spark: Any, path: Path) -> dict[str, str]:
@@ -285,13 +294,14 @@ def merge_builders(source: Any) -> list[tuple[str, Any]]:
     ]
 
 
-#: Deletion vectors, copy-on-write, column mapping and row tracking, in three tables (the
-#: single-process MERGE oracle of ``test_interop_merge.py`` covers the other shapes).
+#: Deletion vectors, copy-on-write, column mapping (both modes) and row tracking, in four
+#: tables (the single-process MERGE oracle of ``test_interop_merge.py`` covers the other
+#: shapes).
 MERGE_SHAPES = [
     shape
     for shape in SHAPES
     if shape[0] in ("dv-partitioned", "column-mapping", "cow-row-tracking")
-]
+] + [COLUMN_MAPPING_ID]
 
 
 @pytest.mark.parametrize(
@@ -447,3 +457,58 @@ def test_for_name_finds_the_location_of_a_catalog_table(spark: Any, tmp_path: Pa
     finally:
         spark.sql("DROP TABLE IF EXISTS deltalog_named")
         spark.sql("DROP VIEW IF EXISTS deltalog_view")
+
+
+def manifests(root: Path) -> dict[str, list[str]]:
+    """The symlink manifests under ``root`` (relative path to their lines, sorted), with the
+    table's location in the lines written ``ROOT``."""
+    found = {}
+    for manifest in sorted((root / "_symlink_format_manifest").rglob("manifest")):
+        lines = manifest.read_text().splitlines()
+        for prefix in (f"file:{root.resolve()}", f"file:{root}"):
+            lines = [line.replace(prefix, "ROOT", 1) for line in lines]
+        found[str(manifest.relative_to(root))] = sorted(lines)
+    return found
+
+
+@pytest.mark.parametrize("partitioned", [True, False], ids=["partitioned", "unpartitioned"])
+def test_generate_writes_the_manifests_delta_spark_writes(
+    spark: Any, tmp_path: Path, partitioned: bool
+) -> None:
+    from delta.tables import DeltaTable as SparkDeltaTable
+
+    theirs, mine, _ = spark_table_and_copy(spark, tmp_path, {}, partitioned)
+    SparkDeltaTable.forPath(spark, str(theirs)).generate("symlink_format_manifest")
+    DeltaTable.forPath(spark, str(mine)).generate("SYMLINK_FORMAT_MANIFEST")
+    assert manifests(mine) == manifests(theirs)
+    assert manifests(mine), "no manifest written"
+    # A partition emptied: its manifest goes at the next generation (unpartitioned, the
+    # DELETE rewrites files, named apart in the two copies: the manifests list each one's).
+    for path in (theirs, mine):
+        spark.sql(f"DELETE FROM delta.`{path}` WHERE p = 1")
+    SparkDeltaTable.forPath(spark, str(theirs)).generate("symlink_format_manifest")
+    DeltaTable.forPath(spark, str(mine)).generate("symlink_format_manifest")
+    if partitioned:
+        assert manifests(mine) == manifests(theirs)
+    assert list(manifests(mine)) == list(manifests(theirs))
+    listed = sorted(line for lines in manifests(mine).values() for line in lines)
+    paths = deltalog.DeltaTable(str(mine)).snapshot().files().to_pyarrow()
+    assert listed == sorted(f"ROOT/{path}" for path in paths.column("path").to_pylist())
+
+
+def test_generate_is_refused_with_deletion_vectors_as_in_delta_spark(
+    spark: Any, tmp_path: Path
+) -> None:
+    from delta.tables import DeltaTable as SparkDeltaTable
+
+    properties = {"delta.enableDeletionVectors": "true"}
+    theirs, mine, _ = spark_table_and_copy(spark, tmp_path, properties, True)
+    for path in (theirs, mine):
+        spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 3")
+    with pytest.raises(Exception, match=r"(?i)deletion vector"):
+        SparkDeltaTable.forPath(spark, str(theirs)).generate("symlink_format_manifest")
+    with pytest.raises(deltalog.OperationNotAllowedError, match="deletion vectors"):
+        DeltaTable.forPath(spark, str(mine)).generate("symlink_format_manifest")
+    with pytest.raises(deltalog.InvalidArgumentError, match="not supported"):
+        DeltaTable.forPath(spark, str(mine)).generate("hive")
+    assert not (mine / "_symlink_format_manifest").exists()

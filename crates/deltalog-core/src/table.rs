@@ -20,9 +20,9 @@ use crate::log::segment::LogSegment;
 use crate::maintenance::checkpoint::{CheckpointOptions, CheckpointResult};
 use crate::maintenance::cleanup::CleanupResult;
 use crate::ops::{
-    Alteration, ConvertResult, CreateMode, CreateTable, DeleteOptions, MergeClauses, MergeOptions,
-    OptimizeOptions, OptimizeResult, RestoreOptions, RestoreResult, UpdateOptions, VacuumOptions,
-    VacuumResult, WriteTableOptions,
+    Alteration, CloneOptions, ConvertResult, CreateMode, CreateTable, DeleteOptions, MergeClauses,
+    MergeOptions, OptimizeOptions, OptimizeResult, RestoreOptions, RestoreResult, UpdateOptions,
+    VacuumOptions, VacuumResult, WriteTableOptions,
 };
 use crate::scan::changes::{ChangeScan, ChangesOptions};
 use crate::schema::StructType;
@@ -294,6 +294,17 @@ impl Table {
         options: &RestoreOptions,
     ) -> Result<RestoreResult> {
         crate::ops::restore_with(&self.storage, at, options).await
+    }
+
+    /// Shallow-clones the version `at` names of this table to `target` in one commit (see
+    /// [`crate::ops::shallow_clone`]).
+    pub async fn shallow_clone(
+        &self,
+        at: SnapshotAt,
+        target: &Table,
+        options: &CloneOptions,
+    ) -> Result<CommitResult> {
+        crate::ops::shallow_clone(&self.storage, at, &target.storage, options).await
     }
 
     /// Makes the Parquet files at this location a Delta table (see

@@ -13,6 +13,7 @@ mod alter;
 mod arrow_export;
 mod arrow_import;
 mod checkpoint;
+mod clone;
 mod convert;
 mod dml;
 mod errors;
@@ -57,7 +58,12 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(maintenance::vacuum, module)?)?;
     module.add_function(wrap_pyfunction!(maintenance::optimize, module)?)?;
     module.add_function(wrap_pyfunction!(maintenance::restore, module)?)?;
+    module.add_function(wrap_pyfunction!(clone::shallow_clone, module)?)?;
     module.add_function(wrap_pyfunction!(maintenance::convert_to_delta, module)?)?;
+    module.add_function(wrap_pyfunction!(
+        maintenance::generate_symlink_manifest,
+        module
+    )?)?;
     module.add_function(wrap_pyfunction!(checkpoint::write_checkpoint, module)?)?;
     module.add_function(wrap_pyfunction!(checkpoint::cleanup_metadata, module)?)?;
     module.add_function(wrap_pyfunction!(checkpoint::compact_logs, module)?)?;

@@ -1,6 +1,7 @@
 //! Table maintenance: `vacuum`, `optimize`, `restore` and `convert_to_delta`, wrapped by
 //! `deltalog._maintenance`. Results come back as dicts named as Delta on Spark names them.
 
+use deltalog_core::ops::generate_symlink_manifest as generate_symlink_manifest_core;
 use deltalog_core::ops::{
     FileSizeMetrics, OptimizeOptions, OptimizeResult, RestoreOptions, RestoreResult, VacuumOptions,
     VacuumResult,
@@ -87,6 +88,22 @@ pub fn restore(
         move || async move { table.restore_with(at, &options).await },
     )?;
     Ok(RestoreDict::new(done, dry_run))
+}
+
+/// Writes the symlink format manifests of the table's latest version under
+/// `_symlink_format_manifest/` (see [`generate_symlink_manifest`]); returns the manifests
+/// written and deleted (paths relative to the table root).
+#[pyfunction]
+pub fn generate_symlink_manifest(
+    py: Python<'_>,
+    table: &RawDeltaTable,
+) -> PyResult<(Vec<String>, Vec<String>)> {
+    let table = table.table().clone();
+    let done = wait_for_future(py, move || async move {
+        let snapshot = table.snapshot(SnapshotAt::Latest).await?;
+        generate_symlink_manifest_core(&snapshot).await
+    })?;
+    Ok((done.written, done.deleted))
 }
 
 /// Converts the Parquet directory at `uri` into a Delta table partitioned by the columns of

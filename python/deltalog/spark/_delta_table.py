@@ -15,7 +15,7 @@ from datetime import date, datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .._table import DeltaTable as CoreTable
-from ..exceptions import DeltaError, InvalidArgumentError
+from ..exceptions import DeltaError, InvalidArgumentError, UnsupportedFeatureError
 from ._builder import DeltaColumnBuilder, DeltaTableBuilder, convert_to_delta
 from ._dml import TableRef, delete_rows, update_rows
 from ._merge import DeltaMergeBuilder
@@ -238,6 +238,13 @@ class DeltaTable:
         }
         return self._spark.createDataFrame([row], _DETAIL_SCHEMA)
 
+    def generate(self, mode: str) -> None:
+        """Writes the manifests of ``mode`` (``"symlink_format_manifest"``, in any case) for
+        the latest version, as delta-spark does: ``_symlink_format_manifest/`` with one
+        ``manifest`` per partition listing the absolute paths of its live files (see
+        :meth:`deltalog.DeltaTable.generate`)."""
+        self._core().generate(mode)
+
     def restoreToVersion(self, version: int) -> DataFrame:
         """Commits a version whose state equals version ``version``'s; returns RESTORE's
         metrics as delta-spark does."""
@@ -247,6 +254,51 @@ class DeltaTable:
         """Commits a version whose state equals that of the newest version committed at or
         before ``timestamp``; returns RESTORE's metrics."""
         return self._restored(self._core().restore(timestamp=timestamp))
+
+    def clone(
+        self,
+        target: str,
+        isShallow: bool = False,
+        replace: bool = False,
+        properties: dict[str, str] | None = None,
+    ) -> DeltaTable:
+        """Shallow-clones the latest version of this table to the path ``target`` and
+        returns the target, as delta-spark's ``clone`` (see :meth:`deltalog.DeltaTable.clone`):
+        one ``CLONE`` commit referencing this table's files where they are, with its
+        metadata plus ``properties``. ``replace`` clones over an existing Delta table that
+        holds no live file. ``isShallow=False`` (a deep clone) raises
+        :class:`UnsupportedFeatureError`, as Delta on Spark's ``DELTA_UNSUPPORTED_DEEP_CLONE``.
+        """
+        return self._clone(target, isShallow, replace, properties)
+
+    def cloneAtVersion(
+        self,
+        version: int,
+        target: str,
+        isShallow: bool = False,
+        replace: bool = False,
+        properties: dict[str, str] | None = None,
+    ) -> DeltaTable:
+        """:meth:`clone` of version ``version`` (its data and metadata)."""
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise InvalidArgumentError(f"version needs to be an int but got '{type(version)}'.")
+        return self._clone(target, isShallow, replace, properties, version=version)
+
+    def cloneAtTimestamp(
+        self,
+        timestamp: str,
+        target: str,
+        isShallow: bool = False,
+        replace: bool = False,
+        properties: dict[str, str] | None = None,
+    ) -> DeltaTable:
+        """:meth:`clone` of the newest version committed at or before ``timestamp``
+        (``yyyy-MM-dd`` or ``yyyy-MM-dd HH:mm:ss``, UTC unless a zone is given)."""
+        if not isinstance(timestamp, str):
+            raise InvalidArgumentError(
+                f"timestamp needs to be a string but got '{type(timestamp)}'."
+            )
+        return self._clone(target, isShallow, replace, properties, timestamp=timestamp)
 
     def optimize(self) -> DeltaOptimizeBuilder:
         """A builder of OPTIMIZE: ``.where(partition filter)``, then
@@ -272,6 +324,42 @@ class DeltaTable:
 
     def _core(self) -> CoreTable:
         return CoreTable(self._ref.uri, storage_options=self._ref.options())
+
+    def _clone(
+        self,
+        target: str,
+        is_shallow: bool,
+        replace: bool,
+        properties: dict[str, str] | None,
+        version: int | None = None,
+        timestamp: str | None = None,
+    ) -> DeltaTable:
+        """The checks of delta-spark's ``_verify_clone_types`` and the clone itself; the
+        target shares this table's storage options."""
+        if not isinstance(target, str):
+            raise InvalidArgumentError(f"target needs to be a string but got '{type(target)}'.")
+        for name, flag in (("isShallow", is_shallow), ("replace", replace)):
+            if not isinstance(flag, bool):
+                raise InvalidArgumentError(f"{name} needs to be a boolean but got '{type(flag)}'.")
+        if properties is not None and not isinstance(properties, dict):
+            raise InvalidArgumentError(
+                f"properties needs to be a dict but got '{type(properties)}'."
+            )
+        if not is_shallow:
+            raise UnsupportedFeatureError(
+                "Deep clone is not supported by this Delta version (Delta on Spark's "
+                "DELTA_UNSUPPORTED_DEEP_CLONE): clone with isShallow=True"
+            )
+        options = self._ref.options()
+        self._core().clone(
+            target,
+            version=version,
+            timestamp=timestamp,
+            replace=replace,
+            properties=properties,
+            target_storage_options=options,
+        )
+        return DeltaTable(self._spark, target, options)
 
     def _generated(self, fields: list[dict[str, Any]] | None = None) -> dict[str, str]:
         """The generated columns: name to generation expression."""

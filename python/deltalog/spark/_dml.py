@@ -1,20 +1,22 @@
-"""DELETE and UPDATE run by Spark's executors (``deltalog.spark.DeltaTable.delete`` and
-``update``).
+"""DELETE, UPDATE and MERGE run by Spark's executors (``deltalog.spark.DeltaTable.delete``,
+``update`` and ``merge``).
 
 Where each piece runs:
 
 - The driver plans the change with deltalog (:func:`plan_change`): the version read, the
   candidate files (pruned by the condition when deltalog's SQL reads it as Spark does), and
   how rows leave the table (deletion vectors, or files rewritten whole).
-- Spark reads the candidate files through the ``deltalog`` data source with each row's
-  address (its data file and position) and, under row tracking, its row id; Spark evaluates
-  the condition and the new values (any Spark SQL, UDFs included) and gives every row an
-  action (``delete``, ``update``, ``keep``, ...). Each data file is read by one input
-  partition and nothing reshuffles the rows, so each task holds whole files.
-- Only the rows that change reach the tasks. Each task hands them to deltalog's Rust code
-  (``mapInArrow``), which writes the deletion vectors, data files and change data files and
-  returns what it did as JSON bytes. Copy-on-write, the task reads each file it removes rows
-  from itself and writes the file's other live rows again.
+- Spark reads the candidate files with each row's address (its data file and position)
+  and, under row tracking, its row id: with its own Parquet reader where it can (see
+  :func:`read_target`), else through the ``deltalog`` data source. Spark evaluates the
+  condition and the new values (any Spark SQL, UDFs included; a merge joins the source
+  first) and keeps the rows that change, each with an action (``delete``, ``update``,
+  ``insert``, ...).
+- The changed rows are repartitioned by data file, so every row of one file meets in one
+  task, which hands them to deltalog's Rust code (``mapInArrow``): it writes the deletion
+  vectors, data files and change data files and returns what it did as JSON bytes.
+  Copy-on-write, the task reads each file it removes rows from itself and writes the
+  file's other live rows again.
 - The driver collects those (small) outcomes and commits them as ONE Delta version.
 
 A failed job commits nothing: the files its finished tasks wrote are referenced by no

@@ -1,7 +1,8 @@
 //! Keeping a table's log in shape: writing checkpoints (`checkpoint`; spec "Checkpoints"),
 //! deleting expired log files (`cleanup`; "Metadata Cleanup"), log compaction files
-//! (`compaction`; "Log Compaction Files") and the steps run after a commit (`post_commit`:
-//! the `.crc` file, a checkpoint at the interval, cleanup).
+//! (`compaction`; "Log Compaction Files"), the symlink format manifests other engines read a
+//! table through (`manifest`) and the steps run after a commit (`post_commit`: the `.crc`
+//! file, a checkpoint at the interval, cleanup, the manifests).
 
 #[cfg(feature = "internal-api")]
 pub mod checkpoint;
@@ -19,6 +20,7 @@ pub(crate) mod cleanup;
 pub mod compaction;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod compaction;
+pub(crate) mod manifest;
 #[cfg(feature = "internal-api")]
 pub mod post_commit;
 #[cfg(not(feature = "internal-api"))]

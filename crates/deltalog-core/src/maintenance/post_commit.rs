@@ -1,6 +1,8 @@
 //! The work done after a commit lands, as Delta on Spark does it: the version checksum file
 //! `<v>.crc` for every commit, a checkpoint every `delta.checkpointInterval` versions, and,
-//! after a checkpoint, metadata cleanup when `delta.enableExpiredLogCleanup`. Each step can be
+//! after a checkpoint, metadata cleanup when `delta.enableExpiredLogCleanup`; the symlink
+//! format manifests when `delta.compatibility.symlinkFormatManifest.enabled` (regenerated
+//! whole, where Spark updates the touched partitions' only). Each step can be
 //! turned off ([`PostCommitOptions`]); a step that fails is reported in a
 //! [`PostCommitResult`] and never turns the committed write into an error.
 
@@ -11,6 +13,7 @@ use crate::log::path::commit_file_name;
 use crate::maintenance::checkpoint::{write_checkpoint, CheckpointOptions, CheckpointResult};
 use crate::maintenance::checksum::write_checksum;
 use crate::maintenance::cleanup::{cleanup_expired_logs, CleanupResult};
+use crate::maintenance::manifest::generate_symlink_manifest;
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
 use crate::util::time::now_ms;
@@ -62,6 +65,8 @@ pub enum PostCommitStep {
     Checkpoint,
     /// Deleting expired log files.
     LogCleanup,
+    /// Writing the symlink format manifests (`delta.compatibility.symlinkFormatManifest.enabled`).
+    SymlinkManifest,
 }
 
 impl std::fmt::Display for PostCommitStep {
@@ -71,6 +76,7 @@ impl std::fmt::Display for PostCommitStep {
             PostCommitStep::Checksum => "checksum",
             PostCommitStep::Checkpoint => "checkpoint",
             PostCommitStep::LogCleanup => "log cleanup",
+            PostCommitStep::SymlinkManifest => "symlink manifest",
         })
     }
 }
@@ -105,6 +111,8 @@ pub(crate) struct Committed<'a> {
     pub actions: Option<bytes::Bytes>,
     /// `delta.checkpointInterval` of the committed version.
     pub checkpoint_interval: u64,
+    /// `delta.compatibility.symlinkFormatManifest.enabled` of the committed version.
+    pub symlink_manifest: bool,
     pub txn_id: &'a str,
     /// The snapshot of `version`, when the transaction had one to refresh.
     pub snapshot: Option<&'a Snapshot>,
@@ -120,6 +128,15 @@ pub(crate) async fn run(
         match write_version_checksum(committed).await {
             Ok(written) => report.checksum = written,
             Err(error) => report.fail(PostCommitStep::Checksum, &error),
+        }
+    }
+    if committed.symlink_manifest {
+        let generated = match full_snapshot(committed).await {
+            Ok(snapshot) => generate_symlink_manifest(&snapshot).await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = generated {
+            report.fail(PostCommitStep::SymlinkManifest, &error);
         }
     }
     let interval = committed.checkpoint_interval.max(1);

@@ -6,7 +6,8 @@
 //! commit is taken here; bindings only convert arguments.
 //!
 //! Row-level changes live in `dml/` and `merge/`; table maintenance, with the semantics of
-//! Delta on Spark's commands ([`vacuum`], [`optimize`], [`restore`], [`convert_to_delta`]),
+//! Delta on Spark's commands ([`vacuum`], [`optimize`], [`restore`], [`convert_to_delta`],
+//! [`shallow_clone`]),
 //! in `commands/`.
 
 pub(crate) mod alter;
@@ -19,8 +20,12 @@ pub(crate) mod merge;
 pub(crate) mod streaming_sink;
 pub(crate) mod write;
 
+pub use crate::maintenance::manifest::{
+    generate_symlink_manifest, ManifestResult, MANIFEST_DIRECTORY,
+};
 pub use crate::schema::from_arrow::struct_type_from_arrow;
 pub use alter::{alter_snapshot, alter_table, Alteration, ColumnChange, ColumnPosition, NewColumn};
+pub use commands::clone::{shallow_clone, CloneOptions, CLONE_OPERATION};
 pub use commands::convert::{convert_to_delta, ConvertResult};
 pub use commands::optimize::{
     optimize, FileSizeMetrics, OptimizeOptions, OptimizeResult, DEFAULT_OPTIMIZE_FILE_SIZE,

@@ -50,6 +50,7 @@ use crate::storage::{IoConfig, Storage};
 use crate::table_config::TableConfiguration;
 pub use changes::{ChangeScan, ChangesOptions};
 pub(crate) use files::{FileSetScan, FileToRead};
+pub(crate) use native::{hadoop_path, is_absolute};
 pub use native::{NativeColumn, NativeColumns, NativeFiles};
 pub(crate) use read::load_deletion_vector;
 use read::{read_file, FileTask, OutputColumn, ScanContext};

@@ -256,7 +256,7 @@ fn physical_type(data_type: &DataType, name_mode: bool) -> DataType {
 
 /// A file of the file list (URL-decoded, relative to the table root, or an absolute URI) as
 /// the Hadoop path string a reader takes literally: scheme, authority, decoded path.
-fn hadoop_path(root_url: &str, path: &str) -> String {
+pub(crate) fn hadoop_path(root_url: &str, path: &str) -> String {
     let absolute = is_absolute(path);
     let (scheme, authority, url_path) = split_url(if absolute { path } else { root_url });
     let mut location = percent_decode_str(url_path)
@@ -273,7 +273,7 @@ fn hadoop_path(root_url: &str, path: &str) -> String {
 }
 
 /// Whether `path` starts with a URI scheme (two letters or more, so `C:` is no scheme).
-fn is_absolute(path: &str) -> bool {
+pub(crate) fn is_absolute(path: &str) -> bool {
     path.split_once(':').is_some_and(|(scheme, _)| {
         scheme.chars().count() > 1 && scheme.chars().all(char::is_alphabetic)
     })

@@ -31,10 +31,27 @@ impl Storage {
     /// Every object under the table root, `_delta_log` included, streamed as the store lists
     /// them (in no particular order): memory stays bounded whatever the number of objects.
     pub(crate) fn list_table(&self) -> BoxStream<'static, Result<TableObject>> {
+        self.list_prefix(&self.root)
+    }
+
+    /// Every object under the root-relative `directory` (named relative to the table root),
+    /// streamed as [`Storage::list_table`] streams them; none when it does not exist.
+    pub(crate) fn list_table_under(
+        &self,
+        directory: &str,
+    ) -> BoxStream<'static, Result<TableObject>> {
+        match self.child(directory) {
+            Ok(prefix) => self.list_prefix(&prefix),
+            Err(error) => futures::stream::once(async move { Err(error) }).boxed(),
+        }
+    }
+
+    /// The objects under the store path `prefix`, named relative to the table root.
+    fn list_prefix(&self, prefix: &Path) -> BoxStream<'static, Result<TableObject>> {
         let root = self.root.clone();
         let shown = self.root_url.to_string();
         self.store
-            .list(Some(&self.root))
+            .list(Some(prefix))
             .map(move |meta| {
                 let meta = meta.map_err(|source| Error::storage(shown.clone(), source))?;
                 Ok(relative_object(&root, meta))

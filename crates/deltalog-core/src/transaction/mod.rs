@@ -43,6 +43,7 @@ use crate::log::decode::commit::{decode_actions, DecodeOptions};
 use crate::log::encode;
 use crate::log::segment::latest_version;
 use crate::log::timestamps::MONOTONIC_LOOKBACK;
+use crate::maintenance::manifest::SYMLINK_MANIFEST_KEY;
 use crate::maintenance::post_commit::{
     Committed, PostCommitError, PostCommitOptions, PostCommitResult, PostCommitStep,
 };
@@ -869,6 +870,12 @@ impl Transaction {
             txn_id: &txn_id,
             snapshot: snapshot.as_ref(),
             checkpoint_interval: prepared.config.properties().checkpoint_interval,
+            symlink_manifest: prepared
+                .config
+                .metadata()
+                .configuration
+                .get(SYMLINK_MANIFEST_KEY)
+                .is_some_and(|value| value.eq_ignore_ascii_case("true")),
         };
         let mut post_commit = self.post_commit_hook(&committed).await;
         if let Some(error) = snapshot_error {

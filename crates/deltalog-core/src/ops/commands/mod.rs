@@ -1,7 +1,8 @@
 //! Table maintenance with the semantics of Delta on Spark's commands: `VACUUM` ([`vacuum`]),
-//! `OPTIMIZE` ([`optimize`]), `RESTORE` ([`restore`]) and `CONVERT TO DELTA`
-//! ([`convert`]).
+//! `OPTIMIZE` ([`optimize`]), `RESTORE` ([`restore`]), `CONVERT TO DELTA`
+//! ([`convert`]) and `SHALLOW CLONE` ([`clone`]).
 
+pub(crate) mod clone;
 pub(crate) mod convert;
 pub(crate) mod optimize;
 pub(crate) mod restore;
