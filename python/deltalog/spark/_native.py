@@ -21,6 +21,7 @@ those are, their physical names and their paths are the core's answers
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -497,10 +498,19 @@ def _spark_file_keys(spark: SparkSession, paths: Iterable[str]) -> list[str]:
     configuration = spark._jsc.hadoopConfiguration()
     keys = []
     for path in paths:
+        if _PLAIN_URL.fullmatch(path):
+            keys.append(path)  # qualified already, and nothing in it Hadoop would escape
+            continue
         hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
         file_system = hadoop_path.getFileSystem(configuration)
         keys.append(str(file_system.makeQualified(hadoop_path).toUri().toString()))
     return keys
+
+
+#: A URL Hadoop qualifies to itself: a scheme, perhaps a host, and an absolute path of
+#: non-empty segments (none `.` or `..`, which Hadoop normalizes away) of characters a URI
+#: path keeps as they are; for those, asking the JVM (one call per file) is skipped.
+_PLAIN_URL = re.compile(r"[a-z][a-z0-9+.-]*:(//[A-Za-z0-9.-]+)?(/[A-Za-z0-9_=-][A-Za-z0-9._=-]*)+")
 
 
 def _has_jvm(spark: SparkSession) -> bool:
