@@ -512,3 +512,32 @@ def test_generate_is_refused_with_deletion_vectors_as_in_delta_spark(
     with pytest.raises(deltalog.InvalidArgumentError, match="not supported"):
         DeltaTable.forPath(spark, str(mine)).generate("hive")
     assert not (mine / "_symlink_format_manifest").exists()
+
+
+def test_a_timestamp_without_a_zone_is_in_the_session_time_zone(spark: Any, tmp_path: Path) -> None:
+    """As delta-spark: ``restoreToTimestamp("2024-05-01 10:00:00")`` means 10:00 where the
+    session's ``spark.sql.session.timeZone`` is, not UTC."""
+    import time
+    from datetime import datetime, timezone
+    from zoneinfo import ZoneInfo
+
+    import pyarrow as pa
+
+    path = tmp_path / "table"
+    deltalog.write_table(path, pa.table({"id": [1]}))
+    time.sleep(1.5)
+    between = datetime.now(timezone.utc)
+    time.sleep(1.5)
+    deltalog.write_table(path, pa.table({"id": [2]}), mode="append")
+    zone = "America/Los_Angeles"
+    text = between.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M:%S")
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        table = DeltaTable.forPath(spark, str(path))
+        clone = table.cloneAtTimestamp(text, str(tmp_path / "clone"), isShallow=True)
+        assert sorted(row["id"] for row in clone.toDF().collect()) == [1]
+        table.restoreToTimestamp(text)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+    assert deltalog.read_table(str(path)).to_pydict() == {"id": [1]}

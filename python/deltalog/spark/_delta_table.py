@@ -252,8 +252,10 @@ class DeltaTable:
 
     def restoreToTimestamp(self, timestamp: str | datetime | date) -> DataFrame:
         """Commits a version whose state equals that of the newest version committed at or
-        before ``timestamp``; returns RESTORE's metrics."""
-        return self._restored(self._core().restore(timestamp=timestamp))
+        before ``timestamp`` (text without a zone is in the session time zone, as in
+        delta-spark); returns RESTORE's metrics."""
+        moment = _in_session_zone(self._spark, timestamp)
+        return self._restored(self._core().restore(timestamp=moment))
 
     def clone(
         self,
@@ -293,12 +295,14 @@ class DeltaTable:
         properties: dict[str, str] | None = None,
     ) -> DeltaTable:
         """:meth:`clone` of the newest version committed at or before ``timestamp``
-        (``yyyy-MM-dd`` or ``yyyy-MM-dd HH:mm:ss``, UTC unless a zone is given)."""
+        (``yyyy-MM-dd`` or ``yyyy-MM-dd HH:mm:ss``; without a zone, in the session time
+        zone, as in delta-spark)."""
         if not isinstance(timestamp, str):
             raise InvalidArgumentError(
                 f"timestamp needs to be a string but got '{type(timestamp)}'."
             )
-        return self._clone(target, isShallow, replace, properties, timestamp=timestamp)
+        moment = _in_session_zone(self._spark, timestamp)
+        return self._clone(target, isShallow, replace, properties, timestamp=moment)
 
     def optimize(self) -> DeltaOptimizeBuilder:
         """A builder of OPTIMIZE: ``.where(partition filter)``, then
@@ -332,7 +336,7 @@ class DeltaTable:
         replace: bool,
         properties: dict[str, str] | None,
         version: int | None = None,
-        timestamp: str | None = None,
+        timestamp: str | datetime | date | None = None,
     ) -> DeltaTable:
         """The checks of delta-spark's ``_verify_clone_types`` and the clone itself; the
         target shares this table's storage options."""
@@ -409,6 +413,29 @@ class DeltaOptimizeBuilder:
         metrics = optimize_files(table._spark, table._ref, self._filter, z_order_by)
         row = {"path": self._table._ref.uri, "metrics": _optimize_metrics(metrics)}
         return self._table._spark.createDataFrame([row], _OPTIMIZE_SCHEMA)
+
+
+def _in_session_zone(
+    spark: SparkSession, timestamp: str | datetime | date
+) -> str | datetime | date:
+    """``timestamp`` as delta-spark reads it: ISO text without a zone (``2024-05-01``,
+    ``2024-05-01 10:00:00``) is a moment in the session time zone
+    (``spark.sql.session.timeZone``); anything else is passed on as it is."""
+    if not isinstance(timestamp, str):
+        return timestamp
+    try:
+        parsed = datetime.fromisoformat(timestamp.strip())
+    except ValueError:
+        return timestamp
+    if parsed.tzinfo is not None:
+        return timestamp
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
+    try:
+        return parsed.replace(tzinfo=ZoneInfo(zone))
+    except (ZoneInfoNotFoundError, ValueError):
+        return timestamp  # an offset such as "+02:00" or an unknown name: deltalog reads it
 
 
 def _optimize_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
