@@ -717,7 +717,8 @@ impl DistributedChange {
                 physical_rows: 0,
             };
             matches.count_recorded_rows(&file);
-            if matches.deletes_every_row() {
+            // Only a file whose row count the log records can be known to lose every row.
+            if file.num_records.is_some() && matches.deletes_every_row() {
                 continue;
             }
             let mut batches =
@@ -847,7 +848,8 @@ impl Task {
         Ok(())
     }
 
-    /// Records the addresses of the rows that leave the table; checks that a MERGE's target row is matched once (by the rows of `matched`
+    /// Records the addresses of the rows that leave the table; checks that a MERGE's target
+    /// row is matched once (by the rows of `matched`
     /// clauses). Returns the rows to skip: repeats of a target row matched more than once
     /// where the merge allows it.
     fn mark_addresses(
@@ -1236,6 +1238,30 @@ mod tests {
         assert_eq!(done.metrics["numUpdatedRows"], 2);
         assert_eq!(done.metrics["numCopiedRows"], 3);
         assert_eq!(done.metrics["numRemovedFiles"], 1);
+        assert_eq!(ids(&table).await, vec![0, 1, 2, 3, 4, 5, 6, 7, 800, 900]);
+    }
+
+    #[tokio::test]
+    async fn a_rewritten_file_without_statistics_keeps_its_other_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = two_file_table(dir.path(), false).await;
+        for commit in ["00000000000000000000.json", "00000000000000000001.json"] {
+            let path = dir.path().join("_delta_log").join(commit);
+            let text = std::fs::read_to_string(&path).unwrap();
+            let lines: Vec<String> = text
+                .lines()
+                .map(|line| {
+                    let mut action: Value = serde_json::from_str(line).unwrap();
+                    if let Some(add) = action.get_mut("add").and_then(Value::as_object_mut) {
+                        add.remove("stats");
+                    }
+                    action.to_string()
+                })
+                .collect();
+            std::fs::write(&path, lines.join("\n")).unwrap();
+        }
+        let done = run(&table, options("UPDATE", "id >= 8"), "update").await;
+        assert_eq!(done.metrics["numUpdatedRows"], 2);
         assert_eq!(ids(&table).await, vec![0, 1, 2, 3, 4, 5, 6, 7, 800, 900]);
     }
 
