@@ -103,7 +103,12 @@ class Alterations(Frozen, Generic[_Result]):
         needs ``delta.enableTypeWidening`` (else :class:`OperationNotAllowedError`), the change
         is recorded in the field's ``delta.typeChanges`` and files written before read cast to
         it. Partition columns and columns a CHECK constraint or generated column uses keep
-        their type. ``comment``: the column's comment. ``nullable=True``: ``DROP NOT NULL``
+        their type. Inside arrays and maps, ``column`` names the element, key or value as
+        Spark does (``"arr.element"``, ``"m.key"``, ``"m.value"``, ``"arr.element.x"`` for a
+        field of the structs in ``arr``); the change is recorded on the nearest struct field
+        with a ``fieldPath``. An element, key or value takes no comment, keeps its
+        nullability and does not move (refused as Spark refuses). ``comment``: the column's
+        comment. ``nullable=True``: ``DROP NOT NULL``
         (making a column NOT NULL is refused, as Spark refuses it). ``first`` / ``after``:
         moves the column before its siblings, or after the sibling named."""
         if nullable is False:

@@ -42,6 +42,8 @@ __all__ = [
     "convert_to_delta",
     "delete_rows",
     "describe_change_plan",
+    "discard_distributed_change",
+    "discard_distributed_write",
     "distributed_file_paths",
     "generate_symlink_manifest",
     "merge_rows",
@@ -195,7 +197,11 @@ def plan_distributed_write(
     uri: str, data: Any, options: str, storage_options: dict[str, str] | None = None
 ) -> str: ...
 def write_distributed_files(
-    uri: str, plan: str, data: Any, storage_options: dict[str, str] | None = None
+    uri: str,
+    plan: str,
+    data: Any,
+    storage_options: dict[str, str] | None = None,
+    epoch: int | None = None,
 ) -> bytes: ...
 def commit_distributed_write(
     uri: str,
@@ -205,6 +211,9 @@ def commit_distributed_write(
     storage_options: dict[str, str] | None = None,
 ) -> tuple[RawDeltaTable, RawCommit]: ...
 def distributed_file_paths(files: bytes) -> list[str]: ...
+def discard_distributed_write(
+    uri: str, plan: str, storage_options: dict[str, str] | None = None, epoch: int | None = None
+) -> None: ...
 def plan_distributed_change(
     uri: str, options: str, storage_options: dict[str, str] | None = None
 ) -> str: ...
@@ -218,6 +227,9 @@ def commit_distributed_change(
     outcomes: list[bytes],
     storage_options: dict[str, str] | None = None,
 ) -> tuple[RawDeltaTable, RawCommit]: ...
+def discard_distributed_change(
+    uri: str, plan: str, storage_options: dict[str, str] | None = None
+) -> None: ...
 def change_written_paths(outcome: bytes) -> list[str]: ...
 def merge_target_pruning(
     condition: str, target_alias: str

@@ -22,6 +22,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(describe_change_plan, module)?)?;
     module.add_function(wrap_pyfunction!(write_change_task, module)?)?;
     module.add_function(wrap_pyfunction!(commit_distributed_change, module)?)?;
+    module.add_function(wrap_pyfunction!(discard_distributed_change, module)?)?;
     module.add_function(wrap_pyfunction!(change_written_paths, module)?)?;
     module.add_function(wrap_pyfunction!(merge_target_pruning, module)?)?;
     Ok(())
@@ -119,6 +120,24 @@ pub fn commit_distributed_change(
     })?;
     let commit = outcome.map_err(|failure| failure_to_py_err(py, failure))?;
     Ok((RawDeltaTable::new(table), RawCommit::from(commit)))
+}
+
+/// Deletes what the tasks of a change given up before its commit left besides files (their
+/// identity claims).
+#[pyfunction]
+#[pyo3(signature = (uri, plan, storage_options=None))]
+pub fn discard_distributed_change(
+    py: Python<'_>,
+    uri: String,
+    plan: &str,
+    storage_options: Option<PyStorageOptions>,
+) -> PyResult<()> {
+    let plan = DistributedChange::from_json(plan).map_err(|error| to_py_err(py, error))?;
+    let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
+    wait_for_future(
+        py,
+        move || async move { plan.discard(table.storage()).await },
+    )
 }
 
 /// The files (relative to the table root) one task's outcome names as written.

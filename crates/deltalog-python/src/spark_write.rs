@@ -30,6 +30,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(write_distributed_files, module)?)?;
     module.add_function(wrap_pyfunction!(commit_distributed_write, module)?)?;
     module.add_function(wrap_pyfunction!(distributed_file_paths, module)?)?;
+    module.add_function(wrap_pyfunction!(discard_distributed_write, module)?)?;
     module.add_function(wrap_pyfunction!(streaming_query, module)?)?;
     Ok(())
 }
@@ -56,18 +57,23 @@ pub fn plan_distributed_write(
     })
 }
 
-/// Writes `data` to new data files following `plan`; returns their adds as Arrow IPC
-/// stream bytes (one batch of the file-list shape). Errors name the files left behind.
+/// Writes `data` to new data files following `plan` (as a task of the streaming micro-batch
+/// `epoch` when given); returns their adds as Arrow IPC stream bytes (one batch of the
+/// file-list shape). Errors name the files left behind.
 #[pyfunction]
-#[pyo3(signature = (uri, plan, data, storage_options=None))]
+#[pyo3(signature = (uri, plan, data, storage_options=None, epoch=None))]
 pub fn write_distributed_files<'py>(
     py: Python<'py>,
     uri: String,
     plan: &str,
     data: PyArrowInput,
     storage_options: Option<PyStorageOptions>,
+    epoch: Option<i64>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let plan = DistributedWrite::from_json(plan).map_err(|error| to_py_err(py, error))?;
+    let mut plan = DistributedWrite::from_json(plan).map_err(|error| to_py_err(py, error))?;
+    if let Some(epoch) = epoch {
+        plan = plan.for_micro_batch_task(epoch);
+    }
     let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
     let stream = data.into_stream();
     let outcome = wait_for_future(py, move || async move {
@@ -111,6 +117,28 @@ pub fn commit_distributed_write(
     })?;
     let commit = outcome.map_err(|failure| failure_to_py_err(py, failure))?;
     Ok((RawDeltaTable::new(table), RawCommit::from(commit)))
+}
+
+/// Deletes what the tasks of a write given up before its commit left besides data files
+/// (the identity claims of `plan`, of the streaming micro-batch `epoch` when given).
+#[pyfunction]
+#[pyo3(signature = (uri, plan, storage_options=None, epoch=None))]
+pub fn discard_distributed_write(
+    py: Python<'_>,
+    uri: String,
+    plan: &str,
+    storage_options: Option<PyStorageOptions>,
+    epoch: Option<i64>,
+) -> PyResult<()> {
+    let mut plan = DistributedWrite::from_json(plan).map_err(|error| to_py_err(py, error))?;
+    if let Some(epoch) = epoch {
+        plan = plan.for_micro_batch_task(epoch);
+    }
+    let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
+    wait_for_future(
+        py,
+        move || async move { plan.discard(table.storage()).await },
+    )
 }
 
 /// The `(app_id, query_id)` of a streaming query writing with the sink option `app_id`

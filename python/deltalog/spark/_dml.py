@@ -25,6 +25,7 @@ commit, and VACUUM removes them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +34,12 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _core
 from .._table import CommitResult, DeltaTable
-from ..exceptions import DeltaError, InvalidArgumentError, MergeMultipleMatchError
+from ..exceptions import (
+    ConstraintViolationError,
+    DeltaError,
+    InvalidArgumentError,
+    MergeMultipleMatchError,
+)
 from ._filters import _literal, conjunction
 from ._native import _prunable, addressed_rows
 from ._source import SOURCE_NAME
@@ -49,6 +55,11 @@ ACTION = "__deltalog_action"
 FILE = "__deltalog_file"
 ROW_INDEX = "__deltalog_row_index"
 CLAUSE = "__deltalog_clause"
+#: For an inserted row, the identity columns the table numbers (a JSON array of names).
+IDENTITY = "__deltalog_identity"
+#: Column metadata keys of an identity column (spec "Identity Columns").
+_IDENTITY_START = "delta.identity.start"
+_IDENTITY_EXPLICIT_INSERT = "delta.identity.allowExplicitInsert"
 SOURCE_MARK = "__deltalog_source"
 TAG = "__deltalog_tag"
 TASK_KEY = "__deltalog_task"
@@ -543,15 +554,23 @@ def merge_rows(spark: SparkSession, table: TableRef, merge: MergeSpec) -> Commit
         metrics={"numSourceRows": source_rows},
         **extra,
     )
-    target = read_target(spark, table, plan, plan.files)
-    if merge.target_alias:
-        target = target.alias(merge.target_alias)
-    layout = TableLayout.of(plan, target)
-    source = merge.source.withColumn(SOURCE_MARK, F.lit(True))
-    joined = source.join(target, _condition(merge.condition), _join_type(kinds))
-    rows = _merge_actions(joined, target, plan, clauses, allows_repeats)
-    changed = _merged_values(rows, target, merge, plan, layout)
-    return commit_change(table, plan, run_tasks(changed, table, plan))
+    try:
+        target = read_target(spark, table, plan, plan.files)
+        if merge.target_alias:
+            target = target.alias(merge.target_alias)
+        layout = TableLayout.of(plan, target)
+        source = merge.source.withColumn(SOURCE_MARK, F.lit(True))
+        joined = source.join(target, _condition(merge.condition), _join_type(kinds))
+        rows = _merge_actions(joined, target, plan, clauses, allows_repeats)
+        changed = _merged_values(rows, target, merge, plan, layout)
+        outcomes = run_tasks(changed, table, plan)
+    except BaseException:
+        # The tasks' identity claims, if any, are the plan's to delete (the commit would);
+        # failing to, the first error is still the one raised.
+        with contextlib.suppress(DeltaError):
+            _core.discard_distributed_change(table.uri, plan.text, table.options())
+        raise
+    return commit_change(table, plan, outcomes)
 
 
 #: Spark types whose source key range prunes target files: their order in Spark is the
@@ -639,13 +658,20 @@ class TableLayout:
     types: dict[str, DataType]
     #: The columns the target's rows have (not new ones of schema evolution).
     read: dict[str, DataType]
+    #: The identity columns: name to whether it takes values given (``BY DEFAULT``).
+    identity: dict[str, bool]
 
     @classmethod
     def of(cls, plan: ChangePlan, target: DataFrame) -> TableLayout:
         schema = plan.spark_schema()
         read = {f.name: f.dataType for f in target.schema.fields}
-        names = [field.name for field in schema.fields]
-        return cls(names, {f.name: f.dataType for f in schema.fields}, read)
+        names = [f.name for f in schema.fields]
+        identity = {
+            f.name: str(f.metadata.get(_IDENTITY_EXPLICIT_INSERT, False)).lower() == "true"
+            for f in schema.fields
+            if _IDENTITY_START in f.metadata
+        }
+        return cls(names, {f.name: f.dataType for f in schema.fields}, read, identity)
 
     def value(self, name: str, column: Callable[[str], Column]) -> Column:
         """The column ``name`` of a target row (``column`` gives a read column), NULL for a
@@ -752,6 +778,7 @@ def _merged_values(
 
     updated: dict[str, list[tuple[str, Column]]] = {name: [] for name in names}
     inserted: dict[str, list[tuple[str, Column]]] = {name: [] for name in names}
+    numbered: list[tuple[str, Column]] = []
     for number, clause in enumerate(merge.clauses):
         tag = f"{clause.action}#{number}"
         if clause.action == "delete":
@@ -760,6 +787,11 @@ def _merged_values(
         if clause.every_column:
             assignments = _every_column(layout, merge, clause, old)
         values = _resolve_targets(names, types, assignments, old)
+        if clause.action == "insert":
+            generated = _numbered_identity(layout, values)
+            numbered.append((tag, F.lit(json.dumps(generated))))
+        else:
+            _refuse_identity_update(layout, values, clause.every_column)
         into = updated if clause.action == "update" else inserted
         for name in names:
             if name in values:
@@ -781,7 +813,10 @@ def _merged_values(
         columns.append(value.alias(name))
     tracking = [target[name].alias(name) for name in (ROW_TRACKING if plan.row_ids else ())]
     address = [target[FILE].alias(FILE), target[ROW_INDEX].alias(ROW_INDEX)]
-    projected = rows.select(*columns, *tracking, *address, F.col(ACTION), F.col(CLAUSE))
+    identity = []
+    if layout.identity and numbered:
+        identity = [F.when(action == "insert", _by_tag(numbered)).alias(IDENTITY)]
+    projected = rows.select(*columns, *tracking, *address, F.col(ACTION), F.col(CLAUSE), *identity)
     if not merge.generated:
         return projected
     written = F.col(ACTION).isin("update", "update_postimage", "insert")
@@ -792,7 +827,45 @@ def _merged_values(
         if expression is not None:
             column = F.when(written, F.expr(expression).cast(types[name])).otherwise(column)
         regenerated.append(column.alias(name))
-    return projected.select(*regenerated, *[F.col(n) for n in _extra_columns(plan)], F.col(CLAUSE))
+    kept = [F.col(n) for n in _extra_columns(plan)] + [F.col(CLAUSE)]
+    if identity:
+        kept.append(F.col(IDENTITY))
+    return projected.select(*regenerated, *kept)
+
+
+def _numbered_identity(layout: TableLayout, values: Mapping[str, Column]) -> list[str]:
+    """The identity columns an insert clause assigning ``values`` leaves to the table to
+    number (spec "Identity Columns"), as Delta on Spark's MERGE does; assigning a
+    ``GENERATED ALWAYS`` one raises ``ConstraintViolationError``, as Delta on Spark raises
+    ``DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED`` (a ``BY DEFAULT`` one keeps the
+    value given)."""
+    for name, explicit in layout.identity.items():
+        if name in values and not explicit:
+            error = ConstraintViolationError(
+                f"identity column `{name}`: values cannot be given for an identity column "
+                "that is GENERATED ALWAYS (DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED)"
+                "; leave it out of the insert and the table numbers the rows"
+            )
+            error.constraint = f"identity column `{name}`"
+            raise error
+    return [name for name in layout.identity if name not in values]
+
+
+def _refuse_identity_update(
+    layout: TableLayout, values: dict[str, Column], every_column: bool
+) -> None:
+    """An update clause keeps identity values: ``UPDATE SET *`` leaves identity columns out
+    of ``values`` (as deltalog's merge does), naming one is refused as Delta on Spark refuses
+    it (``DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED``)."""
+    for name in layout.identity:
+        if name not in values:
+            continue
+        if every_column:
+            del values[name]
+            continue
+        raise InvalidArgumentError(
+            f"the identity column {name!r} cannot be updated: its values are generated by the table"
+        )
 
 
 def _every_column(

@@ -28,6 +28,7 @@ from ._types import arrow_schema
 from ._write import (
     DeltalogCommitMessage,
     commit_messages,
+    discard,
     log_unreferenced,
     write_task,
 )
@@ -64,7 +65,8 @@ class DeltalogStreamWriter(DataSourceStreamWriter):
 
     def write(self, iterator: Iterator[Any]) -> DeltalogCommitMessage:
         """Writes this task's rows of the micro-batch to data files."""
-        return write_task(self.options, self.plan, rows_to_batches(iterator, self.schema))
+        batches = rows_to_batches(iterator, self.schema)
+        return write_task(self.options, self.plan, batches, streaming=True)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Commits the micro-batch ``batchId`` once: skipped when the table holds it."""
@@ -73,6 +75,7 @@ class DeltalogStreamWriter(DataSourceStreamWriter):
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Commits nothing; names the data files the successful tasks left unreferenced."""
+        discard(self.options, self.plan, batchId)
         log_unreferenced(self.options, messages)
 
 
@@ -83,7 +86,7 @@ if _StreamArrowBase is not None:
 
         def write(self, iterator: Iterator[Any]) -> DeltalogCommitMessage:
             """Writes this task's batches of the micro-batch to data files."""
-            return write_task(self.options, self.plan, iterator)
+            return write_task(self.options, self.plan, iterator, streaming=True)
 
 
 def stream_writer(options: WriteOptions, plan: str, schema: StructType) -> DeltalogStreamWriter:

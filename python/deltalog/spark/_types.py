@@ -8,7 +8,10 @@
   source against (pyspark >= 4.2 compares them with ``pyarrow.Schema.equals``): ``string`` and
   ``binary`` (not the large kinds), ``timestamp[us, tz=UTC]`` for ``timestamp``,
   ``timestamp[us]`` for ``timestamp_ntz``, ``decimal128``, lists of ``element``, maps of
-  ``entries: struct<key not null, value>``, nullability as declared. Readers ask deltalog's
+  ``entries: struct<key not null, value>``, nullability as declared, and for ``geometry`` and
+  ``geography`` pyspark's ``struct<srid: int32 not null, wkb: binary not null>`` (the ``wkb``
+  field marked ``geometry`` or ``geography`` and carrying the SRID, which the core puts in
+  every row of the WKB column). Readers ask deltalog's
   streams for their batches in it (``pyarrow.RecordBatchReader.from_stream(task,
   schema=...)``, the Arrow PyCapsule ``requested_schema``); the core converts them.
 """
@@ -28,6 +31,8 @@ from pyspark.sql.types import (
     DecimalType,
     DoubleType,
     FloatType,
+    GeographyType,
+    GeometryType,
     IntegerType,
     LongType,
     MapType,
@@ -92,6 +97,15 @@ def arrow_type(data_type: DataType) -> pyarrow.DataType:
             [
                 pa.field("value", pa.binary(), False),
                 pa.field("metadata", pa.binary(), False, metadata={b"variant": b"true"}),
+            ]
+        )
+    if isinstance(data_type, (GeometryType, GeographyType)):
+        kind = b"geometry" if isinstance(data_type, GeometryType) else b"geography"
+        marker = {kind: b"true", b"srid": str(data_type.srid).encode()}
+        return pa.struct(
+            [
+                pa.field("srid", pa.int32(), False),
+                pa.field("wkb", pa.binary(), False, metadata=marker),
             ]
         )
     raise UnsupportedFeatureError(f"Spark type {data_type.simpleString()} has no Arrow form")

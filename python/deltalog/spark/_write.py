@@ -34,7 +34,7 @@ from ._types import arrow_schema
 if TYPE_CHECKING:
     import pyarrow
 
-__all__ = ["DeltalogCommitMessage", "DeltalogWriter", "plan_write"]
+__all__ = ["DeltalogCommitMessage", "DeltalogWriter", "discard", "plan_write"]
 
 _log = logging.getLogger("deltalog.spark")
 
@@ -78,23 +78,55 @@ class DeltalogWriter(DataSourceArrowWriter):
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Commits nothing; names the data files the successful tasks left unreferenced."""
+        discard(self.options, self.plan, None)
         log_unreferenced(self.options, messages)
 
 
 def write_task(
-    options: WriteOptions, plan: str, batches: Iterator[pyarrow.RecordBatch]
+    options: WriteOptions,
+    plan: str,
+    batches: Iterator[pyarrow.RecordBatch],
+    streaming: bool = False,
 ) -> DeltalogCommitMessage:
-    """Writes one task's batches following ``plan``."""
+    """Writes one task's batches following ``plan`` (as a task of the running streaming
+    micro-batch when ``streaming``: identity values are claimed per micro-batch)."""
     import pyarrow as pa
 
     first = next(batches, None)
     if first is None:
         return DeltalogCommitMessage(plan, None)
     reader = pa.RecordBatchReader.from_batches(first.schema, chain([first], batches))
+    epoch = _micro_batch_id() if streaming else None
     files = _core.write_distributed_files(
-        options.uri, plan, reader, options.storage_options or None
+        options.uri, plan, reader, options.storage_options or None, epoch
     )
     return DeltalogCommitMessage(plan, files)
+
+
+def discard(options: WriteOptions, plan: str, micro_batch_id: int | None) -> None:
+    """Deletes what the tasks of a write given up left besides data files (the claims they
+    numbered identity values from)."""
+    _core.discard_distributed_write(
+        options.uri, plan, options.storage_options or None, micro_batch_id
+    )
+
+
+#: The task property holding the id of the micro-batch a streaming query runs.
+_BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+
+def _micro_batch_id() -> int:
+    """The id of the streaming micro-batch the running task belongs to."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    text = None if context is None else context.getLocalProperty(_BATCH_ID_PROPERTY)
+    if text is None:
+        raise InvalidArgumentError(
+            "a streaming write task does not know its micro-batch (no task property "
+            f"{_BATCH_ID_PROPERTY})"
+        )
+    return int(text)
 
 
 def commit_messages(

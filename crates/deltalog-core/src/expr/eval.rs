@@ -12,7 +12,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Float64Type;
 use arrow_array::{
     new_null_array, Array, ArrayRef, BooleanArray, Datum, Decimal128Array, Float64Array,
-    RecordBatch, StringArray, StructArray, TimestampMicrosecondArray,
+    LargeListArray, ListArray, MapArray, RecordBatch, StringArray, StructArray,
+    TimestampMicrosecondArray,
 };
 use arrow_schema::{ArrowError, DataType, Field, Fields, TimeUnit};
 
@@ -517,16 +518,64 @@ pub(crate) fn cast_to(value: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
 
 /// `value` as a column of type `to` takes it in an assignment (`UPDATE SET`, a merge's
 /// actions): structs field by field by name (ASCII case ignored), a field `to` has and `value`
-/// lacks NULL, a NULL struct kept NULL, as Spark's store assignment aligns them; anything else
-/// as [`cast_to`] casts it. A field `value` has and `to` lacks is an error.
+/// lacks NULL, a NULL struct kept NULL, as Spark's store assignment aligns them
+/// (`UpdateExpressionsSupport.castIfNeeded`), at any depth: the structs in list elements and
+/// map keys and values too; anything else as [`cast_to`] casts it. A field `value` has and
+/// `to` lacks is an error.
 pub(crate) fn assign_to(value: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
-    let (DataType::Struct(from_fields), DataType::Struct(to_fields)) = (value.data_type(), to)
-    else {
-        return cast_to(value, to);
-    };
-    if from_fields == to_fields {
+    if value.data_type() == to {
         return Ok(value.clone());
     }
+    let failed =
+        |e: ArrowError| invalid(format!("cannot assign {} to {to}: {e}", value.data_type()));
+    let built: ArrayRef = match (value.data_type(), to) {
+        (DataType::Struct(from_fields), DataType::Struct(to_fields)) => {
+            return assign_struct(value, from_fields, to_fields, to)
+        }
+        (DataType::List(_), DataType::List(element)) => {
+            let list = value.as_list::<i32>();
+            let values = assign_to(list.values(), element.data_type())?;
+            let nulls = list.nulls().cloned();
+            let offsets = list.offsets().clone();
+            Arc::new(ListArray::try_new(element.clone(), offsets, values, nulls).map_err(failed)?)
+        }
+        (DataType::LargeList(_), DataType::LargeList(element)) => {
+            let list = value.as_list::<i64>();
+            let values = assign_to(list.values(), element.data_type())?;
+            let nulls = list.nulls().cloned();
+            let offsets = list.offsets().clone();
+            let built = LargeListArray::try_new(element.clone(), offsets, values, nulls);
+            Arc::new(built.map_err(failed)?)
+        }
+        (DataType::Map(_, _), DataType::Map(entries, sorted)) => {
+            let DataType::Struct(pair) = entries.data_type() else {
+                return cast_to(value, to);
+            };
+            let (Some(key), Some(item)) = (pair.first(), pair.get(1)) else {
+                return cast_to(value, to);
+            };
+            let map = value.as_map();
+            let keys = assign_to(map.keys(), key.data_type())?;
+            let items = assign_to(map.values(), item.data_type())?;
+            let pairs =
+                StructArray::try_new(pair.clone(), vec![keys, items], None).map_err(failed)?;
+            let nulls = map.nulls().cloned();
+            let offsets = map.offsets().clone();
+            let built = MapArray::try_new(entries.clone(), offsets, pairs, nulls, *sorted);
+            Arc::new(built.map_err(failed)?)
+        }
+        _ => return cast_to(value, to),
+    };
+    Ok(built)
+}
+
+/// The struct `value` (of fields `from_fields`) as a struct of `to_fields` (see [`assign_to`]).
+fn assign_struct(
+    value: &ArrayRef,
+    from_fields: &Fields,
+    to_fields: &Fields,
+    to: &DataType,
+) -> Result<ArrayRef> {
     let find = |fields: &Fields, name: &str| {
         fields.iter().position(|f| f.name() == name).or_else(|| {
             fields

@@ -913,7 +913,7 @@ fn nested_structs_mut(data_type: &mut DataType) -> Vec<&mut StructType> {
             found.extend(nested_structs_mut(&mut map.value_type));
             found
         }
-        DataType::Primitive(_) => Vec::new(),
+        DataType::Primitive(_) | DataType::Geospatial(_) => Vec::new(),
     }
 }
 
@@ -933,6 +933,7 @@ fn quote_path(path: &[String]) -> String {
 fn field_log(path: &[String], field: &StructField) -> Value {
     let type_name = match &field.data_type {
         DataType::Primitive(primitive) => primitive.type_name(),
+        DataType::Geospatial(geospatial) => geospatial.type_name(),
         DataType::Struct(_) => "struct".into(),
         DataType::Array(_) => "array".into(),
         DataType::Map(_) => "map".into(),

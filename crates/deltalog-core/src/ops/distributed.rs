@@ -25,10 +25,18 @@ use serde_json::{Map, Value};
 use crate::actions::{Metadata, Protocol};
 use crate::error::{ConflictKind, Error, Result};
 use crate::expr::parse_sql;
+use crate::schema::match_name;
 use crate::storage::Storage;
-use crate::table_config::{TableConfiguration, TableFeature};
-use crate::transaction::{add_file, AddFile, CommitResult, Transaction, DATA_WRITER_FEATURES};
+use crate::table_config::TableConfiguration;
+use crate::transaction::{
+    add_file, stage_identity_high_water_marks, AddFile, CommitResult, Transaction,
+    DATA_WRITER_FEATURES,
+};
 use crate::write::changes::{cdc_rows, rows_match, write_with_insert_changes, CHANGE_DATA_DIR};
+use crate::write::claims::IdentityClaims;
+use crate::write::duties::{
+    claimed_high_water_marks, identity_high_water_marks, IDENTITY_HIGH_WATER_MARK_KEY,
+};
 use crate::write::{write_batches, WriteFailure, WriterOptions, WrittenFile};
 
 use crate::ops::dml::replace_where::{inserts_need_changes, stage_replaced_rows};
@@ -112,6 +120,14 @@ pub struct DistributedWrite {
     /// The streaming micro-batch the commit is, when a streaming sink commits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     micro_batch: Option<MicroBatch>,
+    /// The key of the identity claims the tasks number new rows from, when the data lacks
+    /// identity columns of the table (`crate::write::claims`); a streaming query's key is
+    /// per micro-batch ([`DistributedWrite::for_micro_batch_task`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    identity_claims: Option<String>,
+    /// The streaming micro-batch whose tasks the plan serves, which has claims of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    claims_epoch: Option<i64>,
 }
 
 /// A streaming sink's micro-batch: committed with the `txn` action `{appId, version:
@@ -132,8 +148,9 @@ pub struct MicroBatch {
 impl DistributedWrite {
     /// Plans writing data of `data_schema` to `table` with `options`: the decisions of
     /// `write_table` (table created when absent, modes, partition columns checked, schema
-    /// merged or replaced, the table refused when it cannot be written by this library or
-    /// when its identity columns would need values generated across tasks). Nothing is
+    /// merged or replaced, the table refused when it cannot be written by this library).
+    /// When the data lacks identity columns of the table, the tasks take their values from
+    /// identity claims in the table's store, which must have conditional puts. Nothing is
     /// written.
     pub async fn plan(
         storage: &Storage,
@@ -149,12 +166,16 @@ impl DistributedWrite {
             replaces_rows: false,
             insert_changes: false,
             micro_batch: None,
+            identity_claims: None,
+            claims_epoch: None,
         };
         let Some(transaction) = prepared else {
             return Ok(plan);
         };
         let config = transaction.transaction().configuration()?;
-        refuse_identity_columns(&config)?;
+        if !generated_identity_columns(&config, &data_schema).is_empty() {
+            plan.identity_claims = Some(claims_key(storage, &config)?);
+        }
         if let Some(predicate) = replaced_predicate(&transaction, &table_options) {
             plan.replaces_rows = true;
             plan.insert_changes = inserts_need_changes(&config, &predicate);
@@ -180,8 +201,25 @@ impl DistributedWrite {
     /// `STREAMING UPDATE` in output mode `Complete` when the plan overwrites, else `Append`.
     pub fn for_micro_batch(mut self, batch: MicroBatch) -> DistributedWrite {
         self.options.app_version = Some((batch.app_id.clone(), batch.epoch_id));
+        self = self.for_micro_batch_task(batch.epoch_id);
         self.micro_batch = Some(batch);
         self
+    }
+
+    /// The plan a task of the streaming micro-batch `epoch_id` follows: its identity claims
+    /// are the micro-batch's own.
+    pub fn for_micro_batch_task(mut self, epoch_id: i64) -> DistributedWrite {
+        self.claims_epoch = Some(epoch_id);
+        self
+    }
+
+    /// Deletes what the tasks of the write left besides data files (their identity claims),
+    /// for a write given up before its commit. Data files are not deleted.
+    pub async fn discard(&self, storage: &Storage) -> Result<()> {
+        match self.claims(storage)? {
+            Some(claims) => claims.remove().await,
+            None => Ok(()),
+        }
     }
 
     /// Whether the write commits nothing (its tasks write no file).
@@ -215,10 +253,11 @@ impl DistributedWrite {
         else {
             return Ok(Vec::new());
         };
-        let options = self
+        let mut options = self
             .options
             .table_options()
             .map_err(WriteFailure::unwritten)?;
+        options.writer.identity_claims = self.claims_key();
         let replaced = options.predicate.clone().filter(|_| self.replaces_rows);
         let check = replaced
             .filter(|_| !options.skip_predicate_check)
@@ -259,6 +298,17 @@ impl DistributedWrite {
         storage: &Storage,
         adds: Vec<AddFile>,
     ) -> Result<CommitResult, WriteFailure> {
+        let outcome = self.commit_files(storage, adds).await;
+        // The claims served their purpose either way; left behind they only take space.
+        let _ = self.discard(storage).await;
+        outcome
+    }
+
+    async fn commit_files(
+        &self,
+        storage: &Storage,
+        adds: Vec<AddFile>,
+    ) -> Result<CommitResult, WriteFailure> {
         let paths: Vec<String> = adds.iter().map(|add| add.path.clone()).collect();
         let failure = |error: Error| WriteFailure {
             error,
@@ -292,9 +342,14 @@ impl DistributedWrite {
         for add in data.iter_mut().filter(|add| add.tags.is_empty()) {
             add.tags = tags.clone();
         }
+        let marks = self
+            .claimed_high_water_marks(storage, &config, read_version)
+            .await
+            .map_err(failure)?;
         let staging = transaction.transaction_mut();
         staging.add(&data).map_err(failure)?;
         staging.add_data_writer_features(&DATA_WRITER_FEATURES);
+        stage_identity_high_water_marks(staging, &config, &marks).map_err(failure)?;
         if !changes.is_empty() {
             let written: Vec<WrittenFile> = changes.iter().map(written_file).collect();
             let rows = cdc_rows(&written).map_err(failure)?;
@@ -339,8 +394,60 @@ impl DistributedWrite {
         Ok(Some(config))
     }
 
+    /// The key of the tasks' identity claims, when they number rows.
+    fn claims_key(&self) -> Option<String> {
+        let key = self.identity_claims.as_deref()?;
+        Some(match self.claims_epoch {
+            Some(epoch) => format!("{key}_{epoch}"),
+            None => key.to_string(),
+        })
+    }
+
+    /// The identity claims of the tasks, when they number rows.
+    fn claims(&self, storage: &Storage) -> Result<Option<IdentityClaims>> {
+        self.claims_key()
+            .map(|key| IdentityClaims::new(storage.clone(), &key))
+            .transpose()
+    }
+
+    /// The new high-water marks of the identity columns the tasks numbered: the values of the
+    /// last position claimed. The marks the claims counted from must still be the table's,
+    /// else a concurrent commit numbered rows from them too (a
+    /// [`ConflictKind::MetadataChanged`] conflict).
+    async fn claimed_high_water_marks(
+        &self,
+        storage: &Storage,
+        config: &TableConfiguration,
+        version: u64,
+    ) -> Result<Vec<(String, i64)>> {
+        let Some(summary) = self.claims(storage)? else {
+            return Ok(Vec::new());
+        };
+        let Some(summary) = summary.summary().await? else {
+            return Ok(Vec::new());
+        };
+        if summary.high_water_marks != identity_high_water_marks(config.schema()) {
+            return Err(Error::CommitConflict {
+                kind: ConflictKind::MetadataChanged,
+                version,
+                table: storage.uri().to_string(),
+                reason: "a concurrent commit generated identity values while the write's \
+                         tasks ran: its rows were numbered from the same high-water mark"
+                    .into(),
+            });
+        }
+        let generated = generated_identity_columns(config, &self.data_schema);
+        claimed_high_water_marks(
+            config.schema(),
+            &summary.high_water_marks,
+            summary.end,
+            &generated,
+        )
+    }
+
     /// Refuses a commit whose configuration differs from the planned one in what data files
-    /// depend on: protocol, schema, partition columns, table properties.
+    /// depend on: protocol, schema (identity high-water marks aside: the claims check those),
+    /// partition columns, table properties.
     fn ensure_same_target(
         &self,
         storage: &Storage,
@@ -352,7 +459,8 @@ impl DistributedWrite {
         };
         let current = config.metadata();
         let same = config.protocol() == protocol
-            && current.schema_string == metadata.schema_string
+            && without_high_water_marks(&current.schema_string)
+                == without_high_water_marks(&metadata.schema_string)
             && current.partition_columns == metadata.partition_columns
             && current.configuration == metadata.configuration;
         if same {
@@ -401,18 +509,50 @@ pub fn file_list_batch(adds: &[AddFile]) -> Result<RecordBatch> {
         .map_err(|source| Error::arrow("building the file list", source))
 }
 
-/// Tasks cannot share the sequence of an identity column: a table that generates identity
-/// values is refused ([`Error::NotAllowed`]).
-pub(crate) fn refuse_identity_columns(config: &TableConfiguration) -> Result<()> {
-    if !config.is_feature_supported(&TableFeature::IdentityColumns) {
-        return Ok(());
+/// The identity columns of the table whose values a write of `data` rows generates: those
+/// the data lacks (matched by name as the writer matches them).
+pub(crate) fn generated_identity_columns(
+    config: &TableConfiguration,
+    data: &Schema,
+) -> Vec<String> {
+    let names: Vec<&str> = data.fields().iter().map(|f| f.name().as_str()).collect();
+    identity_high_water_marks(config.schema())
+        .into_keys()
+        .filter(|column| match_name(&names, column).is_none())
+        .collect()
+}
+
+/// A fresh key for the identity claims of one write. The tasks race for claims, which only
+/// a store with conditional puts settles ([`Error::NotAllowed`] without them).
+pub(crate) fn claims_key(storage: &Storage, config: &TableConfiguration) -> Result<String> {
+    if !storage.has_conditional_put() {
+        return Err(Error::NotAllowed(format!(
+            "{}: the data lacks identity columns of the table (table feature \
+             identityColumns), and the tasks of a distributed write number their rows \
+             through claims that need a store with conditional puts; write with \
+             deltalog.write_table, or give the identity values",
+            config.table_uri()
+        )));
     }
-    Err(Error::NotAllowed(format!(
-        "{} has identity columns (table feature identityColumns): their values cannot be \
-         generated by the independent tasks of a distributed write; write with \
-         deltalog.write_table",
-        config.table_uri()
-    )))
+    Ok(uuid::Uuid::new_v4().simple().to_string())
+}
+
+/// `schema_string` with every `delta.identity.highWaterMark` taken out of the field
+/// metadata, for comparing schemas whatever values were generated since.
+fn without_high_water_marks(schema_string: &Option<String>) -> Option<Value> {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                map.remove(IDENTITY_HIGH_WATER_MARK_KEY);
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut value: Value = serde_json::from_str(schema_string.as_deref()?).ok()?;
+    strip(&mut value);
+    Some(value)
 }
 
 /// True for a change data file a task wrote (under `_change_data/`, where no data file goes).
@@ -451,6 +591,7 @@ mod tests {
     use crate::snapshot::SnapshotAt;
     use crate::storage::Storage;
     use crate::table::Table;
+    use crate::transaction::conflict::IDENTITY_SCHEMA_UPDATE_TAG;
 
     fn batch(ids: &[i64], parts: &[&str]) -> RecordBatch {
         let schema = Arc::new(Schema::new(vec![
@@ -599,5 +740,140 @@ mod tests {
         ));
         assert_eq!(refused.written_files, vec![adds[0].path.clone()]);
         assert_eq!(table.latest_version().await.unwrap(), 1);
+    }
+
+    /// A table whose `id` is `GENERATED ALWAYS AS IDENTITY (START WITH 10 INCREMENT BY 5)`.
+    async fn identity_table(dir: &tempfile::TempDir) -> Table {
+        let table = local_table(dir);
+        let schema = crate::schema::parse_schema(
+            r#"{"type":"struct","fields":[
+            {"name":"id","type":"long","nullable":true,"metadata":{
+              "delta.identity.start":10,"delta.identity.step":5,
+              "delta.identity.allowExplicitInsert":false}},
+            {"name":"v","type":"string","nullable":true,"metadata":{}}]}"#,
+        )
+        .unwrap();
+        let create = crate::ops::create::CreateTable {
+            schema,
+            ..Default::default()
+        };
+        crate::ops::create::create_table(table.storage(), create, Default::default())
+            .await
+            .unwrap();
+        table
+    }
+
+    fn values(rows: &[&str]) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Utf8, true)]));
+        let column: ArrayRef = Arc::new(StringArray::from(rows.to_vec()));
+        RecordBatch::try_new(schema, vec![column]).unwrap()
+    }
+
+    async fn identity_values(table: &Table) -> Vec<i64> {
+        crate::ops::dml::test_tables::ids(table).await
+    }
+
+    fn commit_info(dir: &tempfile::TempDir, version: u64) -> Value {
+        let name = format!("_delta_log/{version:020}.json");
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        first["commitInfo"].clone()
+    }
+
+    #[tokio::test]
+    async fn tasks_number_identity_values_from_shared_claims() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = identity_table(&dir).await;
+        let options = DistributedWriteOptions {
+            mode: "append".into(),
+            ..DistributedWriteOptions::default()
+        };
+        let plan = DistributedWrite::plan(table.storage(), values(&[]).schema(), options.clone())
+            .await
+            .unwrap();
+        let text = plan.to_json().unwrap();
+        let mut adds = task(&text, &table, values(&["a", "b"])).await;
+        adds.extend(task(&text, &table, values(&["c"])).await);
+        let claims = dir.path().join("_delta_log/_identity");
+        assert_eq!(std::fs::read_dir(&claims).unwrap().count(), 1);
+        let commit = plan.commit(table.storage(), adds).await.unwrap();
+        assert_eq!(commit.version, 1);
+        // Each task claimed what its batch needed: positions 0 and 1, then 2.
+        assert_eq!(identity_values(&table).await, vec![10, 15, 20]);
+        let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+        let marks = identity_high_water_marks(snapshot.schema());
+        assert_eq!(marks["id"], Some(20));
+        let info = commit_info(&dir, 1);
+        assert_eq!(info["tags"][IDENTITY_SCHEMA_UPDATE_TAG], "true");
+        assert_eq!(
+            std::fs::read_dir(&claims).unwrap().count(),
+            0,
+            "claims removed"
+        );
+
+        // The next write numbers after the high-water mark.
+        let plan = DistributedWrite::plan(table.storage(), values(&[]).schema(), options)
+            .await
+            .unwrap();
+        let adds = task(&plan.to_json().unwrap(), &table, values(&["d"])).await;
+        plan.commit(table.storage(), adds).await.unwrap();
+        assert_eq!(identity_values(&table).await, vec![10, 15, 20, 25]);
+    }
+
+    #[tokio::test]
+    async fn a_concurrent_identity_write_makes_the_commit_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = identity_table(&dir).await;
+        let options = DistributedWriteOptions {
+            mode: "append".into(),
+            ..DistributedWriteOptions::default()
+        };
+        let schema = values(&[]).schema();
+        let first = DistributedWrite::plan(table.storage(), schema.clone(), options.clone())
+            .await
+            .unwrap();
+        let second = DistributedWrite::plan(table.storage(), schema, options)
+            .await
+            .unwrap();
+        let first_adds = task(&first.to_json().unwrap(), &table, values(&["a"])).await;
+        let second_adds = task(&second.to_json().unwrap(), &table, values(&["b"])).await;
+        first.commit(table.storage(), first_adds).await.unwrap();
+        let refused = second
+            .commit(table.storage(), second_adds)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                refused.error,
+                Error::CommitConflict {
+                    kind: ConflictKind::MetadataChanged,
+                    ..
+                }
+            ),
+            "{}",
+            refused.error
+        );
+        assert_eq!(identity_values(&table).await, vec![10]);
+    }
+
+    #[tokio::test]
+    async fn a_change_without_metadata_does_not_conflict_with_an_identity_only_update() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = identity_table(&dir).await;
+        let snapshot = table.snapshot(SnapshotAt::Latest).await.unwrap();
+        let mut change = snapshot.transaction("WRITE");
+        let options = DistributedWriteOptions {
+            mode: "append".into(),
+            ..DistributedWriteOptions::default()
+        };
+        let plan = DistributedWrite::plan(table.storage(), values(&[]).schema(), options)
+            .await
+            .unwrap();
+        let adds = task(&plan.to_json().unwrap(), &table, values(&["a"])).await;
+        plan.commit(table.storage(), adds).await.unwrap();
+        // A blind append staged on the older version commits on top of the new marks.
+        change.add(&[]).unwrap();
+        let done = change.commit().await.unwrap();
+        assert_eq!(done.version, 2);
     }
 }

@@ -197,7 +197,7 @@ fn field_has_metadata(field: &StructField, key: &str) -> bool {
 
 fn type_has_metadata(data_type: &DataType, key: &str) -> bool {
     match data_type {
-        DataType::Primitive(_) => false,
+        DataType::Primitive(_) | DataType::Geospatial(_) => false,
         DataType::Struct(st) => st.fields.iter().any(|f| field_has_metadata(f, key)),
         DataType::Array(array) => type_has_metadata(&array.element_type, key),
         DataType::Map(map) => {
@@ -209,6 +209,7 @@ fn type_has_metadata(data_type: &DataType, key: &str) -> bool {
 fn contains_variant(data_type: &DataType) -> bool {
     match data_type {
         DataType::Primitive(primitive) => *primitive == PrimitiveType::Variant,
+        DataType::Geospatial(_) => false,
         DataType::Struct(st) => st.fields.iter().any(|f| contains_variant(&f.data_type)),
         DataType::Array(array) => contains_variant(&array.element_type),
         DataType::Map(map) => contains_variant(&map.key_type) || contains_variant(&map.value_type),
@@ -231,7 +232,7 @@ fn physical_field(field: &StructField, name_mode: bool) -> StructField {
 
 fn physical_type(data_type: &DataType, name_mode: bool) -> DataType {
     match data_type {
-        DataType::Primitive(_) => data_type.clone(),
+        DataType::Primitive(_) | DataType::Geospatial(_) => data_type.clone(),
         DataType::Struct(st) => StructType::new(
             st.fields
                 .iter()

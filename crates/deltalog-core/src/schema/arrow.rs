@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arrow_schema::extension::EXTENSION_TYPE_NAME_KEY;
+use arrow_schema::extension::{EXTENSION_TYPE_METADATA_KEY, EXTENSION_TYPE_NAME_KEY};
 use arrow_schema::{
     DataType as ArrowDataType, Field as ArrowField, Fields as ArrowFields,
     Metadata as ArrowMetadata, Schema as ArrowSchema, TimeUnit,
@@ -21,7 +21,8 @@ use crate::error::{Error, Result};
 /// float→Float32, double→Float64, boolean→Boolean, binary→Binary, date→Date32,
 /// timestamp→Timestamp(µs, "UTC"), timestamp_ntz→Timestamp(µs, none), decimal→Decimal128,
 /// void→Null, variant→Struct{metadata: Binary, value: Binary} marked with the extension name
-/// [`VARIANT_EXTENSION_NAME`], array→List (item field `element`), map→Map (entries
+/// [`VARIANT_EXTENSION_NAME`], geometry and geography→Binary (WKB) marked as the GeoArrow
+/// extension type `geoarrow.wkb` (see [`geoarrow_metadata`]), array→List (item field `element`), map→Map (entries
 /// `key_value` with a non-null `key` and a `value`), struct→Struct.
 ///
 /// Delta column metadata is kept on each Arrow field as string key/values; non-string values
@@ -111,7 +112,7 @@ fn arrow_field(field: &StructField, naming: Naming) -> Result<ArrowField> {
         }
     };
     let data_type = arrow_type(&field.data_type, naming, nested_ids.as_ref())?;
-    let metadata = with_variant_marker(metadata, &field.data_type);
+    let metadata = with_extension_marker(metadata, &field.data_type);
     Ok(ArrowField::new(name, data_type, field.nullable).with_metadata(metadata))
 }
 
@@ -152,11 +153,39 @@ fn physical_metadata(field: &StructField, mode: ColumnMappingMode) -> Result<Arr
     Ok(metadata)
 }
 
-fn with_variant_marker(mut metadata: ArrowMetadata, data_type: &DataType) -> ArrowMetadata {
-    if data_type == &DataType::Primitive(PrimitiveType::Variant) {
-        metadata.insert(EXTENSION_TYPE_NAME_KEY, VARIANT_EXTENSION_NAME);
+/// `metadata` with the Arrow extension type of a `variant` or geospatial column added.
+fn with_extension_marker(mut metadata: ArrowMetadata, data_type: &DataType) -> ArrowMetadata {
+    match data_type {
+        DataType::Primitive(PrimitiveType::Variant) => {
+            metadata.insert(EXTENSION_TYPE_NAME_KEY, VARIANT_EXTENSION_NAME);
+        }
+        DataType::Geospatial(geospatial) => {
+            metadata.insert(EXTENSION_TYPE_NAME_KEY, GEOARROW_WKB_EXTENSION_NAME);
+            metadata.insert(
+                EXTENSION_TYPE_METADATA_KEY,
+                geoarrow_metadata(geospatial).to_string(),
+            );
+        }
+        _ => {}
     }
     metadata
+}
+
+/// The GeoArrow extension metadata of a geospatial column (GeoArrow "Extension metadata"):
+/// `crs` the type's CRS (`OGC:CRS84` when it names none) with `crs_type` `authority_code`,
+/// except for `SRID:0` (Spark's geometry without a reference system), which GeoArrow spells
+/// by leaving `crs` out; `edges` for a geography, its algorithm in lower case (`spherical`).
+pub(crate) fn geoarrow_metadata(geospatial: &GeospatialType) -> Value {
+    let mut metadata = Map::new();
+    let crs = geospatial.crs_or_default();
+    if !crs.eq_ignore_ascii_case("SRID:0") {
+        metadata.insert("crs".into(), Value::String(crs.to_string()));
+        metadata.insert("crs_type".into(), Value::String("authority_code".into()));
+    }
+    if let Some(edges) = geospatial.edges() {
+        metadata.insert("edges".into(), Value::String(edges));
+    }
+    Value::Object(metadata)
 }
 
 fn nested_field_metadata(ids: Option<&NestedIds<'_>>, data_type: &DataType) -> ArrowMetadata {
@@ -164,7 +193,7 @@ fn nested_field_metadata(ids: Option<&NestedIds<'_>>, data_type: &DataType) -> A
     if let Some(id) = ids.and_then(NestedIds::id) {
         metadata.insert(PARQUET_FIELD_ID_META_KEY, id.to_string());
     }
-    with_variant_marker(metadata, data_type)
+    with_extension_marker(metadata, data_type)
 }
 
 fn arrow_type(
@@ -174,6 +203,7 @@ fn arrow_type(
 ) -> Result<ArrowDataType> {
     match data_type {
         DataType::Primitive(primitive) => arrow_primitive(primitive),
+        DataType::Geospatial(_) => Ok(ArrowDataType::Binary),
         DataType::Struct(st) => Ok(ArrowDataType::Struct(ArrowFields::from(arrow_fields(
             st, naming,
         )?))),

@@ -181,7 +181,7 @@ impl TypeWalk<'_> {
 /// `data_type` with every nested field, array element and map value nullable.
 fn as_nullable(data_type: &DataType) -> DataType {
     match data_type {
-        DataType::Primitive(_) => data_type.clone(),
+        DataType::Primitive(_) | DataType::Geospatial(_) => data_type.clone(),
         DataType::Struct(inner) => DataType::Struct(Box::new(StructType::new(
             inner
                 .fields

@@ -92,7 +92,7 @@ fn assign_nested(data_type: &mut DataType, next: &mut i64) {
             assign_nested(&mut map.key_type, next);
             assign_nested(&mut map.value_type, next);
         }
-        DataType::Primitive(_) => {}
+        DataType::Primitive(_) | DataType::Geospatial(_) => {}
     }
 }
 
@@ -105,7 +105,7 @@ fn nested_structs(data_type: &DataType) -> Vec<&StructType> {
             found.extend(nested_structs(&map.value_type));
             found
         }
-        DataType::Primitive(_) => Vec::new(),
+        DataType::Primitive(_) | DataType::Geospatial(_) => Vec::new(),
     }
 }
 

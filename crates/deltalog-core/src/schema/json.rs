@@ -41,6 +41,7 @@ impl Serialize for DataType {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         match self {
             DataType::Primitive(primitive) => primitive.serialize(serializer),
+            DataType::Geospatial(geospatial) => serializer.serialize_str(&geospatial.type_name()),
             DataType::Struct(st) => st.serialize(serializer),
             DataType::Array(array) => array.serialize(serializer),
             DataType::Map(map) => map.serialize(serializer),
@@ -155,6 +156,65 @@ pub(super) fn parse_decimal_type(name: &str) -> std::result::Result<PrimitiveTyp
     Ok(PrimitiveType::Decimal { precision, scale })
 }
 
+/// True for a type name of the `geometry` or `geography` family.
+fn is_geospatial_name(name: &str) -> bool {
+    name.starts_with("geometry") || name.starts_with("geography")
+}
+
+/// Parses a geospatial type name (see [`GeospatialType`]'s `FromStr`).
+pub(super) fn parse_geospatial_type(name: &str) -> std::result::Result<GeospatialType, String> {
+    let unknown = || format!("unknown type `{name}`");
+    let (kind, rest) = if let Some(rest) = name.strip_prefix("geometry") {
+        (GeospatialKind::Geometry, rest)
+    } else if let Some(rest) = name.strip_prefix("geography") {
+        (GeospatialKind::Geography, rest)
+    } else {
+        return Err(unknown());
+    };
+    let mut geospatial = GeospatialType {
+        kind,
+        crs: None,
+        algorithm: None,
+    };
+    if rest.is_empty() {
+        return Ok(geospatial);
+    }
+    let inner = rest
+        .strip_prefix('(')
+        .and_then(|inner| inner.strip_suffix(')'))
+        .ok_or_else(unknown)?;
+    let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
+    match (kind, parts.as_slice()) {
+        (_, [crs]) if is_crs(crs) => geospatial.crs = Some((*crs).to_string()),
+        (GeospatialKind::Geography, [algorithm]) if is_word(algorithm) => {
+            geospatial.algorithm = Some((*algorithm).to_string())
+        }
+        (GeospatialKind::Geography, [crs, algorithm]) if is_crs(crs) && is_word(algorithm) => {
+            geospatial.crs = Some((*crs).to_string());
+            geospatial.algorithm = Some((*algorithm).to_string());
+        }
+        _ => {
+            return Err(format!(
+                "unknown type `{name}` (expected geometry(<authority>:<code>) or \
+                 geography(<authority>:<code>, <algorithm>))"
+            ))
+        }
+    }
+    Ok(geospatial)
+}
+
+/// `<authority>:<code>`: word characters, the code possibly negative (Spark's `[\w]+:-?[\w]+`).
+fn is_crs(text: &str) -> bool {
+    text.split_once(':').is_some_and(|(authority, code)| {
+        is_word(authority) && is_word(code.strip_prefix('-').unwrap_or(code))
+    })
+}
+
+/// One or more ASCII letters, digits or underscores.
+fn is_word(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 pub(super) fn check_decimal(precision: u8, scale: i8) -> std::result::Result<(), String> {
     let max = MAX_DECIMAL_PRECISION;
     if precision == 0 || precision > max {
@@ -207,10 +267,12 @@ fn struct_from_json(value: &Value, path: &str) -> std::result::Result<StructType
 
 fn data_type_from_json(value: &Value, path: &str) -> std::result::Result<DataType, String> {
     if let Value::String(name) = value {
-        return name
-            .parse::<PrimitiveType>()
-            .map(DataType::Primitive)
-            .map_err(|reason| format!("{}: {reason}", describe(path)));
+        let parsed = if is_geospatial_name(name) {
+            parse_geospatial_type(name).map(DataType::from)
+        } else {
+            name.parse::<PrimitiveType>().map(DataType::Primitive)
+        };
+        return parsed.map_err(|reason| format!("{}: {reason}", describe(path)));
     }
     let object = json_object(value, path)?;
     let kind = match object.get("type") {

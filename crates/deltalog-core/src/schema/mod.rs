@@ -71,6 +71,9 @@ pub(crate) const NESTED_IDS_KEY: &str = "delta.columnMapping.nested.ids";
 pub(crate) const TYPE_CHANGES_KEY: &str = "delta.typeChanges";
 /// Arrow extension name put on the struct field that holds a `variant` column.
 pub(crate) const VARIANT_EXTENSION_NAME: &str = "arrow.parquet.variant";
+/// Arrow extension name put on the binary field that holds a geospatial column (GeoArrow's
+/// well-known-binary encoding).
+pub(crate) const GEOARROW_WKB_EXTENSION_NAME: &str = "geoarrow.wkb";
 
 /// Largest decimal precision Delta allows (catalogue H-SC02).
 pub(crate) const MAX_DECIMAL_PRECISION: u8 = 38;
@@ -102,13 +105,45 @@ pub enum PrimitiveType {
     Variant,
 }
 
-/// A Delta data type: a primitive, or a struct, array or map of further types.
+/// A Delta data type: a primitive, a geospatial type, or a struct, array or map of further
+/// types.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DataType {
     Primitive(PrimitiveType),
+    /// `geometry(<crs>)` or `geography(<crs>, <algorithm>)`: the `geospatial` table feature.
+    Geospatial(Box<GeospatialType>),
     Struct(Box<StructType>),
     Array(Box<ArrayType>),
     Map(Box<MapType>),
+}
+
+/// Whether a geospatial column holds planar geometries or geographies on the sphere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GeospatialKind {
+    /// `geometry`: edges are straight lines in the coordinate reference system.
+    Geometry,
+    /// `geography`: edges follow the interpolation algorithm (spherical by default).
+    Geography,
+}
+
+/// A geospatial type of the schema JSON, as Delta on Spark writes it under the `geospatial`
+/// table feature (Delta's `GeoSpatialTableFeature`; Spark's `GeometryType` and
+/// `GeographyType`): `geometry(OGC:CRS84)`, `geometry(EPSG:3857)`, `geometry(SRID:0)`,
+/// `geography(OGC:CRS84, SPHERICAL)`; Spark also parses the bare `geometry` and
+/// `geography` and `geography(<algorithm>)`, which take the defaults. Values are WKB in a
+/// Parquet `BINARY` column annotated with the Parquet `GEOMETRY` / `GEOGRAPHY` logical type;
+/// statistics hold only null counts for them.
+///
+/// The CRS and algorithm are kept as written, so the type name round-trips exactly.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GeospatialType {
+    pub kind: GeospatialKind,
+    /// The coordinate reference system as written (`OGC:CRS84`, `EPSG:3857`, `SRID:0`);
+    /// `None` when the type names none (the default, [`GeospatialType::DEFAULT_CRS`]).
+    pub crs: Option<String>,
+    /// A geography's edge interpolation algorithm as written (`SPHERICAL`); `None` when the
+    /// type names none (spherical). Always `None` for a geometry.
+    pub algorithm: Option<String>,
 }
 
 /// A struct: the table schema itself or a nested struct column (catalogue H-SC03).
@@ -284,6 +319,85 @@ impl fmt::Display for PrimitiveType {
     }
 }
 
+impl GeospatialType {
+    /// The CRS of a geospatial type that names none (Parquet's and Spark's default).
+    pub const DEFAULT_CRS: &'static str = "OGC:CRS84";
+    /// The edge interpolation algorithm of a geography that names none.
+    pub const DEFAULT_ALGORITHM: &'static str = "SPHERICAL";
+
+    /// `geometry(<crs>)`.
+    pub fn geometry(crs: impl Into<String>) -> Self {
+        GeospatialType {
+            kind: GeospatialKind::Geometry,
+            crs: Some(crs.into()),
+            algorithm: None,
+        }
+    }
+
+    /// `geography(<crs>, <algorithm>)`.
+    pub fn geography(crs: impl Into<String>, algorithm: impl Into<String>) -> Self {
+        GeospatialType {
+            kind: GeospatialKind::Geography,
+            crs: Some(crs.into()),
+            algorithm: Some(algorithm.into()),
+        }
+    }
+
+    /// The coordinate reference system: as written, else [`Self::DEFAULT_CRS`].
+    pub fn crs_or_default(&self) -> &str {
+        self.crs.as_deref().unwrap_or(Self::DEFAULT_CRS)
+    }
+
+    /// A geography's edge interpolation algorithm in lower case, as GeoArrow's `edges`
+    /// names it (`spherical` when the type names none); `None` for a geometry (planar).
+    pub fn edges(&self) -> Option<String> {
+        match self.kind {
+            GeospatialKind::Geometry => None,
+            GeospatialKind::Geography => Some(
+                self.algorithm
+                    .as_deref()
+                    .unwrap_or(Self::DEFAULT_ALGORITHM)
+                    .to_ascii_lowercase(),
+            ),
+        }
+    }
+
+    /// The type's name in the schema JSON, exactly as parsed (`geometry(OGC:CRS84)`,
+    /// `geography(OGC:CRS84, SPHERICAL)`).
+    pub fn type_name(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl FromStr for GeospatialType {
+    type Err = String;
+
+    /// Parses `geometry`, `geometry(<crs>)`, `geography`, `geography(<crs>)`,
+    /// `geography(<algorithm>)` and `geography(<crs>, <algorithm>)`, spaces allowed inside
+    /// the parentheses, as Spark's `DataType.fromJson` does. A CRS is `<authority>:<code>`
+    /// (word characters, the code possibly negative); an algorithm is a word.
+    fn from_str(name: &str) -> std::result::Result<Self, String> {
+        json::parse_geospatial_type(name)
+    }
+}
+
+impl fmt::Display for GeospatialType {
+    /// The schema JSON name: Spark's `geometry(<crs>)` and `geography(<crs>, <algorithm>)`,
+    /// leaving out what the parsed name left out.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            GeospatialKind::Geometry => "geometry",
+            GeospatialKind::Geography => "geography",
+        };
+        match (&self.crs, &self.algorithm) {
+            (None, None) => f.write_str(kind),
+            (Some(crs), None) => write!(f, "{kind}({crs})"),
+            (None, Some(algorithm)) => write!(f, "{kind}({algorithm})"),
+            (Some(crs), Some(algorithm)) => write!(f, "{kind}({crs}, {algorithm})"),
+        }
+    }
+}
+
 impl DataType {
     /// Shorthand for a primitive type.
     pub const fn primitive(primitive: PrimitiveType) -> Self {
@@ -328,7 +442,7 @@ impl DataType {
     /// with its own type rebuilt already) and dropped where that is `None`.
     fn rebuild_fields(&self, rebuild: &dyn Fn(StructField) -> Option<StructField>) -> DataType {
         match self {
-            DataType::Primitive(_) => self.clone(),
+            DataType::Primitive(_) | DataType::Geospatial(_) => self.clone(),
             DataType::Struct(st) => StructType::new(
                 st.fields
                     .iter()
@@ -362,6 +476,12 @@ impl From<PrimitiveType> for DataType {
     }
 }
 
+impl From<GeospatialType> for DataType {
+    fn from(geospatial: GeospatialType) -> Self {
+        DataType::Geospatial(Box::new(geospatial))
+    }
+}
+
 impl From<StructType> for DataType {
     fn from(st: StructType) -> Self {
         DataType::Struct(Box::new(st))
@@ -386,6 +506,7 @@ impl fmt::Display for DataType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DataType::Primitive(primitive) => write!(f, "{primitive}"),
+            DataType::Geospatial(geospatial) => write!(f, "{geospatial}"),
             DataType::Array(array) => write!(f, "array<{}>", array.element_type),
             DataType::Map(map) => write!(f, "map<{},{}>", map.key_type, map.value_type),
             DataType::Struct(st) => {
@@ -434,7 +555,7 @@ impl StructType {
     ///
     /// Names are logical names (catalogue X-27), matched exactly or else case-insensitively
     /// when that is unambiguous. A name missing from the schema, or a column whose type is a
-    /// struct, array, map or variant, is an [`Error::InvalidTable`].
+    /// struct, array, map, variant or geospatial type, is an [`Error::InvalidTable`].
     pub fn partition_schema(&self, partition_columns: &[String]) -> Result<StructType> {
         let mut fields = Vec::with_capacity(partition_columns.len());
         for column in partition_columns {
@@ -664,7 +785,7 @@ fn is_partitionable(data_type: &DataType) -> bool {
 
 fn physical_data_type(data_type: &DataType, mode: ColumnMappingMode) -> Result<DataType> {
     Ok(match data_type {
-        DataType::Primitive(_) => data_type.clone(),
+        DataType::Primitive(_) | DataType::Geospatial(_) => data_type.clone(),
         DataType::Struct(st) => st.physical_schema(mode)?.into(),
         DataType::Array(array) => ArrayType {
             element_type: physical_data_type(&array.element_type, mode)?,
@@ -964,6 +1085,139 @@ pub(crate) mod tests {
             "{e}"
         );
         assert!(err(r#"{"type":"udt"}"#).contains("unknown type `udt`"));
+    }
+
+    /// The schema string Delta on Spark 4.4 writes for `GEOMETRY(4326)`, `GEOGRAPHY(4326)`,
+    /// `GEOMETRY(0)` and `GEOMETRY(3857)` columns (preview conf on), one nested in an array.
+    const SPARK_GEOSPATIAL_SCHEMA: &str = r#"{"type":"struct","fields":[{"name":"id","type":"integer","nullable":true,"metadata":{}},{"name":"g","type":"geometry(OGC:CRS84)","nullable":true,"metadata":{}},{"name":"h","type":"geography(OGC:CRS84, SPHERICAL)","nullable":true,"metadata":{}},{"name":"g0","type":"geometry(SRID:0)","nullable":true,"metadata":{}},{"name":"g3857","type":"geometry(EPSG:3857)","nullable":false,"metadata":{}},{"name":"a","type":{"type":"array","elementType":"geography(EPSG:4326, SPHERICAL)","containsNull":true},"nullable":true,"metadata":{}}]}"#;
+
+    #[test]
+    fn geospatial_types_round_trip_exactly() {
+        let schema = parse_schema(SPARK_GEOSPATIAL_SCHEMA).unwrap();
+        assert_eq!(schema.to_json().unwrap(), SPARK_GEOSPATIAL_SCHEMA);
+        assert_eq!(
+            schema.fields[1].data_type,
+            DataType::from(GeospatialType::geometry("OGC:CRS84"))
+        );
+        assert_eq!(
+            schema.fields[2].data_type,
+            DataType::from(GeospatialType::geography("OGC:CRS84", "SPHERICAL"))
+        );
+        assert_eq!(
+            schema.fields[4].data_type.to_string(),
+            "geometry(EPSG:3857)"
+        );
+        assert_eq!(
+            schema.fields[5].data_type.to_string(),
+            "array<geography(EPSG:4326, SPHERICAL)>"
+        );
+        assert!(schema.leaf_columns().iter().any(|leaf| leaf.path == ["g"]));
+        // What Spark's parser also takes: defaults left out, spaces inside the parentheses.
+        for (name, crs, algorithm, again) in [
+            ("geometry", None, None, "geometry"),
+            ("geography", None, None, "geography"),
+            (
+                "geography(SPHERICAL)",
+                None,
+                Some("SPHERICAL"),
+                "geography(SPHERICAL)",
+            ),
+            (
+                "geography(OGC:CRS84)",
+                Some("OGC:CRS84"),
+                None,
+                "geography(OGC:CRS84)",
+            ),
+            (
+                "geometry( EPSG:-1 )",
+                Some("EPSG:-1"),
+                None,
+                "geometry(EPSG:-1)",
+            ),
+            (
+                "geography(EPSG:4326,KARNEY)",
+                Some("EPSG:4326"),
+                Some("KARNEY"),
+                "geography(EPSG:4326, KARNEY)",
+            ),
+        ] {
+            let parsed: GeospatialType = name.parse().unwrap();
+            assert_eq!(
+                (parsed.crs.as_deref(), parsed.algorithm.as_deref()),
+                (crs, algorithm),
+                "{name}"
+            );
+            assert_eq!(parsed.type_name(), again);
+        }
+        let parsed: GeospatialType = "geography".parse().unwrap();
+        assert_eq!(parsed.crs_or_default(), "OGC:CRS84");
+        assert_eq!(parsed.edges().as_deref(), Some("spherical"));
+        assert_eq!(GeospatialType::geometry("SRID:0").edges(), None);
+        for bad in [
+            "geometry()",
+            "geometry(4326)",
+            "geometry(OGC:CRS84, SPHERICAL)",
+            "geography(OGC:CRS84, SPHERICAL, X)",
+            "geometry(OGC:CRS84",
+            "geometrys",
+            "geography(OGC CRS84)",
+        ] {
+            let error = bad.parse::<GeospatialType>().unwrap_err();
+            assert!(error.contains(bad), "{bad}: {error}");
+        }
+        let e = parse_schema(
+            r#"{"type":"struct","fields":[{"name":"p","type":"geometry(4326)","nullable":true,"metadata":{}}]}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("column `p`: unknown type `geometry(4326)`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn geospatial_columns_are_geoarrow_wkb_in_arrow() {
+        let schema = parse_schema(SPARK_GEOSPATIAL_SCHEMA).unwrap();
+        let arrow = to_arrow_schema(&schema).unwrap();
+        let extension = |name: &str| {
+            let field = arrow.field_with_name(name).unwrap();
+            assert_eq!(field.data_type(), &ArrowDataType::Binary, "{name}");
+            let metadata = field.metadata();
+            assert_eq!(metadata[EXTENSION_TYPE_NAME_KEY], "geoarrow.wkb", "{name}");
+            serde_json::from_str::<Value>(&metadata["ARROW:extension:metadata"]).unwrap()
+        };
+        assert_eq!(
+            extension("g"),
+            json!({"crs": "OGC:CRS84", "crs_type": "authority_code"})
+        );
+        assert_eq!(
+            extension("h"),
+            json!({"crs": "OGC:CRS84", "crs_type": "authority_code", "edges": "spherical"})
+        );
+        assert_eq!(extension("g0"), json!({}));
+        assert_eq!(
+            extension("g3857"),
+            json!({"crs": "EPSG:3857", "crs_type": "authority_code"})
+        );
+        assert!(!arrow.field_with_name("g3857").unwrap().is_nullable());
+        let ArrowDataType::List(element) = arrow.field_with_name("a").unwrap().data_type() else {
+            panic!("a is a list")
+        };
+        assert_eq!(element.data_type(), &ArrowDataType::Binary);
+        assert_eq!(element.metadata()[EXTENSION_TYPE_NAME_KEY], "geoarrow.wkb");
+        // The data files' schema carries the marker too; the values are plain binary.
+        let physical = to_arrow_physical_schema(&schema, ColumnMappingMode::None).unwrap();
+        assert_eq!(
+            physical.field_with_name("h").unwrap().data_type(),
+            &ArrowDataType::Binary
+        );
+        // Geospatial columns are not partition columns (Delta on Spark refuses them too).
+        let e = schema
+            .partition_schema(&["g".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot be a partition column"), "{e}");
     }
 
     fn mapped_schema() -> StructType {

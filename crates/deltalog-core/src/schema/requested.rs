@@ -6,13 +6,19 @@
 //! case, as Spark resolves names), lists (large and fixed-size too) and maps are rebuilt
 //! around their converted children, timestamps change unit by truncating (Spark keeps
 //! microseconds) and any other type is cast by Arrow, failing rather than losing a value.
-//! The requested fields are used as given: their names, nullability and metadata.
+//! A binary column (WKB: a geospatial column) requested as pyspark's Arrow form of Spark's
+//! `GeometryType` / `GeographyType`, `struct<srid: int32 not null, wkb: binary not null>` with
+//! `geometry` or `geography` = `true` and the `srid` in the `wkb` field's metadata (pyspark's
+//! `to_arrow_type`), becomes that struct: the values as `wkb`, the requested SRID in every
+//! row. The requested fields are used as given: their names, nullability and metadata.
 
 use std::sync::Arc;
 
 use arrow::compute::{can_cast_types, cast_with_options, CastOptions};
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, ListArray, MapArray, RecordBatch, StructArray};
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, Int32Array, ListArray, MapArray, RecordBatch, StructArray,
+};
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
 use super::match_name;
@@ -81,6 +87,9 @@ fn check_type(from: &DataType, to: &DataType, path: &str) -> Result<()> {
         return Ok(());
     }
     match (list_item(from), from, to) {
+        (_, from, DataType::Struct(to_fields)) if is_binary(from) => {
+            spark_geospatial_srid(to_fields, path).map(|_| ())
+        }
         (_, DataType::Struct(from_fields), DataType::Struct(to_fields)) => {
             for field in to_fields {
                 let child = format!("{path}.{}", field.name());
@@ -118,6 +127,9 @@ fn conform(array: &ArrayRef, target: &DataType, path: &str) -> Result<ArrayRef> 
         return Ok(array.clone());
     }
     match (array.data_type(), target) {
+        (from, DataType::Struct(fields)) if is_binary(from) => {
+            conform_geospatial(array, fields, path)
+        }
         (DataType::Struct(_), DataType::Struct(fields)) => conform_struct(array, fields, path),
         (from, DataType::List(element)) if list_item(from).is_some() => {
             conform_list(array, element, path)
@@ -140,6 +152,65 @@ fn conform_struct(array: &ArrayRef, fields: &Fields, path: &str) -> Result<Array
     let rebuilt = StructArray::try_new(fields.clone(), children, structs.nulls().cloned())
         .map_err(|error| invalid(path, error))?;
     Ok(Arc::new(rebuilt))
+}
+
+/// WKB values as pyspark's geospatial struct `fields` (checked by [`check_type`]): `srid`
+/// the requested SRID in every row, `wkb` the values; null where the value is null.
+fn conform_geospatial(array: &ArrayRef, fields: &Fields, path: &str) -> Result<ArrayRef> {
+    let srid = spark_geospatial_srid(fields, path)?;
+    let binary = cast(array, &DataType::Binary, path)?;
+    let binary = binary.as_binary::<i32>();
+    // The child is NOT NULL: its slots under a null row keep whatever bytes they have.
+    let wkb = BinaryArray::new(binary.offsets().clone(), binary.values().clone(), None);
+    let srids = Int32Array::from(vec![srid; binary.len()]);
+    let rebuilt = StructArray::try_new(
+        fields.clone(),
+        vec![Arc::new(srids), Arc::new(wkb)],
+        binary.nulls().cloned(),
+    )
+    .map_err(|error| invalid(path, error))?;
+    Ok(Arc::new(rebuilt))
+}
+
+/// The SRID of pyspark's Arrow form of a geospatial type: `fields` are `srid` (int32) and
+/// `wkb` (binary) marked `geometry` or `geography` = `true`, with its `srid` metadata. An
+/// [`Error::InvalidArgument`] naming the column otherwise.
+fn spark_geospatial_srid(fields: &Fields, path: &str) -> Result<i32> {
+    let refused = || {
+        Error::InvalidArgument(format!(
+            "column `{path}`: binary data cannot be delivered as {}",
+            DataType::Struct(fields.clone())
+        ))
+    };
+    let [srid, wkb] = fields.iter().collect::<Vec<_>>()[..] else {
+        return Err(refused());
+    };
+    let marked = ["geometry", "geography"]
+        .iter()
+        .any(|kind| wkb.metadata().get(kind).is_some_and(|v| v == "true"));
+    let shaped = srid.name() == "srid"
+        && srid.data_type() == &DataType::Int32
+        && wkb.name() == "wkb"
+        && wkb.data_type() == &DataType::Binary;
+    if !(marked && shaped) {
+        return Err(refused());
+    }
+    wkb.metadata()
+        .get("srid")
+        .and_then(|srid| srid.trim().parse().ok())
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "column `{path}`: the requested geospatial struct names no integer `srid` \
+                 in the metadata of its `wkb` field"
+            ))
+        })
+}
+
+fn is_binary(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+    )
 }
 
 fn conform_list(array: &ArrayRef, element: &FieldRef, path: &str) -> Result<ArrayRef> {
@@ -350,6 +421,55 @@ mod tests {
         let too_few = Arc::new(Schema::new(vec![Field::new("m", DataType::Int64, true)]));
         let error = RequestedSchema::new(&batch.schema(), too_few).unwrap_err();
         assert!(matches!(error, Error::InvalidArgument(_)), "{error}");
+    }
+
+    fn spark_geometry(srid: &str) -> DataType {
+        let wkb = Field::new("wkb", DataType::Binary, false).with_metadata(HashMap::from([
+            ("geometry".into(), "true".into()),
+            ("srid".into(), srid.into()),
+        ]));
+        DataType::Struct(Fields::from(vec![
+            Field::new("srid", DataType::Int32, false),
+            wkb,
+        ]))
+    }
+
+    #[test]
+    fn wkb_becomes_the_spark_geospatial_struct_with_the_requested_srid() {
+        let wkb: &[u8] = b"\x01\x01\x00\x00\x00";
+        let batch = RecordBatch::try_from_iter([(
+            "g",
+            Arc::new(BinaryArray::from(vec![Some(wkb), None])) as ArrayRef,
+        )])
+        .unwrap();
+        let target = Arc::new(Schema::new(vec![Field::new(
+            "g",
+            spark_geometry("3857"),
+            true,
+        )]));
+        let requested = RequestedSchema::new(&batch.schema(), target.clone()).unwrap();
+        let conformed = requested.conform(&batch).unwrap();
+        assert_eq!(conformed.schema(), target);
+        let structs = conformed.column(0).as_struct();
+        assert!(structs.is_null(1));
+        assert_eq!(structs.column(0).as_primitive::<Int32Type>().value(0), 3857);
+        assert_eq!(structs.column(1).as_binary::<i32>().value(0), wkb);
+        assert_eq!(structs.column(1).null_count(), 0);
+
+        let no_srid = Arc::new(Schema::new(vec![Field::new(
+            "g",
+            spark_geometry("x"),
+            true,
+        )]));
+        let error = RequestedSchema::new(&batch.schema(), no_srid).unwrap_err();
+        assert!(error.to_string().contains("column `g`"), "{error}");
+        let other = Arc::new(Schema::new(vec![Field::new(
+            "g",
+            variant(["value", "metadata"], true),
+            true,
+        )]));
+        let error = RequestedSchema::new(&batch.schema(), other).unwrap_err();
+        assert!(error.to_string().contains("binary data cannot"), "{error}");
     }
 
     #[test]

@@ -447,6 +447,21 @@ impl Storage {
         Path::parse(&full).map_err(|error| invalid_path(shown, &error.to_string()))
     }
 
+    /// On the local file system, removes the directory `dir` when it is empty (a folder whose
+    /// objects were all deleted stays behind there; object stores have no directories). Any
+    /// other case, a directory not empty or already gone included, does nothing.
+    pub(crate) fn remove_empty_local_dir(&self, dir: &Path) {
+        if self.root_url.scheme() != "file" {
+            return;
+        }
+        let local = Url::parse(&self.url_of(dir))
+            .ok()
+            .map(|url| url.to_file_path());
+        if let Some(Ok(local)) = local {
+            let _ = std::fs::remove_dir(local);
+        }
+    }
+
     /// The URL of a store path, for messages and for callers outside the store.
     pub fn url_of(&self, path: &Path) -> String {
         let mut url = self.root_url.clone();

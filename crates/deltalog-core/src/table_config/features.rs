@@ -49,6 +49,12 @@ pub enum TableFeature {
     CatalogManaged,
     /// `catalogOwned-preview`: the preview name of `catalogManaged`.
     CatalogOwnedPreview,
+    /// `geospatial`: columns of type `geometry(<crs>)` and `geography(<crs>, <algorithm>)`
+    /// (Delta on Spark's `GeoSpatialTableFeature`).
+    Geospatial,
+    /// `geospatial-dev`: the preview name of `geospatial` (Delta on Spark's
+    /// `GeoSpatialPreviewTableFeature`).
+    GeospatialDev,
     // Writer-only features.
     /// `appendOnly` (spec "Append-only Tables").
     AppendOnly,
@@ -103,6 +109,8 @@ const KNOWN_FEATURES: &[TableFeature] = &[
     TableFeature::TypeWideningPreview,
     TableFeature::CatalogManaged,
     TableFeature::CatalogOwnedPreview,
+    TableFeature::Geospatial,
+    TableFeature::GeospatialDev,
     TableFeature::AppendOnly,
     TableFeature::Invariants,
     TableFeature::CheckConstraints,
@@ -156,6 +164,8 @@ impl TableFeature {
             TypeWideningPreview => "typeWidening-preview",
             CatalogManaged => "catalogManaged",
             CatalogOwnedPreview => "catalogOwned-preview",
+            Geospatial => "geospatial",
+            GeospatialDev => "geospatial-dev",
             AppendOnly => "appendOnly",
             Invariants => "invariants",
             CheckConstraints => "checkConstraints",
@@ -198,6 +208,8 @@ impl TableFeature {
                 | TypeWideningPreview
                 | CatalogManaged
                 | CatalogOwnedPreview
+                | Geospatial
+                | GeospatialDev
         )
     }
 
@@ -235,6 +247,8 @@ impl TableFeature {
                 | VariantShreddingPreview
                 | TypeWidening
                 | TypeWideningPreview
+                | Geospatial
+                | GeospatialDev
         )
     }
 
@@ -258,6 +272,8 @@ impl TableFeature {
                 | CatalogManaged
                 | CatalogOwnedPreview
                 | IcebergWriterCompatV1
+                | Geospatial
+                | GeospatialDev
                 | Unknown(_)
         )
     }
@@ -468,6 +484,8 @@ mod tests {
                 "variantShredding-preview",
                 "typeWidening",
                 "typeWidening-preview",
+                "geospatial",
+                "geospatial-dev",
             ]
         );
         for feature in TableFeature::known() {
@@ -482,5 +500,8 @@ mod tests {
         assert!(ensure_readable(&protocol(3, 7, &["variantShredding-preview"]), "t").is_ok());
         assert!(ensure_readable(&protocol(3, 7, &["variantShredding"]), "t").is_ok());
         assert!(ensure_readable(&protocol(2, 5, &[]), "t").is_ok());
+        assert!(ensure_readable(&protocol(3, 7, &["geospatial"]), "t").is_ok());
+        assert!(ensure_readable(&protocol(3, 7, &["geospatial-dev"]), "t").is_ok());
+        assert!(!TableFeature::Geospatial.is_known_for_writing());
     }
 }

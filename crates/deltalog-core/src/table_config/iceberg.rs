@@ -160,7 +160,7 @@ fn assign_type(
     next: &mut i64,
 ) -> Result<()> {
     match data_type {
-        DataType::Primitive(_) => Ok(()),
+        DataType::Primitive(_) | DataType::Geospatial(_) => Ok(()),
         DataType::Struct(inner) => assign_struct(inner, mode, next),
         DataType::Array(array) => {
             let element = assign_id(format!("{path}.element"), ids, next);
@@ -301,7 +301,7 @@ fn check_types(config: &TableConfiguration, version: u8) -> Result<()> {
 fn visit_fields(schema: &StructType, visit: &mut dyn FnMut(&StructField)) {
     fn nested(data_type: &DataType, visit: &mut dyn FnMut(&StructField)) {
         match data_type {
-            DataType::Primitive(_) => {}
+            DataType::Primitive(_) | DataType::Geospatial(_) => {}
             DataType::Struct(inner) => visit_fields(inner, visit),
             DataType::Array(array) => nested(&array.element_type, visit),
             DataType::Map(map) => {
@@ -322,7 +322,9 @@ fn unsupported_type(data_type: &DataType, version: u8) -> Option<String> {
     match data_type {
         DataType::Primitive(PrimitiveType::Void) => Some("void".into()),
         DataType::Primitive(PrimitiveType::Variant) if version < 3 => Some("variant".into()),
-        DataType::Primitive(_) | DataType::Struct(_) => None,
+        // Delta on Spark's `CheckGeoSpatialTableFeatureDisabled` (V1, V2); V3 allows them.
+        DataType::Geospatial(geospatial) if version < 3 => Some(geospatial.to_string()),
+        DataType::Primitive(_) | DataType::Geospatial(_) | DataType::Struct(_) => None,
         DataType::Array(_) | DataType::Map(_) if version == 1 => Some(data_type.to_string()),
         DataType::Array(array) => match &array.element_type {
             DataType::Struct(_) => None,

@@ -67,6 +67,8 @@ pub(crate) fn writer_duty(feature: &TableFeature) -> WriterDuty {
         | VariantShreddingPreview
         | CatalogManaged
         | CatalogOwnedPreview
+        | Geospatial
+        | GeospatialDev
         | Unknown(_) => WriterDuty::Unsupported,
     }
 }
@@ -168,6 +170,7 @@ pub(crate) fn required_features(metadata: &Metadata, schema: &StructType) -> Vec
             V2Checkpoint => properties.checkpoint_policy == CheckpointPolicy::V2,
             TimestampNtz => has_type(PrimitiveType::TimestampNtz),
             VariantType => has_type(PrimitiveType::Variant),
+            Geospatial => any_geospatial(schema),
             IcebergCompatV1 => properties.enable_iceberg_compat_v1,
             IcebergCompatV2 => properties.enable_iceberg_compat_v2,
             IcebergCompatV3 => properties.enable_iceberg_compat_v3,
@@ -368,7 +371,7 @@ fn any_field(schema: &StructType, test: &dyn Fn(&StructField) -> bool) -> bool {
 
 fn nested_struct_fields(data_type: &DataType, test: &dyn Fn(&StructField) -> bool) -> bool {
     match data_type {
-        DataType::Primitive(_) => false,
+        DataType::Primitive(_) | DataType::Geospatial(_) => false,
         DataType::Struct(inner) => any_field(inner, test),
         DataType::Array(array) => nested_struct_fields(&array.element_type, test),
         DataType::Map(map) => {
@@ -382,12 +385,27 @@ fn any_type(schema: &StructType, wanted: &PrimitiveType) -> bool {
     fn visit(data_type: &DataType, wanted: &PrimitiveType) -> bool {
         match data_type {
             DataType::Primitive(primitive) => primitive == wanted,
+            DataType::Geospatial(_) => false,
             DataType::Struct(inner) => inner.fields.iter().any(|f| visit(&f.data_type, wanted)),
             DataType::Array(array) => visit(&array.element_type, wanted),
             DataType::Map(map) => visit(&map.key_type, wanted) || visit(&map.value_type, wanted),
         }
     }
     schema.fields.iter().any(|f| visit(&f.data_type, wanted))
+}
+
+/// True when a column of `schema` (at any depth) has a geospatial type.
+fn any_geospatial(schema: &StructType) -> bool {
+    fn visit(data_type: &DataType) -> bool {
+        match data_type {
+            DataType::Primitive(_) => false,
+            DataType::Geospatial(_) => true,
+            DataType::Struct(inner) => inner.fields.iter().any(|f| visit(&f.data_type)),
+            DataType::Array(array) => visit(&array.element_type),
+            DataType::Map(map) => visit(&map.key_type) || visit(&map.value_type),
+        }
+    }
+    schema.fields.iter().any(|f| visit(&f.data_type))
 }
 
 #[cfg(test)]

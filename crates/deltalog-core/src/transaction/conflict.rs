@@ -29,6 +29,10 @@ use crate::table_config::properties::IsolationLevel;
 /// The domain of the row-id high-water mark (spec "Row Tracking").
 pub(crate) const ROW_TRACKING_DOMAIN: &str = "delta.rowTracking";
 
+/// The `commitInfo` tag of a commit whose only metadata change is identity high-water marks
+/// (Delta on Spark's `DeltaSourceUtils.IDENTITY_COMMITINFO_TAG`).
+pub(crate) const IDENTITY_SCHEMA_UPDATE_TAG: &str = "delta.identity.schemaUpdate";
+
 /// What the losing transaction read and writes, as the rules need it.
 #[derive(Debug)]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
@@ -139,7 +143,9 @@ pub(crate) fn check_protocol(
     Ok(())
 }
 
-/// #2: any winning `metaData` conflicts.
+/// #2: a winning `metaData` conflicts, unless it only moved identity high-water marks (the
+/// commit is tagged [`IDENTITY_SCHEMA_UPDATE_TAG`]) and this transaction changes no
+/// metadata, as Delta on Spark's `checkNoMetadataUpdates` tolerates it.
 pub(crate) fn check_metadata(
     current: &Current<'_>,
     winner: &Winner<'_>,
@@ -148,12 +154,32 @@ pub(crate) fn check_metadata(
     if winner.actions.metadata.is_none() {
         return Ok(());
     }
+    if !current.writes_metadata && identity_only_metadata_update(winner) {
+        return Ok(());
+    }
     Err(conflict(
         current,
         winner,
         ConflictKind::MetadataChanged,
         "the metadata (schema, partitioning or properties) was changed by a concurrent commit",
     ))
+}
+
+/// Whether the winner's `commitInfo` says its metadata change only moved identity
+/// high-water marks.
+fn identity_only_metadata_update(winner: &Winner<'_>) -> bool {
+    let Some(info) = &winner.actions.commit_info else {
+        return false;
+    };
+    let tag = info
+        .raw
+        .get("tags")
+        .and_then(|tags| tags.get(IDENTITY_SCHEMA_UPDATE_TAG));
+    match tag {
+        Some(serde_json::Value::String(text)) => text.eq_ignore_ascii_case("true"),
+        Some(serde_json::Value::Bool(flag)) => *flag,
+        _ => false,
+    }
 }
 
 /// #3: a domain this transaction writes was also written by the winner (the row-tracking

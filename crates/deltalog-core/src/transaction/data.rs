@@ -9,6 +9,7 @@ use arrow_array::RecordBatch;
 use futures::Stream;
 use serde_json::Value;
 
+use super::conflict::IDENTITY_SCHEMA_UPDATE_TAG;
 use super::{AddFile, CommitResult, MetadataUpdate, Transaction};
 use crate::error::{Error, Result};
 use crate::schema::StructType;
@@ -197,17 +198,7 @@ impl TableTransaction {
         self.transaction.add(adds)?;
         self.transaction
             .add_data_writer_features(&DATA_WRITER_FEATURES);
-        if identity_marks.is_empty() {
-            return Ok(());
-        }
-        let mut schema = config.schema().clone();
-        for (path, mark) in identity_marks {
-            set_high_water_mark(&mut schema, path, *mark);
-        }
-        self.transaction.update_metadata(MetadataUpdate {
-            schema: Some(schema),
-            ..MetadataUpdate::default()
-        })
+        stage_identity_high_water_marks(&mut self.transaction, config, identity_marks)
     }
 
     fn failure(&self, error: Error) -> WriteFailure {
@@ -230,6 +221,37 @@ pub(crate) fn add_file(file: &WrittenFile) -> AddFile {
         tags: file.tags.clone(),
         ..AddFile::default()
     }
+}
+
+/// Stages the new high-water marks of identity columns that generated values (`marks`:
+/// dot-joined path and last value) in `config`'s schema, or in the schema the transaction
+/// already stages. A commit whose only metadata change they are carries the `commitInfo` tag
+/// `delta.identity.schemaUpdate`, as Delta on Spark tags it: a concurrent transaction that
+/// changes no metadata does not conflict with it.
+pub(crate) fn stage_identity_high_water_marks(
+    transaction: &mut Transaction,
+    config: &TableConfiguration,
+    marks: &[(String, i64)],
+) -> Result<()> {
+    if marks.is_empty() {
+        return Ok(());
+    }
+    let only_change = !transaction.stages_metadata();
+    let mut schema = match transaction.staged_schema()? {
+        Some(schema) => schema,
+        None => config.schema().clone(),
+    };
+    for (path, mark) in marks {
+        set_high_water_mark(&mut schema, path, *mark);
+    }
+    transaction.update_metadata(MetadataUpdate {
+        schema: Some(schema),
+        ..MetadataUpdate::default()
+    })?;
+    if only_change {
+        transaction.set_commit_tag(IDENTITY_SCHEMA_UPDATE_TAG, "true");
+    }
+    Ok(())
 }
 
 /// Sets `delta.identity.highWaterMark` of the column at dot-joined `path`.

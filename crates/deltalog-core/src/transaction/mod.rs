@@ -73,7 +73,7 @@ pub use crate::log::encode::AddFile;
 pub use committer::{CommitOutcome, Committer, FileSystemCommitter};
 pub(crate) use conflict::ROW_TRACKING_DOMAIN;
 pub use data::TableTransaction;
-pub(crate) use data::{add_file, DATA_WRITER_FEATURES};
+pub(crate) use data::{add_file, stage_identity_high_water_marks, DATA_WRITER_FEATURES};
 
 /// `commitInfo.engineInfo` of every commit this library writes.
 pub(crate) const ENGINE_INFO: &str = concat!("deltalog/", env!("CARGO_PKG_VERSION"));
@@ -360,6 +360,34 @@ impl Transaction {
     pub fn with_commit_info(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.commit_info.insert(key.to_string(), value.into());
         self
+    }
+
+    /// Sets the tag `key` of `commitInfo.tags` (a map of strings, as Delta on Spark writes
+    /// it), keeping the other tags.
+    pub(crate) fn set_commit_tag(&mut self, key: &str, value: &str) {
+        let tags = self
+            .commit_info
+            .entry("tags")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !tags.is_object() {
+            *tags = Value::Object(Map::new());
+        }
+        if let Value::Object(tags) = tags {
+            tags.insert(key.to_string(), Value::from(value));
+        }
+    }
+
+    /// Whether the transaction stages a `metaData` action.
+    pub(crate) fn stages_metadata(&self) -> bool {
+        self.metadata.is_some()
+    }
+
+    /// The schema of the staged `metaData`, when one is staged.
+    pub(crate) fn staged_schema(&self) -> Result<Option<StructType>> {
+        let Some(metadata) = &self.metadata else {
+            return Ok(None);
+        };
+        crate::table_config::logical_schema(metadata, self.storage.uri()).map(Some)
     }
 
     /// Overrides the isolation level (`delta.isolationLevel`, else `WriteSerializable`).

@@ -25,6 +25,8 @@
 //! non-literal default) cannot be evaluated and is listed by [`unsupported_writer_duties`];
 //! the writer refuses such tables.
 
+use std::collections::VecDeque;
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow::compute::kernels::cmp::not_distinct;
@@ -167,6 +169,30 @@ pub(crate) fn refuse_identity_update(field: &arrow_schema::Field) -> Result<()> 
     )))
 }
 
+/// Refuses values given for `field` when it is an identity column `GENERATED ALWAYS` (spec
+/// "Identity Columns": without `delta.identity.allowExplicitInsert` only the table gives
+/// its values), as Delta on Spark refuses an insert naming it
+/// (`DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED`): an
+/// [`Error::ConstraintViolation`] naming the column, the error the writer raises for such
+/// values.
+pub(crate) fn refuse_identity_insert(field: &arrow_schema::Field, table: &str) -> Result<()> {
+    let explicit = field
+        .metadata()
+        .get(IDENTITY_ALLOW_EXPLICIT_INSERT_KEY)
+        .is_some_and(|value| value.eq_ignore_ascii_case("true"));
+    if !is_identity_column(field) || explicit {
+        return Ok(());
+    }
+    Err(Error::ConstraintViolation {
+        table: table.to_string(),
+        constraint: format!("identity column `{}`", field.name()),
+        reason: "values cannot be given for an identity column that is GENERATED ALWAYS \
+                 (DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED); leave it out of the \
+                 insert and the table numbers the rows"
+            .to_string(),
+    })
+}
+
 /// Whether the Arrow `field` (with the table's field metadata) is an identity column.
 pub(crate) fn is_identity_column(field: &arrow_schema::Field) -> bool {
     let metadata = field.metadata();
@@ -178,9 +204,119 @@ pub(crate) fn is_identity_column(field: &arrow_schema::Field) -> bool {
 pub(crate) struct IdentityState {
     /// Per top-level column: the last value generated, when one was.
     last: Vec<Option<i64>>,
+    /// The positions this writer claimed, when it is one task of a distributed write
+    /// ([`super::claims`]); `None`: values follow the column's high-water mark one by one.
+    claimed: Option<ClaimedPositions>,
+}
+
+/// Positions of the identity sequence a task claimed: position `p` of a column is its value
+/// `base + p·step`, `base` the first value after the high-water mark the claims recorded.
+#[derive(Debug, Clone, Default)]
+struct ClaimedPositions {
+    /// The high-water marks the positions count from.
+    marks: HighWaterMarks,
+    /// The positions not used yet, in order.
+    free: VecDeque<Range<u64>>,
+}
+
+/// The new high-water marks of the identity columns `generated` after claims counting from
+/// `marks` that end at position `end` (the values of the last position claimed; spec
+/// "Identity Columns"). A mark past a long's range is an [`Error::ConstraintViolation`].
+pub(crate) fn claimed_high_water_marks(
+    schema: &StructType,
+    marks: &HighWaterMarks,
+    end: u64,
+    generated: &[String],
+) -> Result<Vec<(String, i64)>> {
+    let Some(last) = end.checked_sub(1) else {
+        return Ok(Vec::new());
+    };
+    let mut new_marks = Vec::new();
+    for field in &schema.fields {
+        let Ok(ColumnDuty::Identity(id)) = column_duty(field, None) else {
+            continue;
+        };
+        if !generated.contains(&id.path) {
+            continue;
+        }
+        let base = match marks.get(&id.path).copied().flatten() {
+            Some(mark) => mark.checked_add(id.step),
+            None => Some(id.start),
+        };
+        let value = i64::try_from(last)
+            .ok()
+            .and_then(|last| last.checked_mul(id.step))
+            .and_then(|offset| base?.checked_add(offset))
+            .ok_or_else(|| Error::ConstraintViolation {
+                table: String::new(),
+                constraint: format!("identity column `{}`", id.path),
+                reason: "the values claimed overflow a long".to_string(),
+            })?;
+        new_marks.push((id.path, value));
+    }
+    Ok(new_marks)
+}
+
+/// The identity high-water marks of a table: top-level column name to the column's
+/// `delta.identity.highWaterMark` (`None`: no value generated yet).
+pub(crate) type HighWaterMarks = std::collections::BTreeMap<String, Option<i64>>;
+
+/// The `delta.identity.highWaterMark` of every top-level identity column of `schema`
+/// (`None` for one that has not generated values yet).
+pub(crate) fn identity_high_water_marks(schema: &StructType) -> HighWaterMarks {
+    schema
+        .fields
+        .iter()
+        .filter_map(|field| match column_duty(field, None) {
+            Ok(ColumnDuty::Identity(id)) => Some((id.path, id.high_water_mark)),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Duties {
+    /// How many identity columns of the table the columns `names` (a batch's) lack: the
+    /// columns whose values a writer of new rows generates.
+    pub(crate) fn generated_identity_columns(&self, names: &[&str]) -> usize {
+        self.columns
+            .iter()
+            .filter(|duty| match duty {
+                ColumnDuty::Identity(id) => match_name(names, &id.path).is_none(),
+                _ => false,
+            })
+            .count()
+    }
+
+    /// The next `rows` values of the identity column named `name` (matched as the writer
+    /// matches input columns), from `identity` (spec "Identity Columns": `start + k·step`
+    /// beyond the high-water mark, or from claimed positions); the column's new high-water
+    /// mark is carried in `identity`. A name that is not an identity column of the table is
+    /// an [`Error::InvalidArgument`].
+    pub(crate) fn generate_identity(
+        &self,
+        name: &str,
+        rows: usize,
+        identity: &mut IdentityState,
+        table: &str,
+    ) -> Result<ArrayRef> {
+        let found = self
+            .columns
+            .iter()
+            .enumerate()
+            .find_map(|(index, duty)| match duty {
+                ColumnDuty::Identity(id) if match_name(&[id.path.as_str()], name).is_some() => {
+                    Some((index, id))
+                }
+                _ => None,
+            });
+        let Some((index, id)) = found else {
+            return Err(Error::InvalidArgument(format!(
+                "{table}: `{name}` is not an identity column of the table"
+            )));
+        };
+        identity.generate(index, id, rows, table)
+    }
+
     /// The duties of `config`, or the first one that cannot be honoured.
     pub(crate) fn try_new(
         config: &TableConfiguration,
@@ -361,7 +497,43 @@ impl IdentityState {
     pub(crate) fn new(duties: &Duties) -> IdentityState {
         IdentityState {
             last: vec![None; duties.columns.len()],
+            claimed: None,
         }
+    }
+
+    /// The claimed positions not used yet.
+    pub(crate) fn free_positions(&self) -> u64 {
+        self.claimed.as_ref().map_or(0, |claimed| {
+            claimed
+                .free
+                .iter()
+                .map(|range| range.end - range.start)
+                .sum()
+        })
+    }
+
+    /// Adds the positions of a claim; from then on values come from claimed positions only.
+    pub(crate) fn add_claim(&mut self, positions: Range<u64>, marks: HighWaterMarks) {
+        let claimed = self.claimed.get_or_insert_with(ClaimedPositions::default);
+        claimed.marks = marks;
+        claimed.free.push_back(positions);
+    }
+
+    /// Takes the next `count` claimed positions.
+    fn take_positions(&mut self, count: usize) -> Option<Vec<u64>> {
+        let claimed = self.claimed.as_mut()?;
+        let mut taken = Vec::with_capacity(count);
+        while taken.len() < count {
+            let range = claimed.free.front_mut()?;
+            let wanted = (count - taken.len()) as u64;
+            let end = range.start + wanted.min(range.end - range.start);
+            taken.extend(range.start..end);
+            range.start = end;
+            if range.start == range.end {
+                claimed.free.pop_front();
+            }
+        }
+        Some(taken)
     }
 
     /// The new high-water mark of every identity column that generated values.
@@ -389,6 +561,31 @@ impl IdentityState {
             constraint: format!("identity column `{}`", id.path),
             reason: "the next values overflow a long".to_string(),
         };
+        if let Some(claimed) = &self.claimed {
+            let mark = claimed.marks.get(&id.path).copied().flatten();
+            let base = match mark {
+                Some(mark) => mark.checked_add(id.step).ok_or_else(overflow)?,
+                None => id.start,
+            };
+            let positions = self.take_positions(rows).ok_or_else(|| {
+                Error::internal_invariant(format!(
+                    "identity column `{}`: fewer positions claimed than rows to number",
+                    id.path
+                ))
+            })?;
+            let values = positions
+                .into_iter()
+                .map(|position| {
+                    let offset = i64::try_from(position).ok()?.checked_mul(id.step)?;
+                    base.checked_add(offset)
+                })
+                .collect::<Option<Vec<i64>>>()
+                .ok_or_else(overflow)?;
+            if let (Some(last), Some(slot)) = (values.last(), self.last.get_mut(index)) {
+                *slot = Some(*last);
+            }
+            return Ok(Arc::new(Int64Array::from(values)));
+        }
         let previous = self
             .last
             .get(index)

@@ -39,6 +39,7 @@
 //! parallel, and within one file encoding and statistics run side by side.
 
 pub(crate) mod changes;
+pub(crate) mod claims;
 pub(crate) mod conform;
 pub(crate) mod duties;
 #[cfg(feature = "internal-api")]
@@ -62,6 +63,7 @@ use crate::error::{Error, Result};
 use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
 
+use claims::IdentityClaims;
 pub use duties::{unsupported_writer_duties, UnsupportedDuty};
 use file::OpenFile;
 pub(crate) use plan::scalar_at;
@@ -179,6 +181,10 @@ pub struct WriterOptions {
     /// A folder under the table root that every file goes in, before its partition
     /// directories (`_change_data` for change data files). Default `None`: the table root.
     pub directory: Option<String>,
+    /// The key of the identity claims this writer takes its identity values from, when it is
+    /// one task of a distributed write (see `claims`). Default `None`: values follow the
+    /// high-water marks of the writer's table configuration.
+    pub identity_claims: Option<String>,
 }
 
 impl Default for WriterOptions {
@@ -191,6 +197,7 @@ impl Default for WriterOptions {
             max_records_per_file: None,
             upload_part_size: crate::storage::upload::DEFAULT_PART_SIZE,
             directory: None,
+            identity_claims: None,
         }
     }
 }
@@ -217,6 +224,7 @@ pub struct DataFileWriter {
     open: HashMap<PartitionKey, OpenFile>,
     done: Vec<WrittenFile>,
     identity: duties::IdentityState,
+    claims: Option<IdentityClaims>,
 }
 
 impl DataFileWriter {
@@ -235,6 +243,11 @@ impl DataFileWriter {
         if let Some(duty) = unsupported_writer_duties(config).into_iter().next() {
             return Err(duty.into_error(config.table_uri()));
         }
+        let claims = options
+            .identity_claims
+            .as_deref()
+            .map(|key| IdentityClaims::new(storage.clone(), key))
+            .transpose()?;
         let plan = WritePlan::try_new(config, options)?;
         let identity = duties::IdentityState::new(&plan.duties);
         Ok(DataFileWriter {
@@ -243,6 +256,7 @@ impl DataFileWriter {
             open: HashMap::new(),
             done: Vec::new(),
             identity,
+            claims,
         })
     }
 
@@ -260,6 +274,7 @@ impl DataFileWriter {
         if batch.num_rows() == 0 {
             return Ok(());
         }
+        self.claim_identity_positions(&batch).await?;
         let plan = self.plan.clone();
         let identity = self.identity.clone();
         let (parts, identity) = crate::util::cpu::run(
@@ -296,6 +311,62 @@ impl DataFileWriter {
             Some(error) => Err(error),
             None => Ok(()),
         }
+    }
+
+    /// Claims the identity positions `batch` needs, when the writer takes its identity
+    /// values from claims.
+    async fn claim_identity_positions(&mut self, batch: &RecordBatch) -> Result<()> {
+        if self.claims.is_none() {
+            return Ok(());
+        }
+        let schema = batch.schema();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let columns = self.plan.duties.generated_identity_columns(&names) as u64;
+        self.claim_positions(columns * batch.num_rows() as u64)
+            .await
+    }
+
+    /// Claims until at least `needed` claimed positions are free, when the writer takes its
+    /// identity values from claims.
+    async fn claim_positions(&mut self, needed: u64) -> Result<()> {
+        let Some(claims) = &mut self.claims else {
+            return Ok(());
+        };
+        while self.identity.free_positions() < needed {
+            let missing = needed - self.identity.free_positions();
+            let (positions, marks) = claims.claim(missing).await?;
+            self.identity.add_claim(positions, marks);
+        }
+        Ok(())
+    }
+
+    /// New values of the identity columns `columns` (top-level names) for `rows` new rows,
+    /// one array per column, numbered as this writer numbers the identity columns a batch
+    /// lacks (spec "Identity Columns": `start + k·step` beyond the high-water mark, or from
+    /// the identity claims of a distributed write), so that [`DataFileWriter::finish`]
+    /// reports the new high-water marks. For rows written to several files alike (data and
+    /// change data): number them once here, then write them with the values as
+    /// [`RowOrigin::Existing`] rows. A name that is not an identity column of the table is an
+    /// [`Error::InvalidArgument`].
+    pub(crate) async fn generate_identity(
+        &mut self,
+        columns: &[&str],
+        rows: usize,
+    ) -> Result<Vec<arrow_array::ArrayRef>> {
+        if rows == 0 || columns.is_empty() {
+            let empty = arrow_array::new_empty_array(&arrow_schema::DataType::Int64);
+            return Ok(vec![empty; columns.len()]);
+        }
+        self.claim_positions(columns.len() as u64 * rows as u64)
+            .await?;
+        let plan = &self.plan;
+        columns
+            .iter()
+            .map(|name| {
+                plan.duties
+                    .generate_identity(name, rows, &mut self.identity, &plan.table)
+            })
+            .collect()
     }
 
     /// The files completed so far.

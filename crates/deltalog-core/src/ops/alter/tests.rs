@@ -746,3 +746,212 @@ async fn ids_after_moves(snapshot: &Snapshot) -> usize {
         .unwrap();
     batches.iter().map(RecordBatch::num_rows).sum()
 }
+
+/// A table of Delta schema `schema` (JSON) with type widening enabled, holding `rows` (JSON
+/// lines) in one file.
+async fn nested_table(dir: &tempfile::TempDir, schema: Value, rows: &str) -> Table {
+    let table = table(dir);
+    let schema: StructType = serde_json::from_value(schema).unwrap();
+    let arrow = Arc::new(crate::schema::to_arrow_schema(&schema).unwrap());
+    let create = CreateTable {
+        schema,
+        configuration: [("delta.enableTypeWidening".to_string(), "true".to_string())].into(),
+        ..CreateTable::default()
+    };
+    create_table(table.storage(), create, CreateMode::ErrorIfExists)
+        .await
+        .unwrap();
+    let mut decoder = arrow_json::ReaderBuilder::new(arrow.clone())
+        .build_decoder()
+        .unwrap();
+    decoder.decode(rows.as_bytes()).unwrap();
+    let batch = decoder.flush().unwrap().unwrap();
+    write_table(
+        table.storage(),
+        arrow,
+        stream::iter(vec![Ok(batch)]),
+        WriteTableOptions::default(),
+    )
+    .await
+    .unwrap();
+    table
+}
+
+#[tokio::test]
+async fn change_column_widens_array_elements_map_keys_and_values_and_fields_inside() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int32Type, Int64Type};
+    let dir = tempfile::tempdir().unwrap();
+    let schema = serde_json::json!({"type": "struct", "fields": [
+        {"name": "arr", "type": {"type": "array", "elementType": "integer", "containsNull": false},
+         "nullable": true, "metadata": {}},
+        {"name": "m", "type": {"type": "map", "keyType": "integer", "valueType": "short",
+         "valueContainsNull": true}, "nullable": true, "metadata": {}},
+        {"name": "sa", "type": {"type": "array", "elementType": {"type": "struct", "fields": [
+            {"name": "x", "type": "integer", "nullable": true, "metadata": {}}]},
+         "containsNull": true}, "nullable": true, "metadata": {}},
+        {"name": "aa", "type": {"type": "array", "elementType": {"type": "array",
+         "elementType": "short", "containsNull": true}, "containsNull": true},
+         "nullable": true, "metadata": {}}
+    ]});
+    let rows = r#"{"arr": [1, 2], "m": {"3": 4}, "sa": [{"x": 5}], "aa": [[6]]}"#;
+    let table = nested_table(&dir, schema, rows).await;
+    let change = |column: &str, to: PrimitiveType| ColumnChange {
+        column: column.into(),
+        data_type: Some(to),
+        ..ColumnChange::default()
+    };
+    for (column, to, name, nullable) in [
+        ("arr.element", PrimitiveType::Long, "arr.element", false),
+        ("m.key", PrimitiveType::Long, "m.key", false),
+        ("M.value", PrimitiveType::Integer, "m.value", true),
+        ("sa.element.X", PrimitiveType::Long, "sa.element.x", true),
+        (
+            "aa.element.element",
+            PrimitiveType::Integer,
+            "aa.element.element",
+            true,
+        ),
+    ] {
+        alter_table(
+            table.storage(),
+            Alteration::ChangeColumn(change(column, to)),
+        )
+        .await
+        .unwrap();
+        let info = last_commit_info(&table).await;
+        let logged: Value =
+            serde_json::from_str(info["operationParameters"]["column"].as_str().unwrap()).unwrap();
+        assert_eq!(logged["name"], name);
+        assert_eq!(logged["type"], to.type_name());
+        assert_eq!(logged["nullable"], nullable, "{column}");
+    }
+    let snapshot = latest(&table).await;
+    let fields = &snapshot.schema().fields;
+    let changes = |field: &StructField| field.metadata[TYPE_CHANGES_KEY].clone();
+    assert_eq!(
+        changes(&fields[0]),
+        serde_json::json!([{"fromType": "integer", "toType": "long", "fieldPath": "element"}])
+    );
+    assert_eq!(
+        changes(&fields[1]),
+        serde_json::json!([
+            {"fromType": "integer", "toType": "long", "fieldPath": "key"},
+            {"fromType": "short", "toType": "integer", "fieldPath": "value"}
+        ])
+    );
+    let DataType::Array(sa) = &fields[2].data_type else {
+        panic!("sa is an array")
+    };
+    let x = &sa.element_type.as_struct().unwrap().fields[0];
+    assert_eq!(x.data_type, DataType::Primitive(PrimitiveType::Long));
+    assert_eq!(
+        changes(x),
+        serde_json::json!([{"fromType": "integer", "toType": "long"}])
+    );
+    assert!(!fields[2].metadata.contains_key(TYPE_CHANGES_KEY));
+    assert_eq!(
+        changes(&fields[3]),
+        serde_json::json!([
+            {"fromType": "short", "toType": "integer", "fieldPath": "element.element"}
+        ])
+    );
+    // The file written before reads in the wider types.
+    let batches = crate::scan::Scan::new(&snapshot, crate::scan::ScanOptions::default())
+        .await
+        .unwrap()
+        .to_batches()
+        .await
+        .unwrap();
+    let batch = &batches[0];
+    let arr = batch.column(0).as_list::<i32>();
+    assert_eq!(arr.values().as_primitive::<Int64Type>().values(), &[1, 2]);
+    let m = batch.column(1).as_map();
+    assert_eq!(m.keys().as_primitive::<Int64Type>().values(), &[3]);
+    assert_eq!(m.values().as_primitive::<Int32Type>().values(), &[4]);
+    let sa = batch.column(2).as_list::<i32>();
+    let x = sa
+        .values()
+        .as_struct()
+        .column(0)
+        .as_primitive::<Int64Type>();
+    assert_eq!(x.values(), &[5]);
+    let aa = batch.column(3).as_list::<i32>();
+    let inner = aa.values().as_list::<i32>();
+    assert_eq!(inner.values().as_primitive::<Int32Type>().values(), &[6]);
+
+    let refusals = [
+        (
+            change("arr.element", PrimitiveType::String),
+            "only widenings",
+        ),
+        (
+            change("sa.element", PrimitiveType::Long),
+            "only the type of a primitive",
+        ),
+        (
+            change(
+                "arr.ELEMENT",
+                PrimitiveType::Decimal {
+                    precision: 25,
+                    scale: 0,
+                },
+            ),
+            "no column",
+        ),
+        (change("arr.x", PrimitiveType::Long), "no column"),
+        (
+            ColumnChange {
+                comment: Some("no".into()),
+                ..change("arr.element", PrimitiveType::Long)
+            },
+            "DELTA_UNSUPPORTED_COMMENT_MAP_ARRAY",
+        ),
+        (
+            ColumnChange {
+                column: "arr.element".into(),
+                drop_not_null: true,
+                ..ColumnChange::default()
+            },
+            "nullability",
+        ),
+        (
+            ColumnChange {
+                column: "m.value".into(),
+                position: Some(ColumnPosition::First),
+                ..ColumnChange::default()
+            },
+            "only struct fields",
+        ),
+    ];
+    for (bad, kind) in refusals {
+        let error = alter_table(table.storage(), Alteration::ChangeColumn(bad))
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains(kind), "{kind}: {error}");
+    }
+    // A field inside an array keeps the struct field changes: comment, DROP NOT NULL, moves.
+    let relaxed = ColumnChange {
+        column: "sa.element.x".into(),
+        comment: Some("inner".into()),
+        drop_not_null: true,
+        position: Some(ColumnPosition::First),
+        ..ColumnChange::default()
+    };
+    alter_table(table.storage(), Alteration::ChangeColumn(relaxed))
+        .await
+        .unwrap();
+    // Without type widening, Spark's DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP.
+    alter_table(
+        table.storage(),
+        props(&[("delta.enableTypeWidening", "false")]),
+    )
+    .await
+    .unwrap();
+    let refused = alter_table(
+        table.storage(),
+        Alteration::ChangeColumn(change("m.value", PrimitiveType::Long)),
+    )
+    .await;
+    assert!(matches!(refused, Err(Error::NotAllowed(_))), "{refused:?}");
+}

@@ -38,9 +38,13 @@ pub(super) struct BatchChanges {
     pub touched: Vec<u32>,
     /// Source rows that matched a target row of the batch.
     pub matched_sources: Vec<u32>,
-    /// Rows to write, updated ([`RowOrigin::Existing`]) or inserted ([`RowOrigin::New`]): the
-    /// table's columns, then `row_id` and `row_commit_version` when tracked.
+    /// Rows to write, updated ([`RowOrigin::Existing`]): the table's columns, then `row_id`
+    /// and `row_commit_version` when tracked.
     pub written: Vec<(RecordBatch, RowOrigin)>,
+    /// Rows inserted (in the layout of `written`), with the indexes of the identity columns
+    /// whose values the table generates for them (placeholders here): written as data and
+    /// as `insert` change rows with the same values (`RowWriter::write_inserted`).
+    pub inserted: Vec<(RecordBatch, Vec<usize>)>,
     /// Change rows with their `_change_type`.
     pub changes: Vec<(RecordBatch, &'static str)>,
     pub counts: Counts,
@@ -132,7 +136,7 @@ impl Plan {
     }
 
     /// The rows of `unmatched` (source rows no target row matched) that a `WHEN NOT MATCHED`
-    /// clause inserts, with their values, and `insert` change rows.
+    /// clause inserts, with their values and the identity columns to number.
     pub(super) fn insert(&self, unmatched: &[u32]) -> Result<BatchChanges> {
         let mut changes = BatchChanges::default();
         if unmatched.is_empty() || self.resolved.not_matched.is_empty() {
@@ -154,7 +158,14 @@ impl Plan {
             }
             let joined = take(&joined, &rows)?;
             let mut columns = Vec::with_capacity(values.len());
+            let mut generated = Vec::new();
             for (index, value) in values.iter().enumerate() {
+                let Some(value) = value else {
+                    generated.push(index);
+                    let field = self.resolved.sides.target.field(index);
+                    columns.push(arrow_array::new_null_array(field.data_type(), rows.len()));
+                    continue;
+                };
                 columns.push(self.resolved.sides.value_of(
                     index,
                     value,
@@ -164,8 +175,7 @@ impl Plan {
             }
             let inserted = self.table_rows(columns, None)?;
             changes.counts.inserted += inserted.num_rows() as u64;
-            changes.changes.push((inserted.clone(), "insert"));
-            changes.written.push((inserted, RowOrigin::New));
+            changes.inserted.push((inserted, generated));
         }
         Ok(changes)
     }

@@ -3,7 +3,11 @@
 //! fields the clauses assign (every one when a clause is `UPDATE SET *` or `INSERT *`), and,
 //! with `delta.enableTypeWidening`, the wider types of source columns, in the merge's own
 //! commit (`ResolveDeltaMergeInto.computePostEvolutionTargetSchema`). The schema change is
-//! staged before the clauses are resolved, so they see the evolved target.
+//! staged before the clauses are resolved, so they see the evolved target. Structs inside
+//! arrays and maps evolve as top-level ones do ([`evolve_schema`]: new fields appended,
+//! nullable); the values assigned are then aligned to the evolved types by field name at any
+//! depth ([`crate::expr::assign_to`]), a nested field the source lacks NULL, as Spark's
+//! `UpdateExpressionsSupport.castIfNeeded` does with schema evolution.
 
 use arrow_schema::SchemaRef;
 
