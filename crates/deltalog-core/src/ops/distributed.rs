@@ -34,9 +34,7 @@ use crate::transaction::{
 };
 use crate::write::changes::{cdc_rows, rows_match, write_with_insert_changes, CHANGE_DATA_DIR};
 use crate::write::claims::IdentityClaims;
-use crate::write::duties::{
-    claimed_high_water_marks, identity_high_water_marks, IDENTITY_HIGH_WATER_MARK_KEY,
-};
+use crate::write::duties::{identity_high_water_marks, IDENTITY_HIGH_WATER_MARK_KEY};
 use crate::write::{write_batches, WriteFailure, WriterOptions, WrittenFile};
 
 use crate::ops::dml::replace_where::{inserts_need_changes, stage_replaced_rows};
@@ -420,29 +418,14 @@ impl DistributedWrite {
         config: &TableConfiguration,
         version: u64,
     ) -> Result<Vec<(String, i64)>> {
-        let Some(summary) = self.claims(storage)? else {
+        let Some(claims) = self.claims(storage)? else {
             return Ok(Vec::new());
         };
-        let Some(summary) = summary.summary().await? else {
-            return Ok(Vec::new());
-        };
-        if summary.high_water_marks != identity_high_water_marks(config.schema()) {
-            return Err(Error::CommitConflict {
-                kind: ConflictKind::MetadataChanged,
-                version,
-                table: storage.uri().to_string(),
-                reason: "a concurrent commit generated identity values while the write's \
-                         tasks ran: its rows were numbered from the same high-water mark"
-                    .into(),
-            });
-        }
         let generated = generated_identity_columns(config, &self.data_schema);
-        claimed_high_water_marks(
-            config.schema(),
-            &summary.high_water_marks,
-            summary.end,
-            &generated,
-        )
+        let marks = claims
+            .new_high_water_marks(config.schema(), &generated, version)
+            .await?;
+        Ok(marks.unwrap_or_default())
     }
 
     /// Refuses a commit whose configuration differs from the planned one in what data files

@@ -28,11 +28,12 @@ use bytes::Bytes;
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{ConflictKind, Error, Result};
+use crate::schema::StructType;
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
 
-use super::duties::{identity_high_water_marks, HighWaterMarks};
+use super::duties::{claimed_high_water_marks, identity_high_water_marks, HighWaterMarks};
 
 /// The folder of `_delta_log` holding the claims of every write in progress.
 pub(crate) const CLAIMS_DIR: &str = "_identity";
@@ -144,6 +145,35 @@ impl IdentityClaims {
             end: claim.end,
             high_water_marks: claim.high_water_marks,
         }))
+    }
+
+    /// The new high-water marks of the identity columns `numbered` once the tasks are done:
+    /// the values of the last position claimed; `None` when no task claimed anything. The
+    /// marks the claims counted from must still be those of `schema` (the table's at the
+    /// commit, of version `version`), else a concurrent commit numbered rows from them too:
+    /// an [`Error::CommitConflict`] of kind [`ConflictKind::MetadataChanged`].
+    pub(crate) async fn new_high_water_marks(
+        &self,
+        schema: &StructType,
+        numbered: &[String],
+        version: u64,
+    ) -> Result<Option<Vec<(String, i64)>>> {
+        let Some(summary) = self.summary().await? else {
+            return Ok(None);
+        };
+        if summary.high_water_marks != identity_high_water_marks(schema) {
+            return Err(Error::CommitConflict {
+                kind: ConflictKind::MetadataChanged,
+                version,
+                table: self.storage.uri().to_string(),
+                reason: "a concurrent commit generated identity values while the tasks ran: \
+                         their rows were numbered from the same high-water mark"
+                    .into(),
+            });
+        }
+        let marks =
+            claimed_high_water_marks(schema, &summary.high_water_marks, summary.end, numbered)?;
+        Ok(Some(marks))
     }
 
     /// Deletes every claim of the write (one already gone is not an error).

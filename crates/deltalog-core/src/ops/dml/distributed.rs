@@ -44,7 +44,7 @@ use serde_json::{Map, Value};
 
 use crate::actions::deletion_vector;
 use crate::actions::{DeletionVectorDescriptor, Metadata, Protocol};
-use crate::error::{ConflictKind, Error, Result};
+use crate::error::{Error, Result};
 use crate::expr::{parse_sql, CompareOp, Expr};
 use crate::ops::merge::evolution::{assigned_path, stage_evolved_schema};
 use crate::scan::{ROW_FILE_COLUMN, ROW_INDEX_COLUMN};
@@ -55,7 +55,7 @@ use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
 use crate::transaction::{stage_identity_high_water_marks, CommitResult, MetadataUpdate};
 use crate::write::claims::IdentityClaims;
-use crate::write::duties::{claimed_high_water_marks, identity_high_water_marks};
+use crate::write::duties::identity_high_water_marks;
 use crate::write::{RowOrigin, WriteFailure, WriterOptions, WrittenFile};
 
 use super::{
@@ -470,7 +470,7 @@ impl DistributedChange {
     /// generated move the columns' high-water marks (spec "Identity Columns"), the
     /// commit's only metadata change tagged `delta.identity.schemaUpdate` as Delta on Spark
     /// tags it; the claims they were numbered from must have counted from the marks of the
-    /// version read (else a [`ConflictKind::MetadataChanged`] conflict), and are deleted
+    /// version read (else a [`crate::error::ConflictKind::MetadataChanged`] conflict), and are deleted
     /// whatever the outcome. Errors name the files the tasks wrote, which nothing references
     /// then.
     pub async fn commit(
@@ -606,7 +606,7 @@ impl DistributedChange {
     /// Stages the new high-water marks of the identity columns `numbered` (those the tasks
     /// generated values of): the values of the last position claimed. The marks the claims
     /// counted from must be those of the version read, else a concurrent commit numbered
-    /// rows from them too (a [`ConflictKind::MetadataChanged`] conflict).
+    /// rows from them too (a [`crate::error::ConflictKind::MetadataChanged`] conflict).
     async fn stage_high_water_marks(
         &self,
         change: &mut RowChange,
@@ -622,30 +622,16 @@ impl DistributedChange {
                 "tasks numbered identity values without identity claims",
             )
         })?;
-        let Some(summary) = claims.summary().await? else {
-            return Err(Error::internal(
-                &table,
-                "tasks numbered identity values, but no identity claim is left",
-            ));
-        };
-        if summary.high_water_marks != identity_high_water_marks(change.snapshot.schema()) {
-            return Err(Error::CommitConflict {
-                kind: ConflictKind::MetadataChanged,
-                version: self.version,
-                table,
-                reason: "a concurrent commit generated identity values while the merge's \
-                         tasks ran: its inserted rows were numbered from the same high-water \
-                         mark"
-                    .into(),
-            });
-        }
         let config = change.transaction.configuration()?;
-        let marks = claimed_high_water_marks(
-            config.schema(),
-            &summary.high_water_marks,
-            summary.end,
-            numbered,
-        )?;
+        let marks = claims
+            .new_high_water_marks(change.snapshot.schema(), numbered, self.version)
+            .await?
+            .ok_or_else(|| {
+                Error::internal(
+                    &table,
+                    "tasks numbered identity values, but no identity claim is left",
+                )
+            })?;
         stage_identity_high_water_marks(&mut change.transaction, &config, &marks)
     }
 
