@@ -197,22 +197,44 @@ def test_generation_expressions_computed_as_spark_computes_them(spark: Any, tmp_
 
 
 def test_generation_expressions_we_cannot_evaluate_are_refused(spark: Any, tmp_path: Path) -> None:
-    """Spark computes ``abs(id)``; our value language has no ``abs``, so our writer refuses
+    """Spark computes ``sqrt(id)``; our value language has no ``sqrt``, so our writer refuses
     the table up front (a typed error naming the column and the expression, no data file, no
     commit) instead of writing rows Spark would reject."""
-    path = tmp_path / "abs"
+    path = tmp_path / "sqrt"
     spark.sql(
-        f"CREATE TABLE delta.`{path}` (id BIGINT, size BIGINT GENERATED ALWAYS AS (abs(id))) "
+        f"CREATE TABLE delta.`{path}` (id BIGINT, size DOUBLE GENERATED ALWAYS AS (sqrt(id))) "
         "USING delta"
     )
     with pytest.raises(deltalog.UnsupportedFeatureError) as refused:
         deltalog.write_table(path, pa.table({"id": [1]}))
     assert "size" in str(refused.value)
-    assert "abs(id)" in str(refused.value)
+    assert "sqrt(id)" in str(refused.value)
     assert not refused.value.unreferenced_files
     assert versions(path) == 0
-    spark.sql(f"INSERT INTO delta.`{path}` (id) VALUES (-1)")
-    assert ours(path).to_pylist() == [{"id": -1, "size": 1}]
+    spark.sql(f"INSERT INTO delta.`{path}` (id) VALUES (4)")
+    assert ours(path).to_pylist() == [{"id": 4, "size": 2.0}]
+
+
+def test_constraints_with_abs_length_and_trim_hold_as_in_spark(spark: Any, tmp_path: Path) -> None:
+    """A CHECK constraint using ``abs``, ``length`` and ``trim``: the rows Delta on Spark
+    accepts, deltalog accepts; the row Spark refuses, deltalog refuses too."""
+    path = tmp_path / "functions"
+    rule = "length(trim(code)) <= 3 AND abs(delta) < 100"
+    spark.sql(f"CREATE TABLE delta.`{path}` (code STRING, delta INT) USING delta")
+    spark.sql(f"ALTER TABLE delta.`{path}` ADD CONSTRAINT fits CHECK ({rule})")
+    spark.sql(f"INSERT INTO delta.`{path}` VALUES ('  ab ', -99)")
+    schema = pa.schema([("code", pa.string()), ("delta", pa.int32())])
+    deltalog.write_table(
+        path, pa.table({"code": [" xyz  ", "q"], "delta": [99, -5]}, schema=schema)
+    )
+    for code, delta in (("abcd", 1), ("ab", -100)):
+        with pytest.raises(Exception, match="fits"):
+            spark.sql(f"INSERT INTO delta.`{path}` VALUES ('{code}', {delta})")
+        with pytest.raises(deltalog.ConstraintViolationError, match="fits"):
+            deltalog.write_table(path, pa.table({"code": [code], "delta": [delta]}, schema=schema))
+    expected = [("  ab ", -99), (" xyz  ", 99), ("q", -5)]
+    frame = spark.read.format("delta").load(str(path))
+    assert sorted(map(tuple, frame.collect())) == sorted(expected)
 
 
 @pytest.mark.parametrize(("start", "step"), [(10, 5), (-1, -3)])

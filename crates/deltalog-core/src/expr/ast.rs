@@ -589,6 +589,18 @@ pub enum Function {
     /// `named_struct('name1', v1, 'name2', v2, ...)`: a struct of the values, never NULL
     /// itself (Spark's `CreateNamedStruct`).
     NamedStruct,
+    /// `abs(x)`: the absolute value, of `x`'s type (an integer's minimum overflows, as in
+    /// Spark's ANSI mode).
+    Abs,
+    /// `length(x)`, `char_length(x)`, `character_length(x)`: the characters of a string (the
+    /// bytes of a binary value), an int.
+    Length,
+    /// `trim(s)`: `s` without its leading and trailing spaces (Spark's `StringTrim`).
+    Trim,
+    /// `ltrim(s)`: `s` without its leading spaces.
+    Ltrim,
+    /// `rtrim(s)`: `s` without its trailing spaces.
+    Rtrim,
 }
 
 /// A value expression (see the module documentation).
@@ -823,6 +835,11 @@ impl Function {
             "to_date" => Function::ToDate,
             "date_format" => Function::DateFormat,
             "named_struct" => Function::NamedStruct,
+            "abs" => Function::Abs,
+            "length" | "char_length" | "character_length" | "len" => Function::Length,
+            "trim" => Function::Trim,
+            "ltrim" => Function::Ltrim,
+            "rtrim" => Function::Rtrim,
             _ => return None,
         })
     }
@@ -843,6 +860,11 @@ impl Function {
             Function::ToDate => "to_date",
             Function::DateFormat => "date_format",
             Function::NamedStruct => "named_struct",
+            Function::Abs => "abs",
+            Function::Length => "length",
+            Function::Trim => "trim",
+            Function::Ltrim => "ltrim",
+            Function::Rtrim => "rtrim",
         }
     }
 }

@@ -823,6 +823,29 @@ fn call(
             arity(1..=1)?;
             cast_to(&values[0], &DataType::Date32)
         }
+        Function::Abs => {
+            arity(1..=1)?;
+            absolute(&values[0])
+        }
+        Function::Length => {
+            arity(1..=1)?;
+            char_length(&values[0])
+        }
+        Function::Trim | Function::Ltrim | Function::Rtrim => {
+            arity(1..=1)?;
+            let text = strings(&values[0])?;
+            let trimmed: StringArray = text
+                .iter()
+                .map(|v| {
+                    v.map(|s| match function {
+                        Function::Ltrim => s.trim_start_matches(' '),
+                        Function::Rtrim => s.trim_end_matches(' '),
+                        _ => s.trim_matches(' '),
+                    })
+                })
+                .collect();
+            Ok(Arc::new(trimmed))
+        }
         Function::DateFormat => {
             arity(2..=2)?;
             let pattern = literal_text(&args[1], "date_format pattern")?;
@@ -955,6 +978,53 @@ fn operand_type<'a>(values: impl Iterator<Item = &'a ArrayRef>) -> DataType {
 
 fn is_number(ty: &DataType) -> bool {
     ty.is_integer() || ty.is_floating() || matches!(ty, DataType::Decimal128(_, _))
+}
+
+/// `abs(x)` as Spark's ANSI mode computes it: of `x`'s type; the minimum of an integer type
+/// has no absolute value in it (an error, as Spark's `ARITHMETIC_OVERFLOW`); `-0.0` is `0.0`.
+fn absolute(value: &ArrayRef) -> Result<ArrayRef> {
+    use arrow_array::types::Float32Type;
+    match value.data_type() {
+        DataType::Null => Ok(value.clone()),
+        DataType::Float32 => {
+            let floats = value.as_primitive::<Float32Type>();
+            Ok(Arc::new(floats.unary::<_, Float32Type>(f32::abs)))
+        }
+        DataType::Float64 => {
+            let doubles = value.as_primitive::<Float64Type>();
+            Ok(Arc::new(doubles.unary::<_, Float64Type>(f64::abs)))
+        }
+        ty if ty.is_integer() || matches!(ty, DataType::Decimal128(..)) => {
+            let zero = cast_to(
+                &(Arc::new(arrow_array::Int8Array::from(vec![0])) as ArrayRef),
+                ty,
+            )?;
+            let negative = cmp::lt(value, &arrow_array::Scalar::new(zero))
+                .map_err(|e| invalid(format!("abs: {e}")))?;
+            // Negating the negative values alone finds an overflow; the others stay.
+            let negatives = arrow::compute::filter(value, &negative)
+                .map_err(|e| invalid(format!("abs: {e}")))?;
+            numeric::neg(&negatives).map_err(|e| invalid(format!("abs: {e}")))?;
+            let negated = numeric::neg_wrapping(value).map_err(|e| invalid(format!("abs: {e}")))?;
+            zip(&negative, &negated, value).map_err(|e| invalid(format!("abs: {e}")))
+        }
+        other => Err(invalid(format!("abs needs a number, not {other}"))),
+    }
+}
+
+/// `length(x)`: the characters of a string, the bytes of a binary value, as an int.
+fn char_length(value: &ArrayRef) -> Result<ArrayRef> {
+    if matches!(value.data_type(), DataType::Binary | DataType::LargeBinary) {
+        let bytes = arrow::compute::kernels::length::length(value)
+            .map_err(|e| invalid(format!("length: {e}")))?;
+        return cast_to(&bytes, &DataType::Int32);
+    }
+    let text = strings(value)?;
+    let counts: arrow_array::Int32Array = text
+        .iter()
+        .map(|v| v.map(|s| i32::try_from(s.chars().count()).unwrap_or(i32::MAX)))
+        .collect();
+    Ok(Arc::new(counts))
 }
 
 fn strings(value: &ArrayRef) -> Result<StringArray> {

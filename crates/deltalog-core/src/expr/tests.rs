@@ -2301,3 +2301,46 @@ fn deep_nesting_is_refused_and_long_chains_stay_shallow() {
     let sum = vec!["1"; 100].join(" + ");
     assert!(crate::expr::parse_value_sql(&sum).is_ok());
 }
+
+#[test]
+fn abs_length_and_trims_compute_as_spark() {
+    let rows_of = |filter: &str| rows(filter, &computed_rows());
+    // id: 1, 3, 6, NULL, 7; price: 2.5, 50.0, NULL, 1.0, 10.0; name: Ab, x, AB, NULL, cd.
+    assert_eq!(rows_of("abs(0 - id) = id"), [true, true, true, false, true]);
+    assert_eq!(
+        rows_of("abs(id - 4) < 2"),
+        [false, true, false, false, false]
+    );
+    assert_eq!(
+        rows_of("abs(price * -1) = price"),
+        [true, true, false, true, true]
+    );
+    assert_eq!(
+        rows_of("length(name) = 2"),
+        [true, false, true, false, true]
+    );
+    assert_eq!(
+        rows_of("char_length(concat('  ', name, ' ')) = 5"),
+        [true, false, true, false, true]
+    );
+    assert_eq!(
+        rows_of("trim(concat('  ', name, ' ')) = name"),
+        [true, true, true, false, true]
+    );
+    assert_eq!(
+        rows_of("ltrim(concat('  ', name, ' ')) = concat(name, ' ')"),
+        [true, true, true, false, true]
+    );
+    assert_eq!(
+        rows_of("rtrim(concat(' ', name, '  ')) = concat(' ', name)"),
+        [true, true, true, false, true]
+    );
+    let text = "abs(x) >= 0 AND length(s) = 1 AND trim(s) <> ltrim(rtrim(s))";
+    assert_eq!(parse(&parse(text).to_string()), parse(text));
+    let minimum = batch(vec![(
+        "id",
+        array(Int64Array::from(vec![Some(5), Some(i64::MIN)])),
+    )]);
+    let error = evaluate(&parse("abs(id) > 0"), &minimum).unwrap_err();
+    assert!(error.to_string().contains("abs"), "{error}");
+}
