@@ -1,4 +1,4 @@
-//! Claims on the identity sequence shared by the tasks of one distributed write (spec
+//! Claims on the identity sequence shared by the tasks of one distributed write or MERGE (spec
 //! "Identity Columns": every value generated is `start + n·step` beyond the high-water mark,
 //! and no two rows of a column get the same one).
 //!
@@ -13,11 +13,12 @@
 //! following the column's high-water mark that claim 0 recorded (read from the table's
 //! newest metadata when it was written).
 //!
-//! The commit reads the claims back ([`IdentityClaims::summary`]): the last claim's end gives
-//! the new high-water marks (the values of the last position claimed, so unused positions
-//! at the end of a task's last claim are skipped, never reused), and the recorded marks must
-//! still be the table's, or a concurrent commit generated values from the same base. The
-//! claims are deleted once the write commits or gives up ([`IdentityClaims::remove`]).
+//! The commit reads the claims back ([`IdentityClaims::new_high_water_marks`]): the last
+//! claim's end gives the new high-water marks (the values of the last position claimed, so
+//! unused positions at the end of a task's last claim are skipped, never reused), and the
+//! recorded marks must still be the table's, or a concurrent commit generated values from
+//! the same base. The claims are deleted once the write commits or gives up
+//! ([`IdentityClaims::remove`]).
 //!
 //! Claims need a store with conditional puts: without them two tasks could both take one
 //! number.
