@@ -16,6 +16,7 @@ Where each piece runs (pyspark's Python data source protocol):
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from pyspark.sql.types import StructType
 
 from .. import _core
 from .._table import CommitResult, DeltaTable
-from ..exceptions import InvalidArgumentError
+from ..exceptions import DeltaError, InvalidArgumentError
 from ._options import WriteOptions
 from ._types import arrow_schema
 
@@ -96,7 +97,7 @@ def write_task(
     if first is None:
         return DeltalogCommitMessage(plan, None)
     reader = pa.RecordBatchReader.from_batches(first.schema, chain([first], batches))
-    epoch = _micro_batch_id() if streaming else None
+    epoch = _micro_batch_id(plan) if streaming else None
     files = _core.write_distributed_files(
         options.uri, plan, reader, options.storage_options or None, epoch
     )
@@ -105,26 +106,35 @@ def write_task(
 
 def discard(options: WriteOptions, plan: str, micro_batch_id: int | None) -> None:
     """Deletes what the tasks of a write given up left besides data files (the claims they
-    numbered identity values from)."""
-    _core.discard_distributed_write(
-        options.uri, plan, options.storage_options or None, micro_batch_id
-    )
+    numbered identity values from). Failing to is only logged: the write's own error is
+    the one that matters, and claims left behind are ignored by every reader."""
+    try:
+        _core.discard_distributed_write(
+            options.uri, plan, options.storage_options or None, micro_batch_id
+        )
+    except DeltaError as error:
+        _log.warning("the identity claims of an aborted write to %s stay: %s", options.uri, error)
 
 
 #: The task property holding the id of the micro-batch a streaming query runs.
 _BATCH_ID_PROPERTY = "streaming.sql.batchId"
 
 
-def _micro_batch_id() -> int:
-    """The id of the streaming micro-batch the running task belongs to."""
+def _micro_batch_id(plan: str) -> int | None:
+    """The id of the streaming micro-batch the running task belongs to, as Spark's
+    micro-batch execution sets it, when the plan's tasks number identity values (each
+    micro-batch claims apart); ``None`` when they do not."""
+    if "identityClaims" not in json.loads(plan):
+        return None
     from pyspark import TaskContext
 
     context = TaskContext.get()
     text = None if context is None else context.getLocalProperty(_BATCH_ID_PROPERTY)
     if text is None:
         raise InvalidArgumentError(
-            "a streaming write task does not know its micro-batch (no task property "
-            f"{_BATCH_ID_PROPERTY})"
+            "the streaming write numbers identity values per micro-batch, but its task does "
+            f"not know its micro-batch (no task property {_BATCH_ID_PROPERTY}); give the "
+            "identity columns' values, or write with deltalog.write_table"
         )
     return int(text)
 
