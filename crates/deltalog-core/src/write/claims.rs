@@ -172,8 +172,13 @@ impl IdentityClaims {
                     .into(),
             });
         }
-        let marks =
-            claimed_high_water_marks(schema, &summary.high_water_marks, summary.end, numbered)?;
+        let marks = claimed_high_water_marks(
+            self.storage.uri(),
+            schema,
+            &summary.high_water_marks,
+            summary.end,
+            numbered,
+        )?;
         Ok(Some(marks))
     }
 

@@ -221,8 +221,10 @@ struct ClaimedPositions {
 
 /// The new high-water marks of the identity columns `generated` after claims counting from
 /// `marks` that end at position `end` (the values of the last position claimed; spec
-/// "Identity Columns"). A mark past a long's range is an [`Error::ConstraintViolation`].
+/// "Identity Columns"). A mark past a long's range is an [`Error::ConstraintViolation`]
+/// naming `table`.
 pub(crate) fn claimed_high_water_marks(
+    table: &str,
     schema: &StructType,
     marks: &HighWaterMarks,
     end: u64,
@@ -248,7 +250,7 @@ pub(crate) fn claimed_high_water_marks(
             .and_then(|last| last.checked_mul(id.step))
             .and_then(|offset| base?.checked_add(offset))
             .ok_or_else(|| Error::ConstraintViolation {
-                table: String::new(),
+                table: table.to_string(),
                 constraint: format!("identity column `{}`", id.path),
                 reason: "the values claimed overflow a long".to_string(),
             })?;
