@@ -46,6 +46,9 @@ class CheckpointInfo:
     dry_run: bool = False
     """True when nothing was written: ``files`` and ``sidecars`` name what the write would
     produce (a V2 checkpoint's with UUIDs drawn for the plan; the write draws fresh ones)."""
+    incremental_from: int | None = None
+    """The version of the previous checkpoint whose rows this one carried over (written
+    incrementally); ``None`` when written from the commits alone or the whole state."""
 
     @classmethod
     def _from_raw(cls, raw: _core.RawCheckpoint) -> CheckpointInfo:
@@ -58,6 +61,7 @@ class CheckpointInfo:
             num_add_files=raw.num_add_files,
             size_in_bytes=raw.size_in_bytes,
             dry_run=raw.dry_run,
+            incremental_from=raw.incremental_from,
         )
 
 
@@ -108,6 +112,10 @@ class PostCommitResult:
     """The ``.crc`` file written (URL), if any."""
     checkpoint: CheckpointInfo | None = None
     """The checkpoint written, when one was due (every ``delta.checkpointInterval``)."""
+    checkpoint_deferred: str | None = None
+    """Why the checkpoint that was due was not written: it could not be written
+    incrementally, and a write never waits for a checkpoint of the whole table
+    (``DeltaTable.checkpoint()`` writes it)."""
     cleanup: CleanupResult | None = None
     """What log cleanup deleted, when it ran (after a checkpoint)."""
     errors: tuple[PostCommitError, ...] = ()
@@ -119,6 +127,7 @@ class PostCommitResult:
         return cls(
             checksum=raw.checksum,
             checkpoint=None if checkpoint is None else CheckpointInfo._from_raw(checkpoint),
+            checkpoint_deferred=raw.checkpoint_deferred,
             cleanup=None if cleanup is None else CleanupResult._from_raw(cleanup),
             errors=tuple(PostCommitError(step, message) for step, message in raw.errors),
         )

@@ -45,6 +45,7 @@ impl From<CommitResult> for RawCommit {
 pub struct RawPostCommit {
     checksum: Option<String>,
     checkpoint: Option<RawCheckpoint>,
+    checkpoint_deferred: Option<String>,
     cleanup: Option<RawCleanup>,
     errors: Vec<(String, String)>,
 }
@@ -55,6 +56,7 @@ impl From<PostCommitResult> for RawPostCommit {
         RawPostCommit {
             checksum: report.checksum,
             checkpoint: report.checkpoint.map(RawCheckpoint::from),
+            checkpoint_deferred: report.checkpoint_deferred,
             cleanup: report.cleanup.map(RawCleanup::from),
             errors: errors
                 .map(|error| (error.step.to_string(), error.message))
@@ -75,6 +77,7 @@ pub struct RawCheckpoint {
     num_add_files: u64,
     size_in_bytes: u64,
     dry_run: bool,
+    incremental_from: Option<u64>,
 }
 
 impl From<CheckpointResult> for RawCheckpoint {
@@ -88,6 +91,7 @@ impl From<CheckpointResult> for RawCheckpoint {
             num_add_files: written.num_add_files,
             size_in_bytes: written.size_in_bytes,
             dry_run: written.dry_run,
+            incremental_from: written.incremental_from,
         }
     }
 }

@@ -10,7 +10,9 @@ use crate::error::Result;
 use crate::log::checksum::{read_checksum, VersionChecksum};
 use crate::log::decode::commit::{decode_actions, DecodeOptions};
 use crate::log::path::commit_file_name;
-use crate::maintenance::checkpoint::{write_checkpoint, CheckpointOptions, CheckpointResult};
+use crate::maintenance::checkpoint::{
+    write_checkpoint_with, CheckpointOptions, CheckpointOutcome, CheckpointResult, FullReplay,
+};
 use crate::maintenance::checksum::write_checksum;
 use crate::maintenance::cleanup::{cleanup_expired_logs, CleanupResult};
 use crate::maintenance::manifest::generate_symlink_manifest;
@@ -97,6 +99,10 @@ pub struct PostCommitResult {
     pub checksum: Option<String>,
     /// The checkpoint written, if one was due.
     pub checkpoint: Option<CheckpointResult>,
+    /// Why the checkpoint that was due was not written: it could not be written
+    /// incrementally (see [`crate::maintenance::checkpoint`]), and a write never waits for a
+    /// checkpoint of the whole state replayed; `Table::checkpoint` writes it.
+    pub checkpoint_deferred: Option<String>,
     /// What cleanup deleted, if it ran.
     pub cleanup: Option<CleanupResult>,
     /// The steps that failed.
@@ -144,7 +150,7 @@ pub(crate) async fn run(
     {
         return report;
     }
-    let snapshot = match full_snapshot(committed).await {
+    let snapshot = match head_snapshot(committed).await {
         Ok(snapshot) => snapshot,
         Err(error) => {
             report.fail(PostCommitStep::Checkpoint, &error);
@@ -152,8 +158,13 @@ pub(crate) async fn run(
         }
     };
     let properties = snapshot.table_configuration().properties();
-    match write_checkpoint(&snapshot, &options.checkpoint_options).await {
-        Ok(written) => report.checkpoint = Some(written),
+    let checkpoint_options = &options.checkpoint_options;
+    match write_checkpoint_with(&snapshot, checkpoint_options, FullReplay::Refused).await {
+        Ok(CheckpointOutcome::Written(written)) => report.checkpoint = Some(written),
+        Ok(CheckpointOutcome::NeedsFullReplay(reason)) => {
+            report.checkpoint_deferred = Some(reason);
+            return report;
+        }
         Err(error) => {
             report.fail(PostCommitStep::Checkpoint, &error);
             return report;
@@ -212,6 +223,17 @@ async fn write_version_checksum(committed: &Committed<'_>) -> Result<Option<Stri
             .await
             .map(Some),
         None => Ok(None),
+    }
+}
+
+/// The snapshot of the committed version, its file list replayed only if it already was:
+/// what a checkpoint needs (it reads the previous checkpoint and the commits after it).
+async fn head_snapshot(committed: &Committed<'_>) -> Result<Snapshot> {
+    match committed.snapshot {
+        Some(snapshot) => Ok(snapshot.clone()),
+        None => {
+            Snapshot::load_lazy(committed.storage, SnapshotAt::Version(committed.version)).await
+        }
     }
 }
 
@@ -295,6 +317,66 @@ mod tests {
             .map(|p| p.version)
             .collect();
         assert_eq!(kinds, vec![10]);
+    }
+
+    /// Appends of one file each, from version 1 to `last`, with `options` after each commit.
+    async fn appends(
+        table: &crate::Table,
+        last: u64,
+        options: &crate::transaction::CommitOptions,
+    ) -> Vec<crate::transaction::CommitResult> {
+        let mut results = Vec::new();
+        for version in 1..=last {
+            let mut tx = table.append_transaction("WRITE").await.unwrap();
+            tx.add(&[AddFile {
+                path: format!("f{version}.parquet"),
+                size: 10,
+                modification_time: 1,
+                data_change: true,
+                ..AddFile::default()
+            }])
+            .unwrap();
+            let tx = tx.with_commit_options(options.clone());
+            results.push(tx.commit().await.unwrap());
+        }
+        results
+    }
+
+    #[tokio::test]
+    async fn post_commit_checkpoints_build_on_the_previous_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = table(&dir);
+        let spec = TableSpec {
+            schema: StructType::new(vec![StructField::new("a", PrimitiveType::Long, true)]),
+            ..TableSpec::default()
+        };
+        table.create(spec).await.unwrap();
+        let results = appends(&table, 20, &Default::default()).await;
+        let first = results[9].post_commit.checkpoint.as_ref().unwrap();
+        assert_eq!((first.version, first.incremental_from), (10, None));
+        let second = results[19].post_commit.checkpoint.as_ref().unwrap();
+        assert_eq!((second.version, second.incremental_from), (20, Some(10)));
+        assert_eq!(second.num_add_files, 20);
+    }
+
+    #[tokio::test]
+    async fn a_checkpoint_needing_the_whole_state_is_deferred_not_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = table(&dir);
+        let spec = TableSpec {
+            schema: StructType::new(vec![StructField::new("a", PrimitiveType::Long, true)]),
+            ..TableSpec::default()
+        };
+        table.create(spec).await.unwrap();
+        let mut options = crate::transaction::CommitOptions::default();
+        options.post_commit.checkpoint_options.part_size = Some(2);
+        let results = appends(&table, 10, &options).await;
+        let report = &results[9].post_commit;
+        assert!(report.checkpoint.is_none() && report.errors.is_empty());
+        let reason = report.checkpoint_deferred.as_deref().unwrap();
+        assert!(reason.contains("multi-part"), "{reason}");
+        let written = table.checkpoint(None).await.unwrap();
+        assert_eq!((written.version, written.kind), (10, "classic"));
     }
 
     #[tokio::test]

@@ -14,7 +14,7 @@ use object_store::path::Path;
 use rayon::prelude::*;
 
 use crate::actions::layout::FileActionBatch;
-use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
+use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Sidecar, Txn};
 use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::log::commit_range::CommitFile;
@@ -25,7 +25,7 @@ use crate::log::decode::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::log::path::{CheckpointFormat, CheckpointKind, LogFileKind, LogPath, SIDECARS_DIR};
 use crate::log::segment::{CheckpointFiles, LogSegment};
 use crate::replay::file_list::{FileListOptions, MatchJudge};
-use crate::replay::reconcile::{FileKeys, Replay, ReplayedFiles};
+use crate::replay::reconcile::{FileKeys, Replay, ReplayedFiles, TouchedKeys};
 use crate::storage::Storage;
 use crate::table_config::TableConfiguration;
 use crate::util::cpu;
@@ -384,6 +384,111 @@ pub(crate) async fn load_segment(
     Ok(state)
 }
 
+/// What an incremental checkpoint of `segment.end_version` needs besides the previous
+/// checkpoint's file-action rows (`maintenance/checkpoint/incremental.rs`).
+pub(crate) struct CheckpointDelta {
+    /// The version's protocol, metadata, transactions and domains (from the commits after
+    /// the checkpoint and the checkpoint's own non-file rows); its `files` are only those of
+    /// the commits, with their statistics, reconciled among themselves.
+    pub state: TableState,
+    /// The keys of every file action of those commits: the checkpoint rows they supersede.
+    pub touched: TouchedKeys,
+    /// The sidecars the checkpoint names (a V2 checkpoint).
+    pub sidecars: Vec<Sidecar>,
+    /// True when a JSON V2 checkpoint holds file actions itself (not in Parquet).
+    pub json_file_actions: bool,
+}
+
+/// Reads what [`CheckpointDelta`] holds: the commits (and compaction files) after
+/// `segment`'s checkpoint in chunks, as [`load_segment`] reads them, and the checkpoint's
+/// non-file actions only (a Parquet part's row groups without them are not read).
+pub(crate) async fn load_checkpoint_delta(
+    storage: &Storage,
+    table: &str,
+    segment: &LogSegment,
+) -> Result<CheckpointDelta> {
+    let keys = FileKeys::new(storage.root_url());
+    let fold = StateFold::new(segment.end_version, keys);
+    let options = DecodeOptions {
+        keep_stats: true,
+        ..DecodeOptions::default()
+    };
+    let (mut fold, checkpoint) = futures::try_join!(
+        fold_deltas_in_chunks(storage, segment, options, fold),
+        async {
+            match &segment.checkpoint {
+                Some(checkpoint) => read_checkpoint_head(storage, checkpoint).await.map(Some),
+                None => Ok(None),
+            }
+        }
+    )?;
+    let (mut sidecars, mut json_file_actions) = (Vec::new(), false);
+    if let Some(checkpoint) = checkpoint {
+        json_file_actions = !checkpoint.file_actions.is_empty();
+        sidecars = checkpoint.sidecars;
+        let (txns, domains) = (checkpoint.txns, checkpoint.domains);
+        fold.take_older(checkpoint.protocol, checkpoint.metadata, txns, domains);
+    }
+    let name = table.to_string();
+    let finish = move || {
+        let version = fold.version;
+        let missing = |what: &str| {
+            Error::invalid_table(&name, format!("version {version} has no {what} action"))
+        };
+        let protocol = fold.protocol.ok_or_else(|| missing("protocol"))?;
+        let metadata = fold.metadata.ok_or_else(|| missing("metaData"))?;
+        let (files, touched) = fold.replay.finish_commits()?;
+        let state = TableState {
+            version,
+            protocol,
+            metadata,
+            files,
+            txns: fold.txns,
+            domains: fold.domains,
+            commit_info: fold.commit_info,
+            has_stats: true,
+        };
+        Ok((state, touched))
+    };
+    let (state, touched) = cpu::run(finish, |reason| Error::invalid_table(table, reason))
+        .await
+        .map_err(|error| naming_checkpoint(error, segment))?;
+    Ok(CheckpointDelta {
+        state,
+        touched,
+        sidecars,
+        json_file_actions,
+    })
+}
+
+/// The non-file actions of every part of `checkpoint` and the sidecars it names; the file
+/// actions only of a JSON V2 checkpoint (whose lines cannot be told apart unread).
+async fn read_checkpoint_head(
+    storage: &Storage,
+    checkpoint: &CheckpointFiles,
+) -> Result<DecodedActions> {
+    let projection = CheckpointProjection {
+        file_actions: false,
+        ..CheckpointProjection::default()
+    };
+    let version = checkpoint.version;
+    let mut head = DecodedActions::default();
+    for part in &checkpoint.parts {
+        let decoded = match &part.kind {
+            LogFileKind::Checkpoint(CheckpointKind::Uuid {
+                format: CheckpointFormat::Json,
+                ..
+            }) => {
+                let all = CheckpointProjection::default();
+                read_checkpoint_part(storage, part, version, all, None).await?
+            }
+            _ => read_checkpoint_part(storage, part, version, projection, None).await?,
+        };
+        merge(&mut head, decoded, part.location.as_ref())?;
+    }
+    Ok(head)
+}
+
 /// A chunk of commit files read at once by [`fold_deltas_in_chunks`] ends once it holds this
 /// many bytes or [`DELTA_CHUNK_FILES`] files.
 const DELTA_CHUNK_BYTES: u64 = 16 << 20;
@@ -655,7 +760,7 @@ async fn read_checkpoint_part(
 
 /// Where a sidecar named in a V2 checkpoint lives: a file name (or relative path) inside
 /// `_delta_log/_sidecars/`, or an absolute URI in the table's store.
-fn sidecar_path(storage: &Storage, path: &str) -> Result<Path> {
+pub(crate) fn sidecar_path(storage: &Storage, path: &str) -> Result<Path> {
     if path.contains(':') {
         return storage.resolve(path);
     }

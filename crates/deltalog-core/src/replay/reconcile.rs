@@ -90,6 +90,38 @@ impl Replay {
             removes: self.removes.finish()?,
         })
     }
+
+    /// The live files and tombstones of the commits replayed, reconciled among themselves
+    /// (no checkpoint), with the keys of every action they hold: what an incremental
+    /// checkpoint adds to the previous checkpoint's rows, and which of those rows it drops.
+    pub(crate) fn finish_commits(self) -> Result<(ReplayedFiles, TouchedKeys)> {
+        let touched = TouchedKeys {
+            keys: self.keys,
+            seen: self.seen,
+        };
+        let files = ReplayedFiles {
+            adds: self.adds.finish()?,
+            removes: self.removes.finish()?,
+        };
+        Ok((files, touched))
+    }
+}
+
+/// The keys of every file action of some commits (see [`Replay::finish_commits`]): a row of
+/// an older checkpoint whose key is among them is superseded by those commits.
+#[derive(Debug, Clone)]
+pub(crate) struct TouchedKeys {
+    keys: FileKeys,
+    seen: HashSet<String>,
+}
+
+impl TouchedKeys {
+    /// For every row of `actions` (an `add` or `remove` struct of a checkpoint named `file`,
+    /// in any layout that has `path` and `deletionVector`'s key fields): true when the row is
+    /// an action whose key no commit touched.
+    pub(crate) fn untouched(&self, actions: &StructArray, file: &str) -> Result<BooleanArray> {
+        untouched_rows(actions, &self.keys, &self.seen, file, |_| true)
+    }
 }
 
 /// The row count runs of small replayed batches are joined up to, so that a file list leaves
@@ -336,25 +368,36 @@ fn select_in_checkpoint(
     seen: &HashSet<String>,
 ) -> Result<(BooleanArray, BooleanArray)> {
     let file = &*batch.file;
-    let select = |actions: &StructArray, judged: bool| -> Result<BooleanArray> {
-        if actions.null_count() == actions.len() {
-            return Ok(BooleanArray::from(vec![false; actions.len()]));
-        }
-        let columns = KeyColumns::new(actions, file)?;
-        (0..actions.len())
-            .map(|row| {
-                if !actions.is_valid(row) || (judged && !batch.may_match(row)) {
-                    return Ok(false);
-                }
-                if !columns.path.is_null(row) {
-                    keys.check_inside_root(columns.path.value(row), file)?;
-                }
-                Ok(seen.is_empty() || !seen.contains(columns.key(row, keys, file)?.as_ref()))
-            })
-            .collect::<Result<Vec<bool>>>()
-            .map(BooleanArray::from)
-    };
-    Ok((select(&batch.adds, true)?, select(&batch.removes, false)?))
+    let live = untouched_rows(&batch.adds, keys, seen, file, |row| batch.may_match(row))?;
+    let dead = untouched_rows(&batch.removes, keys, seen, file, |_| true)?;
+    Ok((live, dead))
+}
+
+/// For every row of `actions`: true when it is an action that `judge` keeps and whose key is
+/// not in `seen`. A relative path leaving the table root is an error naming `file`.
+fn untouched_rows(
+    actions: &StructArray,
+    keys: &FileKeys,
+    seen: &HashSet<String>,
+    file: &str,
+    judge: impl Fn(usize) -> bool,
+) -> Result<BooleanArray> {
+    if actions.null_count() == actions.len() {
+        return Ok(BooleanArray::from(vec![false; actions.len()]));
+    }
+    let columns = KeyColumns::new(actions, file)?;
+    (0..actions.len())
+        .map(|row| {
+            if !actions.is_valid(row) || !judge(row) {
+                return Ok(false);
+            }
+            if !columns.path.is_null(row) {
+                keys.check_inside_root(columns.path.value(row), file)?;
+            }
+            Ok(seen.is_empty() || !seen.contains(columns.key(row, keys, file)?.as_ref()))
+        })
+        .collect::<Result<Vec<bool>>>()
+        .map(BooleanArray::from)
 }
 
 fn push_selected(

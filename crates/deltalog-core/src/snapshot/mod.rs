@@ -388,14 +388,19 @@ impl Snapshot {
         self.inner.with_stats.get_or_try_init(load).await
     }
 
+    /// The log files that make this version (located anew for a refreshed snapshot).
+    pub(crate) async fn log_segment(&self) -> Result<LogSegment> {
+        match &self.inner.segment {
+            Some(segment) => Ok(segment.clone()),
+            None => crate::log::locate_segment(self.storage(), Some(self.version())).await,
+        }
+    }
+
     /// The file list of this version read from the log (with the files' `stats` strings
     /// when `with_stats`), checked against the `.crc` file the head came from.
     async fn replay(&self, with_stats: bool) -> Result<TableState> {
         let storage = self.storage();
-        let segment = match &self.inner.segment {
-            Some(segment) => segment.clone(),
-            None => crate::log::locate_segment(storage, Some(self.version())).await?,
-        };
+        let segment = self.log_segment().await?;
         let state = load_segment(storage, self.table_uri(), &segment, with_stats, None).await?;
         if let HeadSource::Checksum(crc) = &self.inner.source {
             let differences = from_checksum::differences(&self.inner.state, &state);

@@ -596,7 +596,7 @@ fn with_child(array: StructArray, name: &str, child: ArrayRef, file: &str) -> Re
 /// Where a row has `stats_parsed` but no `stats` string (spec "Checkpoint Schema": writers
 /// may write either), the JSON statistics are rebuilt from the struct, so that one decoder
 /// serves both layouts.
-fn fill_missing_stats(
+pub(crate) fn fill_missing_stats(
     adds: StructArray,
     stats_parsed: &ArrayRef,
     file: &str,
@@ -673,7 +673,7 @@ pub(crate) fn normalize_struct(
         .map_err(|error| Error::corrupt(file, error))
 }
 
-fn normalize_child(
+pub(crate) fn normalize_child(
     child: Option<&ArrayRef>,
     field: &Field,
     rows: usize,

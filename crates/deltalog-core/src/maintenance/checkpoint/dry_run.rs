@@ -11,10 +11,7 @@ use crate::log::path::{
 };
 use crate::storage::Storage;
 
-use super::{
-    new_sidecar_path, num_parts, sidecar_chunks, sidecar_groups, CheckpointOptions,
-    CheckpointResult, Content, WriteKind,
-};
+use super::{new_sidecar_path, num_parts, CheckpointOptions, CheckpointResult, Content, WriteKind};
 
 /// What writing `content` as a checkpoint of `kind` with `options` would produce.
 pub(super) fn describe(
@@ -34,6 +31,7 @@ pub(super) fn describe(
         num_add_files: content.num_adds(),
         size_in_bytes: 0,
         dry_run: true,
+        incremental_from: None,
     };
     match kind {
         WriteKind::Classic => planned
@@ -60,10 +58,10 @@ fn describe_v2(
     planned: &mut CheckpointResult,
 ) {
     if options.uses_sidecars() {
-        let chunks = sidecar_chunks(content, options);
-        let groups = sidecar_groups(&chunks, options.actions_per_sidecar());
-        planned.sidecars = groups
-            .iter()
+        let sidecars = content
+            .num_file_actions()
+            .div_ceil(options.actions_per_sidecar());
+        planned.sidecars = (0..sidecars)
             .map(|_| storage.url_of(&new_sidecar_path(storage).1))
             .collect();
     }

@@ -20,11 +20,11 @@
 pub(crate) mod compat;
 mod dry_run;
 mod hash;
+mod incremental;
 mod out;
 pub(crate) mod rows;
 pub(crate) mod schema;
 
-use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -41,12 +41,13 @@ use crate::log::path::{
     classic_checkpoint_file_name, multi_part_checkpoint_file_name, uuid_checkpoint_file_name,
     CheckpointFormat, LAST_CHECKPOINT_FILE, SIDECARS_DIR,
 };
-use crate::replay::load::TableState;
+use crate::replay::load::{load_checkpoint_delta, TableState};
 use crate::snapshot::{Snapshot, SnapshotAt};
 use crate::storage::Storage;
 use crate::table_config::properties::CheckpointPolicy;
 use crate::table_config::{TableConfiguration, TableFeature};
 use crate::util::time::{duration_ms, now_ms};
+use incremental::{file_action_batches, Base};
 use out::ParquetFileOut;
 use rows::{
     checkpoint_adds, checkpoint_removes, json_rows, non_file_action_lines, single_column_batch,
@@ -149,6 +150,10 @@ pub struct CheckpointResult {
     /// V2 checkpoint's manifest and sidecars are named with UUIDs drawn for the plan; the
     /// real write draws fresh ones.
     pub dry_run: bool,
+    /// The version of the previous checkpoint whose rows this one carried over (written
+    /// incrementally: its rows minus those the later commits supersede, plus theirs); `None`
+    /// when it was written from the commits alone or from the whole state replayed.
+    pub incremental_from: Option<u64>,
 }
 
 /// Writes a checkpoint of `version` (`None`: the latest) with `options`, of the kind the
@@ -163,38 +168,63 @@ pub(crate) async fn checkpoint(
     write_checkpoint(&snapshot, options).await
 }
 
-/// Writes a checkpoint of `snapshot`'s version (which must hold every live file, not a
-/// filtered subset) and then `_last_checkpoint`.
+/// Writes a checkpoint of `snapshot`'s version and then `_last_checkpoint`: incrementally
+/// when it can ([`incremental`]), else from the whole state replayed.
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) async fn write_checkpoint(
     snapshot: &Snapshot,
     options: &CheckpointOptions,
 ) -> Result<CheckpointResult> {
+    match write_checkpoint_with(snapshot, options, FullReplay::Allowed).await? {
+        CheckpointOutcome::Written(written) => Ok(written),
+        CheckpointOutcome::NeedsFullReplay(reason) => Err(Error::internal_invariant(format!(
+            "a checkpoint allowed to replay the whole state was refused: {reason}"
+        ))),
+    }
+}
+
+/// Whether a checkpoint that cannot be written incrementally may replay the whole state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FullReplay {
+    Allowed,
+    /// The post-commit checkpoint of a write: it is deferred instead.
+    Refused,
+}
+
+/// What [`write_checkpoint_with`] did.
+#[derive(Debug)]
+pub(crate) enum CheckpointOutcome {
+    Written(CheckpointResult),
+    /// Nothing was written: the checkpoint would need the whole state replayed (why).
+    NeedsFullReplay(String),
+}
+
+/// [`write_checkpoint`], refusing a full replay when `full` says so.
+///
+/// A checkpoint is written incrementally from the previous one (or, without one, from the
+/// commits) unless it is a dry run, may be multi-part (whose rows are placed by a hash over
+/// the whole set), or the previous checkpoint is a JSON V2 checkpoint holding file actions.
+pub(crate) async fn write_checkpoint_with(
+    snapshot: &Snapshot,
+    options: &CheckpointOptions,
+    full: FullReplay,
+) -> Result<CheckpointOutcome> {
     if options.part_size == Some(0) || options.sidecar_actions == 0 {
         return Err(Error::InvalidArgument(
             "part_size and sidecar_actions must be at least 1".into(),
         ));
     }
-    let config = Arc::new(snapshot.table_configuration().clone());
-    // Multi-part checkpoints are forbidden once `v2Checkpoint` is supported (spec
-    // "Multi-part checkpoint"), whatever the policy.
-    let v2_supported = config.is_feature_supported(&TableFeature::V2Checkpoint);
-    let v2 = v2_supported && config.properties().checkpoint_policy == CheckpointPolicy::V2;
-    let layout = Arc::new(CheckpointLayout::new(&config, v2)?);
-    // A dry run writes no rows: it counts the actions, for which no statistics are needed.
-    let needs_stats = layout.stats_json || layout.stats_parsed.is_some();
-    let state = match needs_stats && !options.dry_run {
-        true => snapshot.state_with_stats().await?,
-        false => snapshot.replayed().await?,
+    let planned = match plan_incremental(snapshot, options).await? {
+        Ok(planned) => planned,
+        Err(reason) if full == FullReplay::Refused => {
+            return Ok(CheckpointOutcome::NeedsFullReplay(reason));
+        }
+        Err(_) => plan_from_state(snapshot, options).await?,
     };
-    let cutoff = now_ms().saturating_sub(duration_ms(
-        config.properties().deleted_file_retention_duration,
-    ));
-    let content = Content::new(state, &config, layout, cutoff)?;
     let storage = snapshot.storage();
-    let kind = WriteKind::decide(v2, v2_supported, options, &content);
+    let Planned { content, kind } = planned;
     if options.dry_run {
-        return dry_run::describe(storage, &content, kind, options);
+        return dry_run::describe(storage, &content, kind, options).map(CheckpointOutcome::Written);
     }
     let mut manifest = None;
     let mut written = match kind {
@@ -208,6 +238,7 @@ pub(crate) async fn write_checkpoint(
         }
         WriteKind::Classic => write_classic(storage, &content, options).await?,
     };
+    written.incremental_from = content.base.as_ref().map(|base| base.version);
     let hint = LastCheckpointHint {
         version: written.version,
         size: Some(to_i64(written.num_actions)),
@@ -221,7 +252,7 @@ pub(crate) async fn write_checkpoint(
     if let Some(manifest) = manifest.filter(|_| options.classic_compat) {
         let copy = compat::write_classic_copy(
             storage,
-            &config,
+            &content.config,
             &manifest,
             options.manifest_format(),
             written.version,
@@ -231,7 +262,91 @@ pub(crate) async fn write_checkpoint(
         written.files.push(copy.url);
         written.size_in_bytes += copy.size;
     }
-    Ok(written)
+    Ok(CheckpointOutcome::Written(written))
+}
+
+/// A checkpoint's rows and the kind of files they go to.
+struct Planned {
+    content: Content,
+    kind: WriteKind,
+}
+
+/// The checkpoint planned on the previous checkpoint and the commits after it; `Err` (why)
+/// when it cannot be (see [`write_checkpoint_with`]).
+async fn plan_incremental(
+    snapshot: &Snapshot,
+    options: &CheckpointOptions,
+) -> Result<std::result::Result<Planned, String>> {
+    if options.dry_run {
+        return Ok(Err("a dry run plans from the whole state".into()));
+    }
+    let snapshot_config = snapshot.table_configuration();
+    if options.part_size.is_some()
+        && !snapshot_config.is_feature_supported(&TableFeature::V2Checkpoint)
+    {
+        return Ok(Err(
+            "a multi-part checkpoint places its rows by a hash over the whole state".into(),
+        ));
+    }
+    let storage = snapshot.storage();
+    let segment = snapshot.log_segment().await?;
+    let delta = load_checkpoint_delta(storage, snapshot.table_uri(), &segment).await?;
+    let config = Arc::new(TableConfiguration::try_new(
+        delta.state.protocol.clone(),
+        delta.state.metadata.clone(),
+        snapshot.table_uri(),
+    )?);
+    let (v2, v2_supported, layout) = layout_of(&config)?;
+    let cutoff = tombstone_cutoff(&config);
+    let base = match Base::locate(storage, &segment, &delta, cutoff).await? {
+        Some(base) => Some(base),
+        None if segment.checkpoint.is_some() => {
+            return Ok(Err(
+                "the previous checkpoint is a JSON V2 checkpoint holding file actions".into(),
+            ));
+        }
+        None => None,
+    };
+    let mut content = Content::new(&delta.state, &config, layout, cutoff)?;
+    content.base = base;
+    let kind = WriteKind::decide(v2, v2_supported, options, &content);
+    Ok(Ok(Planned { content, kind }))
+}
+
+/// The checkpoint planned on the whole state of `snapshot`, replayed.
+async fn plan_from_state(snapshot: &Snapshot, options: &CheckpointOptions) -> Result<Planned> {
+    let config = Arc::new(snapshot.table_configuration().clone());
+    let (v2, v2_supported, layout) = layout_of(&config)?;
+    // A dry run writes no rows: it counts the actions, for which no statistics are needed.
+    let needs_stats = layout.stats_json || layout.stats_parsed.is_some();
+    let state = match needs_stats && !options.dry_run {
+        true => snapshot.state_with_stats().await?,
+        false => snapshot.replayed().await?,
+    };
+    let content = Content::new(state, &config, layout, tombstone_cutoff(&config))?;
+    let kind = WriteKind::decide(v2, v2_supported, options, &content);
+    Ok(Planned { content, kind })
+}
+
+/// Whether the table's checkpoints are V2, whether it supports `v2Checkpoint`, and the layout
+/// of its checkpoint rows. Multi-part checkpoints are forbidden once `v2Checkpoint` is
+/// supported (spec "Multi-part checkpoint"), whatever the policy.
+fn layout_of(config: &TableConfiguration) -> Result<(bool, bool, Arc<CheckpointLayout>)> {
+    let v2_supported = config.is_feature_supported(&TableFeature::V2Checkpoint);
+    let v2 = v2_supported && config.properties().checkpoint_policy == CheckpointPolicy::V2;
+    Ok((
+        v2,
+        v2_supported,
+        Arc::new(CheckpointLayout::new(config, v2)?),
+    ))
+}
+
+/// Tombstones deleted at or before this time have expired
+/// (`delta.deletedFileRetentionDuration`).
+fn tombstone_cutoff(config: &TableConfiguration) -> i64 {
+    now_ms().saturating_sub(duration_ms(
+        config.properties().deleted_file_retention_duration,
+    ))
 }
 
 /// The kind of checkpoint a write produces.
@@ -284,6 +399,9 @@ struct Content {
     adds: Vec<StructArray>,
     removes: Vec<StructArray>,
     uses_deletion_vectors: bool,
+    /// The previous checkpoint whose rows are carried over, streamed when written; the adds
+    /// and removes above are then only those of the commits after it.
+    base: Option<Base>,
 }
 
 impl Content {
@@ -317,9 +435,11 @@ impl Content {
                 .collect(),
             removes,
             uses_deletion_vectors: config.is_feature_supported(&TableFeature::DeletionVectors),
+            base: None,
         })
     }
 
+    /// The adds held in memory (all of them without a [`Content::base`]).
     fn num_adds(&self) -> u64 {
         self.adds.iter().map(|a| a.len() as u64).sum()
     }
@@ -328,6 +448,7 @@ impl Content {
         self.num_adds() + self.removes.iter().map(|r| r.len() as u64).sum::<u64>()
     }
 
+    /// The actions held in memory (all of them without a [`Content::base`]).
     fn num_actions(&self) -> u64 {
         self.non_file_lines.len() as u64 + self.num_file_actions()
     }
@@ -428,16 +549,23 @@ async fn write_classic(
     let mut file = ParquetFileOut::create(storage, &path, schema.clone(), options.row_group_rows)?;
     let result = async {
         write_non_file_rows(&mut file, content, &[]).await?;
-        let chunks = content.file_chunks(options.row_group_rows);
-        content
-            .write_file_chunks(&mut file, &chunks, &schema, None)
-            .await
+        let mut batches = file_action_batches(storage, content, schema, options.row_group_rows);
+        let mut adds = 0;
+        while let Some(batch) = batches.recv().await {
+            let batch = batch?;
+            adds += add_count(&batch);
+            file.write_with(move || Ok(Some(batch))).await?;
+        }
+        Ok::<u64, Error>(adds)
     }
     .await;
-    if let Err(error) = result {
-        file.abort().await;
-        return Err(error);
-    }
+    let adds = match result {
+        Ok(adds) => adds,
+        Err(error) => {
+            file.abort().await;
+            return Err(error);
+        }
+    };
     let name = file.name().to_string();
     let rows = file.rows();
     let size = file.finish().await?;
@@ -447,10 +575,18 @@ async fn write_classic(
         files: vec![name],
         sidecars: Vec::new(),
         num_actions: rows,
-        num_add_files: content.num_adds(),
+        num_add_files: adds,
         size_in_bytes: size,
         dry_run: false,
+        incremental_from: None,
     })
+}
+
+/// The `add` actions in `batch` (rows of a checkpoint or sidecar schema).
+fn add_count(batch: &RecordBatch) -> u64 {
+    batch
+        .column_by_name(column::ADD)
+        .map_or(0, |adds| (adds.len() - adds.null_count()) as u64)
 }
 
 /// Writes the non-file actions, and `extra` JSON lines (V2 actions), as one batch.
@@ -499,6 +635,7 @@ async fn write_multi_part(
         num_add_files: content.num_adds(),
         size_in_bytes: 0,
         dry_run: false,
+        incremental_from: None,
     };
     for part in 0..num_parts {
         let name = multi_part_checkpoint_file_name(content.version, part + 1, num_parts);
@@ -590,13 +727,16 @@ async fn write_v2(
         files: Vec::new(),
         sidecars: Vec::new(),
         num_actions: 0,
-        num_add_files: content.num_adds(),
+        num_add_files: 0,
         size_in_bytes: 0,
         dry_run: false,
+        incremental_from: None,
     };
     let mut sidecar_lines = Vec::new();
     if use_sidecars {
-        for sidecar in write_sidecars(storage, content, options).await? {
+        let (sidecars, adds) = write_sidecars(storage, content, options).await?;
+        written.num_add_files = adds;
+        for sidecar in sidecars {
             written.num_actions += sidecar.rows;
             written.size_in_bytes += sidecar.size;
             written.sidecars.push(storage.url_of(&sidecar.path));
@@ -633,10 +773,13 @@ async fn write_v2(
             let result = async {
                 write_non_file_rows(&mut file, content, &extra).await?;
                 if !use_sidecars {
-                    let chunks = content.file_chunks(options.row_group_rows);
-                    content
-                        .write_file_chunks(&mut file, &chunks, &schema, None)
-                        .await?;
+                    let mut batches =
+                        file_action_batches(storage, content, schema, options.row_group_rows);
+                    while let Some(batch) = batches.recv().await {
+                        let batch = batch?;
+                        written.num_add_files += add_count(&batch);
+                        file.write_with(move || Ok(Some(batch))).await?;
+                    }
                 }
                 Ok::<(), Error>(())
             }
@@ -661,72 +804,96 @@ struct SidecarWritten {
     line: String,
 }
 
-/// Writes the file actions of `content` into sidecars of at most `sidecar_actions` rows each
-/// (spec "Sidecar Files": uniquely named Parquet files in `_delta_log/_sidecars/` holding only
-/// `add` and `remove`).
+/// Writes the file actions of `content` into sidecars of `actions_per_sidecar` rows each, the
+/// last one holding the rest (spec "Sidecar Files": uniquely named Parquet files in
+/// `_delta_log/_sidecars/` holding only `add` and `remove`); returns them and the number of
+/// `add` actions written.
 async fn write_sidecars(
     storage: &Storage,
     content: &Content,
     options: &CheckpointOptions,
-) -> Result<Vec<SidecarWritten>> {
-    let chunks = sidecar_chunks(content, options);
+) -> Result<(Vec<SidecarWritten>, u64)> {
     let schema = content.layout.sidecar_schema.clone();
+    let per_sidecar = options.actions_per_sidecar();
+    let mut batches = file_action_batches(storage, content, schema.clone(), options.row_group_rows);
     let mut sidecars = Vec::new();
-    for group in sidecar_groups(&chunks, options.actions_per_sidecar()) {
-        let (file_name, path) = new_sidecar_path(storage);
-        let mut file =
-            ParquetFileOut::create(storage, &path, schema.clone(), options.row_group_rows)?;
-        if let Err(error) = content
-            .write_file_chunks(&mut file, &chunks[group], &schema, None)
-            .await
-        {
-            file.abort().await;
-            return Err(error);
+    let mut adds = 0;
+    let mut open: Option<OpenSidecar> = None;
+    let result = async {
+        while let Some(batch) = batches.recv().await {
+            let mut batch = batch?;
+            adds += add_count(&batch);
+            while batch.num_rows() > 0 {
+                let sidecar = match &mut open {
+                    Some(sidecar) => sidecar,
+                    None => open.insert(OpenSidecar::create(storage, &schema, options)?),
+                };
+                let room = per_sidecar.saturating_sub(sidecar.file.rows());
+                let take = batch
+                    .num_rows()
+                    .min(usize::try_from(room).unwrap_or(usize::MAX));
+                let head = batch.slice(0, take);
+                batch = batch.slice(take, batch.num_rows() - take);
+                sidecar.file.write_with(move || Ok(Some(head))).await?;
+                if sidecar.file.rows() >= per_sidecar {
+                    if let Some(full) = open.take() {
+                        sidecars.push(full.finish().await?);
+                    }
+                }
+            }
         }
-        let rows = file.rows();
-        let size = file.finish().await?;
+        if let Some(last) = open.take() {
+            sidecars.push(last.finish().await?);
+        }
+        Ok::<(), Error>(())
+    }
+    .await;
+    if let Err(error) = result {
+        if let Some(sidecar) = open {
+            sidecar.file.abort().await;
+        }
+        return Err(error);
+    }
+    Ok((sidecars, adds))
+}
+
+/// A sidecar being written.
+struct OpenSidecar {
+    file: ParquetFileOut,
+    /// Its file name, as the `sidecar` action names it.
+    name: String,
+    path: object_store::path::Path,
+}
+
+impl OpenSidecar {
+    fn create(
+        storage: &Storage,
+        schema: &arrow_schema::SchemaRef,
+        options: &CheckpointOptions,
+    ) -> Result<OpenSidecar> {
+        let (name, path) = new_sidecar_path(storage);
+        let file = ParquetFileOut::create(storage, &path, schema.clone(), options.row_group_rows)?;
+        Ok(OpenSidecar { file, name, path })
+    }
+
+    /// Completes the file and makes the `sidecar` action naming it.
+    async fn finish(self) -> Result<SidecarWritten> {
+        let rows = self.file.rows();
+        let size = self.file.finish().await?;
         let line = serde_json::json!({"sidecar": {
-            "path": file_name,
+            "path": self.name,
             "sizeInBytes": size,
             "modificationTime": now_ms(),
             "tags": {},
         }})
         .to_string();
-        sidecars.push(SidecarWritten {
-            path,
+        Ok(SidecarWritten {
+            path: self.path,
             rows,
             size,
             line,
-        });
+        })
     }
-    Ok(sidecars)
-}
-
-/// The file-action chunks of `content` as sidecars take them: at most a row group, and at
-/// most the actions of one sidecar.
-fn sidecar_chunks(content: &Content, options: &CheckpointOptions) -> Vec<(bool, StructArray)> {
-    let chunk_rows = options
-        .row_group_rows
-        .min(usize::try_from(options.actions_per_sidecar()).unwrap_or(usize::MAX));
-    content.file_chunks(chunk_rows)
-}
-
-/// The chunks of each sidecar, in order: consecutive chunks until the sidecar holds
-/// `sidecar_actions` rows or more.
-fn sidecar_groups(chunks: &[(bool, StructArray)], sidecar_actions: u64) -> Vec<Range<usize>> {
-    let mut groups = Vec::new();
-    let mut start = 0;
-    while start < chunks.len() {
-        let mut end = start;
-        let mut rows = 0u64;
-        while end < chunks.len() && rows < sidecar_actions {
-            rows += chunks[end].1.len() as u64;
-            end += 1;
-        }
-        groups.push(start..end);
-        start = end;
-    }
-    groups
 }
 
 /// A fresh UUID-named sidecar: its file name (as the `sidecar` action names it) and path.

@@ -16,11 +16,12 @@ use arrow_array::{
 use arrow_json::ReaderBuilder;
 use arrow_schema::{DataType, Fields, SchemaRef};
 
-use super::schema::{CheckpointLayout, STATS_PARSED};
+use super::schema::{column, CheckpointLayout, STATS_PARSED};
 use crate::actions::layout::{add, remove, PARTITION_VALUES_PARSED};
 use crate::actions::partition::{partition_values_to_arrow, SessionTimeZone};
 use crate::actions::{DomainMetadata, Metadata, Protocol, Txn};
 use crate::error::{Error, Result};
+use crate::log::decode::checkpoint::{fill_missing_stats, normalize_child};
 use crate::replay::file_list::map_values;
 use crate::schema::DataType as DeltaType;
 use crate::table_config::stats::parse_stats;
@@ -90,6 +91,148 @@ pub(crate) fn single_column_batch(
         .collect();
     RecordBatch::try_new(schema.clone(), columns)
         .map_err(|error| Error::arrow(format!("the {name} rows of a checkpoint"), error))
+}
+
+/// A batch of `schema` holding `adds` and `removes` (one row each, the other null) in its
+/// `add` and `remove` columns and nulls everywhere else.
+pub(crate) fn file_actions_batch(
+    schema: &SchemaRef,
+    adds: StructArray,
+    removes: StructArray,
+) -> Result<RecordBatch> {
+    let rows = adds.len();
+    let (mut adds, mut removes) = (Some(adds), Some(removes));
+    let columns = schema
+        .fields()
+        .iter()
+        .map(|field| {
+            let taken = match field.name().as_str() {
+                column::ADD => adds.take(),
+                column::REMOVE => removes.take(),
+                _ => None,
+            };
+            match taken {
+                Some(actions) => Arc::new(actions) as ArrayRef,
+                None => new_null_array(field.data_type(), rows),
+            }
+        })
+        .collect();
+    RecordBatch::try_new(schema.clone(), columns)
+        .map_err(|error| Error::arrow("the file actions of a checkpoint", error))
+}
+
+/// The checkpoint `add` struct of `adds`, rows of an earlier checkpoint named `file` as its
+/// writer laid them out (spec "Checkpoint Schema": optional fields may be absent): its
+/// `stats_parsed` and `partitionValues_parsed` are copied when they have the new layout's
+/// shape and rebuilt from `stats` and `partitionValues` otherwise; its `stats` strings are
+/// rebuilt from `stats_parsed` where missing; `dataChange` is false.
+pub(crate) fn carried_adds(
+    layout: &CheckpointLayout,
+    config: &TableConfiguration,
+    adds: &StructArray,
+    file: &str,
+) -> Result<StructArray> {
+    let rows = adds.len();
+    let stats_json = complete_stats_json(adds, file)?;
+    let columns = layout
+        .add_fields
+        .iter()
+        .map(|field| {
+            let target = field.data_type();
+            let carried = adds
+                .column_by_name(field.name())
+                .filter(|column| same_shape(column.data_type(), target));
+            match (field.name().as_str(), carried) {
+                (add::DATA_CHANGE, _) => {
+                    Ok(Arc::new(BooleanArray::from(vec![false; rows])) as ArrayRef)
+                }
+                (PARTITION_VALUES_PARSED | STATS_PARSED, Some(carried)) => {
+                    normalize_child(Some(carried), field, rows, file)
+                }
+                (PARTITION_VALUES_PARSED, None) => partition_values_parsed(layout, config, adds),
+                (STATS_PARSED, None) => match &stats_json {
+                    Some(json) => Ok(Arc::new(parse_stats(json, target)?) as ArrayRef),
+                    None => Ok(new_null_array(target, rows)),
+                },
+                (add::STATS, _) => match &stats_json {
+                    Some(json) => Ok(Arc::new(json.clone()) as ArrayRef),
+                    None => Ok(new_null_array(target, rows)),
+                },
+                (name, _) => normalize_child(adds.column_by_name(name), field, rows, file),
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    StructArray::try_new(layout.add_fields.clone(), columns, adds.nulls().cloned())
+        .map_err(|error| Error::arrow(format!("the add rows carried from {file}"), error))
+}
+
+/// The checkpoint `remove` struct of `removes`, rows of an earlier checkpoint named `file`
+/// (already filtered to the tombstones kept): every field of the layout by name, `dataChange`
+/// false.
+pub(crate) fn carried_removes(
+    layout: &CheckpointLayout,
+    removes: &StructArray,
+    file: &str,
+) -> Result<StructArray> {
+    let rows = removes.len();
+    let columns = layout
+        .remove_fields
+        .iter()
+        .map(|field| match field.name().as_str() {
+            add::DATA_CHANGE => Ok(Arc::new(BooleanArray::from(vec![false; rows])) as ArrayRef),
+            name => normalize_child(removes.column_by_name(name), field, rows, file),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    StructArray::try_new(
+        layout.remove_fields.clone(),
+        columns,
+        removes.nulls().cloned(),
+    )
+    .map_err(|error| Error::arrow(format!("the remove rows carried from {file}"), error))
+}
+
+/// The `stats` strings of checkpoint rows `adds`, rebuilt from `stats_parsed` where a row has
+/// only that; `None` when the rows have neither column.
+fn complete_stats_json(adds: &StructArray, file: &str) -> Result<Option<StringArray>> {
+    let strings = adds
+        .column_by_name(add::STATS)
+        .and_then(|column| column.as_any().downcast_ref::<StringArray>());
+    let parsed = adds.column_by_name(STATS_PARSED);
+    let strings = match (strings, parsed) {
+        (None, None) => return Ok(None),
+        (Some(strings), None) => return Ok(Some(strings.clone())),
+        (Some(strings), Some(_)) => strings.clone(),
+        (None, Some(_)) => StringArray::new_null(adds.len()),
+    };
+    let Some(parsed) = parsed else {
+        return Ok(Some(strings));
+    };
+    let field = Arc::new(arrow_schema::Field::new(add::STATS, DataType::Utf8, true));
+    let alone = StructArray::try_new(Fields::from(vec![field]), vec![Arc::new(strings)], None)
+        .map_err(|error| Error::corrupt(file, error))?;
+    let filled = fill_missing_stats(alone, parsed, file)?;
+    Ok(filled
+        .column(0)
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .cloned())
+}
+
+/// Whether `a` and `b` have the same fields and leaf types, whatever their nullability and
+/// field metadata (a Parquet reader's types against the layout's).
+fn same_shape(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|(f, g)| f.name() == g.name() && same_shape(f.data_type(), g.data_type()))
+        }
+        (DataType::List(f), DataType::List(g)) | (DataType::Map(f, _), DataType::Map(g, _)) => {
+            same_shape(f.data_type(), g.data_type())
+        }
+        _ => a == b,
+    }
 }
 
 /// The checkpoint `add` struct of live `adds` (internal layout): `dataChange` false, as Delta
