@@ -1,8 +1,11 @@
 """Benchmark deltalog against deltalake, DuckDB's delta extension (delta-kernel-rs), Delta on
-Spark and the raw-read floor, on synthetic Delta logs (issue 4).
+Spark, the raw-read floor and the cat floor (the log's bytes read, nothing parsed), on
+synthetic Delta logs (issue 4).
 
     .venv/bin/python benches/bench.py                 # every scenario, full sizes, 5 runs
     .venv/bin/python benches/bench.py --quick --runs 3 --scenarios json_1m_adds,dv_10k_files
+    .venv/bin/python benches/bench.py --quick --scenarios commits_10k_wide,checkpoint_1m_json \
+        --engines deltalog,deltalake,floor,cat
     .venv/bin/python benches/bench.py --spark         # Delta on Spark too
     .venv/bin/python benches/bench.py --quick --spark --scenarios spark_write_1g  # Spark writes
     .venv/bin/python benches/bench.py --quick --scenarios delete_1g,merge_1g  # row-level changes
@@ -38,12 +41,13 @@ if str(BENCHES) not in sys.path:
 from deltabench import engines, report, scenarios  # noqa: E402
 from deltabench.engines import Measurement  # noqa: E402
 
-DEFAULT_ENGINES = ("deltalog", "deltalake", "floor", "duckdb")
+DEFAULT_ENGINES = ("deltalog", "deltalake", "floor", "cat", "duckdb")
 #: The packages whose versions the report shows, by the engine that needs them.
 VERSIONED_PACKAGES = {
     "deltalog": ("deltalog",),
     "deltalake": ("deltalake",),
     "floor": ("pyarrow",),
+    "cat": (),
     "duckdb": ("duckdb", "duckdb_extension_delta"),
     "spark": ("pyspark", "delta-spark"),
 }
@@ -98,7 +102,7 @@ def _parse(arguments: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="bench.py",
         description="Benchmark deltalog against deltalake, duckdb (delta-kernel-rs), Delta on "
-        "Spark and the raw-read floor on synthetic Delta logs.",
+        "Spark, the raw-read floor and the cat floor on synthetic Delta logs.",
     )
     sizes = parser.add_mutually_exclusive_group()
     sizes.add_argument("--quick", action="store_true", help="scenarios at about 1/10 size")
@@ -254,7 +258,7 @@ def _measure_scenario(
                         scenario.name, operation, engine, run, position, error=earlier
                     )
                 else:
-                    undo = scenarios.before_write(request, operation)
+                    undo = scenarios.before_write(request, operation, engine)
                     measurement = engines.measure(
                         engine,
                         operation,

@@ -28,7 +28,7 @@ def deltabench(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def smoke_engines() -> list[str]:
-    engines = ["deltalog", "floor"]
+    engines = ["deltalog", "floor", "cat"]
     if importlib.util.find_spec("deltalake") is not None:
         engines.append("deltalake")
     return engines
@@ -97,6 +97,20 @@ def test_smoke_run_writes_markdown_json_and_chart(tmp_path: Path, deltabench: An
     assert appended == {"rows": 20_000}
     blind = by_key[("checkpoint_1m_stats", "blind_append", "deltalog")]["check"]
     assert blind == {"version": 4}
+    # The append landing where a checkpoint is due made every engine write one.
+    for scenario in ("checkpoint_1m_stats", "checkpoint_1m_json"):
+        for engine in engines:
+            if engine in ("deltalog", "deltalake"):
+                key = (scenario, "blind_append_checkpoint", engine)
+                assert by_key[key]["check"] == {"checkpointed": 1}, key
+    # The cat floor read the log files a listing needs, and the report divides by it.
+    cat = by_key[("commits_10k_wide", "list", "cat")]
+    assert cat["check"] == {}
+    assert cat["figures"]["files_read"] == 7  # version 0 and the 6 streaming commits
+    assert cat["figures"]["bytes_read"] > 0
+    assert "deltalog ÷ cat" in markdown
+    assert "cat floor" in markdown
+    assert "/ cat" not in markdown  # no count to check, and not listed as unchecked
     # The concurrent writers all landed their commits on the one table.
     writers = by_key[("writers_8", "concurrent_append", "deltalog")]
     assert writers["check"] == {"version": 6, "rows": 600}
@@ -122,8 +136,9 @@ def assert_row_level_changes_agree(
     for scenario, operation in (("delete_1g", "delete"), ("merge_1g", "merge")):
         want = expected[scenario][operation]["rows"]
         variants = (operation, f"{operation}_dv")
-        runs = [by_key[(scenario, op, e)] for op in variants for e in engines if e != "floor"]
-        assert len(runs) == 2 * (len(engines) - 1)
+        writers = [e for e in engines if e in ("deltalog", "deltalake")]
+        runs = [by_key[(scenario, op, e)] for op in variants for e in writers]
+        assert len(runs) == 2 * len(writers)
         assert {run["check"]["rows"] for run in runs} == {want}
         assert all(run["bytes_written"] > 0 for run in runs)
         cow, dv = (by_key[(scenario, op, "deltalog")] for op in variants)
@@ -198,6 +213,89 @@ def test_an_engine_failure_is_recorded_and_reported(tmp_path: Path, deltabench: 
     markdown = report.render_markdown(results)
     assert "1/1 failed" in markdown
     assert "TableNotFoundError" in markdown
+
+
+def test_targets_cover_every_filtered_log_scenario(deltabench: Any) -> None:
+    scenarios = deltabench.scenarios
+    filtered = {
+        s.name
+        for s in scenarios.scenarios("full")
+        if s.kind == "log" and "filtered" in s.operations
+    }
+    assert {"commits_10k_wide", "checkpoint_1m_json", "json_1m_adds"} <= filtered
+    for kind in ("filtered_share", "filtered_memory"):
+        assert {t.scenario for t in scenarios.TARGETS if t.kind == kind} == filtered
+    names = {s.name for s in scenarios.scenarios("full")}
+    assert {t.scenario for t in scenarios.TARGETS} <= names
+    keys = [(t.scenario, t.kind, t.operation) for t in scenarios.TARGETS]
+    assert len(keys) == len(set(keys))
+
+
+def test_checkpoint_landing_follows_each_engines_rule(deltabench: Any) -> None:
+    landing = deltabench.scenarios.checkpoint_landing_version
+    assert [landing(v, "deltalog") for v in (0, 3, 9, 10, 19)] == [10, 10, 10, 20, 20]
+    assert [landing(v, "deltalake") for v in (3, 10, 98, 99, 100)] == [99, 99, 99, 199, 199]
+
+
+def test_a_write_that_deletes_log_files_is_undone(tmp_path: Path, deltabench: Any) -> None:
+    """Log files a write's post-commit cleanup deletes come back (hard links kept aside), the
+    blind appends made to reach a checkpoint go, and the table is as generated."""
+    from deltabench.generate import LogSpec, write_table
+
+    scenarios = deltabench.scenarios
+    info = write_table(tmp_path / "t", LogSpec(checkpoint_files=20, commits=3, adds_per_commit=2))
+    log = info.path / "_delta_log"
+    before = {path: path.read_bytes() for path in log.iterdir()}
+    request = {"path": str(info.path), "version": 3, "columns": [["id", "long"]]}
+    undo = scenarios.before_write(request, "blind_append_checkpoint", "deltalog")
+    assert (log / f"{9:020d}.json").is_file()  # the version before the next multiple of 10
+    for path in [*info.checkpoint_paths, info.commit_paths[0]]:
+        path.unlink()  # what an engine's metadata cleanup could do
+    (log / f"{10:020d}.json").write_text("{}\n")
+    (log / "_last_checkpoint").write_text('{"version":10}')
+    written = scenarios.undo_write(request, "blind_append_checkpoint", undo)
+    assert written == 3
+    assert {path: path.read_bytes() for path in log.iterdir()} == before
+    assert not list(tmp_path.glob(".*"))  # the links kept aside are gone
+
+
+def test_new_target_kinds_are_evaluated(deltabench: Any) -> None:
+    engines, report, scenarios = deltabench.engines, deltabench.report, deltabench.scenarios
+
+    def run(operation: str, engine: str, seconds: float, memory_kib: int) -> dict[str, Any]:
+        measurement = engines.Measurement(
+            "commits_10k_wide",
+            operation,
+            engine,
+            0,
+            ok=True,
+            seconds=seconds,
+            peak_rss_kib=100_000 + memory_kib,
+            baseline_rss_kib=100_000,
+        )
+        return measurement.to_json()
+
+    results = {
+        "scenarios": [{"name": "commits_10k_wide", "operations": ["list", "filtered"]}],
+        "measurements": [
+            run("list", "deltalog", 2.0, 4_000),
+            run("filtered", "deltalog", 0.5, 5_000),
+            run("list", "cat", 0.5, 100),
+        ],
+    }
+    evaluated = {
+        (e.target.kind, e.target.operation): e
+        for e in report.evaluate_targets(results, report.summarize(results))
+    }
+    assert evaluated[("vs_cat", "list")].value == 4.0
+    assert evaluated[("vs_cat", "list")].met is False
+    assert evaluated[("filtered_share", "filtered")].value == 0.25
+    assert evaluated[("filtered_share", "filtered")].met is True
+    assert evaluated[("filtered_memory", "filtered")].value == 1.25
+    assert evaluated[("filtered_memory", "filtered")].met is False
+    assert evaluated[("speedup", "list")].value is None  # deltalake not measured
+    kinds = {t.kind for t in scenarios.TARGETS if t.scenario == "commits_10k_wide"}
+    assert kinds == {"speedup", "vs_cat", "filtered_share", "filtered_memory"}
 
 
 def test_unknown_scenario_is_a_usage_error() -> None:

@@ -27,11 +27,19 @@ from deltabench.generate import (
     cached_table,
     expected_live_files,
     last_checkpoint_checksum,
+    spec_hash,
+    write_blind_appends,
     write_table,
 )
 from deltabench.rows import cached_rows_table
 
 SMALL = {"commits": 6, "adds_per_commit": 15, "rows_per_file": 1000, "dv_cardinality": 10}
+#: Columns of every type, as commits_10k_wide has them.
+WIDE = {
+    "stats_columns": 11,
+    "column_types": ("long", "double", "string", "date", "timestamp"),
+    "column_names": tuple(f"col_{i}" for i in range(1, 11)),
+}
 
 #: One small table per checkpoint kind, with and without partitions, DVs inline and in files,
 #: removes and log compaction files.
@@ -99,6 +107,14 @@ CASES: dict[str, LogSpec] = {
     ),
     "v2-parquet-no-sidecars-no-column-stats": LogSpec(
         **SMALL, checkpoint_files=120, checkpoint="v2", sidecars=0, stats_columns=0
+    ),
+    "streaming-wide-stats": LogSpec(**{**SMALL, **WIDE}, removes_per_commit=1, streaming=True),
+    "classic-parsed-wide-stats-partitioned": LogSpec(
+        **{**SMALL, **WIDE},
+        checkpoint_files=150,
+        checkpoint="classic_parsed",
+        removes_per_commit=2,
+        partitions=3,
     ),
 }
 
@@ -425,6 +441,150 @@ def test_generation_is_deterministic(tmp_path: Path) -> None:
     assert pq.read_table(a.checkpoint_paths[0]).equals(pq.read_table(b.checkpoint_paths[0]))
     changed = write_table(tmp_path / "c", LogSpec(**{**spec.__dict__, "seed": 1}))
     assert changed.commit_paths[0].read_bytes() != a.commit_paths[0].read_bytes()
+
+
+def test_streaming_commits_are_what_sparks_streaming_sink_writes(
+    tables: dict[str, TableInfo],
+) -> None:
+    """commitInfo (STREAMING UPDATE, its parameters and metrics as strings), the query's txn
+    with the epoch as its version, the remove, then the adds; one query id throughout."""
+    spec, info = CASES["streaming-wide-stats"], tables["streaming-wide-stats"]
+    query_ids = set()
+    for version, commit in enumerate(info.commit_paths):
+        actions = [json.loads(line) for line in commit.read_text().splitlines()]
+        kinds = [next(iter(action)) for action in actions]
+        info_action = actions[0]["commitInfo"]
+        if version == 0:
+            assert kinds == ["commitInfo", "protocol", "metaData"]
+            continue
+        removes = 0 if version == 1 else 1  # nothing to remove before the first adds
+        adds = spec.adds_per_commit
+        assert kinds == ["commitInfo", "txn", *["remove"] * removes, *["add"] * adds]
+        assert list(info_action) == [
+            "timestamp",
+            "operation",
+            "operationParameters",
+            "readVersion",
+            "isolationLevel",
+            "isBlindAppend",
+            "operationMetrics",
+            "engineInfo",
+            "txnId",
+        ]
+        assert info_action["operation"] == "STREAMING UPDATE"
+        parameters = info_action["operationParameters"]
+        assert parameters["outputMode"] == "Append"
+        assert parameters["epochId"] == str(version - 1)
+        sizes = sum(action["add"]["size"] for action in actions if "add" in action)
+        assert info_action["operationMetrics"] == {
+            "numRemovedFiles": str(removes),
+            "numOutputRows": str(adds * spec.rows_per_file),
+            "numOutputBytes": str(sizes),
+            "numAddedFiles": str(adds),
+        }
+        assert info_action["isBlindAppend"] is (removes == 0)
+        txn = actions[1]["txn"]
+        assert list(txn) == ["appId", "version", "lastUpdated"]
+        assert txn["version"] == version - 1
+        assert txn["lastUpdated"] == info_action["timestamp"]
+        query_ids |= {txn["appId"], parameters["queryId"]}
+        for remove in (action["remove"] for action in actions if "remove" in action):
+            assert list(remove) == [
+                "path",
+                "deletionTimestamp",
+                "dataChange",
+                "extendedFileMetadata",
+                "partitionValues",
+                "size",
+            ]
+    assert len(query_ids) == 1
+    snapshot = deltalog.DeltaTable(str(info.path)).snapshot()
+    assert snapshot.transaction_version(query_ids.pop()) == spec.commits - 1
+
+
+def test_statistics_of_every_column_type(tables: dict[str, TableInfo]) -> None:
+    """The schema declares the column types; the statistics write dates and timestamps as
+    Spark does, and deltalog reads them back as the typed values."""
+    info = tables["streaming-wide-stats"]
+    metadata = json.loads(info.commit_paths[0].read_text().splitlines()[2])["metaData"]
+    fields = json.loads(metadata["schemaString"])["fields"]
+    assert [(f["name"], f["type"]) for f in fields] == [
+        ("id", "long"),
+        *[(f"col_{i}", WIDE["column_types"][(i - 1) % 5]) for i in range(1, 11)],
+    ]
+    add = next(
+        json.loads(line)["add"]
+        for line in info.commit_paths[1].read_text().splitlines()
+        if '"add"' in line
+    )
+    stats = json.loads(add["stats"])
+    assert len(stats["minValues"]) == len(stats["maxValues"]) == len(stats["nullCount"]) == 11
+    assert stats["minValues"]["col_4"] == "2023-11-18"  # a date
+    assert stats["minValues"]["col_5"] == "2023-11-14T22:13:25.005Z"  # a timestamp (UTC, ms)
+    for name in ("col_4", "col_5", "col_9", "col_10"):
+        assert stats["minValues"][name] < stats["maxValues"][name]
+    files = pa.table(deltalog.DeltaTable(str(info.path)).snapshot().files(with_stats=True))
+    minimum = files.sort_by("path").column("min_values").combine_chunks()
+    assert minimum.type.field("col_4").type == pa.date32()
+    assert pa.types.is_timestamp(minimum.type.field("col_5").type)
+
+
+def test_parsed_stats_of_every_column_type_match_the_json_stats(
+    tables: dict[str, TableInfo],
+) -> None:
+    info = tables["classic-parsed-wide-stats-partitioned"]
+    add = pq.read_table(info.checkpoint_paths[0], columns=["add"])["add"]
+    values_type = add.type.field("stats_parsed").type.field("minValues").type
+    assert [values_type.field(i).type for i in (4, 5)] == [
+        pa.date32(),
+        pa.timestamp("us", tz="UTC"),
+    ]
+    for row in add.to_pylist():
+        if row is None:
+            continue
+        stats, parsed = json.loads(row["stats"]), row["stats_parsed"]
+        for label in ("minValues", "maxValues"):
+            for name, value in parsed[label].items():
+                text = stats[label][name]
+                if hasattr(value, "tzinfo"):  # a timestamp
+                    assert value.isoformat(timespec="milliseconds").replace("+00:00", "Z") == text
+                elif hasattr(value, "isoformat"):  # a date
+                    assert value.isoformat() == text
+                else:
+                    assert value == text
+        assert parsed["nullCount"] == stats["nullCount"]
+
+
+def test_specs_from_before_the_later_fields_keep_their_hash() -> None:
+    """The fields added later (column types and names, streaming) count in the cache name
+    only when set, so the tables cached for earlier specs stay valid."""
+    assert spec_hash(LogSpec()) == "9ae4c889ab9c"
+    assert spec_hash(LogSpec(commits=5, adds_per_commit=20, partitions=4)) == "85c712cc695e"
+    changed = {spec_hash(LogSpec(**WIDE)), spec_hash(LogSpec(streaming=True))}
+    assert len(changed) == 2
+    assert not changed & {spec_hash(LogSpec()), spec_hash(LogSpec(stats_columns=11))}
+
+
+def test_bad_column_types_and_names_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="column_types"):
+        write_table(tmp_path / "a", LogSpec(column_types=("long", "uuid")))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="column_names"):
+        write_table(tmp_path / "b", LogSpec(stats_columns=3, column_names=("x",)))
+    with pytest.raises(ValueError, match="column_names"):
+        write_table(tmp_path / "c", LogSpec(stats_columns=3, column_names=("x", "id")))
+
+
+def test_blind_appends_bring_a_table_to_a_later_version(tmp_path: Path) -> None:
+    spec = LogSpec(checkpoint_files=50, commits=3, adds_per_commit=5)
+    info = write_table(tmp_path / "t", spec)
+    written = write_blind_appends(info.path, 4, 9, [("id", "long"), ("c1", "long")])
+    assert [path.name for path in written] == [f"{v:020d}.json" for v in range(4, 10)]
+    snapshot = deltalog.DeltaTable(str(info.path)).snapshot()
+    assert snapshot.version == 9
+    assert snapshot.num_files == info.num_files + 6
+    assert write_blind_appends(info.path, 10, 9) == []
+    with pytest.raises(FileExistsError):  # never over an existing commit
+        write_blind_appends(info.path, 9, 9)
 
 
 # --- the byte formats --------------------------------------------------------------------------

@@ -207,6 +207,49 @@ def test_checkpoint_interval_follows_the_table_property(tmp_path: Path) -> None:
     assert checkpoints == [3, 6]
 
 
+def test_post_commit_checkpoints_build_on_the_previous_one(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    configuration = {"delta.checkpointInterval": "3", "delta.enableDeletionVectors": "true"}
+    data = pa.table({"id": [0, 1, 2], "part": ["a", "a", "b"]})
+    results = [deltalog.write_table(uri, data, partition_by=["part"], configuration=configuration)]
+    table = deltalog.DeltaTable(str(uri))
+    for step in [3, 4, 5, "id = 1", 6, "id = 3"]:
+        if isinstance(step, str):
+            results.append(table.delete(step))  # a deletion vector, then a whole file
+        else:
+            data = pa.table({"id": [step], "part": ["b"]})
+            results.append(deltalog.write_table(uri, data, mode="append"))
+    written = {
+        r.post_commit.checkpoint.version: r.post_commit.checkpoint.incremental_from
+        for r in results
+        if r.post_commit.checkpoint is not None
+    }
+    assert written == {3: None, 6: 3}
+    names = [n for n in log_files(uri) if "checkpoint." in n]
+    assert names == [f"{3:020}.checkpoint.parquet", f"{6:020}.checkpoint.parquet"]
+    assert [row["id"] for row in rows(uri)] == [0, 2, 4, 5, 6]
+    # Without the checkpoints, the log replayed from its commits gives the same rows.
+    for name in names:
+        (uri / "_delta_log" / name).unlink()
+    (uri / "_delta_log" / "_last_checkpoint").unlink()
+    assert [row["id"] for row in rows(uri)] == [0, 2, 4, 5, 6]
+
+
+def test_a_write_can_leave_its_checkpoint_for_later(tmp_path: Path) -> None:
+    uri = tmp_path / "t"
+    deltalog.write_table(uri, pa.table({"id": [0]}))
+    for version in range(1, 11):
+        result = deltalog.write_table(
+            uri, pa.table({"id": [version]}), mode="append", post_commit_checkpoint=False
+        )
+        assert result.post_commit.checkpoint is None
+        assert result.post_commit.checkpoint_deferred is None
+        assert result.post_commit.checksum is not None
+    assert not [n for n in log_files(uri) if "checkpoint." in n]
+    written = deltalog.DeltaTable(str(uri)).checkpoint()
+    assert (written.version, written.incremental_from) == (10, None)
+
+
 def test_a_wrong_checksum_file_is_reported(tmp_path: Path) -> None:
     uri = tmp_path / "t"
     deltalog.write_table(uri, pa.table({"id": [1, 2]}))

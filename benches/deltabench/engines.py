@@ -41,6 +41,7 @@ OPERATIONS = (
     "dvs",
     "append",
     "blind_append",
+    "blind_append_checkpoint",
     "checkpoint",
     "vacuum",
     "delete",
@@ -68,7 +69,10 @@ SPARK_ROW_OPERATIONS = (
 #: Operations measured only in the Spark session, for deltalog and Delta on Spark alike.
 SPARK_SESSION_OPERATIONS = ("spark_write", *SPARK_ROW_OPERATIONS)
 #: Engines measured one child process per measurement, in report order.
-PROCESS_ENGINES = ("deltalog", "deltalake", "floor", "duckdb")
+PROCESS_ENGINES = ("deltalog", "deltalake", "floor", "cat", "duckdb")
+#: Engines that parse nothing, so have no count to check (the report does not list them as
+#: unchecked).
+UNCOUNTED_ENGINES = ("cat",)
 #: Every engine, in report order.
 ENGINES = (*PROCESS_ENGINES, "spark")
 
@@ -86,6 +90,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "per file)",
         "append": "`deltalog.write_table(t, data)` (a new table; zstd, the default)",
         "blind_append": "`deltalog.write_table(p, rows, mode='append')` (1,000 rows)",
+        "blind_append_checkpoint": "the same blind append, landing on the next version that "
+        "is a multiple of 10 (Delta's default `delta.checkpointInterval`), so the post-commit "
+        "work writes a checkpoint; the harness first commits small blind appends (untimed) "
+        "up to the version before",
         "checkpoint": "`DeltaTable(p).checkpoint()` (classic, stats as JSON and struct)",
         "vacuum": "`DeltaTable(p).vacuum(retention_hours=0, dry_run=True, "
         "enforce_retention_duration=False)`",
@@ -125,6 +133,9 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "append": "`write_deltalake(t, data, writer_properties=WriterProperties(compression="
         "'ZSTD'))`",
         "blind_append": "`write_deltalake(p, rows, mode='append')` (1,000 rows)",
+        "blind_append_checkpoint": "the same append, landing on the next version v with "
+        "v + 1 a multiple of 100 (delta-rs's default interval and rule), so its post-commit "
+        "hook writes a checkpoint; small blind appends committed first, untimed",
         "checkpoint": "`DeltaTable(p).create_checkpoint()`",
         "vacuum": "`DeltaTable(p).vacuum(retention_hours=0, dry_run=True, "
         "enforce_retention_duration=False, full=True)` (the whole directory listed, as ours)",
@@ -154,6 +165,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "append": "`pyarrow.parquet.write_table` of the data as zstd Parquet, files of 4M rows "
         "(row groups of 1M) written one per CPU at a time: the data files alone, no log",
         "blind_append": "",
+        "blind_append_checkpoint": "",
         "checkpoint": "",
         "vacuum": "",
         "delete": "",
@@ -163,6 +175,32 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "concurrent_append": "",
         "spark_write": "",
         **dict.fromkeys(SPARK_ROW_OPERATIONS, ""),
+    },
+    "cat": {
+        "open": "list `_delta_log`, then read every file a listing needs (the checkpoint "
+        "parts or V2 files, the commits after it) whole into memory, one after the other "
+        "(`os.open`, `os.read`), nothing parsed: the cost of the log's bytes alone",
+        "list": "same as open",
+        "filtered": "same as open (the same files)",
+        "time_travel": "the same, with the commits up to V only",
+        **dict.fromkeys(
+            (
+                "dvs",
+                "append",
+                "blind_append",
+                "blind_append_checkpoint",
+                "checkpoint",
+                "vacuum",
+                "delete",
+                "delete_dv",
+                "merge",
+                "merge_dv",
+                "concurrent_append",
+                "spark_write",
+                *SPARK_ROW_OPERATIONS,
+            ),
+            "",
+        ),
     },
     "duckdb": {
         "open": "`DESCRIBE SELECT * FROM delta_scan(p)` (binds: kernel loads protocol, "
@@ -174,6 +212,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "dvs": "`SELECT * FROM delta_list_files(p, delete_count=true)` to Arrow",
         "append": "",
         "blind_append": "",
+        "blind_append_checkpoint": "",
         "checkpoint": "",
         "vacuum": "",
         "delete": "",
@@ -194,6 +233,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "dvs": "",
         "append": "",
         "blind_append": "",
+        "blind_append_checkpoint": "",
         "checkpoint": "",
         "vacuum": "",
         "delete": "",
@@ -226,9 +266,12 @@ UNSUPPORTED: dict[tuple[str, str], str] = {
     "(the data files are absent here); it has no API that materializes them alone",
     ("spark", "append"): _SPARK_READS_ONLY,
     ("spark", "blind_append"): _SPARK_READS_ONLY,
+    ("spark", "blind_append_checkpoint"): _SPARK_READS_ONLY,
     ("duckdb", "append"): _NO_DELTA_WRITES,
     ("duckdb", "blind_append"): _NO_DELTA_WRITES,
+    ("duckdb", "blind_append_checkpoint"): _NO_DELTA_WRITES,
     ("floor", "blind_append"): "a commit is one small JSON file: there is no floor to compare",
+    ("floor", "blind_append_checkpoint"): "no floor is defined for writing a checkpoint",
     ("floor", "checkpoint"): "no floor is defined for writing a checkpoint",
     ("spark", "checkpoint"): _SPARK_READS_ONLY,
     ("duckdb", "checkpoint"): _NO_DELTA_WRITES,
@@ -254,6 +297,11 @@ UNSUPPORTED: dict[tuple[str, str], str] = {
         (engine, operation): _SPARK_DELTA_TABLES
         for operation in SPARK_ROW_OPERATIONS
         for engine in ("deltalake", "floor", "duckdb")
+    },
+    **{
+        ("cat", operation): "the cat floor reads a listing's log bytes; it measures reads only"
+        for operation in OPERATIONS
+        if operation not in ("open", "list", "filtered", "time_travel")
     },
 }
 
@@ -695,10 +743,16 @@ def _write_input(operation: str, request: TableRequest) -> Any:
     if operation in ("append", "merge", "merge_dv"):
         with pa.OSFile(request["source"]) as source:
             return pa.ipc.open_file(source).read_all()
-    if operation != "blind_append":
+    if operation not in ("blind_append", "blind_append_checkpoint"):
         return None
     rows = 1_000
-    types = {"long": pa.int64(), "double": pa.float64(), "string": pa.string()}
+    types = {
+        "long": pa.int64(),
+        "double": pa.float64(),
+        "string": pa.string(),
+        "date": pa.date32(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+    }
     columns = {}
     for name, kind in request["columns"]:
         strings = [f"{name}-{i:04d}" for i in range(rows)]
@@ -778,6 +832,19 @@ def _deltalog_blind_append(context: Any, request: TableRequest, clock: Clock) ->
     return deltalog.write_table(request["path"], request["input"], mode="append")
 
 
+def _deltalog_blind_append_checkpoint(context: Any, request: TableRequest, clock: Clock) -> Any:
+    """The blind append whose post-commit work is due to write a checkpoint; the note says
+    whether it did (deltalog defers a checkpoint it cannot write incrementally)."""
+    result = _deltalog_blind_append(context, request, clock)
+    post_commit = result.post_commit
+    deferred = getattr(post_commit, "checkpoint_deferred", None)
+    if deferred:
+        clock.notes["method"] = f"post-commit checkpoint deferred: {deferred}"
+    elif post_commit.checkpoint is not None:
+        clock.notes["method"] = "post-commit checkpoint written"
+    return result
+
+
 def _deltalog_append_check(context: Any, _result: Any, request: TableRequest) -> dict[str, int]:
     deltalog, pa = context
     files = pa.table(deltalog.DeltaTable(request["target"]).snapshot().files())
@@ -849,6 +916,21 @@ def _checkpoint_check(_context: Any, _result: Any, request: TableRequest) -> dic
 
 def _commit_version_check(_context: Any, result: Any, _request: TableRequest) -> dict[str, int]:
     return {"version": int(result.version)}
+
+
+def _checkpointed(path: str, version: int) -> dict[str, int]:
+    """1 when ``_last_checkpoint`` names ``version`` (the append's post-commit checkpoint was
+    written), else 0."""
+    last = Path(path) / "_delta_log" / "_last_checkpoint"
+    named = int(json.loads(last.read_text())["version"]) if last.is_file() else -1
+    return {"checkpointed": int(named == version)}
+
+
+def _deltalog_checkpointed_check(_context: Any, result: Any, request: TableRequest) -> Any:
+    errors = list(result.post_commit.errors)
+    if errors:
+        print(f"post-commit errors: {errors}", file=sys.stderr)
+    return _checkpointed(request["path"], int(result.version))
 
 
 def _deltalog_dvs_check(context: Any, table: Any, _request: TableRequest) -> dict[str, int]:
@@ -973,6 +1055,12 @@ def _deltalake_append_check(context: Any, _result: Any, request: TableRequest) -
 def _deltalake_version_check(context: Any, _result: Any, request: TableRequest) -> dict[str, int]:
     deltalake, _ = context
     return {"version": int(deltalake.DeltaTable(request["path"]).version())}
+
+
+def _deltalake_checkpointed_check(context: Any, _result: Any, request: TableRequest) -> Any:
+    deltalake, _ = context
+    version = int(deltalake.DeltaTable(request["path"]).version())
+    return _checkpointed(request["path"], version)
 
 
 def _deltalake_dvs_check(context: Any, table: Any, _request: TableRequest) -> dict[str, int]:
@@ -1218,6 +1306,20 @@ def _floor_read(
     log_dir = Path(request["path"]) / "_delta_log"
     listing = [entry.name for entry in os.scandir(log_dir)]
     clock.mark("listing")
+    checkpoint_paths, commit_paths = _log_paths(request, log_dir, listing, upto)
+    columns = (*FLOOR_CHECKPOINT_COLUMNS, "add.stats_parsed|add.stats") if stats else None
+    checkpoint = _read_all(checkpoint_paths, lambda path: _floor_checkpoint(pa, path, columns))
+    clock.mark("checkpoint")
+    commits = _floor_commits(pa, commit_paths, request.get("partition_columns"), stats=stats)
+    versions = [_log_version(path) for path in commit_paths]
+    return FloorRead(checkpoint, commits, versions)
+
+
+def _log_paths(
+    request: TableRequest, log_dir: Path, listing: list[str], upto: int | None
+) -> tuple[list[Path], list[Path]]:
+    """The checkpoint files and the commits a listing of the latest version reads (as the
+    generator wrote them), or of version ``upto`` (the commits found in ``listing``)."""
     checkpoint_paths = [Path(path) for path in request["checkpoint_paths"]]
     commit_paths = [Path(path) for path in request["commit_paths"]]
     if upto is not None:
@@ -1231,12 +1333,7 @@ def _floor_read(
             and name[:20].isdigit()
             and first < int(name[:20]) <= upto
         )
-    columns = (*FLOOR_CHECKPOINT_COLUMNS, "add.stats_parsed|add.stats") if stats else None
-    checkpoint = _read_all(checkpoint_paths, lambda path: _floor_checkpoint(pa, path, columns))
-    clock.mark("checkpoint")
-    commits = _floor_commits(pa, commit_paths, request.get("partition_columns"), stats=stats)
-    versions = [_log_version(path) for path in commit_paths]
-    return FloorRead(checkpoint, commits, versions)
+    return checkpoint_paths, commit_paths
 
 
 def _floor_checkpoint(pa: Any, path: Path, columns: tuple[str, ...] | None) -> Any:
@@ -1453,6 +1550,60 @@ def _floor_dvs_check(pa: Any, read: FloorRead, request: TableRequest) -> dict[st
 
 
 # --------------------------------------------------------------------------------------------
+# The cat floor: the bytes of the log files a listing needs, read and nothing else
+
+
+@dataclass
+class CatRead:
+    """The files the cat floor read, whole, as bytes (kept until the clock has stopped)."""
+
+    contents: list[bytes]
+
+
+def _cat_setup() -> Any:
+    return None
+
+
+def _cat_open(_context: Any, request: TableRequest, clock: Clock) -> CatRead:
+    return _cat_read(request, clock, upto=None)
+
+
+def _cat_time_travel(_context: Any, request: TableRequest, clock: Clock) -> CatRead:
+    return _cat_read(request, clock, upto=request["older_version"])
+
+
+def _cat_read(request: TableRequest, clock: Clock, *, upto: int | None) -> CatRead:
+    """Lists ``_delta_log`` and reads the checkpoint files and the commits after it (up to
+    version ``upto``) whole into memory, one after the other: no thread pool, since what a
+    small file costs is its system calls, which Python threads serialize (a pool was slower
+    here, as was ``cat`` in a subprocess)."""
+    log_dir = Path(request["path"]) / "_delta_log"
+    listing = [entry.name for entry in os.scandir(log_dir)]
+    clock.mark("listing")
+    checkpoint_paths, commit_paths = _log_paths(request, log_dir, listing, upto)
+    contents = [_read_whole(path) for path in [*checkpoint_paths, *commit_paths]]
+    clock.figures["files_read"] = len(contents)
+    clock.figures["bytes_read"] = sum(len(content) for content in contents)
+    return CatRead(contents)
+
+
+def _read_whole(path: Path) -> bytes:
+    """The file's bytes: one ``open``, ``fstat``, ``read`` (more on a short read), ``close``."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(descriptor).st_size
+        content = os.read(descriptor, size)
+        while len(content) < size:
+            more = os.read(descriptor, size - len(content))
+            if not more:
+                break
+            content += more
+        return content
+    finally:
+        os.close(descriptor)
+
+
+# --------------------------------------------------------------------------------------------
 # duckdb + duckdb-extension-delta (delta-kernel-rs)
 
 
@@ -1546,6 +1697,7 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "dvs": _deltalog_dvs,
             "append": _deltalog_append,
             "blind_append": _deltalog_blind_append,
+            "blind_append_checkpoint": _deltalog_blind_append_checkpoint,
             "checkpoint": _deltalog_checkpoint,
             "vacuum": _deltalog_vacuum,
             "delete": _deltalog_delete,
@@ -1564,6 +1716,7 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "dvs": _deltalog_dvs_check,
             "append": _deltalog_append_check,
             "blind_append": _commit_version_check,
+            "blind_append_checkpoint": _deltalog_checkpointed_check,
             "checkpoint": _checkpoint_check,
             "vacuum": _vacuum_check,
             "delete": _deltalog_delete_check,
@@ -1583,6 +1736,7 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "dvs": _deltalake_dvs,
             "append": _deltalake_append,
             "blind_append": _deltalake_blind_append,
+            "blind_append_checkpoint": _deltalake_blind_append,
             "checkpoint": _deltalake_checkpoint,
             "vacuum": _deltalake_vacuum,
             "delete": _deltalake_delete,
@@ -1601,6 +1755,7 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "dvs": _deltalake_dvs_check,
             "append": _deltalake_append_check,
             "blind_append": _deltalake_version_check,
+            "blind_append_checkpoint": _deltalake_checkpointed_check,
             "checkpoint": _checkpoint_check,
             "vacuum": _vacuum_check,
             "delete": _deltalake_delete_check,
@@ -1628,6 +1783,16 @@ _ENGINE_TABLE: dict[str, tuple[Callable[[], Any], dict[str, Operation], dict[str
             "dvs": _floor_dvs_check,
             "append": _floor_append_check,
         },
+    ),
+    "cat": (
+        _cat_setup,
+        {
+            "open": _cat_open,
+            "list": _cat_open,
+            "filtered": _cat_open,
+            "time_travel": _cat_time_travel,
+        },
+        dict.fromkeys(("open", "list", "filtered", "time_travel"), _no_check),
     ),
     "duckdb": (
         _duckdb_setup,

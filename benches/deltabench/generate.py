@@ -18,7 +18,12 @@ complete earlier write. Everything written follows the Delta protocol
   about 100k rows. ``_last_checkpoint`` carries the schema and the checksum ("Last Checkpoint
   File Schema", "JSON checksum").
 - Per-file statistics ("Per-file Statistics"): ``numRecords``, ``minValues``, ``maxValues``,
-  ``nullCount`` and ``tightBounds`` (false for files with a deletion vector).
+  ``nullCount`` and ``tightBounds`` (false for files with a deletion vector), over columns of
+  the types ``long``, ``double``, ``string``, ``date`` and ``timestamp`` (as Spark writes them:
+  ``2023-11-14``, ``2023-11-14T22:13:20.000Z``).
+- Streaming commits (``streaming``): what a Structured Streaming query writing to Delta on Spark
+  commits: a ``commitInfo`` of operation ``STREAMING UPDATE`` with its metrics, then the
+  query's ``txn`` action (the epoch as its version), then the removes and the adds.
 - Deletion vectors ("Deletion Vectors"): inline (``i``) or in DV files under a random prefix
   (``u``), many vectors per file, see :mod:`deltabench.dv`.
 - Log compaction files ("Log Compaction Files") over blocks of ``compaction_span`` commits.
@@ -58,11 +63,14 @@ __all__ = [
     "cached_table",
     "expected_live_files",
     "last_checkpoint_checksum",
+    "write_blind_appends",
     "write_table",
 ]
 
 CheckpointKind = Literal["none", "classic", "classic_parsed", "multipart", "v2"]
 DvKind = Literal["none", "inline", "file"]
+ColumnType = Literal["long", "double", "string", "date", "timestamp"]
+COLUMN_TYPES: tuple[ColumnType, ...] = ("long", "double", "string", "date", "timestamp")
 
 #: Bump when the bytes written for a spec change, so caches are rewritten.
 GENERATOR_VERSION = 2
@@ -99,9 +107,9 @@ class LogSpec:
     values (files spread round-robin)."""
     stats_columns: int = 5
     """Data columns with min/max/nullCount stats: ``id`` (long; files get disjoint increasing
-    ranges so ``id < X`` keeps a known fraction), then c1..c{n-1} (long, double, string in
-    turn). 0: the schema is ``id`` alone and the stats hold only numRecords (and
-    tightBounds)."""
+    ranges so ``id < X`` keeps a known fraction), then c1..c{n-1} (the types of
+    ``column_types`` in turn). 0: the schema is ``id`` alone and the stats hold only
+    numRecords (and tightBounds)."""
     checkpoint: CheckpointKind = "classic"
     """Ignored when checkpoint_files == 0; "none" writes those files into the JSON commit of
     version 0 instead."""
@@ -125,6 +133,20 @@ class LogSpec:
     compaction_span: int = 10
     """Commits per log compaction file: [1, span], [span+1, 2*span], ... (blocks of one
     commit are not compacted)."""
+    # Fields added later: left out of :func:`spec_hash` at their defaults (``_LATER_FIELDS``),
+    # so the tables of earlier specs keep their names and bytes.
+    column_types: tuple[ColumnType, ...] = ()
+    """The types of c1..c{n-1} in turn, of :data:`COLUMN_TYPES`; empty: long, double,
+    string."""
+    column_names: tuple[str, ...] = ()
+    """The names of the ``stats_columns - 1`` columns after ``id`` (empty: c1, c2, ...)."""
+    streaming: bool = False
+    """Commits 1.. as a Structured Streaming query writes them (operation ``STREAMING
+    UPDATE``, one query's ``txn`` action), not as batch appends (``WRITE``)."""
+
+
+#: LogSpec fields added after the first tables were cached, with their defaults.
+_LATER_FIELDS: dict[str, Any] = {"column_types": (), "column_names": (), "streaming": False}
 
 
 @dataclass(frozen=True)
@@ -211,7 +233,7 @@ def cached_table(cache_dir: Path, name: str, spec: LogSpec) -> TableInfo:
 def table_columns(spec: LogSpec) -> list[tuple[str, str]]:
     """The columns of the table ``spec`` describes: (name, Delta primitive type), the partition
     column (``part``) last when there is one."""
-    columns = [(column.name, column.kind) for column in _stats_schema(spec)]
+    columns: list[tuple[str, str]] = [(column.name, column.kind) for column in _stats_schema(spec)]
     return [*columns, ("part", "string")] if spec.partitions else columns
 
 
@@ -287,8 +309,13 @@ def _write_arrow_data(path: Path, rows: int, seed: int) -> None:
 
 
 def spec_hash(spec: LogSpec) -> str:
-    """12 hex digits naming ``spec`` (and the generator version) in cache folders."""
-    text = json.dumps({"generator": GENERATOR_VERSION, **dataclasses.asdict(spec)}, sort_keys=True)
+    """12 hex digits naming ``spec`` (and the generator version) in cache folders; the fields
+    added later count only when they differ from their defaults."""
+    fields = dataclasses.asdict(spec)
+    for name, default in _LATER_FIELDS.items():
+        if fields[name] == default:
+            del fields[name]
+    text = json.dumps({"generator": GENERATOR_VERSION, **fields}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -330,6 +357,73 @@ def removed_file_paths(spec: LogSpec) -> list[str]:
     removed = (plan.removed_at >= 0) & (plan.removed_at <= spec.commits)
     files = np.flatnonzero((plan.added_version <= spec.commits) & removed)
     return sorted(_FileColumns(plan, files).paths.to_pylist())
+
+
+#: Rows of each file :func:`write_blind_appends` adds.
+BLIND_APPEND_FILE_ROWS = 1_000
+
+
+def write_blind_appends(
+    root: Path,
+    first_version: int,
+    last_version: int,
+    columns: Sequence[Sequence[str]] = (),
+    partition_columns: Sequence[str] = (),
+) -> list[Path]:
+    """Commits ``first_version..last_version`` (none when ``last_version < first_version``) to
+    the table at ``root``, each a blind append of one new file of
+    :data:`BLIND_APPEND_FILE_ROWS` rows as a batch writer commits it: ``commitInfo``
+    (``WRITE``, ``Append``) then one ``add`` whose statistics hold ``numRecords`` and a null
+    count of 0 for each of ``columns`` ((name, type) pairs; the ``partition_columns`` among
+    them get a null partition value instead). Dated like the generated commits
+    (a minute per version after version 0). Used to bring a generated table to a version
+    where a checkpoint is due, before a measured append."""
+    log = Path(root) / "_delta_log"
+    stats = json.dumps(
+        {
+            "numRecords": BLIND_APPEND_FILE_ROWS,
+            "nullCount": {
+                str(column[0]): 0 for column in columns if column[0] not in partition_columns
+            },
+        },
+        separators=(",", ":"),
+    )
+    paths = []
+    for version in range(first_version, last_version + 1):
+        timestamp = BASE_TIMESTAMP_MS + version * COMMIT_INTERVAL_MS
+        name = f"part-00000-{_uuid_of(0, 0xBA, version)}.c000.snappy.parquet"
+        commit_info = {
+            "timestamp": timestamp,
+            "operation": "WRITE",
+            "operationParameters": {
+                "mode": "Append",
+                "partitionBy": json.dumps(list(partition_columns)),
+            },
+            "readVersion": version - 1,
+            "isolationLevel": "Serializable",
+            "isBlindAppend": True,
+            "operationMetrics": {
+                "numFiles": "1",
+                "numOutputRows": str(BLIND_APPEND_FILE_ROWS),
+                "numOutputBytes": "4096",
+            },
+            "engineInfo": ENGINE_INFO,
+            "txnId": str(_uuid_of(0, 0xBB, version)),
+        }
+        add = {
+            "path": name,
+            "partitionValues": dict.fromkeys(partition_columns),
+            "size": 4096,
+            "modificationTime": timestamp,
+            "dataChange": True,
+            "stats": stats,
+        }
+        path = log / f"{version:020d}.json"
+        with path.open("xb") as out:
+            out.write(_json_line({"commitInfo": commit_info}) + _json_line({"add": add}))
+        os.utime(path, ns=(timestamp * 1_000_000, timestamp * 1_000_000))
+        paths.append(path)
+    return paths
 
 
 def last_checkpoint_checksum(content: dict[str, Any]) -> str:
@@ -491,15 +585,31 @@ def _write_dv_files(root: Path, plan: _Plan) -> int:
 @dataclass(frozen=True)
 class _StatsColumn:
     name: str
-    kind: Literal["long", "double", "string"]
+    kind: ColumnType
     index: int
 
 
+#: Statistics of these types are JSON strings.
+_QUOTED_KINDS = ("string", "date", "timestamp")
+#: The day of ``BASE_TIMESTAMP_MS`` (2023-11-14), days since the epoch.
+BASE_DAY = BASE_TIMESTAMP_MS // 86_400_000
+
+
 def _stats_schema(spec: LogSpec) -> list[_StatsColumn]:
-    kinds: tuple[Literal["long", "double", "string"], ...] = ("long", "double", "string")
+    kinds: tuple[ColumnType, ...] = spec.column_types or ("long", "double", "string")
     columns = [_StatsColumn("id", "long", 0)]
-    columns += [_StatsColumn(f"c{i}", kinds[(i - 1) % 3], i) for i in range(1, spec.stats_columns)]
+    names = spec.column_names or [f"c{i}" for i in range(1, spec.stats_columns)]
+    columns += [
+        _StatsColumn(names[i - 1], kinds[(i - 1) % len(kinds)], i)
+        for i in range(1, spec.stats_columns)
+    ]
     return columns
+
+
+def _file_sizes(spec: LogSpec, files: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The ``size`` of each file."""
+    sizes: npt.NDArray[np.int64] = spec.rows_per_file * 8 + (files % 997) * 13 + 1024
+    return sizes
 
 
 class _FileColumns:
@@ -515,7 +625,7 @@ class _FileColumns:
             names = pa.array(plan.partition_names, type=pa.string())
             self.partition_values = names.take(pa.array(files % spec.partitions))
         self.paths = self._paths()
-        self.sizes = spec.rows_per_file * 8 + (files % 997) * 13 + 1024
+        self.sizes = _file_sizes(spec, files)
         self.modification_times = BASE_TIMESTAMP_MS + plan.added_version[files] * COMMIT_INTERVAL_MS
 
     def _paths(self) -> pa.Array:
@@ -539,7 +649,7 @@ class _FileColumns:
                 parts.append(f",{q}{label}{q}:{{")
                 for i, column in enumerate(self.plan.columns):
                     parts.append(f"{',' if i else ''}{q}{column.name}{q}:")
-                    if column.kind == "string":
+                    if column.kind in _QUOTED_KINDS:
                         parts += [q, values[i], q]
                     else:
                         parts.append(values[i])
@@ -555,8 +665,8 @@ class _FileColumns:
         minimum, maximum, nulls = [], [], []
         for column in self.plan.columns:
             low, high, null_count = self.typed_stats(column)
-            minimum.append(_to_string(low))
-            maximum.append(_to_string(high))
+            minimum.append(_stats_text(low))
+            maximum.append(_stats_text(high))
             nulls.append(_to_string(null_count))
         return minimum, maximum, nulls
 
@@ -574,6 +684,22 @@ class _FileColumns:
         if column.kind == "double":
             low_d = f * 0.25 + column.index + 0.125
             return pa.array(low_d), pa.array(low_d + rows * 0.5), null_count
+        if column.kind == "date":
+            day = BASE_DAY + f // 100 + column.index
+            return (
+                pa.array(day.astype(np.int32), pa.date32()),
+                pa.array((day + 1 + column.index % 3).astype(np.int32), pa.date32()),
+                null_count,
+            )
+        if column.kind == "timestamp":
+            # Milliseconds (Spark's statistics keep no finer unit), as microseconds.
+            start = BASE_TIMESTAMP_MS + f * 6_000 + column.index * 1_001
+            end = start + rows * 37 + column.index
+            return (
+                pa.array(start * 1000, pa.timestamp("us", tz="UTC")),
+                pa.array(end * 1000, pa.timestamp("us", tz="UTC")),
+                null_count,
+            )
         digits = pc.utf8_lpad(_to_string(f), width=10, padding="0")
         return _join(["a", digits]), _join(["z", digits]), null_count
 
@@ -730,6 +856,8 @@ def _write_commits(log: Path, plan: _Plan) -> list[Path]:
             if version == 0:
                 out.write(_json_line({"protocol": _protocol(plan.spec)}))
                 out.write(_json_line({"metaData": _metadata(plan)}))
+            elif plan.spec.streaming:
+                out.write(_json_line({"txn": _streaming_txn(plan, version)}))
             out.writelines(removes.take(remove_position, remove_position + removed_count))
             out.writelines(adds.take(add_position, add_position + added))
         add_position += added
@@ -806,6 +934,8 @@ def _write_compactions(log: Path, plan: _Plan) -> list[Path]:
 
 def _commit_info(plan: _Plan, version: int, removes: int) -> dict[str, Any]:
     spec = plan.spec
+    if spec.streaming and version > 0:
+        return _streaming_commit_info(plan, version, removes)
     adds = spec.checkpoint_files if version == 0 else spec.adds_per_commit
     partition_by = json.dumps(["part"] if spec.partitions else [])
     info: dict[str, Any] = {
@@ -829,6 +959,47 @@ def _commit_info(plan: _Plan, version: int, removes: int) -> dict[str, Any]:
         }
     )
     return info
+
+
+def _streaming_query_id(spec: LogSpec) -> str:
+    """The id of the one streaming query writing the table (its ``txn`` application id)."""
+    return str(_uuid_of(spec.seed, 0x5E, 0))
+
+
+def _streaming_commit_info(plan: _Plan, version: int, removes: int) -> dict[str, Any]:
+    """The ``commitInfo`` of epoch ``version - 1`` of a streaming query, as Delta on Spark's
+    streaming sink writes it (operation ``STREAMING UPDATE``, keys in Spark's order)."""
+    spec = plan.spec
+    added = plan.files_added_by(version)
+    return {
+        "timestamp": BASE_TIMESTAMP_MS + version * COMMIT_INTERVAL_MS,
+        "operation": "STREAMING UPDATE",
+        "operationParameters": {
+            "outputMode": "Append",
+            "queryId": _streaming_query_id(spec),
+            "epochId": str(version - 1),
+        },
+        "readVersion": version - 1,
+        "isolationLevel": "Serializable",
+        "isBlindAppend": removes == 0,
+        "operationMetrics": {
+            "numRemovedFiles": str(removes),
+            "numOutputRows": str(len(added) * spec.rows_per_file),
+            "numOutputBytes": str(int(_file_sizes(spec, added).sum())),
+            "numAddedFiles": str(len(added)),
+        },
+        "engineInfo": ENGINE_INFO,
+        "txnId": str(_uuid_of(spec.seed, 0xC0, version)),
+    }
+
+
+def _streaming_txn(plan: _Plan, version: int) -> dict[str, Any]:
+    """The streaming query's ``txn`` action of commit ``version`` (epoch ``version - 1``)."""
+    return {
+        "appId": _streaming_query_id(plan.spec),
+        "version": version - 1,
+        "lastUpdated": BASE_TIMESTAMP_MS + version * COMMIT_INTERVAL_MS,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -946,12 +1117,22 @@ _SIDECAR = pa.struct(
         ("tags", _MAP),
     ]
 )
+#: The Arrow type of each column type (statistics, ``stats_parsed``).
+_ARROW_TYPES: dict[str, pa.DataType] = {
+    "long": pa.int64(),
+    "double": pa.float64(),
+    "string": pa.string(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+}
 _SPARK_TYPE_NAMES = {
     pa.string(): "string",
     pa.int64(): "long",
     pa.int32(): "integer",
     pa.bool_(): "boolean",
     pa.float64(): "double",
+    pa.date32(): "date",
+    pa.timestamp("us", tz="UTC"): "timestamp",
 }
 
 
@@ -977,8 +1158,7 @@ def _add_type(plan: _Plan) -> pa.StructType:
 
 
 def _stats_parsed_type(plan: _Plan) -> pa.StructType:
-    arrow = {"long": pa.int64(), "double": pa.float64(), "string": pa.string()}
-    values = pa.struct([(c.name, arrow[c.kind]) for c in plan.columns])
+    values = pa.struct([(c.name, _ARROW_TYPES[c.kind]) for c in plan.columns])
     fields: list[tuple[str, pa.DataType]] = [("numRecords", pa.int64())]
     if plan.spec.stats_columns > 0:
         counts = pa.struct([(c.name, pa.int64()) for c in plan.columns])
@@ -1380,6 +1560,22 @@ def _validate(spec: LogSpec) -> None:
         raise ValueError(f"LogSpec.deletion_vectors {spec.deletion_vectors!r} is not a DV kind")
     if spec.v2_top_format not in ("parquet", "json"):
         raise ValueError(f"LogSpec.v2_top_format {spec.v2_top_format!r} is not parquet or json")
+    unknown = [kind for kind in spec.column_types if kind not in COLUMN_TYPES]
+    if unknown or not isinstance(spec.column_types, tuple):
+        raise ValueError(
+            f"LogSpec.column_types must be a tuple of {', '.join(COLUMN_TYPES)}, "
+            f"got {spec.column_types!r}"
+        )
+    names = spec.column_names
+    if names and (
+        not isinstance(names, tuple)
+        or len(names) != max(spec.stats_columns - 1, 0)
+        or len(set(names) | {"id", "part"}) != len(names) + 2
+    ):
+        raise ValueError(
+            "LogSpec.column_names must be a tuple of stats_columns - 1 distinct names other "
+            f"than id and part, got {names!r}"
+        )
 
 
 def _one_percent_filter(plan: _Plan, live: npt.NDArray[np.int64]) -> tuple[str, int]:
@@ -1420,6 +1616,15 @@ def _join(parts: Sequence[Any], count: int | None = None) -> pa.Array:
 def _to_string(values: npt.ArrayLike | pa.Array) -> pa.Array:
     array = values if isinstance(values, pa.Array) else pa.array(np.asarray(values))
     return pc.cast(array, pa.string())
+
+
+def _stats_text(values: pa.Array) -> pa.Array:
+    """Statistics values as Delta on Spark writes them in the ``stats`` JSON (unquoted): dates
+    ``2023-11-14``, timestamps in UTC to the millisecond ``2023-11-14T22:13:20.000Z``."""
+    if pa.types.is_timestamp(values.type):
+        millis = pc.cast(values, pa.timestamp("ms", tz="UTC"), safe=False)
+        return pc.strftime(millis, format="%Y-%m-%dT%H:%M:%SZ")
+    return _to_string(values)
 
 
 def _line_bytes(lines: pa.Array) -> memoryview | bytes:

@@ -9,6 +9,7 @@ test). Tables are written once into the data folder by ``generate.cached_table``
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +21,47 @@ SIZES: tuple[Size, ...] = ("full", "quick", "smoke")
 #: The operations of a table without deletion vectors (``dvs`` would have nothing to do).
 BASE_OPERATIONS = ("open", "list", "filtered", "time_travel")
 DV_OPERATIONS = (*BASE_OPERATIONS, "dvs")
-#: The operations of the large checkpointed table: reads, a blind append on top, a checkpoint.
-APPEND_OPERATIONS = (*BASE_OPERATIONS, "blind_append", "checkpoint")
+#: The operations of the large checkpointed tables: reads, a blind append on top (at a version
+#: where no checkpoint is due, then at one where the engine's post-commit checkpoint runs),
+#: a checkpoint.
+APPEND_OPERATIONS = (
+    *BASE_OPERATIONS,
+    "blind_append",
+    "blind_append_checkpoint",
+    "checkpoint",
+)
+#: The same without time travel (the checkpoint without ``stats_parsed``).
+JSON_STATS_OPERATIONS = (
+    "open",
+    "list",
+    "filtered",
+    "blind_append",
+    "blind_append_checkpoint",
+    "checkpoint",
+)
 #: Rows of the data a blind append adds.
 BLIND_APPEND_ROWS = 1_000
+#: Delta's default ``delta.checkpointInterval`` (Spark and deltalog checkpoint after
+#: committing a version that is a multiple of it).
+CHECKPOINT_INTERVAL = 10
+#: delta-rs's default interval; ``deltalake`` 1.6.6 checkpoints after committing a version
+#: ``v`` with ``(v + 1) % interval == 0`` (99, 199, ...), not as Spark does.
+DELTALAKE_CHECKPOINT_INTERVAL = 100
+#: The columns of ``commits_10k_wide`` after ``id``, as a streaming job's table might name
+#: them (each name is written three times in every file's statistics).
+WIDE_COLUMN_NAMES = (
+    "user_id",
+    "amount",
+    "country_code",
+    "event_date",
+    "event_time",
+    "session_id",
+    "latitude",
+    "device_type",
+    "ingest_date",
+    "ingest_time",
+)
+WIDE_COLUMN_TYPES = ("long", "double", "string", "date", "timestamp")
 #: The row-level change operations: on the table without deletion vectors (copy-on-write) and
 #: on its twin with ``delta.enableDeletionVectors=true``.
 DELETE_OPERATIONS = ("delete", "delete_dv")
@@ -44,6 +82,7 @@ WRITER_ROWS = 100
 #: Every operation that changes a table's directory, and which table each changes.
 TABLE_WRITES = (
     "blind_append",
+    "blind_append_checkpoint",
     "checkpoint",
     *DELETE_OPERATIONS,
     *MERGE_OPERATIONS,
@@ -80,10 +119,14 @@ class Target:
 
     ``kind``:
     - ``vs_floor``: deltalog time / floor time of ``operation`` <= ``threshold``
+    - ``vs_cat``: deltalog time / the cat floor's time (engine ``cat``: the log files' bytes
+      read, nothing parsed) of ``operation`` <= ``threshold``
     - ``speedup``: deltalake time / deltalog time of ``operation`` >= ``threshold``
     - ``memory_share``: deltalog / deltalake operation memory (peak RSS minus RSS after
       imports) of ``operation`` <= ``threshold``
     - ``filtered_share``: deltalog ``filtered`` time / deltalog ``list`` time <= ``threshold``
+    - ``filtered_memory``: deltalog ``filtered`` operation memory / deltalog ``list``
+      operation memory (peak RSS minus RSS after imports) <= ``threshold``
     - ``peak_memory``: deltalog's peak RSS (the whole process) of ``operation``, in GiB,
       < ``threshold``
     - ``max_seconds``: deltalog's median time of ``operation``, in seconds, <= ``threshold``
@@ -91,14 +134,42 @@ class Target:
 
     scenario: str
     kind: Literal[
-        "vs_floor", "speedup", "memory_share", "filtered_share", "peak_memory", "max_seconds"
+        "vs_floor",
+        "vs_cat",
+        "speedup",
+        "memory_share",
+        "filtered_share",
+        "filtered_memory",
+        "peak_memory",
+        "max_seconds",
     ]
     operation: str
     threshold: float
     label: str
 
 
-TARGETS: tuple[Target, ...] = (
+def _filtered_targets(scenario: str) -> tuple[Target, ...]:
+    """The targets of a scenario's filtered listing (every log scenario measuring ``filtered``
+    gets them: :data:`TARGETS`)."""
+    return (
+        Target(
+            scenario,
+            "filtered_share",
+            "filtered",
+            1 / 3,
+            "1% filtered listing <= 1/3 of full listing",
+        ),
+        Target(
+            scenario,
+            "filtered_memory",
+            "filtered",
+            1.0,
+            "filtered never more memory than list",
+        ),
+    )
+
+
+_TARGETS: tuple[Target, ...] = (
     Target("checkpoint_1m_stats", "vs_floor", "list", 1.25, "open+list within 1.25x of floor"),
     Target("checkpoint_1m_stats", "speedup", "list", 4.0, "open+list >= 4x faster than deltalake"),
     Target(
@@ -106,35 +177,43 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target("json_1m_adds", "speedup", "list", 5.0, "open+list >= 5x faster than deltalake"),
     Target("commits_10k_small", "speedup", "list", 5.0, "open+list >= 5x faster than deltalake"),
-    Target(
-        "checkpoint_1m_stats",
-        "filtered_share",
-        "filtered",
-        1 / 3,
-        "1% filtered listing <= 1/3 of full listing",
-    ),
+    Target("commits_10k_wide", "speedup", "list", 5.0, "open+list >= 5x faster than deltalake"),
+    Target("commits_10k_wide", "vs_cat", "list", 3.0, "open+list within 3x of the cat floor"),
     Target("dv_10k_files", "speedup", "dvs", 50.0, "all DVs to row masks >= 50x faster"),
     Target(
         "scale_5m_multipart", "peak_memory", "list", 3.0, "open + file list peak memory < 3 GiB"
     ),
     Target("append_1g", "vs_floor", "append", 1.2, "append within 1.2x of pyarrow's write"),
     Target("append_1g", "speedup", "append", 1.0, "append faster than deltalake"),
-    Target("checkpoint_1m_stats", "speedup", "checkpoint", 5.0, "checkpoint >= 5x faster"),
-    Target(
-        "checkpoint_1m_stats",
-        "memory_share",
-        "checkpoint",
-        1 / 3,
-        "checkpoint memory <= 1/3 of deltalake",
+    *(
+        target
+        for scenario in ("checkpoint_1m_stats", "checkpoint_1m_json")
+        for target in (
+            Target(scenario, "speedup", "checkpoint", 5.0, "checkpoint >= 5x faster"),
+            Target(
+                scenario,
+                "memory_share",
+                "checkpoint",
+                1 / 3,
+                "checkpoint memory <= 1/3 of deltalake",
+            ),
+            Target(
+                scenario,
+                "max_seconds",
+                "blind_append",
+                0.1,
+                "blind append of one small file under 100 ms",
+            ),
+            Target(
+                scenario,
+                "max_seconds",
+                "blind_append_checkpoint",
+                2.0,
+                "blind append + post-commit checkpoint <= 2 s",
+            ),
+        )
     ),
     Target("vacuum_1m_files", "speedup", "vacuum", 1.0, "vacuum dry run faster than deltalake"),
-    Target(
-        "checkpoint_1m_stats",
-        "max_seconds",
-        "blind_append",
-        0.1,
-        "blind append of one small file under 100 ms",
-    ),
 )
 
 
@@ -177,6 +256,20 @@ def scenarios(size: Size, large_merge: tuple[int, int] | None = None) -> list[Sc
             APPEND_OPERATIONS,
         ),
         Scenario(
+            "checkpoint_1m_json",
+            f"{_count(1_000_000 // scale)} files in a checkpoint with stats as JSON only (no "
+            "stats_parsed, writeStatsAsStruct not set) + 10 commits (100 adds, 10 removes each)",
+            {
+                "checkpoint_files": 1_000_000 // scale,
+                "checkpoint": "classic",
+                "commits": 10,
+                "adds_per_commit": 100,
+                "removes_per_commit": 10,
+                "stats_columns": 5,
+            },
+            JSON_STATS_OPERATIONS,
+        ),
+        Scenario(
             "json_1m_adds",
             f"{_count(1_000_000 // scale)} adds in 100 JSON commits, no checkpoint",
             {"commits": 100, "adds_per_commit": 10_000 // scale},
@@ -186,6 +279,7 @@ def scenarios(size: Size, large_merge: tuple[int, int] | None = None) -> list[Sc
             f"{_count(10_000 // scale)} commits of 10 adds each (listing-bound)",
             {"commits": 10_000 // scale, "adds_per_commit": 10},
         ),
+        _wide_scenario(10_000 // scale),
         Scenario(
             "dv_10k_files",
             f"{_count(10_000 // scale)} files each with a deletion vector (in DV files): "
@@ -244,6 +338,27 @@ def scenarios(size: Size, large_merge: tuple[int, int] | None = None) -> list[Sc
             large_merge or (LARGE_MERGE_SOURCE_ROWS // scale, ROWS_TABLE_ROWS // scale),
         ),
     ]
+
+
+def _wide_scenario(commits: int, smoke: str = "") -> Scenario:
+    """A streaming writer's log: ``commits`` JSON commits, each a ``STREAMING UPDATE``
+    ``commitInfo`` with its metrics, the query's ``txn``, one remove and ten adds whose
+    statistics cover 11 columns (long, double, string, date, timestamp)."""
+    return Scenario(
+        "commits_10k_wide",
+        f"{smoke}{_count(commits)} streaming commits (commitInfo with metrics, txn, 1 remove, "
+        "10 adds with stats of 11 columns: long, double, string, date, timestamp), "
+        "no checkpoint",
+        {
+            "commits": commits,
+            "adds_per_commit": 10,
+            "removes_per_commit": 1,
+            "stats_columns": 11,
+            "column_types": WIDE_COLUMN_TYPES,
+            "column_names": WIDE_COLUMN_NAMES,
+            "streaming": True,
+        },
+    )
 
 
 def _rows_scenarios(rows: int, files: int, size: str) -> list[Scenario]:
@@ -494,6 +609,7 @@ def expected_checks(info: Any, scenario: Scenario) -> dict[str, dict[str, int]]:
     expected = {
         "vacuum": {"files": scenario.orphans + _removed_files(scenario)},
         "blind_append": {"version": int(info.version) + 1},
+        "blind_append_checkpoint": {"checkpointed": 1},
         "checkpoint": {"version": int(info.version)},
         "open": {"version": int(info.version)},
         "list": {"files": int(info.num_files)},
@@ -561,11 +677,33 @@ class WriteUndo:
 
     files: frozenset[Path]
     last_checkpoint: bytes | None
+    #: Hard links to every file of ``_delta_log`` as it was, outside the table: a write's
+    #: post-commit metadata cleanup may delete log files (the generated logs are dated 2023,
+    #: long expired), and they are linked back afterwards.
+    log_backup: Path | None = None
+    #: Files :func:`before_write` added to prepare the table (deleted, not counted as written).
+    prepared: tuple[Path, ...] = ()
 
 
-def before_write(request: dict[str, Any], operation: str) -> WriteUndo | None:
+def checkpoint_landing_version(version: int, engine: str) -> int:
+    """The first version after ``version`` whose commit makes ``engine`` write a checkpoint
+    by its defaults: Delta's rule (a multiple of :data:`CHECKPOINT_INTERVAL`) for deltalog,
+    delta-rs's for ``deltalake`` (``v + 1`` a multiple of
+    :data:`DELTALAKE_CHECKPOINT_INTERVAL`)."""
+    if engine == "deltalake":
+        interval = DELTALAKE_CHECKPOINT_INTERVAL
+        return (version + 1) // interval * interval + interval - 1
+    return (version // CHECKPOINT_INTERVAL + 1) * CHECKPOINT_INTERVAL
+
+
+def before_write(
+    request: dict[str, Any], operation: str, engine: str = "deltalog"
+) -> WriteUndo | None:
     """Clears the target of an ``append``; records the table a :data:`TABLE_WRITES` operation
-    writes to; ``None`` for other operations."""
+    writes to (and hard-links its log aside); ``None`` for other operations. For
+    ``blind_append_checkpoint``, then commits small blind appends (untimed, one file each) up
+    to the version before :func:`checkpoint_landing_version`, so that the measured append is
+    the one that makes ``engine`` checkpoint."""
     if operation == "append":
         shutil.rmtree(request["target"], ignore_errors=True)
         return WriteUndo(frozenset(), None)
@@ -574,7 +712,34 @@ def before_write(request: dict[str, Any], operation: str) -> WriteUndo | None:
     root = written_table(request, operation)
     last_checkpoint = root / "_delta_log" / "_last_checkpoint"
     saved = last_checkpoint.read_bytes() if last_checkpoint.is_file() else None
-    return WriteUndo(frozenset(root.rglob("*")), saved)
+    backup = _link_log_aside(root)
+    prepared: list[Path] = []
+    if operation == "blind_append_checkpoint":
+        from deltabench.generate import write_blind_appends
+
+        version = int(request["version"])
+        landing = checkpoint_landing_version(version, engine)
+        prepared = write_blind_appends(
+            root,
+            version + 1,
+            landing - 1,
+            request["columns"],
+            request.get("partition_columns") or (),
+        )
+    return WriteUndo(frozenset(root.rglob("*")), saved, backup, tuple(prepared))
+
+
+def _link_log_aside(root: Path) -> Path:
+    """Hard links to every file under ``root/_delta_log`` in a folder next to the table."""
+    backup = root.parent / f".{root.name}.log-backup"
+    shutil.rmtree(backup, ignore_errors=True)
+    log = root / "_delta_log"
+    for path in log.rglob("*") if log.is_dir() else []:
+        if path.is_file():
+            target = backup / path.relative_to(log)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(path, target)
+    return backup
 
 
 def written_table(request: dict[str, Any], operation: str) -> Path:
@@ -585,9 +750,11 @@ def written_table(request: dict[str, Any], operation: str) -> Path:
 
 def undo_write(request: dict[str, Any], operation: str, undo: WriteUndo | None) -> int | None:
     """Puts back what :func:`before_write` recorded, so every run writes to the same table: the
-    appended table is deleted; the files a table write (and its post-commit work) added are
-    deleted and ``_last_checkpoint`` is restored. The bytes of the files the operation added
-    (measured on disk, before they are deleted); ``None`` for other operations."""
+    appended table is deleted; the files a table write (and its post-commit work, and the
+    blind appends :func:`before_write` made) added are deleted, the log files it deleted are
+    linked back and ``_last_checkpoint`` is restored. The bytes of the files the operation
+    added (measured on disk, before they are deleted; not the blind appends made before it);
+    ``None`` for other operations."""
     if undo is None:
         return None
     if operation == "append":
@@ -597,19 +764,28 @@ def undo_write(request: dict[str, Any], operation: str, undo: WriteUndo | None) 
     root = written_table(request, operation)
     created = sorted(set(root.rglob("*")) - undo.files, key=lambda path: len(path.parts))
     written = sum(path.stat().st_size for path in created if path.is_file())
-    for path in reversed(created):
+    for path in [*reversed(created), *undo.prepared]:
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
+    if undo.log_backup is not None:
+        log = root / "_delta_log"
+        for kept in undo.log_backup.rglob("*"):
+            original = log / kept.relative_to(undo.log_backup)
+            if kept.is_file() and not original.exists():
+                original.parent.mkdir(parents=True, exist_ok=True)
+                os.link(kept, original)
+        shutil.rmtree(undo.log_backup, ignore_errors=True)
     if undo.last_checkpoint is not None:
         (root / "_delta_log" / "_last_checkpoint").write_bytes(undo.last_checkpoint)
     return written
 
 
 def _smoke(large_merge: tuple[int, int] | None = None) -> list[Scenario]:
-    """Three tiny tables covering a classic checkpoint with stats, JSON only with partitions,
-    and a multi-part checkpoint whose files carry deletion vectors."""
+    """Tiny tables covering a classic checkpoint with stats (JSON and parsed, and JSON only),
+    JSON only with partitions, streaming commits with wide statistics, and a multi-part
+    checkpoint whose files carry deletion vectors; and the write scenarios, tiny."""
     return [
         Scenario(
             "checkpoint_1m_stats",
@@ -624,10 +800,23 @@ def _smoke(large_merge: tuple[int, int] | None = None) -> list[Scenario]:
             APPEND_OPERATIONS,
         ),
         Scenario(
+            "checkpoint_1m_json",
+            "smoke: 300 files in a checkpoint with stats as JSON only + 3 commits",
+            {
+                "checkpoint_files": 300,
+                "checkpoint": "classic",
+                "commits": 3,
+                "adds_per_commit": 10,
+                "removes_per_commit": 2,
+            },
+            JSON_STATS_OPERATIONS,
+        ),
+        Scenario(
             "json_1m_adds",
             "smoke: 100 adds in 5 JSON commits, 4 partitions",
             {"commits": 5, "adds_per_commit": 20, "partitions": 4},
         ),
+        _wide_scenario(6, "smoke: "),
         Scenario(
             "dv_10k_files",
             "smoke: 50 files with deletion vectors (DV files), 3-part checkpoint + 2 commits",
@@ -670,3 +859,16 @@ def _count(number: int) -> str:
 
 def _tree_bytes(root: Path) -> int:
     return sum(path.stat().st_size for path in root.rglob("*") if path.is_file())
+
+
+#: The targets the report checks: every scenario's own, then the filtered listing's two of
+#: every log scenario that measures ``filtered``.
+TARGETS: tuple[Target, ...] = (
+    *_TARGETS,
+    *(
+        target
+        for scenario in scenarios("full")
+        if scenario.kind == "log" and "filtered" in scenario.operations
+        for target in _filtered_targets(scenario.name)
+    ),
+)

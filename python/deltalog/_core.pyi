@@ -386,6 +386,7 @@ class RawDeltaTable:
         storage_options: dict[str, str] | None = None,
         predicate_check: bool = True,
         cluster_by: list[str] | None = None,
+        post_commit_checkpoint: bool = True,
     ) -> tuple[RawDeltaTable, RawCommit]: ...
     @property
     def uri(self) -> str: ...

@@ -31,6 +31,7 @@ def write_table(
     storage_options: Mapping[str, str] | None = None,
     predicate_check: bool = True,
     cluster_by: Sequence[str] | None = None,
+    post_commit_checkpoint: bool = True,
 ) -> CommitResult:
     """Writes ``data`` to a table and commits it as one new version, creating the table
     (with the data's schema, ``partition_by`` and ``configuration``) when there is none.
@@ -50,7 +51,9 @@ def write_table(
     that application at that version or later, nothing is written. ``commit_info``: extra
     fields for the commit's ``commitInfo`` (JSON values). ``cluster_by``: the clustering
     columns (liquid clustering, Spark's ``CLUSTER BY``) of a table the write creates; for an
-    existing table they must be its own.
+    existing table they must be its own. ``post_commit_checkpoint=False`` skips the
+    checkpoint that would follow this commit when its version is a multiple of
+    ``delta.checkpointInterval`` (the ``.crc`` is still written).
 
     Errors: :class:`SchemaMismatchError`, :class:`ConstraintViolationError`,
     :class:`UnsupportedFeatureError`, :class:`OperationNotAllowedError`,
@@ -87,6 +90,7 @@ def write_table(
         checked,
         predicate_check,
         None if cluster_by is None else _names(cluster_by, "cluster_by"),
+        post_commit_checkpoint,
     )
     table = DeltaTable._from_raw(raw_table, checked)
     return CommitResult._from_raw(raw, table)

@@ -91,7 +91,7 @@ impl RawDeltaTable {
     /// Writes `data` to the table at `uri`, creating it when absent (see [`write_table`]);
     /// the table written and its commit.
     #[staticmethod]
-    #[pyo3(signature = (uri, data, mode="append", partition_by=None, predicate=None, schema_mode=None, configuration=None, target_file_size=None, app_id=None, app_version=None, commit_info=None, storage_options=None, predicate_check=true, cluster_by=None))]
+    #[pyo3(signature = (uri, data, mode="append", partition_by=None, predicate=None, schema_mode=None, configuration=None, target_file_size=None, app_id=None, app_version=None, commit_info=None, storage_options=None, predicate_check=true, cluster_by=None, post_commit_checkpoint=true))]
     #[allow(clippy::too_many_arguments)]
     fn write_table(
         py: Python<'_>,
@@ -109,6 +109,7 @@ impl RawDeltaTable {
         storage_options: Option<PyStorageOptions>,
         predicate_check: bool,
         cluster_by: Option<Vec<String>>,
+        post_commit_checkpoint: bool,
     ) -> PyResult<(Self, RawCommit)> {
         let (predicate, app) = (PyFilter::expr(predicate), (app_id, app_version));
         let options = write_options(
@@ -125,6 +126,7 @@ impl RawDeltaTable {
         let mut options = options.map_err(|error| to_py_err(py, error))?;
         options.skip_predicate_check = !predicate_check;
         options.cluster_by = cluster_by;
+        options.post_commit.checkpoint = post_commit_checkpoint;
         let table = Table::from_storage(PyStorageOptions::storage(py, &uri, storage_options)?);
         let (schema, stream) = (data.schema.clone(), data.into_stream());
         let writer = table.clone();

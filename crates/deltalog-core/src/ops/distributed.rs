@@ -92,6 +92,7 @@ impl DistributedWriteOptions {
             },
             app_version: self.app_version.clone(),
             commit_info: self.commit_info.clone(),
+            ..WriteTableOptions::default()
         })
     }
 }

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::expr::Expr;
+use crate::maintenance::PostCommitOptions;
 use crate::schema::{evolve_schema, ColumnMappingMode, StructType};
 use crate::storage::Storage;
 use crate::table_config::properties::COLUMN_MAPPING_MAX_COLUMN_ID;
@@ -130,6 +131,9 @@ pub struct WriteTableOptions {
     pub app_version: Option<(String, i64)>,
     /// Extra `commitInfo` fields (such as `userMetadata`).
     pub commit_info: Map<String, Value>,
+    /// The post-commit steps of this write (all on by default; `checkpoint: false` leaves a
+    /// due checkpoint to a later write or to `Table::checkpoint`).
+    pub post_commit: PostCommitOptions,
 }
 
 /// Writes the batches of `batches` (of Arrow schema `schema`) to `table` and commits, as
@@ -195,6 +199,10 @@ where
         Ok(batch)
     });
     transaction.write_rows(batches, insert_changes).await?;
+    let post_commit = options.post_commit.clone();
+    transaction
+        .transaction_mut()
+        .set_post_commit_options(post_commit);
     transaction.commit().await
 }
 

@@ -402,6 +402,11 @@ impl Transaction {
         self
     }
 
+    /// Sets which post-commit steps run after the commit (checksum, checkpoint, log cleanup).
+    pub fn set_post_commit_options(&mut self, options: PostCommitOptions) {
+        self.options.post_commit = options;
+    }
+
     /// The hook of the data writer: the writer features whose per-row or per-file duties
     /// (invariants, CHECK constraints, generated, identity and default columns, physical
     /// column names, clustering statistics) the writer of the added files enforced. A

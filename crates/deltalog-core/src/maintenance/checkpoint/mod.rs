@@ -164,7 +164,8 @@ pub(crate) async fn checkpoint(
     options: &CheckpointOptions,
 ) -> Result<CheckpointResult> {
     let at = version.map_or(SnapshotAt::Latest, SnapshotAt::Version);
-    let snapshot = Snapshot::load(storage, at).await?;
+    // The file list is replayed only if the checkpoint cannot be written incrementally.
+    let snapshot = Snapshot::load_lazy(storage, at).await?;
     write_checkpoint(&snapshot, options).await
 }
 

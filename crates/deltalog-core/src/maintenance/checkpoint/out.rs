@@ -1,7 +1,9 @@
 //! One checkpoint file (a part, a V2 manifest or a sidecar) streamed to the store: batches are
-//! built and encoded to Parquet on the rayon pool ([`crate::util::cpu::run`]) and the encoded bytes
-//! handed to an [`ObjectUpload`] as row groups complete, so the memory held is about one row
-//! group whatever the size of the table. Nothing is visible under the file's name before
+//! built and encoded to Parquet on the rayon pool ([`crate::util::cpu::run`]), each row group's
+//! column chunks encoded in parallel, and the encoded bytes handed to an [`ObjectUpload`] as
+//! row groups complete, so the memory held is about one row group whatever the size of the
+//! table. The columns of unique strings (`path`, `stats`) are written without a dictionary,
+//! which could only grow and be dropped. Nothing is visible under the file's name before
 //! [`ParquetFileOut::finish`] (a single put, or a multipart upload completed); a failure
 //! aborts the upload.
 
@@ -9,17 +11,74 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use object_store::path::Path;
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::ColumnPath;
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::storage::{ObjectUpload, Storage};
 
+/// The Parquet writer of one file and the factory of its row groups' column writers.
+struct Encoder {
+    file: SerializedFileWriter<Vec<u8>>,
+    row_groups: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    row_group_rows: usize,
+    written_row_groups: usize,
+}
+
+impl Encoder {
+    /// Encodes `batch` as row groups of at most `row_group_rows` rows, each one's column
+    /// chunks in parallel on the rayon pool.
+    fn write(&mut self, batch: &RecordBatch) -> parquet::errors::Result<()> {
+        let mut offset = 0;
+        while offset < batch.num_rows() {
+            let rows = self.row_group_rows.min(batch.num_rows() - offset);
+            self.write_row_group(&batch.slice(offset, rows))?;
+            offset += rows;
+        }
+        Ok(())
+    }
+
+    fn write_row_group(&mut self, batch: &RecordBatch) -> parquet::errors::Result<()> {
+        let writers = self
+            .row_groups
+            .create_column_writers(self.written_row_groups)?;
+        let mut leaves = Vec::with_capacity(writers.len());
+        for (field, column) in self.schema.fields().iter().zip(batch.columns()) {
+            leaves.extend(compute_leaves(field, column)?);
+        }
+        let chunks = writers
+            .into_par_iter()
+            .zip(leaves.into_par_iter())
+            .map(|(mut writer, leaf)| {
+                writer.write(&leaf)?;
+                writer.close()
+            })
+            .collect::<parquet::errors::Result<Vec<ArrowColumnChunk>>>()?;
+        let mut row_group = self.file.next_row_group()?;
+        for chunk in chunks {
+            chunk.append_to_row_group(&mut row_group)?;
+        }
+        row_group.close()?;
+        self.written_row_groups += 1;
+        Ok(())
+    }
+
+    /// The bytes encoded since the last call.
+    fn drain(&mut self) -> Bytes {
+        Bytes::from(std::mem::take(self.file.inner_mut()))
+    }
+}
+
 /// A Parquet file being written.
 pub(crate) struct ParquetFileOut {
     name: String,
-    writer: Option<ArrowWriter<Vec<u8>>>,
+    encoder: Option<Encoder>,
     upload: ObjectUpload,
     rows: u64,
 }
@@ -36,15 +95,28 @@ impl ParquetFileOut {
         row_group_rows: usize,
     ) -> Result<ParquetFileOut> {
         let name = storage.url_of(path);
-        let properties = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_max_row_group_row_count(Some(row_group_rows.max(1)))
-            .build();
-        let writer = ArrowWriter::try_new(Vec::new(), schema, Some(properties))
-            .map_err(|error| Error::arrow(format!("starting {name}"), error.into()))?;
+        let mut properties = WriterProperties::builder().set_compression(Compression::SNAPPY);
+        for action in ["add", "remove"] {
+            for unique in ["path", "stats"] {
+                let column = ColumnPath::new(vec![action.to_string(), unique.to_string()]);
+                properties = properties.set_column_dictionary_enabled(column, false);
+            }
+        }
+        let starting = |error: parquet::errors::ParquetError| {
+            Error::arrow(format!("starting {name}"), error.into())
+        };
+        let writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(properties.build()))
+            .map_err(starting)?;
+        let (file, row_groups) = writer.into_serialized_writer().map_err(starting)?;
         Ok(ParquetFileOut {
-            name,
-            writer: Some(writer),
+            name: name.clone(),
+            encoder: Some(Encoder {
+                file,
+                row_groups,
+                schema,
+                row_group_rows: row_group_rows.max(1),
+                written_row_groups: 0,
+            }),
             upload: storage.upload_replacing(path),
             rows: 0,
         })
@@ -66,49 +138,46 @@ impl ParquetFileOut {
     where
         F: FnOnce() -> Result<Option<RecordBatch>> + Send + 'static,
     {
-        let mut writer = self
-            .writer
+        let mut encoder = self
+            .encoder
             .take()
             .ok_or_else(|| Error::InvalidArgument(format!("{} is closed", self.name)))?;
         let name = self.name.clone();
-        let encoded = crate::util::cpu::run(
+        let (encoder, bytes, rows) = crate::util::cpu::run(
             move || {
                 let rows = match build()? {
                     Some(batch) => {
-                        writer.write(&batch).map_err(|error| {
+                        encoder.write(&batch).map_err(|error| {
                             Error::arrow(format!("encoding {name}"), error.into())
                         })?;
                         batch.num_rows() as u64
                     }
                     None => 0,
                 };
-                let bytes = drain(&mut writer, &name)?;
-                Ok((writer, bytes, rows))
+                let bytes = encoder.drain();
+                Ok((encoder, bytes, rows))
             },
             |reason| Error::internal_invariant(format!("encoding a checkpoint: {reason}")),
         )
-        .await;
-        let (writer, bytes, rows) = match encoded {
-            Ok(encoded) => encoded,
-            Err(error) => return Err(error),
-        };
-        self.writer = Some(writer);
+        .await?;
+        self.encoder = Some(encoder);
         self.rows += rows;
         self.upload.put(bytes).await
     }
 
     /// Writes the footer and completes the upload; returns the file's size in bytes.
     pub(crate) async fn finish(mut self) -> Result<u64> {
-        let Some(mut writer) = self.writer.take() else {
+        let Some(mut encoder) = self.encoder.take() else {
             return Err(Error::InvalidArgument(format!("{} is closed", self.name)));
         };
         let name = self.name.clone();
         let finished = crate::util::cpu::run(
             move || {
-                writer
+                encoder
+                    .file
                     .finish()
                     .map_err(|error| Error::arrow(format!("finishing {name}"), error.into()))?;
-                drain(&mut writer, &name)
+                Ok(encoder.drain())
             },
             |reason| Error::internal_invariant(format!("finishing a checkpoint: {reason}")),
         )
@@ -131,11 +200,4 @@ impl ParquetFileOut {
     pub(crate) async fn abort(self) {
         let _ = self.upload.abort().await;
     }
-}
-
-fn drain(writer: &mut ArrowWriter<Vec<u8>>, name: &str) -> Result<Bytes> {
-    writer
-        .sync()
-        .map_err(|error| Error::arrow(format!("encoding {name}"), error.into()))?;
-    Ok(Bytes::from(std::mem::take(writer.inner_mut())))
 }

@@ -21,8 +21,8 @@ use crate::actions::layout::{
 };
 use crate::error::{Error, Result};
 use crate::schema::{to_arrow_data_type, DataType as DeltaType};
-use crate::table_config::stats::stats_schema_with_mode;
-use crate::table_config::TableConfiguration;
+use crate::table_config::stats::{stats_schema_with_mode, TIGHT_BOUNDS};
+use crate::table_config::{TableConfiguration, TableFeature};
 
 /// `add.stats_parsed` (spec "Checkpoint Schema").
 pub(crate) const STATS_PARSED: &str = "stats_parsed";
@@ -119,14 +119,27 @@ impl CheckpointLayout {
 }
 
 /// The statistics struct of the table (physical names), as `add.stats_parsed` holds it.
+/// The type of `add.stats_parsed`: the statistics of the table's stats columns, with
+/// `tightBounds` only when the table supports deletion vectors, as Delta on Spark writes it
+/// (`StatisticsCollection.statsSchema`), so that a checkpoint written by either can be copied
+/// by the next incremental checkpoint without parsing.
 fn stats_type(config: &TableConfiguration) -> Result<DataType> {
     let metadata = config.metadata();
     let data_schema = config.schema().data_schema(&metadata.partition_columns);
-    stats_schema_with_mode(
+    let stats = stats_schema_with_mode(
         &data_schema,
         &metadata.configuration,
         config.column_mapping(),
-    )
+    )?;
+    match stats {
+        DataType::Struct(fields)
+            if !config.is_feature_supported(&TableFeature::DeletionVectors) =>
+        {
+            let kept = fields.iter().filter(|field| field.name() != TIGHT_BOUNDS);
+            Ok(DataType::Struct(kept.cloned().collect()))
+        }
+        stats => Ok(stats),
+    }
 }
 
 /// The typed partition columns under their physical names; `None` for an unpartitioned table.
