@@ -97,8 +97,8 @@ impl Base {
 }
 
 /// Every file-action row of `content` as batches of `schema` (the checkpoint's or a
-/// sidecar's), in order: the base checkpoint's rows kept, one batch per row group, then the
-/// replayed live files and tombstones in batches of at most `rows_per_batch` rows. A task
+/// sidecar's), in order: the base checkpoint's rows kept, then the replayed live files and
+/// tombstones, in batches of at most `rows_per_batch` rows. A task
 /// produces them one batch ahead of the receiver; it stops at the first error (sent as the
 /// last item) or when the receiver is dropped.
 pub(super) fn file_action_batches(
@@ -115,6 +115,7 @@ pub(super) fn file_action_batches(
         schema,
         base: content.base.clone(),
         chunks: content.file_chunks(rows_per_batch),
+        rows_per_batch: rows_per_batch.max(1),
         sender,
     };
     tokio::spawn(producer.run());
@@ -129,6 +130,8 @@ struct Producer {
     schema: SchemaRef,
     base: Option<Base>,
     chunks: Vec<(bool, StructArray)>,
+    /// Rows per batch, read from a base file or cut from the chunks.
+    rows_per_batch: usize,
     sender: mpsc::Sender<Result<RecordBatch>>,
 }
 
@@ -192,7 +195,7 @@ impl Producer {
             return Ok(true);
         }
         let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
-        let batch_size = self.storage.io().checkpoint_batch_size;
+        let batch_size = self.rows_per_batch;
         let mut stream = builder
             .with_projection(mask)
             .with_batch_size(batch_size)
@@ -207,9 +210,11 @@ impl Producer {
                     .map_err(|error| Error::corrupt(&*file, error))?;
                 carry_batches(&layout, &config, &schema, &base, &batches, &file)
             };
-            let batch = cpu::run(carry, |reason| Error::corrupt(&*name, reason)).await?;
-            if !self.send(batch).await {
-                return Ok(false);
+            let batches = cpu::run(carry, |reason| Error::corrupt(&*name, reason)).await?;
+            for batch in batches {
+                if !self.send(Some(batch)).await {
+                    return Ok(false);
+                }
             }
         }
         Ok(true)
@@ -217,8 +222,7 @@ impl Producer {
 }
 
 /// The rows of `batches` (a row group of the base file `file`) that the new checkpoint keeps,
-/// as one batch of `schema`: adds whose key no later commit touched, and tombstones whose key
-/// no later commit touched and that have not expired. `None` when none is kept.
+/// as batches of `schema` (see [`carry_batch`]).
 fn carry_batches(
     layout: &CheckpointLayout,
     config: &TableConfiguration,
@@ -226,22 +230,17 @@ fn carry_batches(
     base: &Base,
     batches: &[RecordBatch],
     file: &str,
-) -> Result<Option<RecordBatch>> {
+) -> Result<Vec<RecordBatch>> {
     let mut kept = Vec::with_capacity(batches.len());
     for batch in batches {
-        if let Some(batch) = carry_batch(layout, config, schema, base, batch, file)? {
-            kept.push(batch);
-        }
+        kept.extend(carry_batch(layout, config, schema, base, batch, file)?);
     }
-    match kept.len() {
-        0 => Ok(None),
-        1 => Ok(kept.pop()),
-        _ => arrow::compute::concat_batches(schema, &kept)
-            .map(Some)
-            .map_err(|error| Error::arrow(format!("the rows carried from {file}"), error)),
-    }
+    Ok(kept)
 }
 
+/// The rows of `batch` that the new checkpoint keeps, as a batch of `schema`: adds whose key
+/// no later commit touched, and tombstones whose key no later commit touched and that have
+/// not expired. `None` when none is kept.
 fn carry_batch(
     layout: &CheckpointLayout,
     config: &TableConfiguration,
@@ -274,9 +273,11 @@ fn carry_batch(
     if keep.true_count() == 0 {
         return Ok(None);
     }
+    let all = keep.true_count() == rows;
     let kept =
         |actions: Option<StructArray>, fields: &arrow_schema::Fields| -> Result<StructArray> {
             match actions {
+                Some(actions) if all => Ok(actions),
                 Some(actions) => arrow::compute::filter(&actions, &keep)
                     .map(|kept| kept.as_struct().clone())
                     .map_err(|error| Error::arrow(format!("the rows carried from {file}"), error)),

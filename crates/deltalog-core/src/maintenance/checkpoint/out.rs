@@ -2,8 +2,8 @@
 //! built and encoded to Parquet on the rayon pool ([`crate::util::cpu::run`]), each row group's
 //! column chunks encoded in parallel, and the encoded bytes handed to an [`ObjectUpload`] as
 //! row groups complete, so the memory held is about one row group whatever the size of the
-//! table. The columns of unique strings (`path`, `stats`) are written without a dictionary,
-//! which could only grow and be dropped. Nothing is visible under the file's name before
+//! table. Columns are written without dictionaries: a checkpoint's values are mostly unique
+//! (paths, statistics), where a dictionary only grows and is then dropped. Nothing is visible under the file's name before
 //! [`ParquetFileOut::finish`] (a single put, or a multipart upload completed); a failure
 //! aborts the upload.
 
@@ -16,7 +16,6 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
@@ -95,13 +94,9 @@ impl ParquetFileOut {
         row_group_rows: usize,
     ) -> Result<ParquetFileOut> {
         let name = storage.url_of(path);
-        let mut properties = WriterProperties::builder().set_compression(Compression::SNAPPY);
-        for action in ["add", "remove"] {
-            for unique in ["path", "stats"] {
-                let column = ColumnPath::new(vec![action.to_string(), unique.to_string()]);
-                properties = properties.set_column_dictionary_enabled(column, false);
-            }
-        }
+        let properties = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_dictionary_enabled(false);
         let starting = |error: parquet::errors::ParquetError| {
             Error::arrow(format!("starting {name}"), error.into())
         };

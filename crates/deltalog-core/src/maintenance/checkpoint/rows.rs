@@ -15,6 +15,7 @@ use arrow_array::{
 };
 use arrow_json::ReaderBuilder;
 use arrow_schema::{DataType, Fields, SchemaRef};
+use rayon::prelude::*;
 
 use super::schema::{column, CheckpointLayout, STATS_PARSED};
 use crate::actions::layout::{add, remove, PARTITION_VALUES_PARSED};
@@ -151,7 +152,7 @@ pub(crate) fn carried_adds(
                 }
                 (PARTITION_VALUES_PARSED, None) => partition_values_parsed(layout, config, adds),
                 (STATS_PARSED, None) => match &stats_json {
-                    Some(json) => Ok(Arc::new(parse_stats(json, target)?) as ArrayRef),
+                    Some(json) => parse_stats_in_parallel(json, target),
                     None => Ok(new_null_array(target, rows)),
                 },
                 (add::STATS, _) => match &stats_json {
@@ -316,9 +317,29 @@ fn stats_parsed(adds: &StructArray, target: &DataType) -> Result<ArrayRef> {
         .column_by_name(add::STATS)
         .and_then(|column| column.as_any().downcast_ref::<StringArray>());
     match strings {
-        Some(strings) => Ok(Arc::new(parse_stats(strings, target)?)),
+        Some(strings) => parse_stats_in_parallel(strings, target),
         None => Ok(new_null_array(target, adds.len())),
     }
+}
+
+/// Rows of JSON statistics parsed per job of [`parse_stats_in_parallel`].
+const STATS_ROWS_PER_JOB: usize = 8_192;
+
+/// [`parse_stats`] of `json` as `target`, in slices parsed in parallel on the rayon pool.
+fn parse_stats_in_parallel(json: &StringArray, target: &DataType) -> Result<ArrayRef> {
+    if json.len() <= STATS_ROWS_PER_JOB {
+        return Ok(Arc::new(parse_stats(json, target)?));
+    }
+    let slices: Vec<StringArray> = (0..json.len())
+        .step_by(STATS_ROWS_PER_JOB)
+        .map(|start| json.slice(start, STATS_ROWS_PER_JOB.min(json.len() - start)))
+        .collect();
+    let parsed = slices
+        .par_iter()
+        .map(|slice| parse_stats(slice, target))
+        .collect::<Result<Vec<StructArray>>>()?;
+    let parts: Vec<&dyn Array> = parsed.iter().map(|part| part as &dyn Array).collect();
+    arrow::compute::concat(&parts).map_err(|error| Error::arrow("checkpoint statistics", error))
 }
 
 /// The typed partition values of `adds` under their physical names, parsed from the
