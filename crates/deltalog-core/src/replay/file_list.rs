@@ -57,10 +57,15 @@ pub(crate) fn active_files(
 /// Partition values of `timestamp` columns depend on the session time zone, which only a scan
 /// knows: on a table with such a partition column no partition values are given to the filter
 /// (every partition may match).
+///
+/// When every column the filter names is found by its exact name, the inputs it does not read
+/// are left out: no partition values for a filter of data columns only, no statistics JSON
+/// decoded for a filter of partition columns only.
 pub(crate) struct MatchJudge<'a> {
     builder: FileListBuilder<'a>,
     filter: &'a Expr,
     with_partitions: bool,
+    with_stats: bool,
 }
 
 impl<'a> MatchJudge<'a> {
@@ -71,24 +76,38 @@ impl<'a> MatchJudge<'a> {
         filter: &'a Expr,
     ) -> Result<Self> {
         let mut builder = FileListBuilder::new(config, options)?;
-        if let Some(keep) = stats_keys_of(config, filter) {
-            builder.stats_type = project_stats_type(&builder.stats_type, &keep);
+        let keys = stats_keys_of(config, filter);
+        if let Some(keep) = &keys {
+            builder.stats_type = project_stats_type(&builder.stats_type, keep);
         }
+        let (reads_partitions, with_stats) = match &keys {
+            Some(keys) => {
+                let partitions = &config.metadata().partition_columns;
+                let paths = filter.column_paths();
+                let partition =
+                    |path: &Vec<String>| path.first().is_some_and(|name| partitions.contains(name));
+                (paths.iter().any(partition), !keys.is_empty())
+            }
+            None => (true, true),
+        };
         let zoned = |field: &arrow_schema::FieldRef| {
             matches!(field.data_type(), DataType::Timestamp(_, Some(_)))
         };
-        let with_partitions = !builder.partition_fields.iter().any(zoned);
+        let with_partitions = reads_partitions && !builder.partition_fields.iter().any(zoned);
         Ok(MatchJudge {
             builder,
             filter,
             with_partitions,
+            with_stats,
         })
     }
 
     /// Per row of `adds` (with their `stats` strings): false when the file cannot hold a row
     /// matching the filter. Rows without statistics may match.
     pub(crate) fn may_match(&self, adds: &StructArray) -> Result<BooleanArray> {
-        let stats = self.builder.stats_batch(adds, self.with_partitions)?;
+        let stats = self
+            .builder
+            .stats_batch(adds, self.with_partitions, self.with_stats)?;
         files_may_match(self.filter, &stats)
     }
 }
@@ -305,8 +324,14 @@ impl<'a> FileListBuilder<'a> {
             .map_err(|error| Error::arrow("building the file list", error))
     }
 
-    /// The statistics [`MatchJudge`] reads for `adds`.
-    fn stats_batch(&self, adds: &StructArray, with_partitions: bool) -> Result<RecordBatch> {
+    /// The statistics [`MatchJudge`] reads for `adds`: with or without the partition values
+    /// and the decoded statistics JSON.
+    fn stats_batch(
+        &self,
+        adds: &StructArray,
+        with_partitions: bool,
+        with_stats: bool,
+    ) -> Result<RecordBatch> {
         let mut columns: Vec<(&str, ArrayRef)> = Vec::with_capacity(6);
         if with_partitions {
             columns.push((PARTITION_VALUES_PARSED, self.partition_values(adds)?));
@@ -314,20 +339,22 @@ impl<'a> FileListBuilder<'a> {
         if let Some(records) = adds.column_by_name(add::NUM_RECORDS) {
             columns.push((stats::NUM_RECORDS, records.clone()));
         }
-        let parsed = self.parse_stats(adds)?;
-        let data_schema = self
-            .config
-            .schema()
-            .data_schema(&self.config.metadata().partition_columns);
-        let logical = logical_stats(&parsed, &data_schema, self.config.column_mapping())?;
-        for name in [
-            stats::MIN_VALUES,
-            stats::MAX_VALUES,
-            stats::NULL_COUNT,
-            stats::TIGHT_BOUNDS,
-        ] {
-            if let Some(array) = logical.column_by_name(name) {
-                columns.push((name, array.clone()));
+        if with_stats {
+            let parsed = self.parse_stats(adds)?;
+            let data_schema = self
+                .config
+                .schema()
+                .data_schema(&self.config.metadata().partition_columns);
+            let logical = logical_stats(&parsed, &data_schema, self.config.column_mapping())?;
+            for name in [
+                stats::MIN_VALUES,
+                stats::MAX_VALUES,
+                stats::NULL_COUNT,
+                stats::TIGHT_BOUNDS,
+            ] {
+                if let Some(array) = logical.column_by_name(name) {
+                    columns.push((name, array.clone()));
+                }
             }
         }
         let fields: Vec<Field> = columns
