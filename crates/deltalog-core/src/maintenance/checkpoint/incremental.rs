@@ -98,15 +98,15 @@ impl Base {
 
 /// Every file-action row of `content` as batches of `schema` (the checkpoint's or a
 /// sidecar's), in order: the base checkpoint's rows kept, then the replayed live files and
-/// tombstones, in batches of at most `rows_per_batch` rows. A task
-/// produces them one batch ahead of the receiver; it stops at the first error (sent as the
-/// last item) or when the receiver is dropped.
+/// tombstones, in batches of at most `rows_per_batch` rows. A task produces them one batch
+/// ahead of the reader; it stops at the first error (the last item) or when the reader is
+/// dropped.
 pub(super) fn file_action_batches(
     storage: &Storage,
     content: &Content,
     schema: SchemaRef,
     rows_per_batch: usize,
-) -> mpsc::Receiver<Result<RecordBatch>> {
+) -> FileActionBatches {
     let (sender, receiver) = mpsc::channel(1);
     let producer = Producer {
         storage: storage.clone(),
@@ -118,8 +118,35 @@ pub(super) fn file_action_batches(
         rows_per_batch: rows_per_batch.max(1),
         sender,
     };
-    tokio::spawn(producer.run());
-    receiver
+    let task = tokio::spawn(producer.run());
+    FileActionBatches {
+        receiver,
+        task: Some(task),
+    }
+}
+
+/// The batches [`file_action_batches`] produces.
+pub(super) struct FileActionBatches {
+    receiver: mpsc::Receiver<Result<RecordBatch>>,
+    /// The producing task, until it has been awaited.
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl FileActionBatches {
+    /// The next batch; `None` once every row was produced. A producing task that ended
+    /// without finishing (it panicked or was cancelled) is an internal error, never the end
+    /// of the rows: a checkpoint missing rows must not be written.
+    pub(super) async fn next(&mut self) -> Option<Result<RecordBatch>> {
+        if let Some(item) = self.receiver.recv().await {
+            return Some(item);
+        }
+        match self.task.take()?.await {
+            Ok(()) => None,
+            Err(error) => Some(Err(Error::internal_invariant(format!(
+                "the task producing checkpoint rows ended early: {error}"
+            )))),
+        }
+    }
 }
 
 /// What [`file_action_batches`]' task owns.

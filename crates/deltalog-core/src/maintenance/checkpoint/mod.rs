@@ -552,7 +552,7 @@ async fn write_classic(
         write_non_file_rows(&mut file, content, &[]).await?;
         let mut batches = file_action_batches(storage, content, schema, options.row_group_rows);
         let mut adds = 0;
-        while let Some(batch) = batches.recv().await {
+        while let Some(batch) = batches.next().await {
             let batch = batch?;
             adds += add_count(&batch);
             file.write_with(move || Ok(Some(batch))).await?;
@@ -776,7 +776,7 @@ async fn write_v2(
                 if !use_sidecars {
                     let mut batches =
                         file_action_batches(storage, content, schema, options.row_group_rows);
-                    while let Some(batch) = batches.recv().await {
+                    while let Some(batch) = batches.next().await {
                         let batch = batch?;
                         written.num_add_files += add_count(&batch);
                         file.write_with(move || Ok(Some(batch))).await?;
@@ -821,7 +821,7 @@ async fn write_sidecars(
     let mut adds = 0;
     let mut open: Option<OpenSidecar> = None;
     let result = async {
-        while let Some(batch) = batches.recv().await {
+        while let Some(batch) = batches.next().await {
             let mut batch = batch?;
             adds += add_count(&batch);
             while batch.num_rows() > 0 {
