@@ -100,8 +100,9 @@ pub struct PostCommitResult {
     /// The checkpoint written, if one was due.
     pub checkpoint: Option<CheckpointResult>,
     /// Why the checkpoint that was due was not written: it could not be written
-    /// incrementally (see [`crate::maintenance::checkpoint`]), and a write never waits for a
-    /// checkpoint of the whole state replayed; `Table::checkpoint` writes it.
+    /// incrementally (from the previous checkpoint's rows and the commits after it), and a
+    /// write never waits for a checkpoint of the whole state replayed; `Table::checkpoint`
+    /// writes it.
     pub checkpoint_deferred: Option<String>,
     /// What cleanup deleted, if it ran.
     pub cleanup: Option<CleanupResult>,
