@@ -16,6 +16,7 @@ pub(crate) mod properties;
 pub mod stats;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod stats;
+pub(crate) mod stats_json;
 pub(crate) mod user_properties;
 pub(crate) mod writing;
 

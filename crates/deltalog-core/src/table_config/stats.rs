@@ -17,7 +17,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{make_array, Array, ArrayRef, RecordBatch, StringArray, StructArray};
 use arrow_json::ReaderBuilder;
 use arrow_schema::{
-    ArrowError, DataType as ArrowDataType, Field, Schema as ArrowSchema, SchemaRef,
+    ArrowError, DataType as ArrowDataType, Field, Fields, Schema as ArrowSchema, SchemaRef,
 };
 use serde_json::Value;
 
@@ -29,6 +29,7 @@ use crate::schema::{
 use crate::table_config::properties::{
     column_mapping_mode, TableProperties, DATA_SKIPPING_NUM_INDEXED_COLS,
 };
+use crate::table_config::stats_json;
 use crate::util::json_text::mend_wide_surrogates;
 
 /// Stats key: rows physically in the file.
@@ -120,7 +121,9 @@ pub(crate) fn select_stats_columns(
     })
 }
 
-/// Decodes a column of stats JSON strings into the stats struct, in one pass.
+/// Decodes a column of stats JSON strings into the stats struct, in one pass: straight into
+/// the typed columns where the strings have the shape Delta writers produce
+/// (`stats_json::decode_stats`), else with arrow-json's general decoder.
 ///
 /// `stats_schema` is a struct type from [`stats_schema`]. Keys not in it are ignored. A null,
 /// empty or undecodable string gives a null row: statistics are an optimisation, so a corrupt
@@ -138,12 +141,29 @@ pub(crate) fn parse_stats(json: &StringArray, stats_schema: &ArrowDataType) -> R
         )));
     };
     let rows = json.len();
-    let mut present: Vec<bool> = (0..rows)
+    let present: Vec<bool> = (0..rows)
         .map(|row| json.is_valid(row) && !json.value(row).trim().is_empty())
         .collect();
     if fields.is_empty() {
         return Ok(StructArray::new_empty_fields(rows, Some(present.into())));
     }
+    match stats_json::decode_stats(json, &present, fields) {
+        Some(columns) => StructArray::try_new(fields.clone(), columns, Some(present.into()))
+            .map_err(|e| Error::arrow("assembling decoded file statistics", e)),
+        None => decode_with_arrow_json(json, present, fields),
+    }
+}
+
+/// [`parse_stats`] by arrow-json's general decoder: for the strings the typed decoder
+/// (`stats_json::decode_stats`) gives up on. A string that does not decode alone gives a
+/// null row.
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) fn decode_with_arrow_json(
+    json: &StringArray,
+    mut present: Vec<bool>,
+    fields: &Fields,
+) -> Result<StructArray> {
+    let rows = json.len();
     let decoding_fields: Vec<Field> = fields
         .iter()
         .map(|f| {

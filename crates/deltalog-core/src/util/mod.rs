@@ -1,11 +1,13 @@
 //! Small helpers every layer uses: running CPU work off the async runtime (`cpu`), the clock
-//! (`time`) and JSON text mended before arrow-json decodes it (`json_text`); for the unit tests,
+//! (`time`), JSON text mended before arrow-json decodes it (`json_text`) and a cursor for the
+//! decoders that read JSON straight into Arrow builders (`json_cursor`); for the unit tests,
 //! the tables they share (`test_tables`).
 
 #[cfg(feature = "internal-api")]
 pub mod cpu;
 #[cfg(not(feature = "internal-api"))]
 pub(crate) mod cpu;
+pub(crate) mod json_cursor;
 #[cfg(feature = "internal-api")]
 pub mod json_text;
 #[cfg(not(feature = "internal-api"))]

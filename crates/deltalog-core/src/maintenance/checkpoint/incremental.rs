@@ -17,17 +17,15 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::Int64Type;
-use arrow_array::{Array, BooleanArray, RecordBatch, StructArray};
+use arrow_array::{BooleanArray, RecordBatch, StructArray};
 use arrow_schema::SchemaRef;
 use object_store::path::Path;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use tokio::sync::mpsc;
 
-use super::rows::{carried_adds, carried_removes, file_actions_batch};
+use super::rows::{carried_adds, carried_removes, file_actions_batch, unexpired_tombstones};
 use super::schema::{column, CheckpointLayout};
 use super::{file_action_batch, Content};
-use crate::actions::layout::remove;
 use crate::error::{Error, Result};
 use crate::log::path::{CheckpointFormat, CheckpointKind, LogFileKind};
 use crate::log::segment::LogSegment;
@@ -292,7 +290,10 @@ fn carry_batch(
         None => none(),
     };
     let dead = match &removes {
-        Some(removes) => unexpired(&base.touched.untouched(removes, file)?, removes, base),
+        Some(removes) => {
+            let untouched = base.touched.untouched(removes, file)?;
+            unexpired_tombstones(removes, base.cutoff_ms, |row| untouched.value(row))
+        }
         None => none(),
     };
     let keep = arrow::compute::or(&live, &dead)
@@ -316,20 +317,6 @@ fn carry_batch(
     let adds = carried_adds(layout, config, &adds, file)?;
     let removes = carried_removes(layout, &removes, file)?;
     file_actions_batch(schema, adds, removes).map(Some)
-}
-
-/// `untouched` narrowed to the tombstones of `removes` deleted after the base's cutoff (spec
-/// "Checkpoints": expired tombstones are dropped; one without a deletion time has expired).
-fn unexpired(untouched: &BooleanArray, removes: &StructArray, base: &Base) -> BooleanArray {
-    let times = removes
-        .column_by_name(remove::DELETION_TIMESTAMP)
-        .and_then(|column| column.as_primitive_opt::<Int64Type>());
-    (0..removes.len())
-        .map(|row| {
-            let time = times.filter(|t| t.is_valid(row)).map(|t| t.value(row));
-            Some(untouched.value(row) && time.is_some_and(|time| time > base.cutoff_ms))
-        })
-        .collect()
 }
 
 #[cfg(test)]

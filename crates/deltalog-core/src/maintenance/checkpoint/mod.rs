@@ -50,7 +50,8 @@ use crate::util::time::{duration_ms, now_ms};
 use incremental::{file_action_batches, Base};
 use out::ParquetFileOut;
 use rows::{
-    checkpoint_adds, checkpoint_removes, json_rows, non_file_action_lines, single_column_batch,
+    checkpoint_adds, checkpoint_removes, json_rows, kept_tombstones, non_file_action_lines,
+    single_column_batch,
 };
 use schema::{column, CheckpointLayout};
 
@@ -420,7 +421,7 @@ impl Content {
             non_file_action_lines(config.protocol(), config.metadata(), &txns, &domains)?;
         let mut removes = Vec::new();
         for tombstones in &state.files.removes {
-            removes.extend(internal_removes_kept(tombstones, cutoff_ms)?);
+            removes.extend(kept_tombstones(tombstones, cutoff_ms)?);
         }
         Ok(Content {
             version: state.version,
@@ -519,25 +520,6 @@ fn file_action_batch(
         Some(removes) => single_column_batch(schema, column::REMOVE, removes).map(Some),
         None => Ok(None),
     }
-}
-
-/// The tombstones of `removes` deleted after `cutoff_ms`, in the internal layout.
-fn internal_removes_kept(removes: &StructArray, cutoff_ms: i64) -> Result<Option<StructArray>> {
-    let times = removes
-        .column_by_name(crate::actions::layout::remove::DELETION_TIMESTAMP)
-        .and_then(|c| c.as_primitive_opt::<arrow_array::types::Int64Type>());
-    let keep: BooleanArray = (0..removes.len())
-        .map(|row| {
-            let time = times.filter(|t| t.is_valid(row)).map(|t| t.value(row));
-            Some(removes.is_valid(row) && time.is_some_and(|time| time > cutoff_ms))
-        })
-        .collect();
-    if keep.true_count() == 0 {
-        return Ok(None);
-    }
-    let kept = arrow::compute::filter(removes, &keep)
-        .map_err(|error| Error::arrow("tombstones", error))?;
-    Ok(Some(kept.as_struct().clone()))
 }
 
 async fn write_classic(

@@ -262,31 +262,54 @@ pub(crate) fn checkpoint_adds(
         .map_err(|error| Error::arrow("the add rows of a checkpoint", error))
 }
 
-/// The checkpoint `remove` struct of the tombstones in `removes` (internal layout) deleted
-/// after `cutoff_ms` (spec "Checkpoints": tombstones are kept until they expire, per
-/// `delta.deletedFileRetentionDuration`; one without a deletion time has expired); `None`
-/// when none is kept. `dataChange` is false; no `stats`, no `tags`.
+/// Which rows of `removes` are tombstones still kept at `cutoff_ms`, among the rows
+/// `candidate` admits (spec "Checkpoints": a tombstone is kept until it expires, per
+/// `delta.deletedFileRetentionDuration`; one without a deletion time has expired). The one
+/// place the expiry rule is written: full and incremental checkpoints both ask it.
+pub(crate) fn unexpired_tombstones(
+    removes: &StructArray,
+    cutoff_ms: i64,
+    candidate: impl Fn(usize) -> bool,
+) -> BooleanArray {
+    let deleted_at = removes
+        .column_by_name(remove::DELETION_TIMESTAMP)
+        .and_then(|column| column.as_primitive_opt::<Int64Type>());
+    (0..removes.len())
+        .map(|row| {
+            let time = deleted_at
+                .filter(|times| times.is_valid(row))
+                .map(|times| times.value(row));
+            Some(candidate(row) && time.is_some_and(|time| time > cutoff_ms))
+        })
+        .collect()
+}
+
+/// The tombstones of `removes` (any layout) still kept at `cutoff_ms`
+/// ([`unexpired_tombstones`]), in the same layout; `None` when none is kept.
+pub(crate) fn kept_tombstones(
+    removes: &StructArray,
+    cutoff_ms: i64,
+) -> Result<Option<StructArray>> {
+    let keep = unexpired_tombstones(removes, cutoff_ms, |row| removes.is_valid(row));
+    if keep.true_count() == 0 {
+        return Ok(None);
+    }
+    let kept = filter(removes, &keep).map_err(|error| Error::arrow("tombstones", error))?;
+    Ok(Some(kept.as_struct().clone()))
+}
+
+/// The checkpoint `remove` struct of the tombstones in `removes` (internal layout) still kept
+/// at `cutoff_ms` ([`unexpired_tombstones`]); `None` when none is kept. `dataChange` is false;
+/// no `stats`, no `tags`.
 pub(crate) fn checkpoint_removes(
     layout: &CheckpointLayout,
     removes: &StructArray,
     cutoff_ms: i64,
 ) -> Result<Option<StructArray>> {
-    let deleted_at = removes
-        .column_by_name(remove::DELETION_TIMESTAMP)
-        .and_then(|column| column.as_primitive_opt::<Int64Type>());
-    let keep: BooleanArray = (0..removes.len())
-        .map(|row| {
-            let time = deleted_at
-                .filter(|times| times.is_valid(row))
-                .map(|t| t.value(row));
-            Some(removes.is_valid(row) && time.is_some_and(|time| time > cutoff_ms))
-        })
-        .collect();
-    if keep.true_count() == 0 {
+    let Some(kept) = kept_tombstones(removes, cutoff_ms)? else {
         return Ok(None);
-    }
-    let kept = filter(removes, &keep).map_err(|error| Error::arrow("tombstones", error))?;
-    let kept = kept.as_struct();
+    };
+    let kept = &kept;
     let rows = kept.len();
     let columns = layout
         .remove_fields
