@@ -165,7 +165,9 @@ fn agrees(state: &TableState, commit: &DecodedActions) -> bool {
     protocol_agrees && metadata_agrees
 }
 
-/// The decoded commit file of the segment's version, when the segment replays it.
+/// The decoded commit file of the segment's version, when the segment replays it: its
+/// protocol, metadata and `commitInfo` (its `add` and `remove` lines are checked to be JSON,
+/// not decoded: the head needs no file list).
 async fn read_latest_commit(
     storage: &Storage,
     segment: &LogSegment,
@@ -180,7 +182,7 @@ async fn read_latest_commit(
     let options = DecodeOptions {
         from_checkpoint: false,
         keep_stats: false,
-        skip_file_actions: false,
+        skip_file_actions: true,
     };
     let file = name.clone();
     let decode = move || decode_actions(&bytes, version, &name, options);

@@ -3,11 +3,12 @@
 //! appended to the builder of its leaf as it is read, keys outside the struct skipped
 //! without being decoded.
 //!
-//! It reads the text Delta writers produce: objects of numbers, strings, booleans and nulls,
-//! dates as `yyyy-MM-dd`, timestamps as ISO 8601 text (`2021-01-01T00:00:00.000Z`, an offset,
-//! or no zone for `timestamp_ntz`), `"NaN"` and `"Infinity"` for floating point bounds.
-//! Whatever it is not sure of (a `\u` escape, a number that would need rounding, a string
-//! where a number belongs, a duplicate key, text that is not JSON), it gives up on: the
+//! It reads the text Delta writers produce: objects of numbers, strings (standard escapes,
+//! surrogate pairs), booleans and nulls, dates as `yyyy-MM-dd`, timestamps as ISO 8601 text
+//! (`2021-01-01T00:00:00.000Z`, an offset, or no zone for `timestamp_ntz`), decimals with or
+//! without an exponent, `"NaN"` and `"Infinity"` for floating point bounds. Whatever it is not
+//! sure of (a lone surrogate, a number that would need rounding, a string where a number
+//! belongs, a duplicate key, text that is not JSON), it gives up on: the
 //! caller ([`super::stats::parse_stats`]) then decodes the strings with the general JSON
 //! decoder. Wherever it answers, its answer is the general decoder's, value for value (a
 //! property test checks).
