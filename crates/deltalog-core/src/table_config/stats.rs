@@ -141,9 +141,7 @@ pub(crate) fn parse_stats(json: &StringArray, stats_schema: &ArrowDataType) -> R
         )));
     };
     let rows = json.len();
-    let present: Vec<bool> = (0..rows)
-        .map(|row| json.is_valid(row) && !json.value(row).trim().is_empty())
-        .collect();
+    let present = present_rows(json);
     if fields.is_empty() {
         return Ok(StructArray::new_empty_fields(rows, Some(present.into())));
     }
@@ -152,6 +150,13 @@ pub(crate) fn parse_stats(json: &StringArray, stats_schema: &ArrowDataType) -> R
             .map_err(|e| Error::arrow("assembling decoded file statistics", e)),
         None => decode_with_arrow_json(json, present, fields),
     }
+}
+
+/// Which rows of `json` hold statistics: a null, empty or blank string is a file without.
+pub(crate) fn present_rows(json: &StringArray) -> Vec<bool> {
+    (0..json.len())
+        .map(|row| json.is_valid(row) && !json.value(row).trim().is_empty())
+        .collect()
 }
 
 /// [`parse_stats`] by arrow-json's general decoder: for the strings the typed decoder

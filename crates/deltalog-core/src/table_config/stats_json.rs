@@ -410,7 +410,7 @@ mod tests {
 
     use super::decode_stats;
     use crate::schema::parse_schema;
-    use crate::table_config::stats::{decode_with_arrow_json, stats_schema};
+    use crate::table_config::stats::{decode_with_arrow_json, present_rows, stats_schema};
 
     fn leaves() -> Vec<Field> {
         let utc = Some("UTC".into());
@@ -460,16 +460,10 @@ mod tests {
         ])
     }
 
-    fn present(json: &StringArray) -> Vec<bool> {
-        (0..json.len())
-            .map(|row| json.is_valid(row) && !json.value(row).trim().is_empty())
-            .collect()
-    }
-
     /// The typed decoder's answer for `json`, checked against arrow-json's; `None` when it
     /// gave up.
     fn typed_matches_general(json: &StringArray, fields: &Fields) -> Option<StructArray> {
-        let present = present(json);
+        let present = present_rows(json);
         let general = decode_with_arrow_json(json, present.clone(), fields).unwrap();
         let columns = decode_stats(json, &present, fields)?;
         let typed = StructArray::try_new(fields.clone(), columns, Some(present.into())).unwrap();

@@ -309,14 +309,13 @@ pub(crate) fn checkpoint_removes(
     let Some(kept) = kept_tombstones(removes, cutoff_ms)? else {
         return Ok(None);
     };
-    let kept = &kept;
     let rows = kept.len();
     let columns = layout
         .remove_fields
         .iter()
         .map(|field| match field.name().as_str() {
             add::DATA_CHANGE => Ok(Arc::new(BooleanArray::from(vec![false; rows])) as ArrayRef),
-            name => child_as(kept, name, field.data_type()),
+            name => child_as(&kept, name, field.data_type()),
         })
         .collect::<Result<Vec<_>>>()?;
     StructArray::try_new(layout.remove_fields.clone(), columns, None)
