@@ -70,19 +70,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+#: The Spark suite's second half: deltalog.spark's own API, the random differential and the
+#: feature combinations, kept in one process apart from the rest (the readers, the other
+#: `test_interop_*`). Each half starts one Spark session, so that two processes run the suite
+#: side by side: its tests mostly wait on the JVM, so two halves on two cores take about half
+#: the time of one. Each half has more tests than the S3 modules, so that xdist, handing the
+#: largest groups out first (`--loadscope-reorder`, its default), starts both halves at once.
+SPARK_SECOND_HALF = (
+    "tests/spark/test_spark_",
+    "tests/spark/test_differential.py",
+    "tests/spark/test_interop_combinations.py",
+)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Spreads the tests over pytest-xdist's processes (`-n auto`) one by one, except what
-    must share one process: the Spark suite (`tests/spark`: one Spark session per run) and the
-    modules that start the S3-compatible server."""
+    must share one process: each half of the Spark suite (`tests/spark`: one Spark session per
+    half, `SPARK_SECOND_HALF` and the rest) and the modules that start the S3-compatible
+    server."""
     from xdist.scheduler import LoadScopeScheduling
 
     class SharedProcessScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             if nodeid.startswith("tests/spark/test_spark_versions.py"):
                 return nodeid  # its own Spark processes, not the shared session
+            if nodeid.startswith(SPARK_SECOND_HALF):
+                return "spark-2"
             if nodeid.startswith("tests/spark/"):
-                return "spark"
+                return "spark-1"
             if nodeid.split("::", 1)[0] in S3_SERVER_MODULES:
                 return "s3"
             return nodeid

@@ -46,7 +46,8 @@ def delta_jars() -> list[str]:
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A local[2] SparkSession with Delta Lake, shared by every test of the run."""
+    """A local[2] SparkSession with Delta Lake, shared by every test of the process (one per
+    half of the suite, `tests/conftest.py`)."""
     reason = spark_unavailable()
     if reason is not None:
         if os.environ.get("DELTALOG_REQUIRE_SPARK"):
