@@ -53,6 +53,7 @@ pub fn commit_json(data: &[u8]) {
         from_checkpoint: false,
         keep_stats: true,
         skip_file_actions: false,
+        skip_commit_info: false,
     };
     let _ = decode_actions(data, 0, "00000000000000000000.json", options);
     let storage = memory_table(&[("_delta_log/00000000000000000000.json", data)]);

@@ -1,5 +1,6 @@
-//! The `add`/`remove` line scanner (`file_action_scan::scan_file_actions`) against the generic
-//! arrow-json decoder (`commit::decode_file_lines`), on the file action lines of one commit of
+//! The `add`/`remove` line scanner (`add_scanner::scan_file_actions`, with the statistics kept
+//! and without) against the generic arrow-json decoder (`commit::decode_file_lines`, its adds
+//! finished alike), on the file action lines of one commit of
 //! 10,000 adds with statistics and partition values, and of one of 10,000 adds and 5,000
 //! removes; then end to end on a log of many small commits (2,000 commits of 10 adds and one
 //! remove, no checkpoint, like the benchmark harness's `commits_10k_small` at a fifth of its
@@ -11,9 +12,13 @@
 mod common;
 
 use std::hint::black_box;
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, StructArray};
 
 use common::{no_options, runtime, write_table, LogSpec};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use deltalog_core::actions::layout::finish_adds;
 use deltalog_core::log::decode::add_scanner::scan_file_actions;
 use deltalog_core::log::decode::commit::decode_file_lines;
 use deltalog_core::{parse_sql, SnapshotAt, Table};
@@ -34,6 +39,23 @@ fn file_action_lines(bytes: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
+/// The generic decoder's batch for `lines`, its adds finished (`numRecords` filled, the
+/// statistics kept) as the scanner's are.
+fn generic(lines: &[&[u8]]) -> RecordBatch {
+    let batch = decode_file_lines(lines, "bench.json").unwrap();
+    let adds = batch
+        .column(0)
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .unwrap();
+    let adds = finish_adds(adds.clone(), None, true).unwrap();
+    RecordBatch::try_new(
+        batch.schema(),
+        vec![Arc::new(adds), batch.column(1).clone()],
+    )
+    .unwrap()
+}
+
 fn line_scan(c: &mut Criterion) {
     let adds_only = LogSpec {
         commits: 2,
@@ -52,15 +74,23 @@ fn line_scan(c: &mut Criterion) {
     group.sample_size(20);
     for (name, bytes) in &commits {
         let lines = file_action_lines(bytes);
-        let scanned = scan_file_actions(&lines).expect("the common shape is scanned");
-        let generic = decode_file_lines(&lines, "bench.json").unwrap();
-        assert_eq!(scanned, generic, "{name}: the two decoders disagree");
+        let scanned = scan_file_actions(&lines, true).expect("the common shape is scanned");
+        assert_eq!(
+            scanned,
+            generic(&lines),
+            "{name}: the two decoders disagree"
+        );
         group.throughput(Throughput::Elements(lines.len() as u64));
         group.bench_with_input(BenchmarkId::new("scanner", name), &lines, |b, lines| {
-            b.iter(|| scan_file_actions(black_box(lines)).unwrap())
+            b.iter(|| scan_file_actions(black_box(lines), true).unwrap())
         });
+        group.bench_with_input(
+            BenchmarkId::new("scanner_without_stats", name),
+            &lines,
+            |b, lines| b.iter(|| scan_file_actions(black_box(lines), false).unwrap()),
+        );
         group.bench_with_input(BenchmarkId::new("generic", name), &lines, |b, lines| {
-            b.iter(|| decode_file_lines(black_box(lines), "bench.json").unwrap())
+            b.iter(|| generic(black_box(lines)))
         });
     }
     group.finish();

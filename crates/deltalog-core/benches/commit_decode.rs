@@ -44,6 +44,7 @@ fn commit_decode(c: &mut Criterion) {
                 from_checkpoint: false,
                 keep_stats,
                 skip_file_actions: false,
+                skip_commit_info: false,
             };
             let label = if keep_stats { "with_stats" } else { "no_stats" };
             group.bench_with_input(BenchmarkId::new(label, name), bytes, |b, bytes| {

@@ -205,6 +205,7 @@ fn decode(bytes: &[u8], version: u64) -> DecodedActions {
         from_checkpoint: false,
         keep_stats: false,
         skip_file_actions: false,
+        skip_commit_info: false,
     };
     decode_actions(bytes, version, &commit_file_name(version), options).unwrap()
 }

@@ -101,6 +101,7 @@ fn checkpoint_batches(spec: &LogSpec, version: u64, parts: usize) -> Vec<FileAct
         from_checkpoint: true,
         keep_stats: false,
         skip_file_actions: false,
+        skip_commit_info: false,
     };
     actions
         .chunks(actions.len().div_ceil(parts))

@@ -217,6 +217,7 @@ impl FileActionBatch {
 /// Fills the `numRecords` child of `adds` from `stats_parsed_records` (the checkpoint's
 /// `stats_parsed.numRecords`) or else from the `stats` JSON, and drops the `stats` strings
 /// unless `keep_stats` (spec "Per-file Statistics": `numRecords` is a top-level key).
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) fn finish_adds(
     adds: StructArray,
     stats_parsed_records: Option<&Int64Array>,

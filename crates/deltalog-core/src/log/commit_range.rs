@@ -217,6 +217,7 @@ impl CommitFile {
             from_checkpoint: false,
             keep_stats,
             skip_file_actions: false,
+            skip_commit_info: false,
         };
         decode_actions(&self.bytes, self.version, &self.name, options)
     }

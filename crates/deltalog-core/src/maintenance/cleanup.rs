@@ -278,6 +278,7 @@ async fn sidecars_of(
                 from_checkpoint: true,
                 keep_stats: false,
                 skip_file_actions: false,
+                skip_commit_info: false,
             };
             decode_actions(&bytes, file.version, &name, options)?
         }

@@ -208,6 +208,7 @@ async fn write_version_checksum(committed: &Committed<'_>) -> Result<Option<Stri
                 from_checkpoint: false,
                 keep_stats: false,
                 skip_file_actions: false,
+                skip_commit_info: false,
             };
             let name = committed.storage.url_of(&path);
             let actions = decode_actions(&bytes, committed.version, &name, options)?;

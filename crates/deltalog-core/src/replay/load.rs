@@ -502,7 +502,11 @@ async fn fold_deltas_in_chunks(
                 let named = chunk
                     .iter()
                     .map(|file| {
-                        let options = decode_options(file, options);
+                        let options = DecodeOptions {
+                            // Only the newest commit's provenance is kept (`StateFold::absorb`).
+                            skip_commit_info: file.version != segment.end_version,
+                            ..decode_options(file, options)
+                        };
                         (file.version, storage.url_of(&file.location), options)
                     })
                     .collect();
@@ -910,6 +914,7 @@ async fn read_checkpoint_part(
                 from_checkpoint: true,
                 keep_stats: projection.stats,
                 skip_file_actions: !projection.file_actions,
+                skip_commit_info: false,
             };
             let file = name.clone();
             let decode = move || decode_actions(&bytes, version, &name, options);

@@ -131,37 +131,47 @@ pub(crate) const COALESCED_ROWS: usize = 65_536;
 /// Batches at least this large are kept as they are (checkpoint row groups, big commits).
 const SMALL_BATCH_ROWS: usize = 8_192;
 
-/// Joins arrays as they come: every run of consecutive small arrays of one type becomes one
-/// array of at most [`COALESCED_ROWS`] rows as soon as the run is complete, so no more than
-/// one run's small arrays are held at a time. Row order is kept.
+/// Joins the rows selected from arrays as they come: the selections of every run of
+/// consecutive small arrays of one type (one commit each, in a log of small commits) become
+/// one array as soon as the run is complete, taken from all of them at once (one copy of the
+/// selected rows, not one per array and again to join them); a run spans at most
+/// [`COALESCED_ROWS`] rows before selection, so no more than one run's small arrays are held
+/// at a time. Large arrays are selected from alone. Row order is kept.
 #[derive(Default)]
 struct Coalescer {
     joined: Vec<StructArray>,
-    run: Vec<StructArray>,
+    /// The small arrays of the current run, each with the rows selected from it.
+    run: Vec<(StructArray, BooleanArray)>,
     run_rows: usize,
 }
 
 impl Coalescer {
-    fn push(&mut self, array: StructArray) -> Result<()> {
-        let fits = self.run.first().is_none_or(|first| {
-            first.data_type() == array.data_type() && self.run_rows + array.len() <= COALESCED_ROWS
-        });
-        if array.len() >= SMALL_BATCH_ROWS || !fits {
-            self.end_run()?;
+    /// Appends the rows of `array` that `selected` marks; `file` names it in errors.
+    fn push(&mut self, array: &StructArray, selected: BooleanArray, file: &str) -> Result<()> {
+        if selected.true_count() == 0 {
+            return Ok(());
         }
         if array.len() >= SMALL_BATCH_ROWS {
-            self.joined.push(array);
-        } else {
-            self.run_rows += array.len();
-            self.run.push(array);
+            self.end_run()?;
+            let selection = filter(array, &selected).map_err(|error| Error::arrow(file, error))?;
+            self.joined.push(as_struct(selection, file)?);
+            return Ok(());
         }
+        let fits = self.run.first().is_none_or(|(first, _)| {
+            first.data_type() == array.data_type() && self.run_rows + array.len() <= COALESCED_ROWS
+        });
+        if !fits {
+            self.end_run()?;
+        }
+        self.run_rows += array.len();
+        self.run.push((array.clone(), selected));
         Ok(())
     }
 
     fn end_run(&mut self) -> Result<()> {
         self.run_rows = 0;
         let run = std::mem::take(&mut self.run);
-        self.joined.extend(concat_run(run)?);
+        self.joined.extend(select_run(&run)?);
         Ok(())
     }
 
@@ -171,22 +181,34 @@ impl Coalescer {
     }
 }
 
-/// The arrays of `run` as one array (none for an empty run).
-fn concat_run(run: Vec<StructArray>) -> Result<Option<StructArray>> {
-    if run.len() <= 1 {
-        return Ok(run.into_iter().next());
+/// The selected rows of the arrays of `run`, in order, as one array (none for an empty run).
+fn select_run(run: &[(StructArray, BooleanArray)]) -> Result<Option<StructArray>> {
+    const JOINING: &str = "joining replayed file actions";
+    if run.is_empty() {
+        return Ok(None);
     }
-    let parts: Vec<&dyn Array> = run.iter().map(|array| array as &dyn Array).collect();
-    let joined = arrow::compute::concat(&parts)
-        .map_err(|error| Error::arrow("joining replayed file actions", error))?;
-    joined
+    let arrays: Vec<&dyn Array> = run.iter().map(|(array, _)| array as &dyn Array).collect();
+    let rows: Vec<(usize, usize)> = run
+        .iter()
+        .enumerate()
+        .flat_map(|(index, (_, selected))| {
+            let rows = selected.iter().enumerate();
+            rows.filter(|(_, keep)| *keep == Some(true))
+                .map(move |(row, _)| (index, row))
+        })
+        .collect();
+    let joined =
+        arrow::compute::interleave(&arrays, &rows).map_err(|error| Error::arrow(JOINING, error))?;
+    as_struct(joined, JOINING).map(Some)
+}
+
+/// `array` as the struct array it is; `context` names it in errors.
+fn as_struct(array: arrow_array::ArrayRef, context: &str) -> Result<StructArray> {
+    array
         .as_any()
         .downcast_ref::<StructArray>()
         .cloned()
-        .map(Some)
-        .ok_or_else(|| {
-            Error::invalid_table("replayed file actions", "joined actions are not a struct")
-        })
+        .ok_or_else(|| Error::invalid_table(context, "file actions are not a struct"))
 }
 
 /// Brings log paths to one spelling for keying (catalogue C-21).
@@ -407,25 +429,8 @@ fn push_selected(
     live: BooleanArray,
     dead: BooleanArray,
 ) -> Result<()> {
-    let keep = |actions: &StructArray, mask: &BooleanArray| -> Result<Option<StructArray>> {
-        if mask.true_count() == 0 {
-            return Ok(None);
-        }
-        let filtered = filter(actions, mask).map_err(|error| Error::arrow(&*batch.file, error))?;
-        filtered
-            .as_any()
-            .downcast_ref::<StructArray>()
-            .cloned()
-            .map(Some)
-            .ok_or_else(|| Error::corrupt(&*batch.file, "file actions are not a struct"))
-    };
-    if let Some(selected) = keep(&batch.adds, &live)? {
-        adds.push(selected)?;
-    }
-    if let Some(selected) = keep(&batch.removes, &dead)? {
-        removes.push(selected)?;
-    }
-    Ok(())
+    adds.push(&batch.adds, live, &batch.file)?;
+    removes.push(&batch.removes, dead, &batch.file)
 }
 
 #[cfg(test)]
@@ -459,13 +464,43 @@ mod tests {
             .collect()
     }
 
-    /// `arrays` through a [`Coalescer`].
+    /// `arrays` through a [`Coalescer`], every row selected.
     fn coalesce(arrays: Vec<StructArray>) -> Result<Vec<StructArray>> {
         let mut coalescer = Coalescer::default();
         for array in arrays {
-            coalescer.push(array)?;
+            let all = BooleanArray::from(vec![true; array.len()]);
+            coalescer.push(&array, all, "t")?;
         }
         coalescer.finish()
+    }
+
+    #[test]
+    fn only_selected_rows_are_joined() {
+        let names: Vec<String> = (0..30_000).map(|i| format!("f{i}")).collect();
+        let mut coalescer = Coalescer::default();
+        for (index, chunk) in names.chunks(11).enumerate() {
+            let selected = (0..chunk.len()).map(|row| (row + index) % 3 != 0);
+            let selected = BooleanArray::from(selected.collect::<Vec<_>>());
+            coalescer.push(&paths(chunk), selected, "t").unwrap();
+        }
+        coalescer
+            .push(
+                &paths(&names[..9_000]),
+                BooleanArray::from(vec![false; 9_000]),
+                "t",
+            )
+            .unwrap();
+        let joined = coalescer.finish().unwrap();
+        let expected: Vec<String> = names
+            .chunks(11)
+            .enumerate()
+            .flat_map(|(index, chunk)| {
+                let kept = chunk.iter().enumerate();
+                kept.filter(move |(row, _)| (row + index) % 3 != 0)
+                    .map(|(_, name)| name.clone())
+            })
+            .collect();
+        assert_eq!(all_paths(&joined), expected);
     }
 
     #[test]

@@ -183,6 +183,7 @@ async fn read_latest_commit(
         from_checkpoint: false,
         keep_stats: false,
         skip_file_actions: true,
+        skip_commit_info: false,
     };
     let file = name.clone();
     let decode = move || decode_actions(&bytes, version, &name, options);

@@ -104,7 +104,7 @@ impl StructColumn {
                 match self.child_named(key.as_bytes()) {
                     Some(child) if child.len() == row => child.value(text, scratch, depth + 1)?,
                     Some(_) => return None,
-                    None => text.skip_value(depth + 1, scratch)?,
+                    None => text.skip_value(depth + 1)?,
                 }
                 if text.next_is(b'}') {
                     break;

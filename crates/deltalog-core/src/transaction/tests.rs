@@ -65,6 +65,7 @@ async fn decoded(table: &Table, version: u64) -> DecodedActions {
         from_checkpoint: false,
         keep_stats: true,
         skip_file_actions: false,
+        skip_commit_info: false,
     };
     decode_actions(&bytes, version, "test", options).unwrap()
 }

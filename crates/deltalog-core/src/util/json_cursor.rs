@@ -7,6 +7,44 @@
 /// Objects and arrays nested deeper than this are not skipped ([`Cursor::skip_value`]).
 const MAX_DEPTH: usize = 64;
 
+/// The offset of the first byte of `bytes` that ends a run of plain string text: a quote, a
+/// backslash or a control character (below 0x20, which JSON strings may not hold raw); `None`
+/// when there is none. It tests eight bytes at a time: the lines it reads are mostly string
+/// text (paths, and `stats` values of hundreds of bytes).
+fn string_stop(bytes: &[u8]) -> Option<usize> {
+    const WORD: usize = std::mem::size_of::<u64>();
+    let mut words = bytes.chunks_exact(WORD);
+    let mut offset = 0;
+    for word in words.by_ref() {
+        let mut array = [0u8; WORD];
+        array.copy_from_slice(word);
+        let stops = stop_bytes(u64::from_le_bytes(array));
+        if stops != 0 {
+            return Some(offset + stops.trailing_zeros() as usize / 8);
+        }
+        offset += WORD;
+    }
+    let tail = words.remainder();
+    let at = tail
+        .iter()
+        .position(|byte| matches!(byte, b'"' | b'\\') || *byte < 0x20)?;
+    Some(offset + at)
+}
+
+/// A mask with the high bit set in the byte of `word` (little-endian) that is the first quote,
+/// backslash or control character, and possibly in bytes after it: the lowest set bit is
+/// exact, which is all [`string_stop`] reads. A byte's test can only be wrong past an earlier
+/// byte that passed it (the borrow of the subtraction runs upwards).
+fn stop_bytes(word: u64) -> u64 {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    let below = |word: u64, limit: u8| word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS;
+    let quote = below(word ^ (ONES * u64::from(b'"')), 1);
+    let backslash = below(word ^ (ONES * u64::from(b'\\')), 1);
+    let control = below(word, 0x20);
+    quote | backslash | control
+}
+
 /// A position in one JSON line; every method skips the whitespace before its token.
 pub(crate) struct Cursor<'a> {
     text: &'a str,
@@ -108,10 +146,7 @@ impl<'a> Cursor<'a> {
         self.expect(b'"')?;
         let bytes = self.bytes();
         let start = self.at;
-        let plain = bytes[start..]
-            .iter()
-            .position(|byte| matches!(byte, b'"' | b'\\') || *byte < 0x20)?;
-        let end = start + plain;
+        let end = start + string_stop(&bytes[start..])?;
         if bytes[end] == b'"' {
             self.at = end + 1;
             return Some(&self.text[start..end]);
@@ -127,9 +162,7 @@ impl<'a> Cursor<'a> {
     fn escaped_rest(&mut self, out: &mut String) -> Option<()> {
         let bytes = self.bytes();
         loop {
-            let run = bytes[self.at..]
-                .iter()
-                .position(|byte| matches!(byte, b'"' | b'\\') || *byte < 0x20)?;
+            let run = string_stop(&bytes[self.at..])?;
             out.push_str(&self.text[self.at..self.at + run]);
             self.at += run;
             match bytes[self.at] {
@@ -141,6 +174,30 @@ impl<'a> Cursor<'a> {
                     self.at += 1;
                     out.push(self.escape()?);
                 }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Skips the next string token, checking its escapes as [`Cursor::string`] does (a lone
+    /// surrogate fails) without decoding them.
+    pub(crate) fn skip_string(&mut self) -> Option<()> {
+        self.expect(b'"')?;
+        let bytes = self.bytes();
+        loop {
+            self.at += string_stop(&bytes[self.at..])?;
+            match bytes[self.at] {
+                b'"' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                b'\\' => match bytes.get(self.at + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 2,
+                    _ => {
+                        self.at += 1;
+                        self.escape()?;
+                    }
+                },
                 _ => return None,
             }
         }
@@ -191,6 +248,12 @@ impl<'a> Cursor<'a> {
         u32::from_str_radix(digits, 16).ok()
     }
 
+    /// The text from the next token on (after whitespace), not consumed.
+    pub(crate) fn rest(&mut self) -> &'a str {
+        self.skip_whitespace();
+        self.text.get(self.at..).unwrap_or_default()
+    }
+
     /// The next byte after whitespace, not consumed.
     pub(crate) fn peek(&mut self) -> Option<u8> {
         self.skip_whitespace();
@@ -237,23 +300,23 @@ impl<'a> Cursor<'a> {
         Some(number)
     }
 
-    /// Skips one well-formed JSON value (strings decoded into `scratch`), nested at most
-    /// [`MAX_DEPTH`] deep below `depth`.
-    pub(crate) fn skip_value(&mut self, depth: usize, scratch: &mut String) -> Option<()> {
+    /// Skips one well-formed JSON value, nested at most [`MAX_DEPTH`] deep below `depth`,
+    /// decoding nothing.
+    pub(crate) fn skip_value(&mut self, depth: usize) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
         match self.peek()? {
-            b'"' => self.string(scratch).map(drop),
+            b'"' => self.skip_string(),
             b'{' => {
                 self.at += 1;
                 if self.next_is(b'}') {
                     return Some(());
                 }
                 loop {
-                    self.string(scratch)?;
+                    self.skip_string()?;
                     self.expect(b':')?;
-                    self.skip_value(depth + 1, scratch)?;
+                    self.skip_value(depth + 1)?;
                     if self.next_is(b'}') {
                         return Some(());
                     }
@@ -266,7 +329,7 @@ impl<'a> Cursor<'a> {
                     return Some(());
                 }
                 loop {
-                    self.skip_value(depth + 1, scratch)?;
+                    self.skip_value(depth + 1)?;
                     if self.next_is(b']') {
                         return Some(());
                     }
@@ -277,6 +340,71 @@ impl<'a> Cursor<'a> {
             b'f' => self.keyword("false").then_some(()),
             b'n' => self.null().then_some(()),
             _ => self.number().map(drop),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The byte-at-a-time answer [`string_stop`] must give.
+    fn first_stop(bytes: &[u8]) -> Option<usize> {
+        bytes
+            .iter()
+            .position(|byte| matches!(byte, b'"' | b'\\') || *byte < 0x20)
+    }
+
+    /// Bytes near the stops (each side of the quote, the backslash and 0x20), the high bytes
+    /// of UTF-8 and plain text.
+    fn tricky_byte() -> impl Strategy<Value = u8> {
+        prop_oneof![
+            Just(b'"'),
+            Just(b'\\'),
+            Just(b'!'),
+            Just(b'#'),
+            Just(b'['),
+            Just(b']'),
+            0x00u8..0x21,
+            0x7fu8..=0xff,
+            b'a'..=b'z',
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn string_stop_is_the_first_stop_byte(
+            plain in prop::collection::vec(b'a'..=b'z', 0..24),
+            rest in prop::collection::vec(tricky_byte(), 0..24),
+        ) {
+            let bytes: Vec<u8> = plain.into_iter().chain(rest).collect();
+            for start in 0..bytes.len() {
+                prop_assert_eq!(string_stop(&bytes[start..]), first_stop(&bytes[start..]));
+            }
+        }
+    }
+
+    #[test]
+    fn strings_borrow_when_plain_and_decode_escapes() {
+        let mut scratch = String::new();
+        let line = r#""a long plain path/part-00000.parquet" "say \"hi\"\n" "\ud83d\ude00x""#;
+        let mut cursor = Cursor::new(line);
+        assert_eq!(
+            cursor.string(&mut scratch),
+            Some("a long plain path/part-00000.parquet")
+        );
+        assert_eq!(cursor.string(&mut scratch), Some("say \"hi\"\n"));
+        assert_eq!(cursor.string(&mut scratch), Some("\u{1f600}x"));
+        assert_eq!(cursor.end(), Some(()));
+        for bad in [
+            "\"unterminated",
+            "\"raw \u{1} control\"",
+            "\"bad \\q escape\"",
+        ] {
+            assert_eq!(Cursor::new(bad).string(&mut scratch), None, "{bad}");
         }
     }
 }

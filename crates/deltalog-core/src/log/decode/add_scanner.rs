@@ -9,6 +9,11 @@
 //! control character, any other action) makes [`scan_file_actions`] answer `None`, and the
 //! caller decodes the lines with the generic decoder instead: the output of both is the same
 //! for every line the scanner accepts (a property test compares them).
+//!
+//! The scanner also finishes the adds as [`finish_adds`] does: it fills `numRecords` from
+//! each `stats` string, and without `keep_stats` it drops the strings, reading `numRecords`
+//! straight out of the JSON text of the common shape (`"{\"numRecords\":5,...}"`) and
+//! skipping the rest without decoding it.
 
 use std::sync::Arc;
 
@@ -17,14 +22,19 @@ use arrow_array::builder::{BooleanBuilder, Int64Builder, StringBuilder};
 use arrow_array::{new_null_array, ArrayRef, MapArray, RecordBatch, StructArray};
 use arrow_schema::{DataType, FieldRef, Fields};
 
-use crate::actions::layout::{add_fields, file_action_schema, remove_fields};
+#[cfg(doc)]
+use crate::actions::layout::finish_adds;
+use crate::actions::layout::{add, add_fields, file_action_schema, num_records, remove_fields};
 use crate::util::json_cursor::Cursor;
 
 /// The `add`/`remove` lines (each a whole JSON line) as one batch of
-/// [`file_action_schema`], or `None` when a line is not of the shape this scanner knows.
+/// [`file_action_schema`], its adds finished as [`finish_adds`] finishes them (`numRecords`
+/// filled, the `stats` strings kept only with `keep_stats`), or `None` when a line is not of
+/// the shape this scanner knows.
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
-pub(crate) fn scan_file_actions(lines: &[&[u8]]) -> Option<RecordBatch> {
+pub(crate) fn scan_file_actions(lines: &[&[u8]], keep_stats: bool) -> Option<RecordBatch> {
     let mut adds = ActionColumns::new(add_fields(), lines.len());
+    adds.stats = StatsColumns::of(&adds.fields, keep_stats);
     let mut removes = ActionColumns::new(remove_fields(), lines.len());
     let mut scratch = String::new();
     for line in lines {
@@ -52,6 +62,28 @@ struct ActionColumns {
     fields: Fields,
     columns: Vec<Column>,
     present: Vec<bool>,
+    /// For adds: where `stats` and `numRecords` are, the second filled from the first.
+    stats: Option<StatsColumns>,
+}
+
+/// The positions of an add's `stats` and `numRecords` fields, and whether the `stats` strings
+/// are kept.
+#[derive(Clone, Copy)]
+struct StatsColumns {
+    stats: usize,
+    records: usize,
+    keep: bool,
+}
+
+impl StatsColumns {
+    fn of(fields: &Fields, keep: bool) -> Option<Self> {
+        let position = |name: &str| fields.iter().position(|field| field.name() == name);
+        Some(StatsColumns {
+            stats: position(add::STATS)?,
+            records: position(add::NUM_RECORDS)?,
+            keep,
+        })
+    }
 }
 
 impl ActionColumns {
@@ -64,6 +96,7 @@ impl ActionColumns {
             fields,
             columns,
             present: Vec::with_capacity(capacity),
+            stats: None,
         }
     }
 
@@ -81,7 +114,17 @@ impl ActionColumns {
                 }
                 seen |= bit;
                 cursor.expect(b':')?;
-                self.columns[index].push_value(cursor, scratch)?;
+                match self.stats {
+                    Some(stats) if stats.stats == index => {
+                        let records = 1u64 << stats.records;
+                        if seen & records != 0 {
+                            return None;
+                        }
+                        seen |= records;
+                        self.push_stats(stats, cursor, scratch)?;
+                    }
+                    _ => self.columns[index].push_value(cursor, scratch)?,
+                }
                 if !cursor.next_is(b',') {
                     cursor.expect(b'}')?;
                     break;
@@ -94,6 +137,31 @@ impl ActionColumns {
             }
         }
         self.present.push(true);
+        Some(())
+    }
+
+    /// Appends a row's `stats` value and the `numRecords` read from it (null without one).
+    fn push_stats(
+        &mut self,
+        at: StatsColumns,
+        cursor: &mut Cursor<'_>,
+        scratch: &mut String,
+    ) -> Option<()> {
+        let (records, stats) = match cursor.null() {
+            true => (None, None),
+            false if at.keep => {
+                let stats = cursor.string(scratch)?;
+                (num_records(stats), Some(stats))
+            }
+            false => (records_of_stats_token(cursor, scratch)?, None),
+        };
+        let (Column::Integer(records_column), Column::Text(stats_column)) =
+            pick_two(&mut self.columns, at.records, at.stats)?
+        else {
+            return None;
+        };
+        records_column.append_option(records);
+        stats_column.append_option(stats);
         Some(())
     }
 
@@ -116,6 +184,38 @@ impl ActionColumns {
         let nulls = NullBuffer::from(self.present);
         StructArray::try_new(self.fields, columns, Some(nulls)).ok()
     }
+}
+
+/// `numRecords` of the statistics string token at `cursor` (spec "Per-file Statistics"),
+/// the token consumed: read straight from the JSON text when it opens with
+/// `{\"numRecords\":<digits>` as Delta writers write it (the rest skipped, not decoded), else
+/// from the decoded string as [`num_records`] reads it. `None` for a token that is not a
+/// string of the shape the cursor reads.
+fn records_of_stats_token(cursor: &mut Cursor<'_>, scratch: &mut String) -> Option<Option<i64>> {
+    const OPENING: &str = r#""{\"numRecords\":"#;
+    if let Some(after) = cursor.rest().strip_prefix(OPENING) {
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        let ends = matches!(after.as_bytes().get(digits), Some(b',' | b'}'));
+        if let Some(records) = after[..digits].parse().ok().filter(|_| ends) {
+            cursor.skip_string()?;
+            return Some(Some(records));
+        }
+    }
+    cursor.string(scratch).map(num_records)
+}
+
+/// Mutable references to two different elements of `items`.
+fn pick_two<T>(items: &mut [T], first: usize, second: usize) -> Option<(&mut T, &mut T)> {
+    if first == second {
+        return None;
+    }
+    let (low, high) = (first.min(second), first.max(second));
+    let (head, tail) = items.split_at_mut(high);
+    let (low_item, high_item) = (head.get_mut(low)?, tail.first_mut()?);
+    Some(match first < second {
+        true => (low_item, high_item),
+        false => (high_item, low_item),
+    })
 }
 
 /// One field's values.
@@ -256,21 +356,34 @@ impl MapColumn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::actions::layout::{finish_adds, struct_column};
     use crate::log::decode::commit::decode_file_lines;
     use arrow_array::Array;
     use proptest::prelude::*;
 
-    /// The scanner's batch for `lines`, checked equal to the generic decoder's, column by
-    /// column and child by child (also under absent actions).
+    /// The scanner's batch for `lines`, checked equal to the generic decoder's finished as
+    /// [`finish_adds`] finishes it, column by column and child by child (also under absent
+    /// actions), with the `stats` strings kept and without.
     fn scan_matches_generic(lines: &[String]) -> Option<RecordBatch> {
         let bytes: Vec<&[u8]> = lines.iter().map(|line| line.as_bytes()).collect();
-        let scanned = scan_file_actions(&bytes)?;
-        let generic = decode_file_lines(&bytes, "test.json").unwrap();
-        assert_eq!(scanned.schema(), generic.schema());
-        for (ours, theirs) in scanned.columns().iter().zip(generic.columns()) {
-            let (ours, theirs) = (ours.as_any(), theirs.as_any());
-            let ours = ours.downcast_ref::<StructArray>().unwrap();
-            let theirs = theirs.downcast_ref::<StructArray>().unwrap();
+        let without_stats = scan_file_actions(&bytes, false);
+        let scanned = scan_file_actions(&bytes, true)?;
+        assert!(without_stats.is_some(), "scanned with the stats kept only");
+        for (keep_stats, scanned) in [(true, &scanned), (false, &without_stats?)] {
+            assert_matches_generic(&bytes, scanned, keep_stats);
+        }
+        Some(scanned)
+    }
+
+    fn assert_matches_generic(lines: &[&[u8]], scanned: &RecordBatch, keep_stats: bool) {
+        let generic = decode_file_lines(lines, "test.json").unwrap();
+        let adds = struct_column(&generic, "add", "t").unwrap();
+        let adds = finish_adds(adds, None, keep_stats).unwrap();
+        let generic = [adds, struct_column(&generic, "remove", "t").unwrap()];
+        assert_eq!(scanned.num_columns(), generic.len());
+        for (ours, theirs) in scanned.columns().iter().zip(&generic) {
+            let ours = ours.as_any().downcast_ref::<StructArray>().unwrap();
+            assert_eq!(ours.fields(), theirs.fields());
             assert_eq!(null_mask(ours), null_mask(theirs));
             for (index, field) in ours.fields().iter().enumerate() {
                 let (a, b) = (ours.column(index), theirs.column(index));
@@ -283,7 +396,6 @@ mod tests {
             }
             assert!(ours.to_data() == theirs.to_data());
         }
-        Some(scanned)
     }
 
     fn null_mask(array: &dyn Array) -> Vec<bool> {
@@ -481,8 +593,48 @@ mod tests {
             r#"{"add":{"path":"a","size":01}}"#,
         ];
         for line in lines {
-            assert!(scan_file_actions(&[line.as_bytes()]).is_none(), "{line}");
+            assert!(
+                scan_file_actions(&[line.as_bytes()], true).is_none(),
+                "{line}"
+            );
         }
+    }
+
+    #[test]
+    fn records_come_from_every_stats_shape() {
+        let stats = [
+            r#""{\"numRecords\":5,\"minValues\":{\"a\":\"x\\\"y\"}}""#,
+            r#""{\"numRecords\":7}""#,
+            r#""{\"numRecords\":5.5,\"x\":1}""#,
+            r#""{\"numRecords\":-3}""#,
+            r#""{\"numRecords\": 4}""#,
+            r#""{\"numRecords\":99999999999999999999}""#,
+            r#""{\"numRecords\":}""#,
+            r#""{\"a\":{\"numRecords\":1},\"numRecords\":2}""#,
+            r#""{\u0022numRecords\u0022:6}""#,
+            r#""not json""#,
+            r#""""#,
+            "null",
+        ];
+        let lines: Vec<String> = stats
+            .iter()
+            .map(|stats| format!(r#"{{"add":{{"path":"p","size":1,"stats":{stats}}}}}"#))
+            .collect();
+        let scanned = scan_matches_generic(&lines).unwrap();
+        let adds = scanned
+            .column(0)
+            .as_any()
+            .downcast_ref::<StructArray>()
+            .unwrap();
+        let records = adds.column_by_name(add::NUM_RECORDS).unwrap();
+        let records = records
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .unwrap();
+        assert_eq!(records.value(0), 5);
+        assert_eq!(records.value(1), 7);
+        assert_eq!(records.value(8), 6);
+        assert!(records.is_null(11));
     }
 
     #[test]

@@ -732,6 +732,7 @@ fn merge_other_actions(
         from_checkpoint: true,
         keep_stats: false,
         skip_file_actions: false,
+        skip_commit_info: false,
     };
     let other = decode_actions(&lines, version, file, options)?;
     merge(decoded, other, file)

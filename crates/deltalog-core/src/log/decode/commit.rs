@@ -17,6 +17,7 @@ use crate::actions::{
 };
 use crate::error::{Error, Result};
 use crate::log::decode::add_scanner::scan_file_actions;
+use crate::util::json_cursor::Cursor;
 use crate::util::json_text::mend_wide_surrogates;
 
 /// The actions of one commit (or of a JSON V2 checkpoint or a compaction file).
@@ -54,6 +55,10 @@ pub(crate) struct DecodeOptions {
     /// Check that `add` and `remove` lines are JSON but decode none of them
     /// ([`DecodedActions::file_actions`] stays empty): for states that need no file list.
     pub skip_file_actions: bool,
+    /// Check that `commitInfo` lines are JSON but decode none of them
+    /// ([`DecodedActions::commit_info`] stays `None`): for the commits of a state older than
+    /// its version, whose provenance it does not keep.
+    pub skip_commit_info: bool,
 }
 
 /// Decodes the actions in `bytes`, the content of the log file `file` at `version`.
@@ -93,6 +98,9 @@ pub(crate) fn decode_actions(
             .map_err(|e| at_line(&e))?,
             "txn" => decoded.txns.push(action(line).map_err(|e| at_line(&e))?),
             "domainMetadata" => decoded.domains.push(action(line).map_err(|e| at_line(&e))?),
+            "commitInfo" if options.skip_commit_info => {
+                validate_json(line.json).map_err(|e| at_line(&e))?
+            }
             "commitInfo" => decoded.commit_info = Some(commit_info(line).map_err(|e| at_line(&e))?),
             "checkpointMetadata" => {
                 decoded.checkpoint_metadata = Some(action(line).map_err(|e| at_line(&e))?)
@@ -136,8 +144,7 @@ pub(crate) fn action_lines<'a>(
     bytes: &'a [u8],
     file: &'a str,
 ) -> impl Iterator<Item = (usize, Result<ActionLine<'a>>)> + 'a {
-    bytes
-        .split(|byte| *byte == b'\n')
+    lines_of(bytes)
         .enumerate()
         .filter(|(_, line)| !line.trim_ascii().is_empty())
         .map(move |(index, line)| {
@@ -156,21 +163,37 @@ pub(crate) fn action_lines<'a>(
         })
 }
 
-/// Decodes `add`/`remove` lines into one batch of [`file_action_schema`]: through the fast
-/// scanner of the common line shape ([`scan_file_actions`]), or the generic decoder when a
-/// line is of another shape.
+/// The lines of `bytes`, split at each `\n` (the last one ends the text or is followed by
+/// the empty line after it).
+fn lines_of(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = Some(bytes);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        match memchr::memchr(b'\n', text) {
+            Some(end) => {
+                rest = Some(&text[end + 1..]);
+                Some(&text[..end])
+            }
+            None => rest.take(),
+        }
+    })
+}
+
+/// Decodes `add`/`remove` lines into one batch of [`file_action_schema`], the adds finished
+/// ([`finish_adds`]): through the fast scanner of the common line shape
+/// ([`scan_file_actions`]), or the generic decoder when a line is of another shape.
 fn decode_file_actions(
     lines: &[&[u8]],
     version: u64,
     file: &str,
     options: DecodeOptions,
 ) -> Result<FileActionBatch> {
-    let batch = match scan_file_actions(lines) {
-        Some(batch) => batch,
-        None => decode_file_lines(lines, file)?,
-    };
-    let mut actions =
-        FileActionBatch::from_record_batch(&batch, version, options.from_checkpoint, file)?;
+    let from_checkpoint = options.from_checkpoint;
+    if let Some(batch) = scan_file_actions(lines, options.keep_stats) {
+        return FileActionBatch::from_record_batch(&batch, version, from_checkpoint, file);
+    }
+    let batch = decode_file_lines(lines, file)?;
+    let mut actions = FileActionBatch::from_record_batch(&batch, version, from_checkpoint, file)?;
     actions.adds = finish_adds(actions.adds, None, options.keep_stats)?;
     Ok(actions)
 }
@@ -220,10 +243,16 @@ fn action<T: DeserializeOwned>(line: ActionLine<'_>) -> serde_json::Result<T> {
         .ok_or_else(|| serde::de::Error::custom(format!("no '{}' key", line.name)))
 }
 
-/// Checks that `line` is UTF-8 JSON without decoding it. (serde_json skips over the strings
-/// of a value it ignores without checking their UTF-8, hence the separate check.)
+/// Checks that `line` is UTF-8 JSON without decoding it: by the cursor's skip, which accepts
+/// only well-formed JSON, or, for what it does not take (a lone surrogate, deep nesting), by
+/// serde_json. (serde_json skips over the strings of a value it ignores without checking
+/// their UTF-8, hence the separate check.)
 fn validate_json(line: &[u8]) -> std::result::Result<(), String> {
-    std::str::from_utf8(line).map_err(|error| format!("not UTF-8: {error}"))?;
+    let text = std::str::from_utf8(line).map_err(|error| format!("not UTF-8: {error}"))?;
+    let mut cursor = Cursor::new(text);
+    if cursor.skip_value(0).and_then(|()| cursor.end()).is_some() {
+        return Ok(());
+    }
     serde_json::from_slice::<serde::de::IgnoredAny>(line)
         .map(|_| ())
         .map_err(|error| error.to_string())
@@ -316,6 +345,67 @@ mod tests {
                 }
                 other => panic!("{line}: {other:?}"),
             }
+        }
+    }
+
+    /// Lines made of JSON tokens, well-formed or not.
+    fn token_soup() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let token = prop::sample::select(vec![
+            "{",
+            "}",
+            "[",
+            "]",
+            ":",
+            ",",
+            " ",
+            "\"a\"",
+            "\"k\":",
+            "\"\\\"q\\\"\"",
+            "\"\\u00e9\"",
+            "\"\\ud83d\\ude00\"",
+            "\"\\ud800\"",
+            "\"\\x\"",
+            "\"open",
+            "1",
+            "-0.5e3",
+            "01",
+            "1.",
+            "true",
+            "nul",
+            "null",
+            "\u{1}",
+        ]);
+        prop::collection::vec(token, 1..16).prop_map(|tokens| tokens.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+        #[test]
+        fn validation_agrees_with_serde_json(line in token_soup()) {
+            let serde = serde_json::from_str::<serde::de::IgnoredAny>(&line).is_ok();
+            proptest::prop_assert_eq!(validate_json(line.as_bytes()).is_ok(), serde, "{}", line);
+        }
+    }
+
+    #[test]
+    fn validation_takes_nested_and_escaped_json() {
+        let lines = [
+            r#"{"add":{"path":"a","stats":"{\"numRecords\":3,\"minValues\":{\"s\":\"\u00e9\"}}","tags":null}}"#,
+            r#"{"x":[1,-2.5e-3,true,false,null,{"y":[]},{}]}"#,
+            "{\"lone\":\"\\ud800\"}",
+        ];
+        for line in lines {
+            assert_eq!(validate_json(line.as_bytes()), Ok(()), "{line}");
+        }
+        for line in [
+            r#"{"a":1"#,
+            r#"{"a":01}"#,
+            r#"{"a":"\q"}"#,
+            "{\"a\":\"\u{1}\"}",
+        ] {
+            assert!(validate_json(line.as_bytes()).is_err(), "{line}");
         }
     }
 

@@ -12,6 +12,7 @@ fn decode(text: &[u8]) -> DecodedActions {
         from_checkpoint: false,
         keep_stats: true,
         skip_file_actions: false,
+        skip_commit_info: false,
     };
     decode_actions(text, 3, "test.json", options).unwrap()
 }
