@@ -254,6 +254,12 @@ pub(crate) fn finish_adds(
 /// first; when it is not found before any nested object, the whole object is parsed.
 pub(crate) fn num_records(stats: &str) -> Option<i64> {
     const KEY: &str = "\"numRecords\"";
+    if let Some(records) = stats
+        .strip_prefix("{\"numRecords\":")
+        .and_then(leading_count)
+    {
+        return Some(records);
+    }
     if let Some(at) = stats.find(KEY) {
         if !stats[..at].contains('{') || stats[..at].trim_end() == "{" {
             let rest = stats[at + KEY.len()..]
@@ -270,6 +276,14 @@ pub(crate) fn num_records(stats: &str) -> Option<i64> {
     }
     let value: serde_json::Value = serde_json::from_str(stats).ok()?;
     value.get("numRecords")?.as_i64()
+}
+
+/// The count `text` opens with, when digits alone run up to a `,` or `}` (the value of
+/// `numRecords` as writers put it first in the statistics).
+pub(crate) fn leading_count(text: &str) -> Option<i64> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let ends = matches!(text.as_bytes().get(digits), Some(b',' | b'}'));
+    text[..digits].parse().ok().filter(|_| ends)
 }
 
 /// The struct column `name` of `batch`, or a corrupt-file error naming `file`.

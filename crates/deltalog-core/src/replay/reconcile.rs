@@ -360,6 +360,8 @@ fn select_in_commit(
     let add_keys = KeyColumns::new(&batch.adds, file)?;
     let remove_keys = KeyColumns::new(&batch.removes, file)?;
     let rows = batch.num_rows();
+    // Grown once per batch, not by doubling as its keys go in.
+    seen.reserve(rows);
     let mut live = Vec::with_capacity(rows);
     let mut dead = Vec::with_capacity(rows);
     for row in 0..rows {

@@ -11,6 +11,7 @@ const MAX_DEPTH: usize = 64;
 /// backslash or a control character (below 0x20, which JSON strings may not hold raw); `None`
 /// when there is none. It tests eight bytes at a time: the lines it reads are mostly string
 /// text (paths, and `stats` values of hundreds of bytes).
+#[inline]
 fn string_stop(bytes: &[u8]) -> Option<usize> {
     const WORD: usize = std::mem::size_of::<u64>();
     let mut words = bytes.chunks_exact(WORD);
@@ -29,6 +30,23 @@ fn string_stop(bytes: &[u8]) -> Option<usize> {
         .iter()
         .position(|byte| matches!(byte, b'"' | b'\\') || *byte < 0x20)?;
     Some(offset + at)
+}
+
+/// The character of a two-character escape whose second character is `byte` (`\"`, `\n`,
+/// ...); `None` for `u` and for a byte that escapes nothing.
+#[inline]
+fn short_escape(byte: Option<&u8>) -> Option<char> {
+    Some(match byte? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        _ => return None,
+    })
 }
 
 /// A mask with the high bit set in the byte of `word` (little-endian) that is the first quote,
@@ -170,10 +188,16 @@ impl<'a> Cursor<'a> {
                     self.at += 1;
                     return Some(());
                 }
-                b'\\' => {
-                    self.at += 1;
-                    out.push(self.escape()?);
-                }
+                b'\\' => match short_escape(bytes.get(self.at + 1)) {
+                    Some(character) => {
+                        out.push(character);
+                        self.at += 2;
+                    }
+                    None => {
+                        self.at += 1;
+                        out.push(self.escape()?);
+                    }
+                },
                 _ => return None,
             }
         }
@@ -191,9 +215,9 @@ impl<'a> Cursor<'a> {
                     self.at += 1;
                     return Some(());
                 }
-                b'\\' => match bytes.get(self.at + 1) {
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 2,
-                    _ => {
+                b'\\' => match short_escape(bytes.get(self.at + 1)) {
+                    Some(_) => self.at += 2,
+                    None => {
                         self.at += 1;
                         self.escape()?;
                     }
@@ -205,20 +229,12 @@ impl<'a> Cursor<'a> {
 
     /// The character of the escape after a backslash.
     fn escape(&mut self) -> Option<char> {
-        let byte = *self.bytes().get(self.at)?;
+        let byte = self.bytes().get(self.at);
         self.at += 1;
-        Some(match byte {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => return self.unicode_escape(),
-            _ => return None,
-        })
+        match byte? {
+            b'u' => self.unicode_escape(),
+            _ => short_escape(byte),
+        }
     }
 
     /// The character of `\uXXXX` (after the `u`), pairing surrogates; a lone surrogate is not

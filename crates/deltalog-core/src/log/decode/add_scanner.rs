@@ -24,7 +24,9 @@ use arrow_schema::{DataType, FieldRef, Fields};
 
 #[cfg(doc)]
 use crate::actions::layout::finish_adds;
-use crate::actions::layout::{add, add_fields, file_action_schema, num_records, remove_fields};
+use crate::actions::layout::{
+    add, add_fields, file_action_schema, leading_count, num_records, remove_fields,
+};
 use crate::util::json_cursor::Cursor;
 
 /// The `add`/`remove` lines (each a whole JSON line) as one batch of
@@ -193,13 +195,9 @@ impl ActionColumns {
 /// string of the shape the cursor reads.
 fn records_of_stats_token(cursor: &mut Cursor<'_>, scratch: &mut String) -> Option<Option<i64>> {
     const OPENING: &str = r#""{\"numRecords\":"#;
-    if let Some(after) = cursor.rest().strip_prefix(OPENING) {
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        let ends = matches!(after.as_bytes().get(digits), Some(b',' | b'}'));
-        if let Some(records) = after[..digits].parse().ok().filter(|_| ends) {
-            cursor.skip_string()?;
-            return Some(Some(records));
-        }
+    if let Some(records) = cursor.rest().strip_prefix(OPENING).and_then(leading_count) {
+        cursor.skip_string()?;
+        return Some(Some(records));
     }
     cursor.string(scratch).map(num_records)
 }
