@@ -208,7 +208,7 @@ fn as_struct(array: arrow_array::ArrayRef, context: &str) -> Result<StructArray>
         .as_any()
         .downcast_ref::<StructArray>()
         .cloned()
-        .ok_or_else(|| Error::invalid_table(context, "file actions are not a struct"))
+        .ok_or_else(|| Error::internal(context, "selected file actions are not a struct"))
 }
 
 /// Brings log paths to one spelling for keying (catalogue C-21).

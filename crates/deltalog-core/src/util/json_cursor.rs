@@ -25,11 +25,16 @@ fn string_stop(bytes: &[u8]) -> Option<usize> {
         }
         offset += WORD;
     }
-    let tail = words.remainder();
-    let at = tail
+    let at = words
+        .remainder()
         .iter()
-        .position(|byte| matches!(byte, b'"' | b'\\') || *byte < 0x20)?;
+        .position(|&byte| ends_plain_text(byte))?;
     Some(offset + at)
+}
+
+/// A quote, a backslash or a control character: what ends a run of plain string text.
+fn ends_plain_text(byte: u8) -> bool {
+    matches!(byte, b'"' | b'\\') || byte < 0x20
 }
 
 /// The character of a two-character escape whose second character is `byte` (`\"`, `\n`,
@@ -172,33 +177,38 @@ impl<'a> Cursor<'a> {
         scratch.clear();
         scratch.push_str(&self.text[start..end]);
         self.at = end;
-        self.escaped_rest(scratch)?;
+        self.escaped_rest(Some(scratch))?;
         Some(scratch.as_str())
     }
 
-    /// Decodes the rest of a string holding escapes into `out`, up to its closing quote.
-    fn escaped_rest(&mut self, out: &mut String) -> Option<()> {
+    /// Reads the rest of a string holding escapes up to its closing quote, decoding it into
+    /// `out` when given, else only checking it.
+    fn escaped_rest(&mut self, mut out: Option<&mut String>) -> Option<()> {
         let bytes = self.bytes();
         loop {
             let run = string_stop(&bytes[self.at..])?;
-            out.push_str(&self.text[self.at..self.at + run]);
+            if let Some(out) = out.as_deref_mut() {
+                out.push_str(&self.text[self.at..self.at + run]);
+            }
             self.at += run;
-            match bytes[self.at] {
-                b'"' => {
-                    self.at += 1;
-                    return Some(());
+            if bytes[self.at] == b'"' {
+                self.at += 1;
+                return Some(());
+            }
+            // A backslash (a control character fails here, escaping nothing).
+            let character = match bytes.get(self.at + 1) {
+                Some(b'u') if bytes[self.at] == b'\\' => {
+                    self.at += 2;
+                    self.unicode_escape()?
                 }
-                b'\\' => match short_escape(bytes.get(self.at + 1)) {
-                    Some(character) => {
-                        out.push(character);
-                        self.at += 2;
-                    }
-                    None => {
-                        self.at += 1;
-                        out.push(self.escape()?);
-                    }
-                },
+                next if bytes[self.at] == b'\\' => {
+                    self.at += 2;
+                    short_escape(next)?
+                }
                 _ => return None,
+            };
+            if let Some(out) = out.as_deref_mut() {
+                out.push(character);
             }
         }
     }
@@ -207,34 +217,7 @@ impl<'a> Cursor<'a> {
     /// surrogate fails) without decoding them.
     pub(crate) fn skip_string(&mut self) -> Option<()> {
         self.expect(b'"')?;
-        let bytes = self.bytes();
-        loop {
-            self.at += string_stop(&bytes[self.at..])?;
-            match bytes[self.at] {
-                b'"' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                b'\\' => match short_escape(bytes.get(self.at + 1)) {
-                    Some(_) => self.at += 2,
-                    None => {
-                        self.at += 1;
-                        self.escape()?;
-                    }
-                },
-                _ => return None,
-            }
-        }
-    }
-
-    /// The character of the escape after a backslash.
-    fn escape(&mut self) -> Option<char> {
-        let byte = self.bytes().get(self.at);
-        self.at += 1;
-        match byte? {
-            b'u' => self.unicode_escape(),
-            _ => short_escape(byte),
-        }
+        self.escaped_rest(None)
     }
 
     /// The character of `\uXXXX` (after the `u`), pairing surrogates; a lone surrogate is not
@@ -367,9 +350,7 @@ mod tests {
 
     /// The byte-at-a-time answer [`string_stop`] must give.
     fn first_stop(bytes: &[u8]) -> Option<usize> {
-        bytes
-            .iter()
-            .position(|byte| matches!(byte, b'"' | b'\\') || *byte < 0x20)
+        bytes.iter().position(|&byte| ends_plain_text(byte))
     }
 
     /// Bytes near the stops (each side of the quote, the backslash and 0x20), the high bytes

@@ -157,12 +157,13 @@ impl ActionColumns {
             }
             false => (records_of_stats_token(cursor, scratch)?, None),
         };
-        let (Column::Integer(records_column), Column::Text(stats_column)) =
-            pick_two(&mut self.columns, at.records, at.stats)?
-        else {
+        let Column::Integer(records_column) = &mut self.columns[at.records] else {
             return None;
         };
         records_column.append_option(records);
+        let Column::Text(stats_column) = &mut self.columns[at.stats] else {
+            return None;
+        };
         stats_column.append_option(stats);
         Some(())
     }
@@ -200,20 +201,6 @@ fn records_of_stats_token(cursor: &mut Cursor<'_>, scratch: &mut String) -> Opti
         return Some(Some(records));
     }
     cursor.string(scratch).map(num_records)
-}
-
-/// Mutable references to two different elements of `items`.
-fn pick_two<T>(items: &mut [T], first: usize, second: usize) -> Option<(&mut T, &mut T)> {
-    if first == second {
-        return None;
-    }
-    let (low, high) = (first.min(second), first.max(second));
-    let (head, tail) = items.split_at_mut(high);
-    let (low_item, high_item) = (head.get_mut(low)?, tail.first_mut()?);
-    Some(match first < second {
-        true => (low_item, high_item),
-        false => (high_item, low_item),
-    })
 }
 
 /// One field's values.
