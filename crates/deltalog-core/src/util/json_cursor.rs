@@ -68,6 +68,121 @@ fn stop_bytes(word: u64) -> u64 {
     quote | backslash | control
 }
 
+/// The high bit of every byte of `word` that is zero, and of no other byte (exact per byte, unlike
+/// [`stop_bytes`]: no carry crosses a byte).
+fn zero_bytes(word: u64) -> u64 {
+    const LOWS: u64 = u64::from_le_bytes([0x7f; 8]);
+    !(((word & LOWS).wrapping_add(LOWS)) | word | LOWS)
+}
+
+/// The eight high bits of `mask` (one per byte, as [`zero_bytes`] sets them) gathered into its
+/// low byte: bit `i` for byte `i`. The multiplication moves the bit of byte `i` to bit `56 + i`;
+/// no two products land on the same bit, so nothing carries.
+fn gather_high_bits(mask: u64) -> u64 {
+    const SPREAD: u64 = 0x0102_0408_1020_4080;
+    ((mask >> 7).wrapping_mul(SPREAD)) >> 56
+}
+
+/// Bit `i` set where byte `i` of a 64-byte block of string text is a quote, a backslash or a
+/// control character (below 0x20).
+struct BlockMasks {
+    quotes: u64,
+    backslashes: u64,
+    controls: u64,
+}
+
+impl BlockMasks {
+    const BYTES: usize = 64;
+
+    fn of(block: &[u8; Self::BYTES]) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        return Self::of_sse2(block);
+        #[cfg(not(target_arch = "x86_64"))]
+        return Self::of_words(block);
+    }
+
+    /// Sixteen bytes at a time with SSE2, which every x86_64 processor has.
+    #[cfg(target_arch = "x86_64")]
+    fn of_sse2(block: &[u8; Self::BYTES]) -> Self {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
+            _mm_set1_epi8,
+        };
+        let mut masks = BlockMasks::empty();
+        for (index, chunk) in block.chunks_exact(16).enumerate() {
+            // SAFETY: SSE2 is part of every x86_64 target (its baseline), and the load reads the
+            // 16 bytes of `chunk` (unaligned loads are allowed).
+            let (quotes, backslashes, controls) = unsafe {
+                let bytes = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+                let equal =
+                    |byte: u8| _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(byte as i8)));
+                // A byte is below 0x20 when its maximum with 0x1f is 0x1f.
+                let below = _mm_cmpeq_epi8(
+                    _mm_max_epu8(bytes, _mm_set1_epi8(0x1f)),
+                    _mm_set1_epi8(0x1f),
+                );
+                (equal(b'"'), equal(b'\\'), _mm_movemask_epi8(below))
+            };
+            let bits = |mask: i32| u64::from(mask as u16) << (index * 16);
+            masks.quotes |= bits(quotes);
+            masks.backslashes |= bits(backslashes);
+            masks.controls |= bits(controls);
+        }
+        masks
+    }
+
+    /// Eight bytes at a time in a `u64`, for every processor.
+    #[cfg_attr(
+        all(target_arch = "x86_64", not(test)),
+        expect(dead_code, reason = "SSE2 serves x86_64; tested there against it")
+    )]
+    fn of_words(block: &[u8; Self::BYTES]) -> Self {
+        let mut masks = BlockMasks::empty();
+        for (index, chunk) in block.chunks_exact(8).enumerate() {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(chunk);
+            let word = u64::from_le_bytes(bytes);
+            let shift = index * 8;
+            let equal = |byte: u8| zero_bytes(word ^ u64::from_le_bytes([byte; 8]));
+            masks.quotes |= gather_high_bits(equal(b'"')) << shift;
+            masks.backslashes |= gather_high_bits(equal(b'\\')) << shift;
+            let control = zero_bytes(word & u64::from_le_bytes([0xe0; 8]));
+            masks.controls |= gather_high_bits(control) << shift;
+        }
+        masks
+    }
+
+    fn empty() -> Self {
+        BlockMasks {
+            quotes: 0,
+            backslashes: 0,
+            controls: 0,
+        }
+    }
+}
+
+/// The bytes of a block that a backslash escapes (bit `i` for byte `i`), given the block's
+/// `backslashes` and whether a backslash ending the previous block escapes its first byte
+/// (`carried`, updated for the next block).
+///
+/// In a run of backslashes starting on bit `s`, the bytes at an odd distance from `s` are
+/// escaped, up to and including the byte just past the run. Which bits those are depends on
+/// the parity of `s`: adding the start bits of the runs that start on odd bits to the
+/// backslashes clears those runs and sets the bit just past each (one carry through the run);
+/// shifted by one, what is left flips the even-bit mask exactly over the runs starting on even
+/// bits. A carry out of the block is an odd run that escapes the next block's first byte.
+fn escaped_bytes(backslashes: u64, carried: &mut bool) -> u64 {
+    const EVEN_BITS: u64 = 0x5555_5555_5555_5555;
+    let carried_in = u64::from(*carried);
+    // A first byte escaped by the previous block escapes nothing itself.
+    let backslashes = backslashes & !carried_in;
+    let after_backslash = (backslashes << 1) | carried_in;
+    let odd_starts = backslashes & !EVEN_BITS & !after_backslash;
+    let (even_runs_and_odd_ends, carry_out) = backslashes.overflowing_add(odd_starts);
+    *carried = carry_out;
+    (EVEN_BITS ^ (even_runs_and_odd_ends << 1)) & after_backslash
+}
+
 /// A position in one JSON line; every method skips the whitespace before its token.
 pub(crate) struct Cursor<'a> {
     text: &'a str,
@@ -215,9 +330,41 @@ impl<'a> Cursor<'a> {
 
     /// Skips the next string token, checking its escapes as [`Cursor::string`] does (a lone
     /// surrogate fails) without decoding them.
+    ///
+    /// It reads 64 bytes at a time, escapes included: the strings it skips most are `stats`
+    /// values, JSON held in a string, with an escaped quote every few bytes. From a block
+    /// holding another escape (`\n`, `\u0041`, ...) or a control character before the closing
+    /// quote on, the byte-at-a-time reader goes on.
     pub(crate) fn skip_string(&mut self) -> Option<()> {
+        const BLOCK: usize = BlockMasks::BYTES;
         self.expect(b'"')?;
-        self.escaped_rest(None)
+        let bytes = self.bytes();
+        let mut carried = false;
+        loop {
+            let start = self.at;
+            let carried_in = usize::from(carried);
+            // Past the end of the line the block is zeros: control characters, which stop it.
+            let mut block = [0u8; BLOCK];
+            let rest = bytes.get(start..)?;
+            let taken = rest.len().min(BLOCK);
+            block[..taken].copy_from_slice(&rest[..taken]);
+            let masks = BlockMasks::of(&block);
+            let escaped = escaped_bytes(masks.backslashes, &mut carried);
+            let stops = (masks.quotes & !escaped) | masks.controls;
+            let first_stop = stops & stops.wrapping_neg();
+            let before_stop = first_stop.wrapping_sub(1);
+            let other_escapes = escaped & !(masks.quotes | masks.backslashes) & before_stop;
+            if other_escapes != 0 || first_stop & masks.controls != 0 {
+                // From the backslash of an escape reaching into the block.
+                self.at = start - carried_in;
+                return self.escaped_rest(None);
+            }
+            if first_stop != 0 {
+                self.at = start + first_stop.trailing_zeros() as usize + 1;
+                return Some(());
+            }
+            self.at = start + BLOCK;
+        }
     }
 
     /// The character of `\uXXXX` (after the `u`), pairing surrogates; a lone surrogate is not
@@ -381,6 +528,92 @@ mod tests {
             for start in 0..bytes.len() {
                 prop_assert_eq!(string_stop(&bytes[start..]), first_stop(&bytes[start..]));
             }
+        }
+    }
+
+    /// String text near every case of [`Cursor::skip_string`]: quotes, backslash runs, the escapes JSON
+    /// knows (and one it does not), `\\u` escapes with surrogates, control characters,
+    /// UTF-8 and plain text.
+    fn string_text() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("\"".to_string()),
+            Just("\\".to_string()),
+            Just("\\\"".to_string()),
+            Just("\\\\".to_string()),
+            Just("\\n".to_string()),
+            Just("\\/".to_string()),
+            Just("\\q".to_string()),
+            Just("\\u0041".to_string()),
+            Just("\\ud83d\\ude00".to_string()),
+            Just("\\ud83d".to_string()),
+            Just("\\u00".to_string()),
+            Just("\u{1}".to_string()),
+            Just("\t".to_string()),
+            Just("é€".to_string()),
+            "[a-z{}:,]{1,9}",
+            "[a-z]{30,70}",
+        ];
+        prop::collection::vec(piece, 0..48).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn block_masks_mark_quotes_backslashes_and_controls(
+            bytes in prop::collection::vec(tricky_byte(), 64),
+        ) {
+            let mut block = [0u8; BlockMasks::BYTES];
+            block.copy_from_slice(&bytes);
+            let mask = |test: fn(u8) -> bool| {
+                bytes.iter().enumerate().fold(0u64, |mask, (at, &byte)| mask | (u64::from(test(byte)) << at))
+            };
+            let expected = (mask(|b| b == b'"'), mask(|b| b == b'\\'), mask(|b| b < 0x20));
+            for masks in [BlockMasks::of(&block), BlockMasks::of_words(&block)] {
+                prop_assert_eq!((masks.quotes, masks.backslashes, masks.controls), expected);
+            }
+        }
+    }
+
+    /// The bytes a backslash escapes, one byte at a time.
+    fn escaped_one_by_one(backslashes: u64, carried: bool) -> (u64, bool) {
+        let mut escaped = 0;
+        let mut escaping = carried;
+        for bit in 0..64 {
+            if escaping {
+                escaped |= 1 << bit;
+                escaping = false;
+            } else {
+                escaping = backslashes & (1 << bit) != 0;
+            }
+        }
+        (escaped, escaping)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn escaped_bytes_are_those_of_the_byte_at_a_time_reading(
+            backslashes in prop_oneof![any::<u64>(), any::<u64>().prop_map(|bits| bits | bits << 1 | bits << 2)],
+            carried in any::<bool>(),
+        ) {
+            let mut carried_out = carried;
+            let escaped = escaped_bytes(backslashes, &mut carried_out);
+            prop_assert_eq!((escaped, carried_out), escaped_one_by_one(backslashes, carried));
+        }
+
+        #[test]
+        fn skip_string_ends_where_the_byte_at_a_time_reader_ends(
+            body in string_text(),
+            tail in "[ a-z\"\\\\]{0,3}",
+        ) {
+            let text = format!("\"{body}{tail}");
+            let mut fast = Cursor::new(&text);
+            let skipped = fast.skip_string().map(|()| fast.at);
+            let mut slow = Cursor::new(&text);
+            let expected = slow.expect(b'"').and_then(|()| slow.escaped_rest(None)).map(|()| slow.at);
+            prop_assert_eq!(skipped, expected);
         }
     }
 
