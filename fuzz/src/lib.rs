@@ -54,6 +54,7 @@ pub fn commit_json(data: &[u8]) {
         keep_stats: true,
         skip_file_actions: false,
         skip_commit_info: false,
+        escaped_stats: false,
     };
     let _ = decode_actions(data, 0, "00000000000000000000.json", options);
     let storage = memory_table(&[("_delta_log/00000000000000000000.json", data)]);

@@ -19,7 +19,7 @@ use arrow_array::{RecordBatch, StructArray};
 use common::{no_options, runtime, write_table, LogSpec};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use deltalog_core::actions::layout::finish_adds;
-use deltalog_core::log::decode::add_scanner::scan_file_actions;
+use deltalog_core::log::decode::add_scanner::{scan_file_actions, StatsText};
 use deltalog_core::log::decode::commit::decode_file_lines;
 use deltalog_core::{parse_sql, SnapshotAt, Table};
 
@@ -74,7 +74,8 @@ fn line_scan(c: &mut Criterion) {
     group.sample_size(20);
     for (name, bytes) in &commits {
         let lines = file_action_lines(bytes);
-        let scanned = scan_file_actions(&lines, true).expect("the common shape is scanned");
+        let scanned =
+            scan_file_actions(&lines, StatsText::Decoded).expect("the common shape is scanned");
         assert_eq!(
             scanned,
             generic(&lines),
@@ -82,12 +83,12 @@ fn line_scan(c: &mut Criterion) {
         );
         group.throughput(Throughput::Elements(lines.len() as u64));
         group.bench_with_input(BenchmarkId::new("scanner", name), &lines, |b, lines| {
-            b.iter(|| scan_file_actions(black_box(lines), true).unwrap())
+            b.iter(|| scan_file_actions(black_box(lines), StatsText::Decoded).unwrap())
         });
         group.bench_with_input(
             BenchmarkId::new("scanner_without_stats", name),
             &lines,
-            |b, lines| b.iter(|| scan_file_actions(black_box(lines), false).unwrap()),
+            |b, lines| b.iter(|| scan_file_actions(black_box(lines), StatsText::Dropped).unwrap()),
         );
         group.bench_with_input(BenchmarkId::new("generic", name), &lines, |b, lines| {
             b.iter(|| generic(black_box(lines)))

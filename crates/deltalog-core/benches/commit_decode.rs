@@ -45,6 +45,7 @@ fn commit_decode(c: &mut Criterion) {
                 keep_stats,
                 skip_file_actions: false,
                 skip_commit_info: false,
+                escaped_stats: false,
             };
             let label = if keep_stats { "with_stats" } else { "no_stats" };
             group.bench_with_input(BenchmarkId::new(label, name), bytes, |b, bytes| {

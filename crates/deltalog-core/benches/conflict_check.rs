@@ -206,6 +206,7 @@ fn decode(bytes: &[u8], version: u64) -> DecodedActions {
         keep_stats: false,
         skip_file_actions: false,
         skip_commit_info: false,
+        escaped_stats: false,
     };
     decode_actions(bytes, version, &commit_file_name(version), options).unwrap()
 }

@@ -102,6 +102,7 @@ fn checkpoint_batches(spec: &LogSpec, version: u64, parts: usize) -> Vec<FileAct
         keep_stats: false,
         skip_file_actions: false,
         skip_commit_info: false,
+        escaped_stats: false,
     };
     actions
         .chunks(actions.len().div_ceil(parts))

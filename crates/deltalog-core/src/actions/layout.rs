@@ -172,6 +172,11 @@ pub(crate) struct FileActionBatch {
     /// its `add` cannot match the filter by its statistics. Such a row still counts in
     /// reconciliation (its key hides older actions) but never becomes a live file.
     pub may_match: Option<BooleanArray>,
+    /// The `stats` strings of `adds` are as the commit's lines hold them, escapes not decoded
+    /// (`log::decode::add_scanner::StatsText::Escaped`). Only a filtered load's decoding sets
+    /// it, and its judge decodes them (the strings of the files that may match) before the
+    /// batch goes on: no other reader sees such a batch.
+    pub stats_escaped: bool,
 }
 
 impl FileActionBatch {
@@ -198,6 +203,7 @@ impl FileActionBatch {
             adds,
             removes,
             may_match: None,
+            stats_escaped: false,
         })
     }
 

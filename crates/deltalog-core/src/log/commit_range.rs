@@ -218,6 +218,7 @@ impl CommitFile {
             keep_stats,
             skip_file_actions: false,
             skip_commit_info: false,
+            escaped_stats: false,
         };
         decode_actions(&self.bytes, self.version, &self.name, options)
     }

@@ -84,6 +84,7 @@ pub(crate) fn add_rows(files: &[AddFile]) -> Result<StructArray> {
         keep_stats: true,
         skip_file_actions: false,
         skip_commit_info: false,
+        escaped_stats: false,
     };
     let decoded = decode_actions(&text, 0, "the added files", options)?;
     match decoded.file_actions.into_iter().next() {

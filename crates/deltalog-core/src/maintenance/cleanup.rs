@@ -279,6 +279,7 @@ async fn sidecars_of(
                 keep_stats: false,
                 skip_file_actions: false,
                 skip_commit_info: false,
+                escaped_stats: false,
             };
             decode_actions(&bytes, file.version, &name, options)?
         }

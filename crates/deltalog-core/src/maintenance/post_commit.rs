@@ -209,6 +209,7 @@ async fn write_version_checksum(committed: &Committed<'_>) -> Result<Option<Stri
                 keep_stats: false,
                 skip_file_actions: false,
                 skip_commit_info: false,
+                escaped_stats: false,
             };
             let name = committed.storage.url_of(&path);
             let actions = decode_actions(&bytes, committed.version, &name, options)?;

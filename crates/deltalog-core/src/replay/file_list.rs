@@ -21,7 +21,7 @@ use crate::actions::partition::{partition_values_to_arrow, SessionTimeZone};
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
 use crate::schema::{to_arrow_data_type, ColumnMappingMode, DataType as DeltaType, StructType};
-use crate::table_config::stats::{self, parse_stats, stats_schema};
+use crate::table_config::stats::{self, parse_escaped_stats, parse_stats, stats_schema};
 use crate::table_config::TableConfiguration;
 
 /// What to put in the file list.
@@ -102,12 +102,17 @@ impl<'a> MatchJudge<'a> {
         })
     }
 
-    /// Per row of `adds` (with their `stats` strings): false when the file cannot hold a row
-    /// matching the filter. Rows without statistics may match.
-    pub(crate) fn may_match(&self, adds: &StructArray) -> Result<BooleanArray> {
-        let stats = self
-            .builder
-            .stats_batch(adds, self.with_partitions, self.with_stats)?;
+    /// Per row of `adds` (with their `stats` strings, escaped as a commit's line holds them
+    /// when `stats_escaped`): false when the file cannot hold a row matching the filter. Rows
+    /// without statistics may match.
+    pub(crate) fn may_match(
+        &self,
+        adds: &StructArray,
+        stats_escaped: bool,
+    ) -> Result<BooleanArray> {
+        let stats =
+            self.builder
+                .stats_batch(adds, self.with_partitions, self.with_stats, stats_escaped)?;
         files_may_match(self.filter, &stats)
     }
 }
@@ -305,7 +310,7 @@ impl<'a> FileListBuilder<'a> {
             column(add::TAGS)?,
         ];
         if self.options.with_stats {
-            let stats = self.parse_stats(adds)?;
+            let stats = self.parse_stats(adds, false)?;
             let logical = logical_stats(
                 &stats,
                 &self
@@ -325,12 +330,13 @@ impl<'a> FileListBuilder<'a> {
     }
 
     /// The statistics [`MatchJudge`] reads for `adds`: with or without the partition values
-    /// and the decoded statistics JSON.
+    /// and the decoded statistics JSON (`stats_escaped`: as [`MatchJudge::may_match`] says).
     fn stats_batch(
         &self,
         adds: &StructArray,
         with_partitions: bool,
         with_stats: bool,
+        stats_escaped: bool,
     ) -> Result<RecordBatch> {
         let mut columns: Vec<(&str, ArrayRef)> = Vec::with_capacity(6);
         if with_partitions {
@@ -340,7 +346,7 @@ impl<'a> FileListBuilder<'a> {
             columns.push((stats::NUM_RECORDS, records.clone()));
         }
         if with_stats {
-            let parsed = self.parse_stats(adds)?;
+            let parsed = self.parse_stats(adds, stats_escaped)?;
             let data_schema = self
                 .config
                 .schema()
@@ -369,11 +375,14 @@ impl<'a> FileListBuilder<'a> {
         .map_err(|error| Error::arrow("statistics for skipping", error))
     }
 
-    fn parse_stats(&self, adds: &StructArray) -> Result<StructArray> {
+    /// The statistics of `adds` decoded, from their `stats` strings (`escaped`: as a
+    /// commit's line holds them).
+    fn parse_stats(&self, adds: &StructArray, escaped: bool) -> Result<StructArray> {
         let strings = adds
             .column_by_name(add::STATS)
             .and_then(|column| column.as_any().downcast_ref::<StringArray>());
         match strings {
+            Some(strings) if escaped => parse_escaped_stats(strings, &self.stats_type),
             Some(strings) => parse_stats(strings, &self.stats_type),
             None => Ok(StructArray::new_null(
                 match &self.stats_type {

@@ -9,13 +9,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::Array;
+use arrow_array::{Array, BooleanArray, StringArray, StructArray};
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use rayon::prelude::*;
 
-use crate::actions::layout::FileActionBatch;
+use crate::actions::layout::{add, FileActionBatch};
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Sidecar, Txn};
 use crate::error::{Error, Result};
 use crate::expr::Expr;
@@ -30,6 +30,7 @@ use crate::log::segment::{CheckpointFiles, LogSegment};
 use crate::replay::file_list::{FileListOptions, MatchJudge};
 use crate::replay::reconcile::{FileKeys, Replay, ReplayedFiles, TouchedKeys};
 use crate::storage::Storage;
+use crate::table_config::stats::decode_string_bodies;
 use crate::table_config::TableConfiguration;
 use crate::util::cpu;
 
@@ -289,6 +290,7 @@ fn base_batches(base: &TableState, version: u64) -> Vec<FileActionBatch> {
         ),
         adds: adds.clone(),
         may_match: None,
+        stats_escaped: false,
     });
     let removes = base.files.removes.iter().map(|removes| FileActionBatch {
         version,
@@ -300,6 +302,7 @@ fn base_batches(base: &TableState, version: u64) -> Vec<FileActionBatch> {
         ),
         removes: removes.clone(),
         may_match: None,
+        stats_escaped: false,
     });
     adds.chain(removes).collect()
 }
@@ -558,15 +561,19 @@ async fn fold_deltas_in_chunks(
 }
 
 /// `files` cut, in order, into chunks of at most [`DELTA_CHUNK_FILES`] files that end once
-/// they reach `max_bytes`.
+/// they reach `max_bytes` and hold a file for each thread that decodes them (a chunk's files
+/// are decoded in parallel, one file per thread: a chunk of one large commit would leave
+/// every other core idle).
 fn chunks_of_log_files<'a>(files: &[&'a LogPath], max_bytes: u64) -> Vec<Vec<&'a LogPath>> {
+    let threads = rayon::current_num_threads().clamp(1, DELTA_CHUNK_FILES);
     let mut chunks = Vec::new();
     let mut chunk = Vec::new();
     let mut bytes = 0;
     for &file in files {
         chunk.push(file);
         bytes += file.size;
-        if bytes >= max_bytes || chunk.len() >= DELTA_CHUNK_FILES {
+        let full = bytes >= max_bytes && chunk.len() >= threads;
+        if full || chunk.len() >= DELTA_CHUNK_FILES {
             chunks.push(std::mem::take(&mut chunk));
             bytes = 0;
         }
@@ -716,6 +723,8 @@ async fn load_segment_judged(
     let fold = StateFold::new(segment.end_version, FileKeys::new(storage.root_url()));
     let options = DecodeOptions {
         keep_stats: true,
+        // Kept escaped for the judge, which decodes only those of the files that may match.
+        escaped_stats: judging.is_some(),
         ..DecodeOptions::default()
     };
     let judged = judging.clone().map(|judging| JudgedFold {
@@ -771,14 +780,38 @@ impl Judging {
     }
 }
 
-/// Sets `may_match` on each of `batches` (in parallel), judging the rows that hold an add.
+/// Sets `may_match` on each of `batches` (in parallel), judging the rows that hold an add. The
+/// `stats` strings of a batch that holds them escaped
+/// ([`FileActionBatch::stats_escaped`]) are judged as they are, then decoded for the rows that
+/// may match and dropped for the others (those never become live files).
 fn judge_batches(judge: &MatchJudge<'_>, batches: &mut [FileActionBatch]) -> Result<()> {
     batches.par_iter_mut().try_for_each(|batch| {
         if batch.adds.null_count() < batch.adds.len() {
-            batch.may_match = Some(judge.may_match(&batch.adds)?);
+            let may_match = judge.may_match(&batch.adds, batch.stats_escaped)?;
+            if batch.stats_escaped {
+                batch.adds = with_stats_decoded(&batch.adds, &may_match)?;
+            }
+            batch.may_match = Some(may_match);
         }
+        batch.stats_escaped = false;
         Ok(())
     })
+}
+
+/// `adds` with their escaped `stats` strings decoded where `keep` is true, null elsewhere.
+fn with_stats_decoded(adds: &StructArray, keep: &BooleanArray) -> Result<StructArray> {
+    let (fields, mut columns, nulls) = adds.clone().into_parts();
+    if let Some(at) = fields.iter().position(|field| field.name() == add::STATS) {
+        let bodies = columns[at]
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .ok_or_else(|| {
+                Error::internal_invariant("the stats of decoded add actions are not strings")
+            })?;
+        columns[at] = Arc::new(decode_string_bodies(bodies, Some(keep))?);
+    }
+    StructArray::try_new(fields, columns, nulls)
+        .map_err(|error| Error::arrow("add actions with their statistics decoded", error))
 }
 
 /// The protocol and metadata of `segment.end_version`, for judging files before the log is
@@ -915,6 +948,7 @@ async fn read_checkpoint_part(
                 keep_stats: projection.stats,
                 skip_file_actions: !projection.file_actions,
                 skip_commit_info: false,
+                escaped_stats: false,
             };
             let file = name.clone();
             let decode = move || decode_actions(&bytes, version, &name, options);

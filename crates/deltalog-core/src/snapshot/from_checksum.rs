@@ -184,6 +184,7 @@ async fn read_latest_commit(
         keep_stats: false,
         skip_file_actions: true,
         skip_commit_info: false,
+        escaped_stats: false,
     };
     let file = name.clone();
     let decode = move || decode_actions(&bytes, version, &name, options);

@@ -13,8 +13,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use arrow_array::builder::StringBuilder;
 use arrow_array::cast::AsArray;
-use arrow_array::{make_array, Array, ArrayRef, RecordBatch, StringArray, StructArray};
+use arrow_array::{
+    make_array, Array, ArrayRef, BooleanArray, RecordBatch, StringArray, StructArray,
+};
 use arrow_json::ReaderBuilder;
 use arrow_schema::{
     ArrowError, DataType as ArrowDataType, Field, Fields, Schema as ArrowSchema, SchemaRef,
@@ -30,6 +33,7 @@ use crate::table_config::properties::{
     column_mapping_mode, TableProperties, DATA_SKIPPING_NUM_INDEXED_COLS,
 };
 use crate::table_config::stats_json;
+use crate::util::json_cursor::decode_string_body;
 use crate::util::json_text::mend_wide_surrogates;
 
 /// Stats key: rows physically in the file.
@@ -145,11 +149,57 @@ pub(crate) fn parse_stats(json: &StringArray, stats_schema: &ArrowDataType) -> R
     if fields.is_empty() {
         return Ok(StructArray::new_empty_fields(rows, Some(present.into())));
     }
-    match stats_json::decode_stats(json, &present, fields) {
+    match stats_json::decode_stats(json, &present, fields, false) {
         Some(columns) => StructArray::try_new(fields.clone(), columns, Some(present.into()))
             .map_err(|e| Error::arrow("assembling decoded file statistics", e)),
         None => decode_with_arrow_json(json, present, fields),
     }
+}
+
+/// [`parse_stats`] of `bodies`: for each file, the text between the quotes of the JSON string
+/// token holding its statistics in a commit's line, escapes not decoded (as a filtered load's
+/// scanner keeps them, `log::decode::add_scanner::StatsText::Escaped`). Decoded without
+/// decoding the strings first where every held string needs no escape but `\"`; else each
+/// body is decoded as a string and given to [`parse_stats`]. A body that is not a string's
+/// text is an internal error: the scanner checked every one.
+pub(crate) fn parse_escaped_stats(
+    bodies: &StringArray,
+    stats_schema: &ArrowDataType,
+) -> Result<StructArray> {
+    let ArrowDataType::Struct(fields) = stats_schema else {
+        return parse_stats(bodies, stats_schema);
+    };
+    let present = present_rows(bodies);
+    if !fields.is_empty() {
+        if let Some(columns) = stats_json::decode_stats(bodies, &present, fields, true) {
+            return StructArray::try_new(fields.clone(), columns, Some(present.into()))
+                .map_err(|e| Error::arrow("assembling decoded file statistics", e));
+        }
+    }
+    parse_stats(&decode_string_bodies(bodies, None)?, stats_schema)
+}
+
+/// Each of `bodies` (the text between a JSON string token's quotes) decoded as a string, where
+/// `keep` (when given) is true; null elsewhere.
+pub(crate) fn decode_string_bodies(
+    bodies: &StringArray,
+    keep: Option<&BooleanArray>,
+) -> Result<StringArray> {
+    let mut decoded = StringBuilder::with_capacity(bodies.len(), 0);
+    let mut scratch = String::new();
+    for row in 0..bodies.len() {
+        let kept = keep.is_none_or(|keep| keep.is_valid(row) && keep.value(row));
+        if !kept || bodies.is_null(row) {
+            decoded.append_null();
+            continue;
+        }
+        let body = bodies.value(row);
+        decode_string_body(body, &mut scratch).ok_or_else(|| {
+            Error::internal_invariant(format!("a kept statistics string is not one: {body:?}"))
+        })?;
+        decoded.append_value(&scratch);
+    }
+    Ok(decoded.finish())
 }
 
 /// Which rows of `json` hold statistics: a null, empty or blank string is a file without.

@@ -32,16 +32,27 @@ const UNIX_EPOCH_FROM_CE: i32 = 719_163;
 /// The columns of the stats struct `fields` decoded from `json` (rows where `present` is
 /// false decode as absent: every column null), or `None` when a field's type is one this
 /// decoder does not build or a string is one it gives up on.
+///
+/// With `escaped`, each string of `json` is the text between the quotes of the JSON string
+/// token that holds the statistics in a commit's line, escapes not decoded
+/// ([`Cursor::in_string_body`]); the decoder then also gives up on every string whose held
+/// text needs an escape other than `\"` (a string value with a quote or a backslash, an escaped
+/// character, whitespace other than spaces).
 pub(crate) fn decode_stats(
     json: &StringArray,
     present: &[bool],
     fields: &Fields,
+    escaped: bool,
 ) -> Option<Vec<ArrayRef>> {
     let mut root = StructColumn::new(fields, json.len())?;
     let mut scratch = String::new();
+    let cursor = match escaped {
+        true => Cursor::in_string_body,
+        false => Cursor::new,
+    };
     for (row, &present) in present.iter().enumerate() {
         if present {
-            let mut text = Cursor::new(json.value(row));
+            let mut text = cursor(json.value(row));
             root.object(&mut text, &mut scratch, 0)?;
             text.end()?;
         } else {
@@ -371,7 +382,7 @@ fn decimal(text: &str, precision: u8, scale: i8) -> Option<i128> {
 /// A JSON number, or the strings `"NaN"`, `"Infinity"` and `"-Infinity"` that Delta writers
 /// use for the bounds JSON numbers cannot hold.
 fn float<F: std::str::FromStr + Special>(text: &mut Cursor<'_>, scratch: &mut String) -> Option<F> {
-    if text.peek() == Some(b'"') {
+    if text.at_string() {
         return match text.string(scratch)? {
             "NaN" => Some(F::NAN),
             "Infinity" => Some(F::INFINITY),
@@ -465,13 +476,51 @@ mod tests {
     fn typed_matches_general(json: &StringArray, fields: &Fields) -> Option<StructArray> {
         let present = present_rows(json);
         let general = decode_with_arrow_json(json, present.clone(), fields).unwrap();
-        let columns = decode_stats(json, &present, fields)?;
-        let typed = StructArray::try_new(fields.clone(), columns, Some(present.into())).unwrap();
+        let columns = decode_stats(json, &present, fields, false)?;
+        let typed =
+            StructArray::try_new(fields.clone(), columns, Some(present.clone().into())).unwrap();
         assert_eq!(
             typed, general,
             "typed and general decoders differ on {json:?}"
         );
+        assert_escaped_decodes_alike(json, &present, fields, &typed);
         Some(typed)
+    }
+
+    /// Decoding `json` from the bodies of the JSON string tokens that would hold it (escapes
+    /// not decoded) gives `typed`, and gives up only where a string needs an escape other than
+    /// `\"`.
+    fn assert_escaped_decodes_alike(
+        json: &StringArray,
+        present: &[bool],
+        fields: &Fields,
+        typed: &StructArray,
+    ) {
+        let bodies: StringArray = json
+            .iter()
+            .map(|text| {
+                text.map(|text| {
+                    let token = serde_json::to_string(text).unwrap();
+                    token[1..token.len() - 1].to_string()
+                })
+            })
+            .collect();
+        let quotes_only = bodies
+            .iter()
+            .flatten()
+            .all(|body| !body.replace("\\\"", "").contains('\\'));
+        match decode_stats(&bodies, present, fields, true) {
+            Some(columns) => {
+                let escaped =
+                    StructArray::try_new(fields.clone(), columns, Some(present.to_vec().into()))
+                        .unwrap();
+                assert_eq!(
+                    &escaped, typed,
+                    "escaped bodies decode otherwise: {bodies:?}"
+                );
+            }
+            None => assert!(!quotes_only, "gave up on escaped bodies: {bodies:?}"),
+        }
     }
 
     #[test]

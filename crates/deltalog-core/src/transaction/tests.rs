@@ -66,6 +66,7 @@ async fn decoded(table: &Table, version: u64) -> DecodedActions {
         keep_stats: true,
         skip_file_actions: false,
         skip_commit_info: false,
+        escaped_stats: false,
     };
     decode_actions(&bytes, version, "test", options).unwrap()
 }

@@ -187,11 +187,38 @@ fn escaped_bytes(backslashes: u64, carried: &mut bool) -> u64 {
 pub(crate) struct Cursor<'a> {
     text: &'a str,
     at: usize,
+    /// The text is JSON held in a JSON string, its escapes not decoded (as `stats` values sit
+    /// in a commit's line): its strings open and close with `\"` and may hold no escape.
+    escaped_quotes: bool,
 }
 
 impl<'a> Cursor<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
-        Cursor { text, at: 0 }
+        Cursor {
+            text,
+            at: 0,
+            escaped_quotes: false,
+        }
+    }
+
+    /// A cursor over `body`, the text between the quotes of a JSON string token, read as the
+    /// JSON text the string holds without decoding the string first: the held text's strings
+    /// are `\"`-quoted in the body. A held string that needs another escape (a quote or a
+    /// backslash inside it, `\\n`, ...) and whitespace written as an escape are not of the
+    /// shape this reads: every reading method answers `None` there, as for text that is not
+    /// JSON, and the caller decodes the string instead ([`decode_string_body`]).
+    pub(crate) fn in_string_body(body: &'a str) -> Self {
+        Cursor {
+            text: body,
+            at: 0,
+            escaped_quotes: true,
+        }
+    }
+
+    /// True when the next token is a string (not consumed).
+    pub(crate) fn at_string(&mut self) -> bool {
+        let quote = if self.escaped_quotes { b'\\' } else { b'"' };
+        self.peek() == Some(quote)
     }
 
     fn bytes(&self) -> &'a [u8] {
@@ -281,6 +308,9 @@ impl<'a> Cursor<'a> {
     where
         'a: 's,
     {
+        if self.escaped_quotes {
+            return self.held_string();
+        }
         self.expect(b'"')?;
         let bytes = self.bytes();
         let start = self.at;
@@ -294,6 +324,23 @@ impl<'a> Cursor<'a> {
         self.at = end;
         self.escaped_rest(Some(scratch))?;
         Some(scratch.as_str())
+    }
+
+    /// A string of the text a string body holds ([`Cursor::in_string_body`]): `\"`, text
+    /// without escapes, `\"`.
+    fn held_string(&mut self) -> Option<&'a str> {
+        self.skip_whitespace();
+        let bytes = self.bytes();
+        if !bytes[self.at..].starts_with(b"\\\"") {
+            return None;
+        }
+        let start = self.at + 2;
+        let end = start + string_stop(&bytes[start..])?;
+        if !bytes[end..].starts_with(b"\\\"") {
+            return None;
+        }
+        self.at = end + 2;
+        Some(&self.text[start..end])
     }
 
     /// Reads the rest of a string holding escapes up to its closing quote, decoding it into
@@ -310,21 +357,25 @@ impl<'a> Cursor<'a> {
                 self.at += 1;
                 return Some(());
             }
-            // A backslash (a control character fails here, escaping nothing).
-            let character = match bytes.get(self.at + 1) {
-                Some(b'u') if bytes[self.at] == b'\\' => {
-                    self.at += 2;
-                    self.unicode_escape()?
-                }
-                next if bytes[self.at] == b'\\' => {
-                    self.at += 2;
-                    short_escape(next)?
-                }
-                _ => return None,
-            };
+            let character = self.escape()?;
             if let Some(out) = out.as_deref_mut() {
                 out.push(character);
             }
+        }
+    }
+
+    /// The character of the escape at the cursor, consumed; `None` when the cursor is not at a
+    /// backslash opening an escape JSON knows.
+    fn escape(&mut self) -> Option<char> {
+        let bytes = self.bytes();
+        if bytes.get(self.at) != Some(&b'\\') {
+            return None;
+        }
+        let next = bytes.get(self.at + 1);
+        self.at += 2;
+        match next {
+            Some(b'u') => self.unicode_escape(),
+            next => short_escape(next),
         }
     }
 
@@ -337,6 +388,9 @@ impl<'a> Cursor<'a> {
     /// quote on, the byte-at-a-time reader goes on.
     pub(crate) fn skip_string(&mut self) -> Option<()> {
         const BLOCK: usize = BlockMasks::BYTES;
+        if self.escaped_quotes {
+            return self.held_string().map(drop);
+        }
         self.expect(b'"')?;
         let bytes = self.bytes();
         let mut carried = false;
@@ -394,10 +448,13 @@ impl<'a> Cursor<'a> {
         u32::from_str_radix(digits, 16).ok()
     }
 
-    /// The text from the next token on (after whitespace), not consumed.
-    pub(crate) fn rest(&mut self) -> &'a str {
+    /// Skips the next string token as [`Cursor::skip_string`] does; the text between its
+    /// quotes, escapes not decoded.
+    pub(crate) fn string_body(&mut self) -> Option<&'a str> {
         self.skip_whitespace();
-        self.text.get(self.at..).unwrap_or_default()
+        let start = self.at;
+        self.skip_string()?;
+        self.text.get(start + 1..self.at - 1)
     }
 
     /// The next byte after whitespace, not consumed.
@@ -452,8 +509,10 @@ impl<'a> Cursor<'a> {
         if depth > MAX_DEPTH {
             return None;
         }
+        if self.at_string() {
+            return self.skip_string();
+        }
         match self.peek()? {
-            b'"' => self.skip_string(),
             b'{' => {
                 self.at += 1;
                 if self.next_is(b'}') {
@@ -487,6 +546,25 @@ impl<'a> Cursor<'a> {
             b'n' => self.null().then_some(()),
             _ => self.number().map(drop),
         }
+    }
+}
+
+/// Decodes `body`, the text between the quotes of a JSON string token, into `out` (cleared
+/// first); `None` when it is not a string's text (a quote, a control character, an escape JSON
+/// does not know, a lone surrogate).
+pub(crate) fn decode_string_body(body: &str, out: &mut String) -> Option<()> {
+    out.clear();
+    let mut cursor = Cursor::new(body);
+    let bytes = body.as_bytes();
+    loop {
+        let rest = &bytes[cursor.at..];
+        let run = string_stop(rest).unwrap_or(rest.len());
+        out.push_str(&body[cursor.at..cursor.at + run]);
+        cursor.at += run;
+        if cursor.at == bytes.len() {
+            return Some(());
+        }
+        out.push(cursor.escape()?);
     }
 }
 
@@ -615,6 +693,45 @@ mod tests {
             let expected = slow.expect(b'"').and_then(|()| slow.escaped_rest(None)).map(|()| slow.at);
             prop_assert_eq!(skipped, expected);
         }
+    }
+
+    #[test]
+    fn string_bodies_read_as_the_json_they_hold_or_decode() {
+        let mut scratch = String::new();
+        let body = r#"{\"a\": \"x y\",\"b\":[1,\"z\",{\"c\":null}]}"#;
+        let mut held = Cursor::in_string_body(body);
+        assert_eq!(held.expect(b'{'), Some(()));
+        assert_eq!(held.string(&mut scratch), Some("a"));
+        assert_eq!(held.expect(b':'), Some(()));
+        assert!(held.at_string());
+        assert_eq!(held.string(&mut scratch), Some("x y"));
+        assert_eq!(held.expect(b','), Some(()));
+        assert_eq!(held.string(&mut scratch), Some("b"));
+        assert_eq!(held.expect(b':'), Some(()));
+        assert_eq!(held.skip_value(0), Some(()));
+        assert_eq!(held.expect(b'}'), Some(()));
+        assert_eq!(held.end(), Some(()));
+        // A held string needing another escape, or a plain quote, is not read.
+        for other in [r#"\"a\\\"b\""#, r#"\"a\nb\""#, r#""a""#, r#"\"open"#] {
+            assert_eq!(
+                Cursor::in_string_body(other).string(&mut scratch),
+                None,
+                "{other}"
+            );
+        }
+
+        assert_eq!(decode_string_body(body, &mut scratch), Some(()));
+        assert_eq!(scratch, r#"{"a": "x y","b":[1,"z",{"c":null}]}"#);
+        assert_eq!(
+            decode_string_body(r"\u00e9\ud83d\ude00\n", &mut scratch),
+            Some(())
+        );
+        assert_eq!(scratch, "\u{e9}\u{1f600}\n");
+        for bad in ["a\"b", r"a\q", r"\ud800", "a\u{1}"] {
+            assert_eq!(decode_string_body(bad, &mut scratch), None, "{bad}");
+        }
+        let mut cursor = Cursor::new(r#" "x\"y" 1"#);
+        assert_eq!(cursor.string_body(), Some(r#"x\"y"#));
     }
 
     #[test]

@@ -11,9 +11,9 @@
 //! for every line the scanner accepts (a property test compares them).
 //!
 //! The scanner also finishes the adds as [`finish_adds`] does: it fills `numRecords` from
-//! each `stats` string, and without `keep_stats` it drops the strings, reading `numRecords`
-//! straight out of the JSON text of the common shape (`"{\"numRecords\":5,...}"`) and
-//! skipping the rest without decoding it.
+//! each `stats` string, reading it straight out of the JSON text of the common shape
+//! (`"{\"numRecords\":5,...}"`), and keeps the strings as [`StatsText`] says: dropped
+//! (skipped without being decoded), decoded, or as they are in the line (escapes not decoded).
 
 use std::sync::Arc;
 
@@ -27,16 +27,31 @@ use crate::actions::layout::finish_adds;
 use crate::actions::layout::{
     add, add_fields, file_action_schema, leading_count, num_records, remove_fields,
 };
-use crate::util::json_cursor::Cursor;
+use crate::util::json_cursor::{decode_string_body, Cursor};
+
+/// What becomes of the `stats` strings of the adds a scan reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "internal-api", visibility::make(pub))]
+pub(crate) enum StatsText {
+    /// Dropped (null), skipped without being decoded.
+    Dropped,
+    /// Decoded, as the generic decoder gives them.
+    Decoded,
+    /// Kept as the line holds them: the text between the quotes of the string token, escapes
+    /// not decoded, for a filtered load to judge without decoding each string
+    /// (`table_config::stats::parse_escaped_stats`) and to decode only the strings of the files
+    /// it keeps. Every one kept was checked to be a string's text.
+    Escaped,
+}
 
 /// The `add`/`remove` lines (each a whole JSON line) as one batch of
 /// [`file_action_schema`], its adds finished as [`finish_adds`] finishes them (`numRecords`
-/// filled, the `stats` strings kept only with `keep_stats`), or `None` when a line is not of
-/// the shape this scanner knows.
+/// filled, the `stats` strings kept as `stats` says), or `None` when a line is not of the
+/// shape this scanner knows.
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
-pub(crate) fn scan_file_actions(lines: &[&[u8]], keep_stats: bool) -> Option<RecordBatch> {
+pub(crate) fn scan_file_actions(lines: &[&[u8]], stats: StatsText) -> Option<RecordBatch> {
     let mut adds = ActionColumns::new(add_fields(), lines.len());
-    adds.stats = StatsColumns::of(&adds.fields, keep_stats);
+    adds.stats = StatsColumns::of(&adds.fields, stats);
     let mut removes = ActionColumns::new(remove_fields(), lines.len());
     let mut scratch = String::new();
     for line in lines {
@@ -68,22 +83,22 @@ struct ActionColumns {
     stats: Option<StatsColumns>,
 }
 
-/// The positions of an add's `stats` and `numRecords` fields, and whether the `stats` strings
-/// are kept.
+/// The positions of an add's `stats` and `numRecords` fields, and what becomes of the `stats`
+/// strings.
 #[derive(Clone, Copy)]
 struct StatsColumns {
     stats: usize,
     records: usize,
-    keep: bool,
+    text: StatsText,
 }
 
 impl StatsColumns {
-    fn of(fields: &Fields, keep: bool) -> Option<Self> {
+    fn of(fields: &Fields, text: StatsText) -> Option<Self> {
         let position = |name: &str| fields.iter().position(|field| field.name() == name);
         Some(StatsColumns {
             stats: position(add::STATS)?,
             records: position(add::NUM_RECORDS)?,
-            keep,
+            text,
         })
     }
 }
@@ -149,13 +164,17 @@ impl ActionColumns {
         cursor: &mut Cursor<'_>,
         scratch: &mut String,
     ) -> Option<()> {
-        let (records, stats) = match cursor.null() {
-            true => (None, None),
-            false if at.keep => {
+        let (records, stats) = match (cursor.null(), at.text) {
+            (true, _) => (None, None),
+            (false, StatsText::Decoded) => {
                 let stats = cursor.string(scratch)?;
                 (num_records(stats), Some(stats))
             }
-            false => (records_of_stats_token(cursor, scratch)?, None),
+            (false, StatsText::Dropped) => (records_of_body(cursor.string_body()?, scratch)?, None),
+            (false, StatsText::Escaped) => {
+                let body = cursor.string_body()?;
+                (records_of_body(body, scratch)?, Some(body))
+            }
         };
         let Column::Integer(records_column) = &mut self.columns[at.records] else {
             return None;
@@ -189,18 +208,17 @@ impl ActionColumns {
     }
 }
 
-/// `numRecords` of the statistics string token at `cursor` (spec "Per-file Statistics"),
-/// the token consumed: read straight from the JSON text when it opens with
-/// `{\"numRecords\":<digits>` as Delta writers write it (the rest skipped, not decoded), else
-/// from the decoded string as [`num_records`] reads it. `None` for a token that is not a
-/// string of the shape the cursor reads.
-fn records_of_stats_token(cursor: &mut Cursor<'_>, scratch: &mut String) -> Option<Option<i64>> {
-    const OPENING: &str = r#""{\"numRecords\":"#;
-    if let Some(records) = cursor.rest().strip_prefix(OPENING).and_then(leading_count) {
-        cursor.skip_string()?;
+/// `numRecords` of the statistics string whose token holds `body` between its quotes (spec
+/// "Per-file Statistics"): read straight from the text when it opens with
+/// `{\"numRecords\":<digits>` as Delta writers write it, else from the decoded string as
+/// [`num_records`] reads it. `None` for a body that is not a string's text.
+fn records_of_body(body: &str, scratch: &mut String) -> Option<Option<i64>> {
+    const OPENING: &str = r#"{\"numRecords\":"#;
+    if let Some(records) = body.strip_prefix(OPENING).and_then(leading_count) {
         return Some(Some(records));
     }
-    cursor.string(scratch).map(num_records)
+    decode_string_body(body, scratch)?;
+    Some(num_records(scratch))
 }
 
 /// One field's values.
@@ -343,21 +361,44 @@ mod tests {
     use super::*;
     use crate::actions::layout::{finish_adds, struct_column};
     use crate::log::decode::commit::decode_file_lines;
-    use arrow_array::Array;
+    use crate::table_config::stats::decode_string_bodies;
+    use arrow_array::{Array, StringArray};
     use proptest::prelude::*;
 
     /// The scanner's batch for `lines`, checked equal to the generic decoder's finished as
     /// [`finish_adds`] finishes it, column by column and child by child (also under absent
-    /// actions), with the `stats` strings kept and without.
+    /// actions), with the `stats` strings kept and without; kept escaped, they decode to the
+    /// strings kept decoded.
     fn scan_matches_generic(lines: &[String]) -> Option<RecordBatch> {
         let bytes: Vec<&[u8]> = lines.iter().map(|line| line.as_bytes()).collect();
-        let without_stats = scan_file_actions(&bytes, false);
-        let scanned = scan_file_actions(&bytes, true)?;
-        assert!(without_stats.is_some(), "scanned with the stats kept only");
+        let without_stats = scan_file_actions(&bytes, StatsText::Dropped);
+        let escaped = scan_file_actions(&bytes, StatsText::Escaped);
+        let scanned = scan_file_actions(&bytes, StatsText::Decoded)?;
+        assert!(
+            without_stats.is_some(),
+            "scanned with the stats decoded only"
+        );
         for (keep_stats, scanned) in [(true, &scanned), (false, &without_stats?)] {
             assert_matches_generic(&bytes, scanned, keep_stats);
         }
+        assert_escaped_decode_to(&escaped.expect("scanned escaped"), &scanned);
         Some(scanned)
+    }
+
+    /// The adds of `escaped` (stats kept escaped) are those of `decoded` once their `stats`
+    /// strings are decoded.
+    fn assert_escaped_decode_to(escaped: &RecordBatch, decoded: &RecordBatch) {
+        let adds = struct_column(escaped, "add", "t").unwrap();
+        let (fields, mut columns, nulls) = adds.into_parts();
+        let at = fields.iter().position(|f| f.name() == add::STATS).unwrap();
+        let bodies = columns[at].as_any().downcast_ref::<StringArray>().unwrap();
+        columns[at] = Arc::new(decode_string_bodies(bodies, None).unwrap());
+        let adds = StructArray::try_new(fields, columns, nulls).unwrap();
+        let expected = struct_column(decoded, "add", "t").unwrap();
+        assert!(
+            adds.to_data() == expected.to_data(),
+            "{adds:?} != {expected:?}"
+        );
     }
 
     fn assert_matches_generic(lines: &[&[u8]], scanned: &RecordBatch, keep_stats: bool) {
@@ -579,7 +620,7 @@ mod tests {
         ];
         for line in lines {
             assert!(
-                scan_file_actions(&[line.as_bytes()], true).is_none(),
+                scan_file_actions(&[line.as_bytes()], StatsText::Decoded).is_none(),
                 "{line}"
             );
         }

@@ -580,6 +580,7 @@ fn file_action_batch(
         adds,
         removes: normalize_struct(removes, &remove_fields(), rows, file)?,
         may_match: None,
+        stats_escaped: false,
     }))
 }
 
@@ -733,6 +734,7 @@ fn merge_other_actions(
         keep_stats: false,
         skip_file_actions: false,
         skip_commit_info: false,
+        escaped_stats: false,
     };
     let other = decode_actions(&lines, version, file, options)?;
     merge(decoded, other, file)

@@ -16,7 +16,7 @@ use crate::actions::{
     CheckpointMetadata, CommitInfo, DomainMetadata, Metadata, Protocol, Sidecar, Txn,
 };
 use crate::error::{Error, Result};
-use crate::log::decode::add_scanner::scan_file_actions;
+use crate::log::decode::add_scanner::{scan_file_actions, StatsText};
 use crate::util::json_cursor::Cursor;
 use crate::util::json_text::mend_wide_surrogates;
 
@@ -52,6 +52,11 @@ pub(crate) struct DecodeOptions {
     pub from_checkpoint: bool,
     /// Keep the `stats` strings of `add` actions (their `numRecords` is always kept).
     pub keep_stats: bool,
+    /// With `keep_stats`: keep the `stats` strings of the lines the fast scanner reads as the
+    /// lines hold them, escapes not decoded ([`StatsText::Escaped`]; the batch says so in
+    /// [`FileActionBatch::stats_escaped`]), for a filtered load that decodes only the strings
+    /// of the files it keeps.
+    pub escaped_stats: bool,
     /// Check that `add` and `remove` lines are JSON but decode none of them
     /// ([`DecodedActions::file_actions`] stays empty): for states that need no file list.
     pub skip_file_actions: bool,
@@ -189,8 +194,16 @@ fn decode_file_actions(
     options: DecodeOptions,
 ) -> Result<FileActionBatch> {
     let from_checkpoint = options.from_checkpoint;
-    if let Some(batch) = scan_file_actions(lines, options.keep_stats) {
-        return FileActionBatch::from_record_batch(&batch, version, from_checkpoint, file);
+    let stats = match (options.keep_stats, options.escaped_stats) {
+        (false, _) => StatsText::Dropped,
+        (true, false) => StatsText::Decoded,
+        (true, true) => StatsText::Escaped,
+    };
+    if let Some(batch) = scan_file_actions(lines, stats) {
+        let mut actions =
+            FileActionBatch::from_record_batch(&batch, version, from_checkpoint, file)?;
+        actions.stats_escaped = stats == StatsText::Escaped;
+        return Ok(actions);
     }
     let batch = decode_file_lines(lines, file)?;
     let mut actions = FileActionBatch::from_record_batch(&batch, version, from_checkpoint, file)?;

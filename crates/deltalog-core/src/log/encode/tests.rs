@@ -13,6 +13,7 @@ fn decode(text: &[u8]) -> DecodedActions {
         keep_stats: true,
         skip_file_actions: false,
         skip_commit_info: false,
+        escaped_stats: false,
     };
     decode_actions(text, 3, "test.json", options).unwrap()
 }
