@@ -47,7 +47,9 @@ pub const TARGETS: &[(&str, EntryPoint)] = &[
 ];
 
 /// A commit file: decoded on its own, then as version 0 of a table in memory whose snapshot is
-/// loaded and whose file list (statistics and partition values parsed) is built.
+/// loaded and whose file list (statistics and partition values parsed) is built, and whose
+/// snapshot filtered on a column is loaded (the `stats` strings judged as the lines hold them)
+/// and listed.
 pub fn commit_json(data: &[u8]) {
     let options = DecodeOptions {
         from_checkpoint: false,
@@ -62,6 +64,12 @@ pub fn commit_json(data: &[u8]) {
         let table = Table::from_storage(storage);
         if let Ok(snapshot) = no_panic(table.snapshot(SnapshotAt::Latest).await) {
             let _ = no_panic(snapshot.files(true).await);
+        }
+        if let Ok(filter) = parse_sql("id < 5") {
+            let filtered = no_panic(table.snapshot_matching(SnapshotAt::Latest, &filter).await);
+            if let Ok(snapshot) = filtered {
+                let _ = no_panic(snapshot.files(true).await);
+            }
         }
     });
 }
