@@ -449,8 +449,12 @@ impl<'a> Cursor<'a> {
     }
 
     /// Skips the next string token as [`Cursor::skip_string`] does; the text between its
-    /// quotes, escapes not decoded.
+    /// quotes, escapes not decoded. `None` in held text ([`Cursor::in_string_body`]), where
+    /// a string's text is what [`Cursor::string`] gives.
     pub(crate) fn string_body(&mut self) -> Option<&'a str> {
+        if self.escaped_quotes {
+            return None;
+        }
         self.skip_whitespace();
         let start = self.at;
         self.skip_string()?;
