@@ -15,6 +15,7 @@ use deltalog_core::actions::deletion_vector::{
 use deltalog_core::actions::partition::partition_values_to_arrow;
 use deltalog_core::actions::DeletionVectorDescriptor;
 use deltalog_core::expr::parse_value_sql;
+use deltalog_core::log::decode::add_scanner::StatsText;
 use deltalog_core::log::decode::checkpoint::{read_parquet_actions, CheckpointProjection};
 use deltalog_core::log::decode::commit::{decode_actions, DecodeOptions};
 use deltalog_core::log::last_checkpoint::{json_checksum, parse_last_checkpoint};
@@ -53,10 +54,9 @@ pub const TARGETS: &[(&str, EntryPoint)] = &[
 pub fn commit_json(data: &[u8]) {
     let options = DecodeOptions {
         from_checkpoint: false,
-        keep_stats: true,
+        stats: StatsText::Decoded,
         skip_file_actions: false,
         skip_commit_info: false,
-        escaped_stats: false,
     };
     let _ = decode_actions(data, 0, "00000000000000000000.json", options);
     let storage = memory_table(&[("_delta_log/00000000000000000000.json", data)]);

@@ -13,6 +13,7 @@ use std::hint::black_box;
 
 use common::{add_action_records_last, commit_info_action, json_lines, LogSpec};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use deltalog_core::log::decode::add_scanner::StatsText;
 use deltalog_core::log::decode::commit::{decode_actions, DecodeOptions};
 
 const ADDS: usize = 10_000;
@@ -42,10 +43,9 @@ fn commit_decode(c: &mut Criterion) {
         for keep_stats in [false, true] {
             let options = DecodeOptions {
                 from_checkpoint: false,
-                keep_stats,
+                stats: StatsText::kept(keep_stats),
                 skip_file_actions: false,
                 skip_commit_info: false,
-                escaped_stats: false,
             };
             let label = if keep_stats { "with_stats" } else { "no_stats" };
             group.bench_with_input(BenchmarkId::new(label, name), bytes, |b, bytes| {

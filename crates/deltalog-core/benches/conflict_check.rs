@@ -27,6 +27,7 @@ use std::time::Duration;
 
 use common::{no_options, runtime};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use deltalog_core::log::decode::add_scanner::StatsText;
 use deltalog_core::log::decode::commit::{decode_actions, DecodeOptions, DecodedActions};
 use deltalog_core::log::path::commit_file_name;
 use deltalog_core::maintenance::PostCommitOptions;
@@ -203,10 +204,9 @@ async fn blind_append(table: &Table, files: &[AddFile]) -> u64 {
 fn decode(bytes: &[u8], version: u64) -> DecodedActions {
     let options = DecodeOptions {
         from_checkpoint: false,
-        keep_stats: false,
+        stats: StatsText::Dropped,
         skip_file_actions: false,
         skip_commit_info: false,
-        escaped_stats: false,
     };
     decode_actions(bytes, version, &commit_file_name(version), options).unwrap()
 }

@@ -14,6 +14,7 @@ mod common;
 use common::{json_lines, LogSpec};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use deltalog_core::actions::layout::FileActionBatch;
+use deltalog_core::log::decode::add_scanner::StatsText;
 use deltalog_core::log::decode::commit::{decode_actions, DecodeOptions, DecodedActions};
 use deltalog_core::replay::load::{fold_state, Deltas};
 use deltalog_core::replay::reconcile::{replay_files, FileKeys};
@@ -99,10 +100,9 @@ fn checkpoint_batches(spec: &LogSpec, version: u64, parts: usize) -> Vec<FileAct
     let actions = spec.checkpoint_actions(version);
     let options = DecodeOptions {
         from_checkpoint: true,
-        keep_stats: false,
+        stats: StatsText::Dropped,
         skip_file_actions: false,
         skip_commit_info: false,
-        escaped_stats: false,
     };
     actions
         .chunks(actions.len().div_ceil(parts))

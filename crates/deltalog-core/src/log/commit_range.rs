@@ -13,6 +13,7 @@ use futures::{Stream, StreamExt, TryStreamExt};
 
 use crate::actions::CommitInfo;
 use crate::error::{Error, Result};
+use crate::log::decode::add_scanner::StatsText;
 use crate::log::decode::commit::{decode_actions, read_commit_info, DecodeOptions, DecodedActions};
 use crate::log::path::LogPath;
 use crate::log::segment::latest_version;
@@ -215,10 +216,9 @@ impl CommitFile {
     pub(crate) fn decode(&self, keep_stats: bool) -> Result<DecodedActions> {
         let options = DecodeOptions {
             from_checkpoint: false,
-            keep_stats,
+            stats: StatsText::kept(keep_stats),
             skip_file_actions: false,
             skip_commit_info: false,
-            escaped_stats: false,
         };
         decode_actions(&self.bytes, self.version, &self.name, options)
     }

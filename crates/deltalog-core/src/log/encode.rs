@@ -21,6 +21,7 @@ use crate::actions::{
     CommitInfo, DeletionVectorDescriptor, DomainMetadata, Metadata, Protocol, Txn,
 };
 use crate::error::{Error, Result};
+use crate::log::decode::add_scanner::StatsText;
 use crate::log::decode::commit::{decode_actions, DecodeOptions};
 use crate::table_config::features::{MAX_READER_VERSION, MAX_WRITER_VERSION};
 
@@ -81,10 +82,9 @@ pub(crate) fn add_rows(files: &[AddFile]) -> Result<StructArray> {
     }
     let options = DecodeOptions {
         from_checkpoint: false,
-        keep_stats: true,
+        stats: StatsText::Decoded,
         skip_file_actions: false,
         skip_commit_info: false,
-        escaped_stats: false,
     };
     let decoded = decode_actions(&text, 0, "the added files", options)?;
     match decoded.file_actions.into_iter().next() {

@@ -25,6 +25,7 @@ use std::collections::HashSet;
 use object_store::path::Path;
 
 use crate::error::Result;
+use crate::log::decode::add_scanner::StatsText;
 use crate::log::decode::checkpoint::{read_parquet_actions_skipping, CheckpointProjection};
 use crate::log::decode::commit::{decode_actions, DecodeOptions};
 use crate::log::list_log_from;
@@ -276,10 +277,9 @@ async fn sidecars_of(
             let bytes = storage.read(&file.location).await?;
             let options = DecodeOptions {
                 from_checkpoint: true,
-                keep_stats: false,
+                stats: StatsText::Dropped,
                 skip_file_actions: false,
                 skip_commit_info: false,
-                escaped_stats: false,
             };
             decode_actions(&bytes, file.version, &name, options)?
         }

@@ -8,6 +8,7 @@
 
 use crate::error::Result;
 use crate::log::checksum::{read_checksum, VersionChecksum};
+use crate::log::decode::add_scanner::StatsText;
 use crate::log::decode::commit::{decode_actions, DecodeOptions};
 use crate::log::path::commit_file_name;
 use crate::maintenance::checkpoint::{
@@ -206,10 +207,9 @@ async fn write_version_checksum(committed: &Committed<'_>) -> Result<Option<Stri
             };
             let options = DecodeOptions {
                 from_checkpoint: false,
-                keep_stats: false,
+                stats: StatsText::Dropped,
                 skip_file_actions: false,
                 skip_commit_info: false,
-                escaped_stats: false,
             };
             let name = committed.storage.url_of(&path);
             let actions = decode_actions(&bytes, committed.version, &name, options)?;

@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::log::checksum::read_checksum;
 use crate::log::commit_range::CommitFile;
+use crate::log::decode::add_scanner::StatsText;
 use crate::log::decode::checkpoint::{
     merge, read_parquet_actions_skipping, CheckpointProjection, RowGroupSkipping,
 };
@@ -329,7 +330,7 @@ pub(crate) async fn load_segment(
     let keys = FileKeys::new(storage.root_url());
     let fold = StateFold::new(segment.end_version, keys);
     let with_stats_options = DecodeOptions {
-        keep_stats: with_stats,
+        stats: StatsText::kept(with_stats),
         ..DecodeOptions::default()
     };
     let (fold, checkpoint) = futures::try_join!(
@@ -378,7 +379,7 @@ pub(crate) async fn load_checkpoint_delta(
     let keys = FileKeys::new(storage.root_url());
     let fold = StateFold::new(segment.end_version, keys);
     let options = DecodeOptions {
-        keep_stats: true,
+        stats: StatsText::Decoded,
         ..DecodeOptions::default()
     };
     let (mut fold, checkpoint) = futures::try_join!(
@@ -722,9 +723,11 @@ async fn load_segment_judged(
     };
     let fold = StateFold::new(segment.end_version, FileKeys::new(storage.root_url()));
     let options = DecodeOptions {
-        keep_stats: true,
         // Kept escaped for the judge, which decodes only those of the files that may match.
-        escaped_stats: judging.is_some(),
+        stats: match judging {
+            Some(_) => StatsText::Escaped,
+            None => StatsText::Decoded,
+        },
         ..DecodeOptions::default()
     };
     let judged = judging.clone().map(|judging| JudgedFold {
@@ -945,10 +948,9 @@ async fn read_checkpoint_part(
             let name = storage.url_of(&part.location);
             let options = DecodeOptions {
                 from_checkpoint: true,
-                keep_stats: projection.stats,
+                stats: StatsText::kept(projection.stats),
                 skip_file_actions: !projection.file_actions,
                 skip_commit_info: false,
-                escaped_stats: false,
             };
             let file = name.clone();
             let decode = move || decode_actions(&bytes, version, &name, options);

@@ -15,6 +15,7 @@
 use crate::actions::CommitInfo;
 use crate::error::{Error, Result};
 use crate::log::checksum::read_checksum;
+use crate::log::decode::add_scanner::StatsText;
 use crate::log::decode::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::log::path::checksum_file_name;
 use crate::log::segment::LogSegment;
@@ -181,10 +182,9 @@ async fn read_latest_commit(
     let version = segment.end_version;
     let options = DecodeOptions {
         from_checkpoint: false,
-        keep_stats: false,
+        stats: StatsText::Dropped,
         skip_file_actions: true,
         skip_commit_info: false,
-        escaped_stats: false,
     };
     let file = name.clone();
     let decode = move || decode_actions(&bytes, version, &name, options);

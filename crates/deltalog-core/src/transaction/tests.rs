@@ -7,6 +7,7 @@ use futures::executor::block_on;
 use futures::future::BoxFuture;
 
 use super::*;
+use crate::log::decode::add_scanner::StatsText;
 use crate::log::decode::commit::DecodedActions;
 use crate::log::path::commit_file_name;
 use crate::schema::{PrimitiveType, StructField};
@@ -63,10 +64,9 @@ async fn decoded(table: &Table, version: u64) -> DecodedActions {
     let bytes = table.storage().read(&path).await.unwrap();
     let options = DecodeOptions {
         from_checkpoint: false,
-        keep_stats: true,
+        stats: StatsText::Decoded,
         skip_file_actions: false,
         skip_commit_info: false,
-        escaped_stats: false,
     };
     decode_actions(&bytes, version, "test", options).unwrap()
 }

@@ -30,10 +30,11 @@ use crate::actions::layout::{
 use crate::util::json_cursor::{decode_string_body, Cursor};
 
 /// What becomes of the `stats` strings of the adds a scan reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "internal-api", visibility::make(pub))]
 pub(crate) enum StatsText {
     /// Dropped (null), skipped without being decoded.
+    #[default]
     Dropped,
     /// Decoded, as the generic decoder gives them.
     Decoded,
@@ -42,6 +43,17 @@ pub(crate) enum StatsText {
     /// (`table_config::stats::parse_escaped_stats`) and to decode only the strings of the files
     /// it keeps. Every one kept was checked to be a string's text.
     Escaped,
+}
+
+impl StatsText {
+    /// Decoded when `keep`, else dropped.
+    #[cfg_attr(feature = "internal-api", visibility::make(pub))]
+    pub(crate) fn kept(keep: bool) -> Self {
+        match keep {
+            true => StatsText::Decoded,
+            false => StatsText::Dropped,
+        }
+    }
 }
 
 /// The `add`/`remove` lines (each a whole JSON line) as one batch of

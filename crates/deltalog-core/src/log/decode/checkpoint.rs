@@ -33,6 +33,7 @@ use crate::actions::layout::{
 use crate::actions::Metadata;
 use crate::error::{Error, Result};
 use crate::expr::{files_may_match, Expr};
+use crate::log::decode::add_scanner::StatsText;
 use crate::log::decode::commit::{decode_actions, DecodeOptions, DecodedActions};
 use crate::storage::Storage;
 use crate::table_config::logical_schema;
@@ -731,10 +732,9 @@ fn merge_other_actions(
     }
     let options = DecodeOptions {
         from_checkpoint: true,
-        keep_stats: false,
+        stats: StatsText::Dropped,
         skip_file_actions: false,
         skip_commit_info: false,
-        escaped_stats: false,
     };
     let other = decode_actions(&lines, version, file, options)?;
     merge(decoded, other, file)

@@ -50,13 +50,10 @@ pub(crate) struct ActionLine<'a> {
 pub(crate) struct DecodeOptions {
     /// The file actions are already reconciled (JSON V2 checkpoints, compaction files).
     pub from_checkpoint: bool,
-    /// Keep the `stats` strings of `add` actions (their `numRecords` is always kept).
-    pub keep_stats: bool,
-    /// With `keep_stats`: keep the `stats` strings of the lines the fast scanner reads as the
-    /// lines hold them, escapes not decoded ([`StatsText::Escaped`]; the batch says so in
-    /// [`FileActionBatch::stats_escaped`]), for a filtered load that decodes only the strings
-    /// of the files it keeps.
-    pub escaped_stats: bool,
+    /// What becomes of the `stats` strings of `add` actions (their `numRecords` is always
+    /// kept). [`StatsText::Escaped`] holds only for the lines the fast scanner reads (the batch
+    /// says so in [`FileActionBatch::stats_escaped`]); lines of other shapes keep them decoded.
+    pub stats: StatsText,
     /// Check that `add` and `remove` lines are JSON but decode none of them
     /// ([`DecodedActions::file_actions`] stays empty): for states that need no file list.
     pub skip_file_actions: bool,
@@ -194,20 +191,15 @@ fn decode_file_actions(
     options: DecodeOptions,
 ) -> Result<FileActionBatch> {
     let from_checkpoint = options.from_checkpoint;
-    let stats = match (options.keep_stats, options.escaped_stats) {
-        (false, _) => StatsText::Dropped,
-        (true, false) => StatsText::Decoded,
-        (true, true) => StatsText::Escaped,
-    };
-    if let Some(batch) = scan_file_actions(lines, stats) {
+    if let Some(batch) = scan_file_actions(lines, options.stats) {
         let mut actions =
             FileActionBatch::from_record_batch(&batch, version, from_checkpoint, file)?;
-        actions.stats_escaped = stats == StatsText::Escaped;
+        actions.stats_escaped = options.stats == StatsText::Escaped;
         return Ok(actions);
     }
     let batch = decode_file_lines(lines, file)?;
     let mut actions = FileActionBatch::from_record_batch(&batch, version, from_checkpoint, file)?;
-    actions.adds = finish_adds(actions.adds, None, options.keep_stats)?;
+    actions.adds = finish_adds(actions.adds, None, options.stats != StatsText::Dropped)?;
     Ok(actions)
 }
 

@@ -5,15 +5,15 @@ use arrow_array::types::Int64Type;
 
 use super::*;
 use crate::actions::Format;
+use crate::log::decode::add_scanner::StatsText;
 use crate::log::decode::commit::DecodedActions;
 
 fn decode(text: &[u8]) -> DecodedActions {
     let options = DecodeOptions {
         from_checkpoint: false,
-        keep_stats: true,
+        stats: StatsText::Decoded,
         skip_file_actions: false,
         skip_commit_info: false,
-        escaped_stats: false,
     };
     decode_actions(text, 3, "test.json", options).unwrap()
 }
