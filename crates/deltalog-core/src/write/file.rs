@@ -1,18 +1,19 @@
-//! One data file being written: its Parquet encoder and statistics (moved to the rayon pool
-//! for every batch) and its upload.
+//! One data file being written: its Parquet encoder (`crate::util::parquet_encoder`, the
+//! leaf columns encoded in parallel) and statistics, moved to the rayon pool for every batch,
+//! and its upload.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use bytes::Bytes;
-use parquet::arrow::ArrowWriter;
 
 use super::plan::{Part, PartitionKey, WritePlan};
 use super::stats::FileStats;
 use super::WrittenFile;
 use crate::error::{Error, Result};
 use crate::storage::{ObjectUpload, Storage};
+use crate::util::parquet_encoder::ParquetEncoder;
 use crate::util::time::now_ms;
 
 /// An open data file.
@@ -26,7 +27,7 @@ pub(crate) struct OpenFile {
 }
 
 struct Encoder {
-    writer: ArrowWriter<Vec<u8>>,
+    writer: ParquetEncoder,
     stats: FileStats,
     rows: u64,
 }
@@ -131,12 +132,8 @@ impl OpenFile {
             None => path,
         };
         let location = storage.resolve_decoded(&path)?;
-        let writer = ArrowWriter::try_new(
-            Vec::new(),
-            plan.physical_arrow.clone(),
-            Some(plan.properties.clone()),
-        )
-        .map_err(|e| Error::arrow(format!("starting data file {path}"), e.into()))?;
+        let writer = ParquetEncoder::try_new(plan.physical_arrow.clone(), plan.properties.clone())
+            .map_err(|e| Error::arrow(format!("starting data file {path}"), e.into()))?;
         Ok(OpenFile {
             key: part.key.clone(),
             partition_values: part.partition_values.clone(),
@@ -263,11 +260,10 @@ impl OpenFile {
 }
 
 /// The bytes the writer has produced since the last call.
-fn drain(writer: &mut ArrowWriter<Vec<u8>>, path: &str) -> Result<Bytes> {
+fn drain(writer: &mut ParquetEncoder, path: &str) -> Result<Bytes> {
     writer
-        .sync()
-        .map_err(|e| Error::arrow(format!("encoding data file {path}"), e.into()))?;
-    Ok(Bytes::from(std::mem::take(writer.inner_mut())))
+        .drain()
+        .map_err(|e| Error::arrow(format!("encoding data file {path}"), e.into()))
 }
 
 /// `length` random letters and digits (Spark's random file prefix).

@@ -1,83 +1,27 @@
 //! One checkpoint file (a part, a V2 manifest or a sidecar) streamed to the store: batches are
 //! built and encoded to Parquet on the rayon pool ([`crate::util::cpu::run`]), each row group's
-//! column chunks encoded in parallel, and the encoded bytes handed to an [`ObjectUpload`] as
-//! row groups complete, so the memory held is about one row group whatever the size of the
-//! table. Columns are written without dictionaries: a checkpoint's values are mostly unique
-//! (paths, statistics), where a dictionary only grows and is then dropped. Nothing is visible under the file's name before
+//! columns encoded in parallel (`crate::util::parquet_encoder`), and the encoded bytes handed
+//! to an [`ObjectUpload`] as row groups complete, so the memory held is about one row group
+//! whatever the size of the table. Columns are written without dictionaries: a checkpoint's
+//! values are mostly unique (paths, statistics), where a dictionary only grows and is then
+//! dropped. Nothing is visible under the file's name before
 //! [`ParquetFileOut::finish`] (a single put, or a multipart upload completed); a failure
 //! aborts the upload.
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use bytes::Bytes;
 use object_store::path::Path;
-use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
-use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
-use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::storage::{ObjectUpload, Storage};
-
-/// The Parquet writer of one file and the factory of its row groups' column writers.
-struct Encoder {
-    file: SerializedFileWriter<Vec<u8>>,
-    row_groups: ArrowRowGroupWriterFactory,
-    schema: SchemaRef,
-    row_group_rows: usize,
-    written_row_groups: usize,
-}
-
-impl Encoder {
-    /// Encodes `batch` as row groups of at most `row_group_rows` rows, each one's column
-    /// chunks in parallel on the rayon pool.
-    fn write(&mut self, batch: &RecordBatch) -> parquet::errors::Result<()> {
-        let mut offset = 0;
-        while offset < batch.num_rows() {
-            let rows = self.row_group_rows.min(batch.num_rows() - offset);
-            self.write_row_group(&batch.slice(offset, rows))?;
-            offset += rows;
-        }
-        Ok(())
-    }
-
-    fn write_row_group(&mut self, batch: &RecordBatch) -> parquet::errors::Result<()> {
-        let writers = self
-            .row_groups
-            .create_column_writers(self.written_row_groups)?;
-        let mut leaves = Vec::with_capacity(writers.len());
-        for (field, column) in self.schema.fields().iter().zip(batch.columns()) {
-            leaves.extend(compute_leaves(field, column)?);
-        }
-        let chunks = writers
-            .into_par_iter()
-            .zip(leaves.into_par_iter())
-            .map(|(mut writer, leaf)| {
-                writer.write(&leaf)?;
-                writer.close()
-            })
-            .collect::<parquet::errors::Result<Vec<ArrowColumnChunk>>>()?;
-        let mut row_group = self.file.next_row_group()?;
-        for chunk in chunks {
-            chunk.append_to_row_group(&mut row_group)?;
-        }
-        row_group.close()?;
-        self.written_row_groups += 1;
-        Ok(())
-    }
-
-    /// The bytes encoded since the last call.
-    fn drain(&mut self) -> Bytes {
-        Bytes::from(std::mem::take(self.file.inner_mut()))
-    }
-}
+use crate::util::parquet_encoder::ParquetEncoder;
 
 /// A Parquet file being written.
 pub(crate) struct ParquetFileOut {
     name: String,
-    encoder: Option<Encoder>,
+    encoder: Option<ParquetEncoder>,
     upload: ObjectUpload,
     rows: u64,
 }
@@ -96,22 +40,15 @@ impl ParquetFileOut {
         let name = storage.url_of(path);
         let properties = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
-            .set_dictionary_enabled(false);
-        let starting = |error: parquet::errors::ParquetError| {
-            Error::arrow(format!("starting {name}"), error.into())
-        };
-        let writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(properties.build()))
-            .map_err(starting)?;
-        let (file, row_groups) = writer.into_serialized_writer().map_err(starting)?;
+            .set_dictionary_enabled(false)
+            .set_max_row_group_row_count(Some(row_group_rows.max(1)))
+            .set_max_row_group_bytes(None)
+            .build();
+        let encoder = ParquetEncoder::try_new(schema, properties)
+            .map_err(|error| Error::arrow(format!("starting {name}"), error.into()))?;
         Ok(ParquetFileOut {
             name: name.clone(),
-            encoder: Some(Encoder {
-                file,
-                row_groups,
-                schema,
-                row_group_rows: row_group_rows.max(1),
-                written_row_groups: 0,
-            }),
+            encoder: Some(encoder),
             upload: storage.upload_replacing(path),
             rows: 0,
         })
@@ -149,7 +86,9 @@ impl ParquetFileOut {
                     }
                     None => 0,
                 };
-                let bytes = encoder.drain();
+                let bytes = encoder
+                    .drain()
+                    .map_err(|error| Error::arrow(format!("encoding {name}"), error.into()))?;
                 Ok((encoder, bytes, rows))
             },
             |reason| Error::internal_invariant(format!("encoding a checkpoint: {reason}")),
@@ -168,11 +107,11 @@ impl ParquetFileOut {
         let name = self.name.clone();
         let finished = crate::util::cpu::run(
             move || {
-                encoder
-                    .file
-                    .finish()
-                    .map_err(|error| Error::arrow(format!("finishing {name}"), error.into()))?;
-                Ok(encoder.drain())
+                let finishing = |error: parquet::errors::ParquetError| {
+                    Error::arrow(format!("finishing {name}"), error.into())
+                };
+                encoder.finish().map_err(finishing)?;
+                encoder.drain().map_err(finishing)
             },
             |reason| Error::internal_invariant(format!("finishing a checkpoint: {reason}")),
         )
