@@ -92,6 +92,11 @@ impl ParquetEncoder {
         while rest.num_rows() > 0 {
             let take = self.rows_that_fit(rest.num_rows());
             if take == 0 {
+                if self.open.is_none() {
+                    return Err(ParquetError::General(
+                        "a row group limit of zero rows".into(),
+                    ));
+                }
                 self.flush()?;
                 continue;
             }
